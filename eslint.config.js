@@ -1,0 +1,31 @@
+// Lint: typescript-eslint's recommended rules, plus the import direction DESIGN §2 asks for.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'dist/', 'cdk.out/', 'coverage/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+    },
+  },
+  {
+    // Only lib/storage builds AWS SDK commands; protocol and the pure rules never touch AWS.
+    files: ['lib/protocol/**', 'lib/log/**', 'lib/cluster/**', 'lib/groups/**', 'lib/http/**', 'lambdas/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['@aws-sdk/*'], message: 'AWS SDK calls live in lib/storage.' }] }],
+    },
+  },
+  {
+    files: ['lib/protocol/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['@aws-sdk/*'], message: 'lib/protocol is pure bytes.' },
+        { group: ['../storage/*', '../log/*', '../cluster/*', '../http/*', '../local/*'], message: 'lib/protocol imports nothing above it.' },
+      ] }],
+    },
+  },
+);

@@ -1,0 +1,5 @@
+/** Lambda: clusters, brokers, topics, partitions, configs (and the catch-all 404). */
+import { httpFunction } from '../lib/http/function.js';
+import { adminRoutes } from '../lib/http/v3-admin.js';
+
+export const handler = httpFunction('admin', adminRoutes);

@@ -1,0 +1,25 @@
+/**
+ * Bootstrapping a cluster: the cluster record (with a Kafka-style cluster id) and the broker
+ * registrations. Idempotent: run at every start of the local stack, and by the deployment in AWS.
+ */
+import { randomUUID } from 'node:crypto';
+import { createCluster, readCluster, registerBroker } from '../storage/coordination.js';
+import type { ClusterRecord } from '../storage/model.js';
+
+export interface BrokerRegistration {
+  readonly brokerId: number;
+  readonly replicaTable: string;
+  readonly endpoint?: string;
+  readonly rack: string | null;
+}
+
+/** A Kafka cluster id: a random UUID as 22 characters of URL-safe base64 (as `kafka-storage random-uuid`). */
+export function newClusterId(): string {
+  return Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64url');
+}
+
+export async function bootstrapCluster(brokers: readonly BrokerRegistration[]): Promise<ClusterRecord> {
+  const cluster = (await readCluster()) ?? (await createCluster(newClusterId()));
+  for (const b of brokers) await registerBroker(b);
+  return cluster;
+}

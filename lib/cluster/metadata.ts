@@ -1,0 +1,84 @@
+/**
+ * The per-instance metadata cache the data path routes by (DESIGN §4 step 1). A cached view is
+ * trusted for `metadataMaxAgeMs`; after that one small read of the cluster's metadata version
+ * tells whether anything changed, and a changed version drops the whole cache.
+ */
+import { config } from '../config.js';
+import { KafkaError } from '../errors.js';
+import { listBrokers, readCluster, readMetadataVersion, readTopic, type TopicWithPartitions } from '../storage/coordination.js';
+import type { BrokerRecord, ClusterRecord } from '../storage/model.js';
+import type { ReplicaStoreRef } from '../storage/replica.js';
+
+let version: number | undefined;
+let checkedAt = 0;
+let cluster: ClusterRecord | undefined;
+let brokers: BrokerRecord[] | undefined;
+const topics = new Map<string, TopicWithPartitions | null>();
+
+function clear(): void {
+  cluster = undefined;
+  brokers = undefined;
+  topics.clear();
+}
+
+async function revalidate(): Promise<void> {
+  if (Date.now() - checkedAt < config().metadataMaxAgeMs) return;
+  const current = await readMetadataVersion();
+  checkedAt = Date.now();
+  if (current !== version) {
+    clear();
+    version = current;
+  }
+}
+
+/** Forget cached metadata: everything, or one topic (after a NOT_LEADER_OR_FOLLOWER, say). */
+export function invalidateMetadata(topic?: string): void {
+  if (topic === undefined) {
+    clear();
+    checkedAt = 0;
+  } else {
+    topics.delete(topic);
+  }
+}
+
+/** The cluster record; BROKER_NOT_AVAILABLE when the cluster was never bootstrapped. */
+export async function clusterRecord(): Promise<ClusterRecord> {
+  await revalidate();
+  cluster ??= await readCluster();
+  if (!cluster) {
+    throw new KafkaError('BROKER_NOT_AVAILABLE', 'The cluster is not initialized: its coordination table has no cluster record yet.');
+  }
+  return cluster;
+}
+
+export async function cachedBrokers(): Promise<BrokerRecord[]> {
+  await revalidate();
+  brokers ??= await listBrokers();
+  return brokers;
+}
+
+/** Where a broker's replica table is; BROKER_NOT_AVAILABLE for an unknown broker id. */
+export async function replicaStore(brokerId: number): Promise<ReplicaStoreRef> {
+  const b = (await cachedBrokers()).find((x) => x.brokerId === brokerId);
+  if (!b) throw new KafkaError('BROKER_NOT_AVAILABLE', `Broker ${brokerId} is not registered.`);
+  return b;
+}
+
+/** An active topic with its partitions, or undefined when it does not exist (or is still being created). */
+export async function cachedTopic(name: string): Promise<TopicWithPartitions | undefined> {
+  await revalidate();
+  let view = topics.get(name);
+  if (view === undefined) {
+    const read = await readTopic(name);
+    view = read && read.topic.state === 'active' ? read : null;
+    topics.set(name, view);
+  }
+  return view ?? undefined;
+}
+
+/** Like `cachedTopic`, but UNKNOWN_TOPIC_OR_PARTITION when absent. */
+export async function requireTopic(name: string): Promise<TopicWithPartitions> {
+  const view = await cachedTopic(name);
+  if (!view) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Topic ${name} not found.`, { topic: name });
+  return view;
+}

@@ -1,0 +1,164 @@
+/**
+ * Topic administration: create (validation, placement, partition states, replica heads),
+ * describe, delete (metadata first, then the data), and configs.
+ */
+import { randomUUID } from 'node:crypto';
+import { KafkaError } from '../errors.js';
+import { logger } from '../logger.js';
+import * as coordination from '../storage/coordination.js';
+import { topicPartitionKey, type PartitionRecord, type TopicRecord } from '../storage/model.js';
+import { deletePrefix } from '../storage/objects.js';
+import { createHeads, deletePartition, type ReplicaStoreRef } from '../storage/replica.js';
+import { invalidateMetadata } from './metadata.js';
+import { assignReplicas } from './placement.js';
+import { checkTopicConfig, checkTopicConfigs, isTopicConfig } from './topic-configs.js';
+
+const LEGAL = /^[a-zA-Z0-9._-]+$/;
+export const MAX_TOPIC_NAME_LENGTH = 249;
+/** Upper bound on partitions per topic, far above practical use, to keep one request bounded. */
+export const MAX_PARTITIONS = 10_000;
+
+/** Kafka's topic name rules (Topic.validate); INVALID_TOPIC_EXCEPTION naming the rule broken. */
+export function validateTopicName(name: string): void {
+  if (name.length === 0) throw new KafkaError('INVALID_TOPIC_EXCEPTION', 'Topic name is illegal, it can\'t be empty');
+  if (name === '.' || name === '..') throw new KafkaError('INVALID_TOPIC_EXCEPTION', 'Topic name cannot be "." or ".."');
+  if (name.length > MAX_TOPIC_NAME_LENGTH) {
+    throw new KafkaError('INVALID_TOPIC_EXCEPTION', `Topic name is illegal, it can't be longer than ${MAX_TOPIC_NAME_LENGTH} characters, topic name: ${name}`);
+  }
+  if (!LEGAL.test(name)) {
+    throw new KafkaError('INVALID_TOPIC_EXCEPTION', `Topic name "${name}" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'`);
+  }
+}
+
+/** Kafka refuses names that differ only by '.' versus '_' (their metrics names would collide). */
+const collisionKey = (name: string): string => name.replaceAll('.', '_');
+
+export interface CreateTopicInput {
+  readonly name: string;
+  /** @default 1 (Kafka's num.partitions) */
+  readonly partitions?: number;
+  /** @default min(3, registered brokers) */
+  readonly replicationFactor?: number;
+  readonly configs?: readonly { name: string; value: unknown }[];
+  /** Validate and place, but write nothing (Kafka's validateOnly). */
+  readonly validateOnly?: boolean;
+}
+
+export type TopicDescription = coordination.TopicWithPartitions;
+
+export async function createTopic(input: CreateTopicInput): Promise<TopicDescription> {
+  validateTopicName(input.name);
+  const brokers = (await coordination.listBrokers()).filter((b) => b.state === 'alive');
+  const partitions = input.partitions ?? 1;
+  const replicationFactor = input.replicationFactor ?? Math.min(3, brokers.length);
+  if (!Number.isInteger(partitions) || partitions < 1 || partitions > MAX_PARTITIONS) {
+    throw new KafkaError('INVALID_PARTITIONS', `Number of partitions must be an integer between 1 and ${MAX_PARTITIONS}, got ${partitions}.`);
+  }
+  if (!Number.isInteger(replicationFactor) || replicationFactor < 1 || replicationFactor > 32767) {
+    throw new KafkaError('INVALID_REPLICATION_FACTOR', `Replication factor must be a positive integer, got ${replicationFactor}.`);
+  }
+  const configs = checkTopicConfigs(input.configs ?? []);
+  const existing = await coordination.listTopicNames();
+  if (existing.includes(input.name)) throw new KafkaError('TOPIC_ALREADY_EXISTS', `Topic '${input.name}' already exists.`);
+  const collides = existing.find((t) => collisionKey(t) === collisionKey(input.name));
+  if (collides) {
+    throw new KafkaError('INVALID_TOPIC_EXCEPTION', `Topic '${input.name}' collides with existing topic: ${collides}`);
+  }
+  const assignment = assignReplicas(brokers, partitions, replicationFactor);
+
+  const topic: TopicRecord = {
+    name: input.name, topicId: randomUUID(), partitions, replicationFactor, configs,
+    createdAt: new Date().toISOString(), state: 'active',
+  };
+  const states: PartitionRecord[] = assignment.map((replicas, partition) => ({
+    topicId: topic.topicId, partition, leader: replicas[0] as number, leaderEpoch: 0,
+    replicas, isr: replicas, partitionEpoch: 0,
+  }));
+  if (input.validateOnly) return { topic, partitions: states };
+
+  try {
+    await coordination.createTopic(topic, states);
+  } catch (err) {
+    if (err instanceof coordination.TopicExists) throw new KafkaError('TOPIC_ALREADY_EXISTS', `Topic '${input.name}' already exists.`);
+    throw err;
+  }
+  invalidateMetadata(input.name);
+  // Each replica's head: the first replica leads until a controller says otherwise.
+  await Promise.all(brokers.map(async (b) => {
+    const heads = states.flatMap((s) =>
+      s.replicas.includes(b.brokerId)
+        ? [{ tp: topicPartitionKey(topic.topicId, s.partition), role: s.leader === b.brokerId ? 'leader' as const : 'follower' as const, leaderEpoch: 0 }]
+        : []);
+    if (heads.length > 0) await createHeads(b, heads);
+  }));
+  logger.info({ event: 'topic-created', topic: topic.name, topicId: topic.topicId, partitions, replicationFactor }, 'topic created');
+  return { topic, partitions: states };
+}
+
+/** A topic as stored now (strongly consistent); UNKNOWN_TOPIC_OR_PARTITION when absent. */
+export async function describeTopic(name: string): Promise<TopicDescription> {
+  const view = await coordination.readTopic(name);
+  if (!view || view.topic.state !== 'active') {
+    throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Topic ${name} not found.`, { topic: name });
+  }
+  return view;
+}
+
+export async function listTopics(): Promise<TopicDescription[]> {
+  const names = (await coordination.listTopicNames()).sort();
+  const views = await Promise.all(names.map((n) => coordination.readTopic(n)));
+  return views.filter((v): v is TopicDescription => v !== undefined && v.topic.state === 'active');
+}
+
+/**
+ * Deletes a topic: its metadata at once (so it is gone for every reader), then its data in every
+ * replica table and in S3. A failure while purging data is logged and leaves only unreachable
+ * items behind (they are keyed by the deleted topic's id).
+ */
+export async function deleteTopic(name: string): Promise<void> {
+  const { topic, partitions } = await describeTopic(name);
+  try {
+    await coordination.deleteTopic(name, topic.topicId, topic.partitions);
+  } catch (err) {
+    if (err instanceof coordination.TopicChanged) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Topic ${name} not found.`, { topic: name });
+    throw err;
+  }
+  invalidateMetadata(name);
+  const stores = new Map((await coordination.listBrokers()).map((b) => [b.brokerId, b as ReplicaStoreRef]));
+  const purges = partitions.flatMap((p) => p.replicas.map(async (id) => {
+    const store = stores.get(id);
+    if (store) await deletePartition(store, topicPartitionKey(topic.topicId, p.partition));
+  }));
+  const results = await Promise.allSettled([...purges, deletePrefix(`data/${topic.topicId}/`)]);
+  const failed = results.filter((r) => r.status === 'rejected').length;
+  if (failed > 0) logger.warn({ event: 'topic-purge-incomplete', topic: name, topicId: topic.topicId, failed }, 'some topic data was not purged');
+  logger.info({ event: 'topic-deleted', topic: name, topicId: topic.topicId }, 'topic deleted');
+}
+
+export interface ConfigChange {
+  readonly name: string;
+  /** `null` resets the config to its default (Kafka's DELETE operation). */
+  readonly value: unknown;
+}
+
+/** Incrementally alters a topic's configs (Kafka's IncrementalAlterConfigs: SET and DELETE). */
+export async function alterTopicConfigs(topicName: string, changes: readonly ConfigChange[]): Promise<TopicRecord> {
+  const { topic } = await describeTopic(topicName);
+  const next: Record<string, string> = { ...topic.configs };
+  for (const c of changes) {
+    if (c.value === null) {
+      if (!isTopicConfig(c.name)) throw new KafkaError('INVALID_CONFIG', `Unknown topic config name: ${c.name}`);
+      delete next[c.name];
+    } else {
+      next[c.name] = checkTopicConfig(c.name, c.value);
+    }
+  }
+  try {
+    await coordination.writeTopicConfigs(topicName, topic.topicId, next);
+  } catch (err) {
+    if (err instanceof coordination.TopicChanged) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Topic ${topicName} not found.`, { topic: topicName });
+    throw err;
+  }
+  invalidateMetadata(topicName);
+  return { ...topic, configs: next };
+}

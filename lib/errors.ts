@@ -1,0 +1,48 @@
+/**
+ * The one error hierarchy. Domain failures are `KafkaError`s named after Kafka's codes; HTTP-only
+ * failures (a malformed body, an unknown route) are `HttpError`s. lib/http turns both into responses.
+ */
+import { KAFKA_ERRORS, type KafkaErrorName } from './protocol/errors.js';
+
+export class KafkaError extends Error {
+  override readonly name = 'KafkaError';
+  constructor(
+    readonly kafkaName: KafkaErrorName,
+    message?: string,
+    /** Where it happened: topic, partition, offsets... (logged, and shown in the message by callers). */
+    readonly context: Record<string, unknown> = {},
+  ) {
+    super(message ?? KAFKA_ERRORS[kafkaName].message);
+  }
+  get code(): number { return KAFKA_ERRORS[this.kafkaName].code; }
+  get retriable(): boolean { return KAFKA_ERRORS[this.kafkaName].retriable; }
+}
+
+/** An error that exists only at the HTTP layer, with REST Proxy's error code. */
+export class HttpError extends Error {
+  override readonly name = 'HttpError';
+  constructor(readonly status: number, readonly errorCode: number, message: string) {
+    super(message);
+  }
+}
+
+export const isKafkaError = (e: unknown, name?: KafkaErrorName): e is KafkaError =>
+  e instanceof KafkaError && (name === undefined || e.kafkaName === name);
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND']);
+
+/**
+ * A store that failed to answer (refused, reset, timed out, throttled, 5xx) is KAFKA_STORAGE_ERROR,
+ * which clients retry; any other error is a bug and is rethrown as it is.
+ */
+export function asKafkaError(err: unknown): KafkaError {
+  if (err instanceof KafkaError) return err;
+  const e = err as { name?: string; code?: string; $metadata?: { httpStatusCode?: number }; $fault?: string; message?: string };
+  const storeFailure =
+    (e.code !== undefined && NETWORK_CODES.has(e.code)) ||
+    e.name === 'TimeoutError' || e.name === 'RequestTimeout' ||
+    e.$fault === 'server' || e.name === 'ProvisionedThroughputExceededException' || e.name === 'ThrottlingException' ||
+    e.name === 'RequestLimitExceeded' || (e.$metadata?.httpStatusCode ?? 0) >= 500;
+  if (storeFailure) return new KafkaError('KAFKA_STORAGE_ERROR', `A store did not answer: ${e.name ?? 'Error'}: ${e.message ?? ''}`.trim());
+  throw err;
+}

@@ -1,0 +1,157 @@
+/**
+ * The HTTP layer's vocabulary: a parsed request, a response, Kafka-style errors as REST Proxy
+ * error bodies `{error_code, message}`, and strict parsing of bodies and query parameters.
+ * Only this folder knows about API Gateway events.
+ */
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { ZodType } from 'zod';
+import type { KafkaError} from '../errors.js';
+import { HttpError, asKafkaError } from '../errors.js';
+import { logger } from '../logger.js';
+import { KAFKA_ERRORS } from '../protocol/errors.js';
+
+export interface ApiRequest {
+  readonly routeKey: string;
+  readonly method: string;
+  readonly path: string;
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, string>>;
+  readonly headers: Readonly<Record<string, string>>;
+  /** The body as text ('' when absent). */
+  readonly body: string;
+  /** Scheme, host and stage, for `self` links. */
+  readonly baseUrl: string;
+}
+
+export interface ApiResponse {
+  readonly status: number;
+  /** An object is sent as JSON; a string as it is. */
+  readonly body?: unknown;
+  readonly contentType?: string;
+}
+
+export type RouteHandler = (req: ApiRequest) => Promise<ApiResponse>;
+
+export const JSON_TYPE = 'application/json';
+
+export function toRequest(event: APIGatewayProxyEventV2): ApiRequest {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(event.headers ?? {})) if (v !== undefined) headers[k.toLowerCase()] = v;
+  const query: Record<string, string> = {};
+  for (const [k, v] of Object.entries(event.queryStringParameters ?? {})) if (v !== undefined) query[k] = v;
+  const ctx = event.requestContext;
+  const host = headers.host ?? ctx.domainName;
+  const proto = headers['x-forwarded-proto'] ?? 'https';
+  const stage = ctx.stage && ctx.stage !== '$default' ? `/${ctx.stage}` : '';
+  const body = event.body === undefined ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  return {
+    routeKey: event.routeKey, method: ctx.http.method, path: event.rawPath, params: event.pathParameters as Record<string, string> ?? {},
+    query, headers, body, baseUrl: `${proto}://${host}${stage}`,
+  };
+}
+
+export function toResult(res: ApiResponse): APIGatewayProxyStructuredResultV2 {
+  if (res.body === undefined) return { statusCode: res.status, headers: {} };
+  const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body);
+  return { statusCode: res.status, headers: { 'content-type': res.contentType ?? JSON_TYPE }, body: text };
+}
+
+/** The REST Proxy error body for any error; unexpected errors are logged and become a 500. */
+export function errorResponse(err: unknown, contentType = JSON_TYPE): ApiResponse {
+  if (err instanceof HttpError) return { status: err.status, contentType, body: { error_code: err.errorCode, message: err.message } };
+  let kafka: KafkaError;
+  try {
+    kafka = asKafkaError(err);
+  } catch {
+    logger.error({ event: 'unhandled-error', err }, 'unhandled error');
+    return { status: 500, contentType, body: { error_code: 500, message: 'Internal server error' } };
+  }
+  const status = KAFKA_ERRORS[kafka.kafkaName].status;
+  if (status >= 500) logger.warn({ event: 'request-failed', kafkaError: kafka.kafkaName, ...kafka.context, message: kafka.message }, 'request failed');
+  return { status, contentType, body: { error_code: restErrorCode(kafka), message: kafkaMessage(kafka) } };
+}
+
+/** REST Proxy's error code for a Kafka error (40402 for a missing partition, 40401 for a missing topic). */
+export function restErrorCode(k: KafkaError): number {
+  return k.kafkaName === 'UNKNOWN_TOPIC_OR_PARTITION' && k.context.partition !== undefined ? 40402 : KAFKA_ERRORS[k.kafkaName].restCode;
+}
+
+/** The message with the Kafka error name in front. */
+export const kafkaMessage = (k: KafkaError): string => (k.message.startsWith(k.kafkaName) ? k.message : `${k.kafkaName}: ${k.message}`);
+
+/** 400/40002: the request is malformed (not JSON, a bad query parameter...). */
+export const badRequest = (message: string): HttpError => new HttpError(400, 40002, message);
+/** 422/42206: well-formed JSON whose content is invalid. */
+export const invalidPayload = (message: string): HttpError => new HttpError(422, 42206, message);
+
+export function parseJson(body: string): unknown {
+  if (body.trim() === '') throw badRequest('The request body is empty; a JSON document was expected.');
+  try {
+    return JSON.parse(body);
+  } catch (err) {
+    throw badRequest(`Malformed JSON: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Splits a body of concatenated JSON documents (REST Proxy's streaming mode: `{...}{...}` or one
+ * per line) and parses each.
+ */
+export function parseJsonStream(body: string): unknown[] {
+  const docs: unknown[] = [];
+  let depth = 0;
+  let start = -1;
+  let inString = false;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === '{' || c === '[') {
+      if (depth === 0) start = i;
+      depth++;
+    } else if (c === '}' || c === ']') {
+      depth--;
+      if (depth < 0) throw badRequest(`Malformed JSON: unexpected '${c}' at position ${i}`);
+      if (depth === 0) docs.push(parseJson(body.slice(start, i + 1)));
+    } else if (depth === 0 && !/\s/.test(c as string)) {
+      throw badRequest(`Malformed JSON: unexpected '${c}' at position ${i}`);
+    }
+  }
+  if (depth !== 0 || inString) throw badRequest('Malformed JSON: unexpected end of input');
+  if (docs.length === 0) throw badRequest('The request body is empty; a JSON document was expected.');
+  return docs;
+}
+
+/** Validates parsed JSON against a schema; 422/42206 naming the first problem and where it is. */
+export function validate<T>(schema: ZodType<T>, value: unknown, what: string): T {
+  const out = schema.safeParse(value);
+  if (out.success) return out.data;
+  const issue = out.error.issues[0];
+  const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
+  throw invalidPayload(`Invalid ${what}${where}: ${issue?.message ?? 'invalid'}`);
+}
+
+/** A non-negative integer query parameter; 400/40002 for anything else. */
+export function intParam(req: ApiRequest, name: string, opts: { default?: number; min?: number; max?: number } = {}): number {
+  const raw = req.query[name];
+  if (raw === undefined || raw === '') {
+    if (opts.default === undefined) throw badRequest(`Query parameter '${name}' is required.`);
+    return opts.default;
+  }
+  if (!/^-?\d+$/.test(raw)) throw badRequest(`Query parameter '${name}' must be an integer, got '${raw}'.`);
+  const n = Number(raw);
+  const min = opts.min ?? 0;
+  if (!Number.isSafeInteger(n) || n < min) throw badRequest(`Query parameter '${name}' must be an integer ≥ ${min}, got '${raw}'.`);
+  return opts.max !== undefined ? Math.min(n, opts.max) : n;
+}
+
+/** A path parameter that must be a non-negative integer (partition and broker ids). */
+export function intPathParam(req: ApiRequest, name: string, notFound: () => Error): number {
+  const raw = req.params[name] ?? '';
+  if (!/^\d{1,9}$/.test(raw)) throw notFound();
+  return Number(raw);
+}

@@ -1,0 +1,174 @@
+/**
+ * Fetch routes: records of a partition from an offset (the Redpanda HTTP Proxy form with an
+ * Accept header, and a v3 form with the next offset and high watermark), and partition offsets
+ * (Kafka's ListOffsets: earliest, latest, by timestamp).
+ */
+import { HttpError, KafkaError, isKafkaError } from '../errors.js';
+import { clusterRecord, invalidateMetadata, replicaStore, requireTopic } from '../cluster/metadata.js';
+import { fetchRecords, listOffset, type FetchResult, type OffsetSpec, type ReadTarget } from '../log/read.js';
+import type { BatchRecord } from '../protocol/record-batch.js';
+import { topicPartitionKey } from '../storage/model.js';
+import { badRequest, errorResponse, intParam, intPathParam, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
+import { formatBytes, wireType, type WireFormat } from './record-format.js';
+
+/** Default and largest `max_bytes` of a fetch (the response must fit Lambda's 6 MB payload, base64 included). */
+export const DEFAULT_FETCH_BYTES = 1_048_576;
+export const MAX_FETCH_BYTES = 4_000_000;
+/** Longest long poll, under API Gateway's 30 s integration timeout. */
+export const MAX_WAIT_MS = 25_000;
+
+const partitionNotFound = (req: ApiRequest) => () =>
+  new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${req.params.partition_id} not found.`, { partition: req.params.partition_id });
+
+/** Resolves topic and partition to the leader's replica. */
+async function target(req: ApiRequest): Promise<ReadTarget & { topic: string }> {
+  const topic = req.params.topic_name ?? '';
+  const partition = intPathParam(req, 'partition_id', partitionNotFound(req));
+  const view = await requireTopic(topic);
+  const state = view.partitions[partition];
+  if (!state) throw partitionNotFound(req)();
+  if (state.leader < 0) throw new KafkaError('LEADER_NOT_AVAILABLE', `Partition ${partition} has no leader.`, { partition });
+  return { topic, partition, tp: topicPartitionKey(view.topic.topicId, partition), leader: await replicaStore(state.leader) };
+}
+
+/** Runs a read against the leader, refreshing the route once if leadership moved. */
+async function onLeader<T>(req: ApiRequest, read: (t: ReadTarget) => Promise<T>): Promise<T> {
+  try {
+    return await read(await target(req));
+  } catch (err) {
+    if (!isKafkaError(err) || !['NOT_LEADER_OR_FOLLOWER', 'UNKNOWN_TOPIC_OR_PARTITION'].includes(err.kafkaName)) throw err;
+    invalidateMetadata(req.params.topic_name);
+    return read(await target(req));
+  }
+}
+
+function fetchParams(req: ApiRequest) {
+  return {
+    offset: intParam(req, 'offset'),
+    maxBytes: intParam(req, 'max_bytes', { default: DEFAULT_FETCH_BYTES, min: 1, max: MAX_FETCH_BYTES }),
+    maxWaitMs: intParam(req, 'timeout', { default: 0, max: MAX_WAIT_MS }),
+  };
+}
+
+const headersOut = (r: BatchRecord) => r.headers.map((h) => ({ name: h.key, value: h.value ? h.value.toString('base64') : null }));
+
+/** The embedded format a v2 reader asked for (Accept header); binary by default. */
+function acceptFormat(req: ApiRequest): { format: WireFormat; type: string } {
+  const accept = (req.headers.accept ?? '').toLowerCase();
+  if (accept.includes('application/vnd.kafka.json.v2+json')) return { format: 'json', type: 'application/vnd.kafka.json.v2+json' };
+  if (accept === '' || accept.includes('*/*') || accept.includes('application/vnd.kafka.binary.v2+json') || accept.includes('application/json')) {
+    return { format: 'binary', type: 'application/vnd.kafka.binary.v2+json' };
+  }
+  throw new HttpError(406, 406, `HTTP 406 Not Acceptable: use application/vnd.kafka.binary.v2+json or application/vnd.kafka.json.v2+json, not '${accept}'.`);
+}
+
+async function v2Records(req: ApiRequest): Promise<ApiResponse> {
+  const { format, type } = acceptFormat(req);
+  try {
+    const params = fetchParams(req);
+    const result = await onLeader(req, (t) => fetchRecords(t, params));
+    const partition = intPathParam(req, 'partition_id', partitionNotFound(req));
+    return {
+      status: 200,
+      contentType: type,
+      body: result.records.map((r) => ({
+        topic: req.params.topic_name,
+        key: formatBytes(r.key, format, `key at offset ${r.offset}`),
+        value: formatBytes(r.value, format, `value at offset ${r.offset}`),
+        partition,
+        offset: r.offset,
+        timestamp: r.timestamp,
+        headers: headersOut(r),
+      })),
+    };
+  } catch (err) {
+    return errorResponse(err, type);
+  }
+}
+
+function v3Format(req: ApiRequest): WireFormat {
+  const f = (req.query.format ?? 'binary').toLowerCase();
+  if (f !== 'binary' && f !== 'json' && f !== 'string') throw badRequest(`Query parameter 'format' must be binary, json or string, got '${req.query.format}'.`);
+  return f;
+}
+
+async function checkCluster(req: ApiRequest): Promise<string> {
+  const c = await clusterRecord();
+  if (req.params.cluster_id !== c.clusterId) throw new HttpError(404, 404, `Cluster ${req.params.cluster_id} cannot be found.`);
+  return c.clusterId;
+}
+
+async function v3Records(req: ApiRequest): Promise<ApiResponse> {
+  const clusterId = await checkCluster(req);
+  const format = v3Format(req);
+  const params = fetchParams(req);
+  const result: FetchResult = await onLeader(req, (t) => fetchRecords(t, params));
+  const partition = intPathParam(req, 'partition_id', partitionNotFound(req));
+  const data = (b: Buffer | null, where: string) => (b === null ? null : { type: wireType(format), data: formatBytes(b, format, where) });
+  return {
+    status: 200,
+    body: {
+      kind: 'KafkaRecordList',
+      cluster_id: clusterId,
+      topic_name: req.params.topic_name,
+      partition_id: partition,
+      records: result.records.map((r) => ({
+        partition_id: partition,
+        offset: r.offset,
+        timestamp: new Date(r.timestamp).toISOString(),
+        key: data(r.key, `key at offset ${r.offset}`),
+        value: data(r.value, `value at offset ${r.offset}`),
+        headers: headersOut(r),
+      })),
+      next_offset: result.nextOffset,
+      high_watermark: result.highWatermark,
+      log_start_offset: result.logStartOffset,
+    },
+  };
+}
+
+/** `timestamp=earliest|latest|-2|-1|<epoch ms>|<ISO 8601>` (Kafka's -2 earliest, -1 latest). */
+function offsetSpec(raw: string | undefined): OffsetSpec {
+  if (raw === undefined || raw === '' || raw === 'latest' || raw === '-1') return 'latest';
+  if (raw === 'earliest' || raw === '-2') return 'earliest';
+  if (/^\d+$/.test(raw)) return { timestamp: Number(raw) };
+  if (/^\d{4}-\d{2}-\d{2}T/.test(raw) && !Number.isNaN(Date.parse(raw))) return { timestamp: Date.parse(raw) };
+  throw badRequest(`Query parameter 'timestamp' must be earliest, latest, epoch milliseconds or an ISO 8601 date-time, got '${raw}'.`);
+}
+
+async function v3Offsets(req: ApiRequest): Promise<ApiResponse> {
+  const clusterId = await checkCluster(req);
+  const spec = offsetSpec(req.query.timestamp);
+  const [found, earliest, latest] = await onLeader(req, (t) => Promise.all([listOffset(t, spec), listOffset(t, 'earliest'), listOffset(t, 'latest')]));
+  return {
+    status: 200,
+    body: {
+      kind: 'KafkaPartitionOffsets',
+      cluster_id: clusterId,
+      topic_name: req.params.topic_name,
+      partition_id: Number(req.params.partition_id),
+      spec: typeof spec === 'string' ? spec : new Date(spec.timestamp).toISOString(),
+      offset: found.offset,
+      timestamp: found.timestamp === null ? null : new Date(found.timestamp).toISOString(),
+      beginning_offset: earliest.offset,
+      end_offset: latest.offset,
+    },
+  };
+}
+
+async function v2Offsets(req: ApiRequest): Promise<ApiResponse> {
+  const type = 'application/vnd.kafka.v2+json';
+  try {
+    const [earliest, latest] = await onLeader(req, (t) => Promise.all([listOffset(t, 'earliest'), listOffset(t, 'latest')]));
+    return { status: 200, contentType: type, body: { beginning_offset: earliest.offset, end_offset: latest.offset } };
+  } catch (err) {
+    return errorResponse(err, type);
+  }
+}
+
+export const fetchRoutes: Record<string, RouteHandler> = {
+  'GET /v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/records': v3Records,
+  'GET /v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/offsets': v3Offsets,
+  'GET /topics/{topic_name}/partitions/{partition_id}/records': v2Records,
+  'GET /topics/{topic_name}/partitions/{partition_id}/offsets': v2Offsets,
+};

@@ -1,0 +1,51 @@
+/**
+ * Builds a Lambda handler for one function from its routes: middy around a dispatcher on
+ * API Gateway's `routeKey`, with one error middleware that turns every failure into a REST Proxy
+ * error body. lambdas/*.ts are one call to this.
+ */
+import middy from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { HttpError } from '../errors.js';
+import { logger } from '../logger.js';
+import { errorResponse, toRequest, toResult, type RouteHandler } from './api.js';
+import { ROUTES, routeKey, type FunctionName } from './routes.js';
+
+export type HttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+
+/** Middleware: any error leaving the handler becomes a Kafka-style error response. */
+const kafkaErrors = (): middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> => ({
+  onError: async (request) => {
+    request.response = toResult(errorResponse(request.error));
+  },
+});
+
+/** Middleware: one structured log line per request. */
+const accessLog = (fn: FunctionName): middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> => {
+  const started = new WeakMap<object, number>();
+  return {
+    before: async (request) => {
+      started.set(request.event, Date.now());
+    },
+    after: async (request) => {
+      logger.debug({
+        event: 'request', fn, route: request.event.routeKey, status: request.response?.statusCode,
+        ms: Date.now() - (started.get(request.event) ?? Date.now()),
+      });
+    },
+  };
+};
+
+export function httpFunction(fn: FunctionName, routes: Record<string, RouteHandler>): HttpHandler {
+  const mine = ROUTES.filter((r) => r.fn === fn).map(routeKey);
+  const missing = mine.filter((k) => !routes[k]);
+  if (missing.length > 0) throw new Error(`function ${fn} has no handler for ${missing.join(', ')}`);
+  const dispatch = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
+    const route = routes[event.routeKey];
+    if (!route) throw new HttpError(404, 404, `HTTP 404 Not Found: ${fn} does not serve ${event.routeKey}`);
+    return toResult(await route(toRequest(event)));
+  };
+  return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>()
+    .use(accessLog(fn))
+    .use(kafkaErrors())
+    .handler(dispatch) as unknown as HttpHandler;
+}

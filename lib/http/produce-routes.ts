@@ -1,0 +1,186 @@
+/**
+ * Produce routes: REST Proxy v3 records (single, streaming mode, `records:batch`) and the v2
+ * `POST /topics/{t}[/partitions/{p}]` forms. Each record is validated on its own; a request of
+ * one record answers with that record's status, so a bad record is a 4xx and writes nothing.
+ */
+import { z } from 'zod';
+import { HttpError, KafkaError } from '../errors.js';
+import { clusterRecord } from '../cluster/metadata.js';
+import { produce, type ProduceOutcome, type ProduceRecord } from '../log/produce.js';
+import { errorResponse, intPathParam, kafkaMessage, restErrorCode, parseJson, parseJsonStream, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
+import { base64Bytes, dataBytes, dataSchema, headerList, headersSchema, timestampMs, type DataType } from './record-format.js';
+
+/** Entries allowed in one `records:batch` request (Confluent allows 50). */
+export const MAX_BATCH_ENTRIES = 10_000;
+
+const recordSchema = z.object({
+  partition_id: z.number().int().nullable().optional(),
+  headers: headersSchema,
+  key: dataSchema,
+  value: dataSchema,
+  timestamp: z.union([z.string(), z.number()]).nullable().optional(),
+}).strict();
+
+const batchSchema = z.object({
+  entries: z.array(z.object({ id: z.union([z.string(), z.number()]) }).passthrough()).min(1).max(MAX_BATCH_ENTRIES),
+}).strict();
+
+interface ParsedRecord {
+  readonly record: ProduceRecord;
+  readonly keyType: DataType | null;
+  readonly valueType: DataType | null;
+}
+
+function parseRecord(raw: unknown): ParsedRecord {
+  const r = validate(recordSchema, raw, 'record');
+  const key = dataBytes(r.key, 'key');
+  const value = dataBytes(r.value, 'value');
+  const timestamp = timestampMs(r.timestamp);
+  return {
+    record: {
+      key: key.bytes, value: value.bytes, headers: headerList(r.headers),
+      ...(r.partition_id != null ? { partition: r.partition_id } : {}),
+      ...(timestamp !== undefined ? { timestamp } : {}),
+    },
+    keyType: key.type,
+    valueType: value.type,
+  };
+}
+
+async function checkCluster(req: ApiRequest): Promise<string> {
+  const c = await clusterRecord();
+  if (req.params.cluster_id !== undefined && req.params.cluster_id !== c.clusterId) {
+    throw new HttpError(404, 404, `Cluster ${req.params.cluster_id} cannot be found.`);
+  }
+  return c.clusterId;
+}
+
+type Parsed = ParsedRecord | { error: unknown };
+
+function deliveryReport(clusterId: string, topic: string, p: ParsedRecord, o: ProduceOutcome & { ok: true }) {
+  return {
+    error_code: 200,
+    cluster_id: clusterId,
+    topic_name: topic,
+    partition_id: o.partition,
+    offset: o.offset,
+    timestamp: new Date(o.timestamp).toISOString(),
+    key: p.record.key ? { type: p.keyType ?? 'BINARY', size: p.record.key.length } : null,
+    value: p.record.value ? { type: p.valueType ?? 'BINARY', size: p.record.value.length } : null,
+  };
+}
+
+/** Parses each raw record, produces the valid ones, and pairs every input with its result. */
+async function produceAll(topic: string, raws: readonly unknown[]): Promise<{ parsed: Parsed; outcome?: ProduceOutcome }[]> {
+  const parsed: Parsed[] = raws.map((raw) => {
+    try {
+      return parseRecord(raw);
+    } catch (error) {
+      return { error };
+    }
+  });
+  const valid = parsed.filter((p): p is ParsedRecord => !('error' in p));
+  const outcomes = valid.length > 0 ? await produce(topic, valid.map((p) => p.record)) : [];
+  const byRecord = new Map(valid.map((p, i) => [p, outcomes[i]]));
+  return parsed.map((p) => ({ parsed: p, outcome: 'error' in p ? undefined : byRecord.get(p) }));
+}
+
+function errorOf(entry: { parsed: Parsed; outcome?: ProduceOutcome }): ApiResponse | undefined {
+  if ('error' in entry.parsed) return errorResponse(entry.parsed.error);
+  if (entry.outcome && !entry.outcome.ok) return errorResponse(entry.outcome.error);
+  return undefined;
+}
+
+async function v3Records(req: ApiRequest): Promise<ApiResponse> {
+  const clusterId = await checkCluster(req);
+  const topic = req.params.topic_name ?? '';
+  const raws = parseJsonStream(req.body);
+  const results = await produceAll(topic, raws);
+  const reports = results.map((entry) => {
+    const failed = errorOf(entry);
+    if (failed) return failed;
+    return { status: 200, body: deliveryReport(clusterId, topic, entry.parsed as ParsedRecord, entry.outcome as ProduceOutcome & { ok: true }) };
+  });
+  if (reports.length === 1) return reports[0] as ApiResponse;
+  // Streaming mode: one delivery report per record, in order, one JSON document per line.
+  return { status: 200, body: reports.map((r) => JSON.stringify(r.body)).join('\n') + '\n', contentType: 'application/json' };
+}
+
+async function v3Batch(req: ApiRequest): Promise<ApiResponse> {
+  const clusterId = await checkCluster(req);
+  const topic = req.params.topic_name ?? '';
+  const body = validate(batchSchema, parseJson(req.body), 'batch');
+  const ids = body.entries.map((e) => String(e.id));
+  const duplicate = ids.find((id, i) => ids.indexOf(id) !== i);
+  if (duplicate !== undefined) throw new HttpError(400, 40002, `Duplicate entry id '${duplicate}' in batch.`);
+  const results = await produceAll(topic, body.entries.map(({ id: _id, ...rest }) => rest));
+  const successes: unknown[] = [];
+  const failures: unknown[] = [];
+  results.forEach((entry, i) => {
+    const failed = errorOf(entry);
+    if (failed) failures.push({ id: ids[i], ...(failed.body as object) });
+    else successes.push({ id: ids[i], ...deliveryReport(clusterId, topic, entry.parsed as ParsedRecord, entry.outcome as ProduceOutcome & { ok: true }) });
+  });
+  return { status: 207, body: { successes, failures } };
+}
+
+// --- v2 -------------------------------------------------------------------------------------
+
+export const V2_TYPE = 'application/vnd.kafka.v2+json';
+
+/** The embedded format of a v2 produce body, from its Content-Type. */
+function v2Format(req: ApiRequest): 'binary' | 'json' {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  if (type === 'application/vnd.kafka.binary.v2+json') return 'binary';
+  if (type === 'application/vnd.kafka.json.v2+json' || type === 'application/json' || type === 'application/vnd.kafka.v2+json') return 'json';
+  throw new HttpError(415, 415, `HTTP 415 Unsupported Media Type: use application/vnd.kafka.binary.v2+json or application/vnd.kafka.json.v2+json, not '${type}'.`);
+}
+
+const v2Schema = z.object({
+  records: z.array(z.object({
+    key: z.unknown().optional(),
+    value: z.unknown().optional(),
+    partition: z.number().int().nullable().optional(),
+  }).strict()).min(1),
+  key_schema: z.null().optional(), key_schema_id: z.null().optional(),
+  value_schema: z.null().optional(), value_schema_id: z.null().optional(),
+}).strict();
+
+function v2Bytes(v: unknown, format: 'binary' | 'json', where: string): Buffer | null {
+  if (v === undefined || v === null) return null;
+  return format === 'binary' ? base64Bytes(v, where) : Buffer.from(JSON.stringify(v), 'utf8');
+}
+
+async function v2Produce(req: ApiRequest, partition?: number): Promise<ApiResponse> {
+  const format = v2Format(req);
+  const body = validate(v2Schema, parseJson(req.body), 'records');
+  const records: ProduceRecord[] = body.records.map((r, i) => ({
+    key: v2Bytes(r.key, format, `records.${i}.key`),
+    value: v2Bytes(r.value, format, `records.${i}.value`),
+    headers: [],
+    ...(partition !== undefined ? { partition } : r.partition != null ? { partition: r.partition } : {}),
+  }));
+  const outcomes = await produce(req.params.topic_name ?? '', records);
+  if (outcomes.length === 1 && !outcomes[0]?.ok) return errorResponse((outcomes[0] as { error: KafkaError }).error, V2_TYPE);
+  return {
+    status: 200,
+    contentType: V2_TYPE,
+    body: {
+      key_schema_id: null,
+      value_schema_id: null,
+      offsets: outcomes.map((o) => o.ok
+        ? { partition: o.partition, offset: o.offset, error_code: null, error: null }
+        : { partition: o.partition ?? null, offset: null, error_code: restErrorCode(o.error), error: kafkaMessage(o.error) }),
+    },
+  };
+}
+
+const partitionNotFound = (req: ApiRequest) => () =>
+  new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${req.params.partition_id} not found.`, { partition: req.params.partition_id });
+
+export const produceRoutes: Record<string, RouteHandler> = {
+  'POST /v3/clusters/{cluster_id}/topics/{topic_name}/records': v3Records,
+  'POST /v3/clusters/{cluster_id}/topics/{topic_name}/records:batch': v3Batch,
+  'POST /topics/{topic_name}': (req) => v2Produce(req),
+  'POST /topics/{topic_name}/partitions/{partition_id}': (req) => v2Produce(req, intPathParam(req, 'partition_id', partitionNotFound(req))),
+};

@@ -1,0 +1,265 @@
+/**
+ * REST Proxy v3 admin routes: clusters, brokers, topics, partitions and topic configs, in
+ * Confluent's response shapes (kind, metadata.self, related links) plus Tributary's offsets.
+ */
+import { z } from 'zod';
+import { HttpError, KafkaError } from '../errors.js';
+import { clusterRecord } from '../cluster/metadata.js';
+import { effectiveConfigs, isTopicConfig } from '../cluster/topic-configs.js';
+import { alterTopicConfigs, createTopic, deleteTopic, describeTopic, listTopics, type TopicDescription } from '../cluster/topics.js';
+import { replicaHeads } from '../log/read.js';
+import { listBrokers } from '../storage/coordination.js';
+import { topicPartitionKey, type BrokerRecord, type ClusterRecord, type PartitionRecord, type TopicRecord } from '../storage/model.js';
+import { intPathParam, parseJson, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
+
+const ok = (body: unknown, status = 200): ApiResponse => ({ status, body });
+const noContent: ApiResponse = { status: 204 };
+
+async function cluster(req: ApiRequest): Promise<ClusterRecord> {
+  const c = await clusterRecord();
+  if (req.params.cluster_id !== undefined && req.params.cluster_id !== c.clusterId) {
+    throw new HttpError(404, 404, `Cluster ${req.params.cluster_id} cannot be found.`);
+  }
+  return c;
+}
+
+const clusterUrl = (req: ApiRequest, c: ClusterRecord) => `${req.baseUrl}/v3/clusters/${c.clusterId}`;
+const crn = (c: ClusterRecord, rest = '') => `crn:///kafka=${c.clusterId}${rest}`;
+const list = (kind: string, self: string, data: unknown[]) => ({ kind, metadata: { self, next: null }, data });
+const related = (url: string) => ({ related: url });
+
+function clusterJson(req: ApiRequest, c: ClusterRecord) {
+  const base = clusterUrl(req, c);
+  return {
+    kind: 'KafkaCluster',
+    metadata: { self: base, resource_name: crn(c) },
+    cluster_id: c.clusterId,
+    controller: null,
+    acls: related(`${base}/acls`),
+    brokers: related(`${base}/brokers`),
+    broker_configs: related(`${base}/broker-configs`),
+    consumer_groups: related(`${base}/consumer-groups`),
+    topics: related(`${base}/topics`),
+    partition_reassignments: related(`${base}/topics/-/partitions/-/reassignment`),
+    metadata_version: c.metadataVersion,
+  };
+}
+
+function brokerJson(req: ApiRequest, c: ClusterRecord, b: BrokerRecord) {
+  const self = `${clusterUrl(req, c)}/brokers/${b.brokerId}`;
+  return {
+    kind: 'KafkaBroker',
+    metadata: { self, resource_name: crn(c, `/broker=${b.brokerId}`) },
+    cluster_id: c.clusterId,
+    broker_id: b.brokerId,
+    host: null,
+    port: null,
+    rack: b.rack,
+    state: b.state,
+    replica_table: b.replicaTable,
+    configs: related(`${self}/configs`),
+    partition_replicas: related(`${self}/partition-replicas`),
+  };
+}
+
+function topicJson(req: ApiRequest, c: ClusterRecord, t: TopicRecord) {
+  const self = `${clusterUrl(req, c)}/topics/${t.name}`;
+  return {
+    kind: 'KafkaTopic',
+    metadata: { self, resource_name: crn(c, `/topic=${t.name}`) },
+    cluster_id: c.clusterId,
+    topic_name: t.name,
+    topic_id: t.topicId,
+    is_internal: false,
+    replication_factor: t.replicationFactor,
+    partitions_count: t.partitions,
+    partitions: related(`${self}/partitions`),
+    configs: related(`${self}/configs`),
+    partition_reassignments: related(`${self}/partitions/-/reassignment`),
+    authorized_operations: [],
+  };
+}
+
+async function partitionsJson(req: ApiRequest, c: ClusterRecord, d: TopicDescription, only?: PartitionRecord[]) {
+  const parts = only ?? d.partitions;
+  const brokers = new Map((await listBrokers()).map((b) => [b.brokerId, b]));
+  const heads = await replicaHeads(parts.flatMap((p) => p.replicas.flatMap((id) => {
+    const store = brokers.get(id);
+    return store ? [{ store, tp: topicPartitionKey(d.topic.topicId, p.partition) }] : [];
+  })));
+  return parts.map((p) => {
+    const tp = topicPartitionKey(d.topic.topicId, p.partition);
+    const self = `${clusterUrl(req, c)}/topics/${d.topic.name}/partitions/${p.partition}`;
+    const leaderHead = heads.get(`${p.leader}/${tp}`);
+    return {
+      kind: 'KafkaPartition',
+      metadata: { self, resource_name: crn(c, `/topic=${d.topic.name}/partition=${p.partition}`) },
+      cluster_id: c.clusterId,
+      topic_name: d.topic.name,
+      partition_id: p.partition,
+      leader: p.leader >= 0 ? related(`${clusterUrl(req, c)}/brokers/${p.leader}`) : null,
+      leader_id: p.leader >= 0 ? p.leader : null,
+      leader_epoch: p.leaderEpoch,
+      isr: [...p.isr],
+      replicas: p.replicas.map((id) => {
+        const h = heads.get(`${id}/${tp}`);
+        return {
+          broker_id: id,
+          is_leader: id === p.leader,
+          is_in_sync: p.isr.includes(id),
+          log_start_offset: h?.logStartOffset ?? null,
+          log_end_offset: h?.leo ?? null,
+          lag: h && leaderHead ? Math.max(0, leaderHead.leo - h.leo) : null,
+        };
+      }),
+      log_start_offset: leaderHead?.logStartOffset ?? null,
+      log_end_offset: leaderHead?.leo ?? null,
+      high_watermark: leaderHead?.hw ?? null,
+      reassignment: related(`${self}/reassignment`),
+    };
+  });
+}
+
+function configJson(req: ApiRequest, c: ClusterRecord, t: TopicRecord, e: ReturnType<typeof effectiveConfigs>[number]) {
+  return {
+    kind: 'KafkaTopicConfig',
+    metadata: { self: `${clusterUrl(req, c)}/topics/${t.name}/configs/${e.name}`, resource_name: crn(c, `/topic=${t.name}/config=${e.name}`) },
+    cluster_id: c.clusterId,
+    topic_name: t.name,
+    name: e.name,
+    value: e.value,
+    is_default: e.isDefault,
+    is_read_only: false,
+    is_sensitive: false,
+    source: e.isDefault ? 'DEFAULT_CONFIG' : 'DYNAMIC_TOPIC_CONFIG',
+    synonyms: [
+      ...(e.isDefault ? [] : [{ name: e.name, value: e.value, source: 'DYNAMIC_TOPIC_CONFIG' }]),
+      { name: e.name, value: effectiveConfigs({}).find((d) => d.name === e.name)?.value, source: 'DEFAULT_CONFIG' },
+    ],
+  };
+}
+
+const partitionNotFound = (req: ApiRequest) => () =>
+  new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${req.params.partition_id} not found.`, { partition: req.params.partition_id });
+
+const createTopicBody = z.object({
+  topic_name: z.string(),
+  partitions_count: z.number().int().optional(),
+  replication_factor: z.number().int().optional(),
+  configs: z.array(z.object({ name: z.string(), value: z.union([z.string(), z.number(), z.boolean()]).nullable() })).optional(),
+  validate_only: z.boolean().optional(),
+});
+
+const configValueBody = z.object({ value: z.union([z.string(), z.number(), z.boolean()]).nullable() });
+const alterConfigsBody = z.object({
+  data: z.array(z.object({
+    name: z.string(),
+    value: z.union([z.string(), z.number(), z.boolean()]).nullable().optional(),
+    operation: z.enum(['SET', 'DELETE', 'set', 'delete']).optional(),
+  })),
+  validate_only: z.boolean().optional(),
+});
+
+const T = '/v3/clusters/{cluster_id}/topics/{topic_name}';
+
+export const adminRoutes: Record<string, RouteHandler> = {
+  'GET /v3/clusters': async (req) => {
+    const c = await cluster(req);
+    return ok(list('KafkaClusterList', `${req.baseUrl}/v3/clusters`, [clusterJson(req, c)]));
+  },
+  'GET /v3/clusters/{cluster_id}': async (req) => ok(clusterJson(req, await cluster(req))),
+  'GET /v3/clusters/{cluster_id}/brokers': async (req) => {
+    const c = await cluster(req);
+    const brokers = await listBrokers();
+    return ok(list('KafkaBrokerList', `${clusterUrl(req, c)}/brokers`, brokers.map((b) => brokerJson(req, c, b))));
+  },
+  'GET /v3/clusters/{cluster_id}/brokers/{broker_id}': async (req) => {
+    const c = await cluster(req);
+    const notFound = () => new HttpError(404, 404, `Broker ${req.params.broker_id} cannot be found.`);
+    const id = intPathParam(req, 'broker_id', notFound);
+    const b = (await listBrokers()).find((x) => x.brokerId === id);
+    if (!b) throw notFound();
+    return ok(brokerJson(req, c, b));
+  },
+  'GET /v3/clusters/{cluster_id}/topics': async (req) => {
+    const c = await cluster(req);
+    const topics = await listTopics();
+    return ok(list('KafkaTopicList', `${clusterUrl(req, c)}/topics`, topics.map((t) => topicJson(req, c, t.topic))));
+  },
+  'POST /v3/clusters/{cluster_id}/topics': async (req) => {
+    const c = await cluster(req);
+    const body = validate(createTopicBody, parseJson(req.body), 'topic');
+    const created = await createTopic({
+      name: body.topic_name,
+      partitions: body.partitions_count === undefined || body.partitions_count === -1 ? undefined : body.partitions_count,
+      replicationFactor: body.replication_factor === undefined || body.replication_factor === -1 ? undefined : body.replication_factor,
+      configs: (body.configs ?? []).filter((x) => x.value !== null),
+      validateOnly: body.validate_only ?? false,
+    });
+    return ok(topicJson(req, c, created.topic), 201);
+  },
+  [`GET ${T}`]: async (req) => {
+    const c = await cluster(req);
+    return ok(topicJson(req, c, (await describeTopic(req.params.topic_name ?? '')).topic));
+  },
+  [`DELETE ${T}`]: async (req) => {
+    await cluster(req);
+    await deleteTopic(req.params.topic_name ?? '');
+    return noContent;
+  },
+  [`GET ${T}/partitions`]: async (req) => {
+    const c = await cluster(req);
+    const d = await describeTopic(req.params.topic_name ?? '');
+    return ok(list('KafkaPartitionList', `${clusterUrl(req, c)}/topics/${d.topic.name}/partitions`, await partitionsJson(req, c, d)));
+  },
+  [`GET ${T}/partitions/{partition_id}`]: async (req) => {
+    const c = await cluster(req);
+    const d = await describeTopic(req.params.topic_name ?? '');
+    const id = intPathParam(req, 'partition_id', partitionNotFound(req));
+    const p = d.partitions[id];
+    if (!p) throw partitionNotFound(req)();
+    return ok((await partitionsJson(req, c, d, [p]))[0]);
+  },
+  [`GET ${T}/configs`]: async (req) => {
+    const c = await cluster(req);
+    const { topic } = await describeTopic(req.params.topic_name ?? '');
+    return ok(list('KafkaTopicConfigList', `${clusterUrl(req, c)}/topics/${topic.name}/configs`,
+      effectiveConfigs(topic.configs).map((e) => configJson(req, c, topic, e))));
+  },
+  [`GET ${T}/configs/{name}`]: async (req) => {
+    const c = await cluster(req);
+    const { topic } = await describeTopic(req.params.topic_name ?? '');
+    const e = effectiveConfigs(topic.configs).find((x) => x.name === req.params.name);
+    if (!e) throw new HttpError(404, 404, `Config ${req.params.name} cannot be found.`);
+    return ok(configJson(req, c, topic, e));
+  },
+  [`PUT ${T}/configs/{name}`]: async (req) => {
+    await cluster(req);
+    const body = validate(configValueBody, parseJson(req.body), 'config');
+    await alterTopicConfigs(req.params.topic_name ?? '', [{ name: req.params.name ?? '', value: body.value }]);
+    return noContent;
+  },
+  [`DELETE ${T}/configs/{name}`]: async (req) => {
+    await cluster(req);
+    const name = req.params.name ?? '';
+    if (!isTopicConfig(name)) throw new HttpError(404, 404, `Config ${name} cannot be found.`);
+    await alterTopicConfigs(req.params.topic_name ?? '', [{ name, value: null }]);
+    return noContent;
+  },
+  [`POST ${T}/configs:alter`]: async (req) => {
+    await cluster(req);
+    const body = validate(alterConfigsBody, parseJson(req.body), 'config alteration');
+    const changes = body.data.map((d) => ({ name: d.name, value: d.operation?.toUpperCase() === 'DELETE' ? null : d.value ?? null }));
+    if (body.validate_only) {
+      await describeTopic(req.params.topic_name ?? '');
+      const { checkTopicConfigs } = await import('../cluster/topic-configs.js');
+      checkTopicConfigs(changes.filter((x) => x.value !== null));
+    } else {
+      await alterTopicConfigs(req.params.topic_name ?? '', changes);
+    }
+    return noContent;
+  },
+  $default: async (req) => {
+    throw new HttpError(404, 404, `HTTP 404 Not Found: no route for ${req.method} ${req.path}`);
+  },
+};

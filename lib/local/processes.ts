@@ -1,0 +1,460 @@
+/**
+ * The local stack's child processes (DESIGN §9): DynamoDB Local JVMs and s3rver, spawned directly
+ * (no shell) so their pids are real and fault tests can SIGKILL/SIGSTOP them. The supervisor
+ * starts a store and waits until it answers HTTP, kills, pauses, resumes and restarts it on the same
+ * port, and stops everything. Children never outlive a normal exit of this process.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { checkJava, dynamoDbCommand, s3rverCommand, defaultJvmFlags, JAVA_MISSING_MESSAGE, type Command } from './java.js';
+import { LocalStackError, answersHttp, freePort, waitPortFree, sleep } from './ports.js';
+
+export { LocalStackError, freePort, assertPortFree } from './ports.js';
+export { checkJava, DYNAMODB_JVM_FLAGS } from './java.js';
+
+export type StoreKind = 'dynamodb' | 's3';
+
+export interface ProcessSpec {
+  /** e.g. 'coordination', 'broker-1', 'brokers', 's3' */
+  name: string;
+  /** human text, e.g. 'coordination store', 'broker 1 store', 'S3' */
+  role: string;
+  kind: StoreKind;
+  /** default: a free port chosen at start; restart keeps the same port */
+  port?: number;
+  /** dynamodb: -dbPath dir (created if missing); null = -inMemory. s3: required directory. */
+  dataDir: string | null;
+  /** s3 only: bucket to create at startup (--configure-bucket) */
+  bucket?: string;
+  /** child's stdout+stderr appended here (default: ignored, but the last few KB are kept for error messages) */
+  logFile?: string;
+  /** dynamodb only: JVM flags instead of the defaults (DYNAMODB_JVM_FLAGS or $TRIBUTARY_DYNAMODB_JVM_FLAGS) */
+  jvmFlags?: string[];
+}
+
+export type ProcessState = 'starting' | 'running' | 'paused' | 'killed' | 'exited' | 'stopped';
+
+export interface ProcessInfo {
+  name: string;
+  role: string;
+  kind: StoreKind;
+  /** the current child's pid, or the last one's after it ended; null before the first spawn */
+  pid: number | null;
+  port: number;
+  /** http://127.0.0.1:port */
+  endpoint: string;
+  state: ProcessState;
+  dataDir: string | null;
+  startedAt: string | null;
+}
+
+export interface SupervisorOptions {
+  onChange?: (list: ProcessInfo[]) => void;
+  /** how long start/restart wait for the first HTTP answer (default 60 s) */
+  readyTimeoutMs?: number;
+}
+
+const READY_TIMEOUT_MS = 60_000;
+const STOP_GRACE_MS = 3_000;
+const PORT_RELEASE_MS = 5_000;
+const LOG_TAIL_BYTES = 4096;
+
+interface Entry {
+  spec: ProcessSpec & { port: number };
+  state: ProcessState;
+  pid: number | null;
+  startedAt: string | null;
+  child: ChildProcess | null;
+  /** resolves when `child` has exited (and been reaped) */
+  exited: Promise<void> | null;
+  /** set before we signal the child ourselves, so its exit is not reported as unexpected */
+  expectedExit: boolean;
+  /** last output of the child when it has no log file */
+  tail: string;
+  /** serialises start/restart of one name */
+  busy: Promise<unknown>;
+}
+
+// ---- children of every supervisor, killed synchronously when this process exits ----
+const liveChildren = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const child of liveChildren) {
+      if (child.pid === undefined) continue;
+      try { process.kill(child.pid, 'SIGCONT'); } catch { /* already gone */ }
+      try { process.kill(child.pid, 'SIGKILL'); } catch { /* already gone */ }
+    }
+  });
+}
+
+const label = (e: Entry): string => `The ${e.spec.role} ("${e.spec.name}")`;
+
+export class ProcessSupervisor {
+  private readonly entries = new Map<string, Entry>();
+  private readonly onChange: ((list: ProcessInfo[]) => void) | undefined;
+  private readonly readyTimeoutMs: number;
+
+  constructor(opts: SupervisorOptions = {}) {
+    this.onChange = opts.onChange;
+    this.readyTimeoutMs = opts.readyTimeoutMs ?? READY_TIMEOUT_MS;
+    installExitHook();
+  }
+
+  /** Spawns the store and resolves once it answers HTTP (any response); LocalStackError on failure or after 60 s. */
+  async start(spec: ProcessSpec): Promise<ProcessInfo> {
+    if (!spec.name) throw new LocalStackError('A local process needs a name.');
+    const existing = this.entries.get(spec.name);
+    if (existing && isAlive(existing.state)) {
+      throw new LocalStackError(`${label(existing)} is already ${existing.state}; stop or restart it instead of starting it again.`);
+    }
+    if (spec.kind === 's3' && !spec.dataDir) throw new LocalStackError(`The ${spec.role} ("${spec.name}") needs a data directory for s3rver.`);
+    if (spec.kind === 'dynamodb') await checkJava();
+
+    let port = spec.port ?? existing?.spec.port;
+    if (port === undefined) {
+      port = await freePort();
+    } else if (!(await waitPortFree(port, spec.port !== undefined ? 2_000 : PORT_RELEASE_MS))) {
+      // a stale process just SIGKILLed by killStale may need a moment to release it
+      throw new LocalStackError(`Port ${port} is already in use; stop the program using it or choose another port for the ${spec.role}.`);
+    }
+    const entry: Entry = {
+      spec: { ...spec, port },
+      state: 'starting',
+      pid: existing?.pid ?? null,
+      startedAt: null,
+      child: null,
+      exited: null,
+      expectedExit: false,
+      tail: '',
+      busy: Promise.resolve(),
+    };
+    this.entries.set(spec.name, entry);
+    this.notify();
+    return this.serial(entry, () => this.launch(entry));
+  }
+
+  list(): ProcessInfo[] {
+    return [...this.entries.values()].map(toInfo);
+  }
+
+  get(name: string): ProcessInfo | undefined {
+    const e = this.entries.get(name);
+    return e ? toInfo(e) : undefined;
+  }
+
+  /** SIGKILL; the state is 'killed' once the signal has been sent. */
+  kill(name: string): ProcessInfo {
+    const e = this.entry(name);
+    const child = e.child;
+    if (!child || child.pid === undefined || !isAlive(e.state)) throw notRunning(e, 'killed');
+    e.expectedExit = true;
+    if (e.state === 'paused') signal(child.pid, 'SIGCONT');
+    signal(child.pid, 'SIGKILL');
+    // SIGKILL is delivered asynchronously: until the process is really dead its listening socket
+    // still accepts connections (then resets them). Wait, briefly and synchronously, so a request
+    // made right after kill() is refused — as fault tests expect.
+    waitDeadSync(child.pid, 1000);
+    return this.setState(e, 'killed');
+  }
+
+  /** SIGSTOP: the process keeps its port open but never answers. */
+  pause(name: string): ProcessInfo {
+    const e = this.entry(name);
+    if (e.state !== 'running' || !e.child?.pid) throw notRunning(e, 'paused');
+    signal(e.child.pid, 'SIGSTOP');
+    return this.setState(e, 'paused');
+  }
+
+  /** SIGCONT after pause. */
+  resume(name: string): ProcessInfo {
+    const e = this.entry(name);
+    if (e.state !== 'paused' || !e.child?.pid) {
+      throw new LocalStackError(`${label(e)} is not paused (it is ${e.state}), so it cannot be resumed.`);
+    }
+    signal(e.child.pid, 'SIGCONT');
+    return this.setState(e, 'running');
+  }
+
+  /**
+   * Stops the process if alive (SIGKILL, SIGCONT first if paused), waits until it is gone and its port
+   * is free, optionally wipes its data directory, then starts it again on the same port.
+   */
+  async restart(name: string, opts: { wipe?: boolean } = {}): Promise<ProcessInfo> {
+    const e = this.entry(name);
+    return this.serial(e, async () => {
+      await this.terminate(e, 'SIGKILL', 'killed');
+      if (!(await waitPortFree(e.spec.port, PORT_RELEASE_MS))) {
+        throw new LocalStackError(`Port ${e.spec.port} is still in use after stopping the ${e.spec.role} ("${e.spec.name}"), so it cannot be restarted on it.`);
+      }
+      if (opts.wipe && e.spec.dataDir !== null) wipeDir(e.spec.dataDir);
+      e.expectedExit = false;
+      e.tail = '';
+      this.setState(e, 'starting');
+      return this.launch(e);
+    });
+  }
+
+  /** SIGCONT paused children, SIGTERM all, SIGKILL whatever is left after 3 s; resolves when all have exited. */
+  async stopAll(): Promise<void> {
+    const alive = [...this.entries.values()].filter((e) => e.child !== null);
+    await Promise.all(alive.map((e) => this.terminate(e, 'SIGTERM', 'stopped')));
+  }
+
+  // ---- internals ----
+
+  private entry(name: string): Entry {
+    const e = this.entries.get(name);
+    if (!e) throw new LocalStackError(`No local process named "${name}"`);
+    return e;
+  }
+
+  private serial<T>(e: Entry, fn: () => Promise<T>): Promise<T> {
+    const run = e.busy.then(fn, fn);
+    e.busy = run.catch(() => undefined);
+    return run;
+  }
+
+  private setState(e: Entry, state: ProcessState): ProcessInfo {
+    if (e.state !== state) {
+      e.state = state;
+      this.notify();
+    }
+    return toInfo(e);
+  }
+
+  private notify(): void {
+    if (!this.onChange) return;
+    try { this.onChange(this.list()); } catch { /* a listener's failure must not break supervision */ }
+  }
+
+  /** Signals the child (if any) and waits for it to exit; SIGTERM escalates to SIGKILL after the grace period. */
+  private async terminate(e: Entry, sig: 'SIGTERM' | 'SIGKILL', state: ProcessState): Promise<void> {
+    const child = e.child;
+    const exited = e.exited;
+    if (!child || child.pid === undefined || !exited) return;
+    e.expectedExit = true;
+    if (e.state === 'paused') signal(child.pid, 'SIGCONT');
+    signal(child.pid, sig);
+    if (isAlive(e.state)) this.setState(e, state); // a process kill() already ended stays 'killed'
+    if (sig === 'SIGTERM' && !(await raceTimeout(exited, STOP_GRACE_MS))) signal(child.pid, 'SIGKILL');
+    if (!(await raceTimeout(exited, 10_000))) {
+      throw new LocalStackError(`${label(e)} (pid ${child.pid}) did not exit after SIGKILL.`);
+    }
+  }
+
+  private async launch(e: Entry): Promise<ProcessInfo> {
+    const { spec } = e;
+    let cmd: Command;
+    let logFd: number | null = null;
+    let child: ChildProcess;
+    try {
+      cmd = this.command(spec);
+      if (spec.dataDir !== null) ensureDir(spec.dataDir, `data directory of ${label(e).replace(/^The/, 'the')}`);
+      if (spec.logFile) {
+        ensureDir(path.dirname(spec.logFile), `log directory of ${label(e).replace(/^The/, 'the')}`);
+        logFd = fs.openSync(spec.logFile, 'a');
+        fs.writeSync(logFd, `\n--- ${new Date().toISOString()} starting ${spec.name}: ${cmd.file} ${cmd.args.join(' ')}\n`);
+      }
+      child = spawn(cmd.file, cmd.args, {
+        cwd: cmd.cwd,
+        stdio: ['ignore', logFd ?? 'pipe', logFd ?? 'pipe'],
+      });
+    } catch (err) {
+      this.setState(e, 'exited');
+      if (err instanceof LocalStackError) throw err;
+      throw new LocalStackError(`${label(e)} could not be started: ${(err as Error).message}.`);
+    } finally {
+      if (logFd !== null) fs.closeSync(logFd); // the child holds its own copy
+    }
+    const keepTail = (chunk: Buffer): void => {
+      e.tail = (e.tail + chunk.toString('utf8')).slice(-LOG_TAIL_BYTES);
+    };
+    child.stdout?.on('data', keepTail);
+    child.stderr?.on('data', keepTail);
+
+    let spawnError: NodeJS.ErrnoException | null = null;
+    let exitDesc = '';
+    e.child = child;
+    e.exited = new Promise<void>((resolve) => {
+      child.once('error', (err: NodeJS.ErrnoException) => {
+        spawnError = err;
+        if (child.pid === undefined) { // never started: no 'exit' will come
+          this.onExit(e, child);
+          resolve();
+        }
+      });
+      child.once('exit', (code, sig) => {
+        exitDesc = sig ? `was ended by ${sig}` : `exited with code ${code}`;
+        this.onExit(e, child);
+        resolve();
+      });
+    });
+    if (child.pid !== undefined) {
+      liveChildren.add(child);
+      e.pid = child.pid;
+      e.startedAt = new Date().toISOString();
+    }
+
+    // wait until it answers HTTP, it dies, or the timeout passes
+    const deadline = Date.now() + this.readyTimeoutMs;
+    for (;;) {
+      if (e.child !== child) {
+        if (e.expectedExit) throw new LocalStackError(`${label(e)} was stopped before it finished starting.`);
+        if (spawnError !== null && (spawnError as NodeJS.ErrnoException).code === 'ENOENT' && spec.kind === 'dynamodb') {
+          throw new LocalStackError(JAVA_MISSING_MESSAGE);
+        }
+        const why = spawnError !== null ? `could not be started (${(spawnError as Error).message})` : exitDesc;
+        throw new LocalStackError(`${label(e)} ${why} before answering on port ${spec.port}.${this.tailText(e)}`);
+      }
+      if (await answersHttp(spec.port, 1000)) break;
+      if (Date.now() >= deadline) {
+        e.expectedExit = true;
+        if (child.pid !== undefined) signal(child.pid, 'SIGKILL');
+        await raceTimeout(e.exited, 5_000);
+        this.setState(e, 'exited');
+        throw new LocalStackError(
+          `${label(e)} did not answer on port ${spec.port} within ${Math.round(this.readyTimeoutMs / 1000)} s.${this.tailText(e)}`,
+        );
+      }
+      await sleep(100);
+    }
+    if (e.child !== child) throw new LocalStackError(`${label(e)} exited right after it started answering on port ${spec.port}.${this.tailText(e)}`);
+    return this.setState(e, 'running');
+  }
+
+  private command(spec: ProcessSpec & { port: number }): Command {
+    if (spec.kind === 'dynamodb') return dynamoDbCommand(spec.port, spec.dataDir, spec.jvmFlags ?? defaultJvmFlags());
+    if (spec.dataDir === null) throw new LocalStackError(`The ${spec.role} ("${spec.name}") needs a data directory for s3rver.`);
+    return s3rverCommand(spec.port, spec.dataDir, spec.bucket);
+  }
+
+  private onExit(e: Entry, child: ChildProcess): void {
+    liveChildren.delete(child);
+    if (e.child !== child) return; // an older child of a restarted entry
+    e.child = null;
+    if (!e.expectedExit) this.setState(e, 'exited');
+  }
+
+  private tailText(e: Entry): string {
+    let tail = e.tail;
+    if (e.spec.logFile) {
+      try {
+        const buf = fs.readFileSync(e.spec.logFile);
+        tail = buf.subarray(Math.max(0, buf.length - LOG_TAIL_BYTES)).toString('utf8');
+      } catch { /* no log */ }
+    }
+    const lines = tail.trim().split('\n').slice(-15).join('\n');
+    const where = e.spec.logFile ? ` (log: ${e.spec.logFile})` : '';
+    return lines ? ` Last output${where}:\n${lines}` : e.spec.logFile ? ` Its log is ${e.spec.logFile}.` : '';
+  }
+}
+
+function toInfo(e: Entry): ProcessInfo {
+  return {
+    name: e.spec.name,
+    role: e.spec.role,
+    kind: e.spec.kind,
+    pid: e.pid,
+    port: e.spec.port,
+    endpoint: `http://127.0.0.1:${e.spec.port}`,
+    state: e.state,
+    dataDir: e.spec.dataDir,
+    startedAt: e.startedAt,
+  };
+}
+
+const isAlive = (s: ProcessState): boolean => s === 'starting' || s === 'running' || s === 'paused';
+
+function notRunning(e: Entry, verb: string): LocalStackError {
+  return new LocalStackError(`${label(e)} is not running (it is ${e.state}), so it cannot be ${verb}.`);
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
+}
+
+/**
+ * Blocks until `pid` is a zombie or gone (its sockets are closed then), at most `maxMs`. Linux only
+ * (reads /proc/<pid>/stat); elsewhere returns at once. Typically takes a few milliseconds.
+ */
+export function waitDeadSync(pid: number, maxMs: number): boolean {
+  const deadline = Date.now() + maxMs;
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      return true; // reaped (or no /proc)
+    }
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    if (state === 'Z' || state === 'X' || state === 'x') return true;
+    if (Date.now() >= deadline) return false;
+    Atomics.wait(nap, 0, 0, 1);
+  }
+}
+
+async function raceTimeout(p: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)));
+  try {
+    return await Promise.race([p.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function ensureDir(dir: string, what: string): void {
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+  } catch (err) {
+    throw new LocalStackError(`Cannot create the ${what} at ${dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
+  }
+}
+
+function wipeDir(dir: string): void {
+  if (!fs.existsSync(dir)) return;
+  for (const name of fs.readdirSync(dir)) fs.rmSync(path.join(dir, name), { recursive: true, force: true });
+}
+
+/**
+ * SIGKILLs each pid that is alive and whose command line names DynamoDBLocal.jar or s3rver — a store
+ * left behind by a crashed earlier run. Any other process is left alone. Returns the pids killed.
+ */
+export function killStale(pids: number[]): number[] {
+  const killed: number[] = [];
+  for (const pid of pids) {
+    if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) continue;
+    const cmdline = commandLine(pid);
+    if (cmdline === null || !/DynamoDBLocal\.jar|s3rver/.test(cmdline)) continue;
+    try {
+      process.kill(pid, 'SIGKILL');
+      killed.push(pid);
+    } catch { /* gone, or not ours to signal */ }
+  }
+  return killed;
+}
+
+/** The process's command line, or null if it does not exist (or is a zombie). */
+function commandLine(pid: number): string | null {
+  try {
+    const raw = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return raw === '' ? null : raw.split('\0').join(' ');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && fs.existsSync('/proc/self')) return null;
+  }
+  try { // no /proc (macOS)
+    const out = execFileSync('ps', ['-o', 'command=', '-p', String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    return out.trim() === '' ? null : out.trim();
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * Turning a partition's records into RecordBatch v2 bytes before anything is written: timestamps
+ * checked against the topic's bounds, records split into batches no larger than
+ * `max.message.bytes`, a record that cannot fit alone rejected with MESSAGE_TOO_LARGE.
+ */
+import { KafkaError } from '../errors.js';
+import { encodeBatch, type Compression, type RecordHeader } from '../protocol/record-batch.js';
+
+export interface LogRecord {
+  /** Producer timestamp (ms); the append time when absent. */
+  readonly timestamp?: number;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers: readonly RecordHeader[];
+}
+
+export interface BatchOptions {
+  readonly compression: Compression;
+  readonly timestampType: 'CreateTime' | 'LogAppendTime';
+  readonly maxMessageBytes: number;
+  /** `message.timestamp.before.max.ms` / `after.max.ms`. */
+  readonly timestampBeforeMaxMs: number;
+  readonly timestampAfterMaxMs: number;
+}
+
+export interface PreparedBatch {
+  /** Encoded with base offset 0; the append sets the real base offset and leader epoch. */
+  readonly bytes: Buffer;
+  readonly recordCount: number;
+  readonly maxTimestamp: number;
+  /** Timestamps as stored, record by record (the append time under LogAppendTime). */
+  readonly timestamps: readonly number[];
+}
+
+/** Kafka's per-record overhead estimate, to split without encoding twice in the common case. */
+const RECORD_OVERHEAD = 24;
+const BATCH_OVERHEAD = 61;
+
+function estimate(r: LogRecord): number {
+  let n = RECORD_OVERHEAD + (r.key?.length ?? 0) + (r.value?.length ?? 0);
+  for (const h of r.headers) n += 10 + Buffer.byteLength(h.key) + (h.value?.length ?? 0);
+  return n;
+}
+
+function checkTimestamp(ts: number, now: number, o: BatchOptions): void {
+  if (!Number.isSafeInteger(ts) || ts < 0) throw new KafkaError('INVALID_TIMESTAMP', `Timestamp ${ts} is not a valid epoch-millisecond value.`);
+  if (now - ts > o.timestampBeforeMaxMs) {
+    throw new KafkaError('INVALID_TIMESTAMP', `Timestamp ${ts} is more than message.timestamp.before.max.ms (${o.timestampBeforeMaxMs}) before the append time ${now}.`);
+  }
+  if (ts - now > o.timestampAfterMaxMs) {
+    throw new KafkaError('INVALID_TIMESTAMP', `Timestamp ${ts} is more than message.timestamp.after.max.ms (${o.timestampAfterMaxMs}) after the append time ${now}.`);
+  }
+}
+
+function encode(records: readonly LogRecord[], timestamps: readonly number[], o: BatchOptions): PreparedBatch {
+  const bytes = encodeBatch({
+    baseOffset: 0,
+    compression: o.compression,
+    timestampType: o.timestampType === 'LogAppendTime' ? 'log-append' : 'create',
+    records: records.map((r, i) => ({ timestamp: timestamps[i] as number, key: r.key, value: r.value, headers: [...r.headers] })),
+  });
+  return { bytes, recordCount: records.length, maxTimestamp: timestamps.reduce((a, b) => Math.max(a, b), -1), timestamps };
+}
+
+/**
+ * Encodes a partition's records as batches of at most `maxMessageBytes` each, in order.
+ * Errors: MESSAGE_TOO_LARGE for a record that does not fit in a batch alone; INVALID_TIMESTAMP.
+ */
+export function prepareBatches(records: readonly LogRecord[], o: BatchOptions, now = Date.now()): PreparedBatch[] {
+  const timestamps = records.map((r) => {
+    if (o.timestampType === 'LogAppendTime') return now;
+    const ts = r.timestamp ?? now;
+    checkTimestamp(ts, now, o);
+    return ts;
+  });
+  const out: PreparedBatch[] = [];
+  const emit = (from: number, to: number): void => {
+    const batch = encode(records.slice(from, to), timestamps.slice(from, to), o);
+    if (batch.bytes.length <= o.maxMessageBytes) {
+      out.push(batch);
+    } else if (to - from === 1) {
+      throw new KafkaError('MESSAGE_TOO_LARGE', `The record batch of ${batch.bytes.length} bytes is larger than max.message.bytes (${o.maxMessageBytes}).`);
+    } else {
+      const mid = from + Math.floor((to - from) / 2);
+      emit(from, mid);
+      emit(mid, to);
+    }
+  };
+  let start = 0;
+  let size = BATCH_OVERHEAD;
+  records.forEach((r, i) => {
+    const n = estimate(r);
+    if (i > start && size + n > o.maxMessageBytes) {
+      emit(start, i);
+      start = i;
+      size = BATCH_OVERHEAD;
+    }
+    size += n;
+  });
+  if (records.length > start) emit(start, records.length);
+  return out;
+}

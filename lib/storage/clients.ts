@@ -1,0 +1,64 @@
+/**
+ * AWS SDK clients, built once per process and endpoint. Every client has explicit connect and
+ * request timeouts and bounded attempts: a paused store must fail a request, not hang it
+ * (TOOLCHAIN: "a paused one (SIGSTOP) accepts and never answers").
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { Agent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { config } from '../config.js';
+
+const documentClients = new Map<string, DynamoDBDocumentClient>();
+let s3: S3Client | undefined;
+
+function handler(): NodeHttpHandler {
+  const c = config();
+  return new NodeHttpHandler({
+    connectionTimeout: c.storeConnectTimeoutMs,
+    requestTimeout: c.storeTimeoutMs,
+    httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }),
+    httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 64 }),
+  });
+}
+
+/**
+ * The document client for a DynamoDB endpoint; `undefined` means the SDK's default resolution
+ * (`AWS_ENDPOINT_URL_DYNAMODB`, `AWS_ENDPOINT_URL`, or the regional endpoint).
+ */
+export function dynamo(endpoint?: string): DynamoDBDocumentClient {
+  const key = endpoint ?? '';
+  let client = documentClients.get(key);
+  if (!client) {
+    const base = new DynamoDBClient({
+      ...(endpoint ? { endpoint } : {}),
+      maxAttempts: config().storeMaxAttempts,
+      requestHandler: handler(),
+    });
+    client = DynamoDBDocumentClient.from(base, {
+      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+      unmarshallOptions: { wrapNumbers: false },
+    });
+    documentClients.set(key, client);
+  }
+  return client;
+}
+
+export function s3Client(): S3Client {
+  s3 ??= new S3Client({
+    forcePathStyle: config().s3ForcePathStyle,
+    maxAttempts: config().storeMaxAttempts,
+    requestHandler: handler(),
+  });
+  return s3;
+}
+
+/** Drop every cached client (tests and the local stack, after endpoints change). */
+export function resetClients(): void {
+  for (const c of documentClients.values()) c.destroy();
+  documentClients.clear();
+  s3?.destroy();
+  s3 = undefined;
+}

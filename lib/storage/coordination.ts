@@ -1,0 +1,251 @@
+/**
+ * The coordination table: cluster, brokers, topics and partition state (DESIGN §3). The only
+ * module that reads or writes it. Every metadata change bumps `cluster/meta.metadataVersion` in
+ * the same transaction, so caches can tell they are stale with one small read.
+ *
+ * Keys: `cluster`/`meta`; `brokers`/`<id>`; `topics`/`<name>` (the topic list);
+ * `topic#<name>`/`meta` and `topic#<name>`/`p#<00000n>` (one Query returns a topic whole).
+ */
+import { GetCommand, PutCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { config } from '../config.js';
+import { dynamo } from './clients.js';
+import type { BrokerRecord, ClusterRecord, PartitionRecord, TopicRecord } from './model.js';
+import { ConditionFailed, MAX_TRANSACTION_ITEMS, transactWrite } from './transact.js';
+
+const table = (): string => config().coordinationTable;
+const db = () => dynamo();
+
+const CLUSTER_KEY = { pk: 'cluster', sk: 'meta' } as const;
+const topicPk = (name: string): string => `topic#${name}`;
+const partitionSk = (p: number): string => `p#${String(p).padStart(6, '0')}`;
+
+/** The transaction item that bumps the metadata version (and requires the cluster to exist). */
+const bumpVersion = () => ({
+  Update: {
+    TableName: table(),
+    Key: CLUSTER_KEY,
+    UpdateExpression: 'ADD metadataVersion :one',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeValues: { ':one': 1 },
+  },
+});
+
+async function queryAll(input: Omit<QueryCommandInput, 'TableName'>): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(new QueryCommand({ TableName: table(), ConsistentRead: true, ...input, ExclusiveStartKey: start }));
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+function strip<T>(item: Record<string, unknown>): T {
+  const { pk: _pk, sk: _sk, ...rest } = item;
+  return rest as T;
+}
+
+/** Reads the cluster item. Strongly consistent. */
+export async function readCluster(): Promise<ClusterRecord | undefined> {
+  const out = await db().send(new GetCommand({ TableName: table(), Key: CLUSTER_KEY, ConsistentRead: true }));
+  return out.Item ? strip<ClusterRecord>(out.Item) : undefined;
+}
+
+/**
+ * Creates the cluster item once.
+ * Condition: no cluster item exists. Effect: the cluster exists with `clusterId`, version 1.
+ * Lost race: returns the cluster the winner created.
+ */
+export async function createCluster(clusterId: string): Promise<ClusterRecord> {
+  const record: ClusterRecord = { clusterId, metadataVersion: 1, createdAt: new Date().toISOString() };
+  try {
+    await db().send(new PutCommand({
+      TableName: table(), Item: { ...CLUSTER_KEY, ...record }, ConditionExpression: 'attribute_not_exists(pk)',
+    }));
+    return record;
+  } catch (err) {
+    if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+    const existing = await readCluster();
+    if (!existing) throw err;
+    return existing;
+  }
+}
+
+/**
+ * Registers a broker or updates where its replica table lives; keeps its state if it has one.
+ * Effect: `brokers`/`<id>` holds the table, endpoint and rack; the metadata version is bumped.
+ */
+export async function registerBroker(b: Pick<BrokerRecord, 'brokerId' | 'replicaTable' | 'endpoint' | 'rack'>): Promise<void> {
+  await transactWrite(db(), [
+    bumpVersion(),
+    {
+      Update: {
+        TableName: table(),
+        Key: { pk: 'brokers', sk: String(b.brokerId) },
+        UpdateExpression: b.endpoint
+          ? 'SET brokerId = :id, replicaTable = :t, rack = :r, endpoint = :e, #s = if_not_exists(#s, :alive)'
+          : 'SET brokerId = :id, replicaTable = :t, rack = :r, #s = if_not_exists(#s, :alive) REMOVE endpoint',
+        ExpressionAttributeNames: { '#s': 'state' },
+        ExpressionAttributeValues: {
+          ':id': b.brokerId, ':t': b.replicaTable, ':r': b.rack, ':alive': 'alive', ...(b.endpoint ? { ':e': b.endpoint } : {}),
+        },
+      },
+    },
+  ]);
+}
+
+export async function listBrokers(): Promise<BrokerRecord[]> {
+  const items = await queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'brokers' } });
+  return items.map((i) => strip<BrokerRecord>(i)).sort((a, b) => a.brokerId - b.brokerId);
+}
+
+export async function listTopicNames(): Promise<string[]> {
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'topics' }, ProjectionExpression: 'sk',
+  });
+  return items.map((i) => i.sk as string);
+}
+
+export interface TopicWithPartitions {
+  readonly topic: TopicRecord;
+  readonly partitions: readonly PartitionRecord[];
+}
+
+/** Reads a topic and all its partition states in one strongly consistent Query. */
+export async function readTopic(name: string): Promise<TopicWithPartitions | undefined> {
+  const items = await queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': topicPk(name) } });
+  const meta = items.find((i) => i.sk === 'meta');
+  if (!meta) return undefined;
+  const topic = strip<TopicRecord>(meta);
+  const partitions = items
+    .filter((i) => (i.sk as string).startsWith('p#') && i.topicId === topic.topicId)
+    .map((i) => strip<PartitionRecord>(i))
+    .sort((a, b) => a.partition - b.partition);
+  return { topic, partitions };
+}
+
+export class TopicExists extends Error {
+  override readonly name = 'TopicExists';
+}
+
+/**
+ * Creates a topic with its partition states.
+ * Condition: no topic of that name exists (`topics`/`<name>` absent).
+ * Effects: the list entry, the meta item and one item per partition; the metadata version bumped.
+ * Up to 97 partitions this is one transaction. Beyond, the meta item is written first with
+ * state `creating` (readers treat such a topic as absent), then the partitions in chunks,
+ * then the state flips to `active`; a creator that dies midway leaves a `creating` topic.
+ * Errors: `TopicExists` when the name is taken (a lost race included).
+ */
+export async function createTopic(topic: TopicRecord, partitions: readonly PartitionRecord[]): Promise<void> {
+  const partitionPut = (p: PartitionRecord) => ({
+    Put: { TableName: table(), Item: { pk: topicPk(topic.name), sk: partitionSk(p.partition), ...p } },
+  });
+  const firstChunk = MAX_TRANSACTION_ITEMS - 3;
+  const single = partitions.length <= firstChunk;
+  const meta: TopicRecord = { ...topic, state: single ? 'active' : 'creating' };
+  try {
+    await transactWrite(db(), [
+      bumpVersion(),
+      {
+        Put: {
+          TableName: table(), Item: { pk: 'topics', sk: topic.name, topicId: topic.topicId },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      { Put: { TableName: table(), Item: { pk: topicPk(topic.name), sk: 'meta', ...meta } } },
+      ...partitions.slice(0, firstChunk).map(partitionPut),
+    ]);
+  } catch (err) {
+    if (err instanceof ConditionFailed && err.at(1)?.code === 'ConditionalCheckFailed') {
+      throw new TopicExists(`topic "${topic.name}" already exists`);
+    }
+    throw err;
+  }
+  if (single) return;
+  for (let i = firstChunk; i < partitions.length; i += MAX_TRANSACTION_ITEMS) {
+    await transactWrite(db(), partitions.slice(i, i + MAX_TRANSACTION_ITEMS).map(partitionPut));
+  }
+  await transactWrite(db(), [
+    bumpVersion(),
+    {
+      Update: {
+        TableName: table(), Key: { pk: topicPk(topic.name), sk: 'meta' },
+        UpdateExpression: 'SET #s = :active', ConditionExpression: 'topicId = :id',
+        ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':active': 'active', ':id': topic.topicId },
+      },
+    },
+  ]);
+}
+
+export class TopicChanged extends Error {
+  override readonly name = 'TopicChanged';
+}
+
+/**
+ * Deletes a topic's metadata: the list entry, the meta item and the partition states.
+ * Condition: the topic still has `topicId` (it was not deleted and recreated meanwhile).
+ * Effects: the topic is gone from metadata at once (one transaction with the list entry and meta);
+ * partition items beyond the first transaction follow in chunks. The metadata version is bumped.
+ * Errors: `TopicChanged` when the topic is gone or has another id.
+ */
+export async function deleteTopic(name: string, topicId: string, partitions: number): Promise<void> {
+  const sks = Array.from({ length: partitions }, (_, p) => partitionSk(p));
+  const del = (sk: string) => ({ Delete: { TableName: table(), Key: { pk: topicPk(name), sk } } });
+  const firstChunk = MAX_TRANSACTION_ITEMS - 3;
+  try {
+    await transactWrite(db(), [
+      bumpVersion(),
+      {
+        Delete: {
+          TableName: table(), Key: { pk: 'topics', sk: name },
+          ConditionExpression: 'topicId = :id', ExpressionAttributeValues: { ':id': topicId },
+        },
+      },
+      del('meta'),
+      ...sks.slice(0, firstChunk).map(del),
+    ]);
+  } catch (err) {
+    if (err instanceof ConditionFailed && err.at(1)?.code === 'ConditionalCheckFailed') {
+      throw new TopicChanged(`topic "${name}" no longer has id ${topicId}`);
+    }
+    throw err;
+  }
+  for (let i = firstChunk; i < sks.length; i += MAX_TRANSACTION_ITEMS) {
+    await transactWrite(db(), sks.slice(i, i + MAX_TRANSACTION_ITEMS).map(del));
+  }
+}
+
+/**
+ * Replaces a topic's explicitly set configs.
+ * Condition: the topic still has `topicId`. Effect: `configs` replaced; metadata version bumped.
+ * Errors: `TopicChanged`.
+ */
+export async function writeTopicConfigs(name: string, topicId: string, configs: Record<string, string>): Promise<void> {
+  try {
+    await transactWrite(db(), [
+      bumpVersion(),
+      {
+        Update: {
+          TableName: table(), Key: { pk: topicPk(name), sk: 'meta' },
+          UpdateExpression: 'SET configs = :c', ConditionExpression: 'topicId = :id',
+          ExpressionAttributeValues: { ':c': configs, ':id': topicId },
+        },
+      },
+    ]);
+  } catch (err) {
+    if (err instanceof ConditionFailed && err.at(1)?.code === 'ConditionalCheckFailed') {
+      throw new TopicChanged(`topic "${name}" no longer has id ${topicId}`);
+    }
+    throw err;
+  }
+}
+
+/** The current metadata version (one small strongly consistent read). */
+export async function readMetadataVersion(): Promise<number | undefined> {
+  const out = await db().send(new GetCommand({
+    TableName: table(), Key: CLUSTER_KEY, ConsistentRead: true, ProjectionExpression: 'metadataVersion',
+  }));
+  return out.Item?.metadataVersion as number | undefined;
+}

@@ -1,0 +1,86 @@
+/** The shapes of what the stores hold (DESIGN §3). Plain data: no behaviour, no SDK types. */
+
+export interface ClusterRecord {
+  readonly clusterId: string;
+  /** Bumped by every metadata change; a cache whose version differs is stale. */
+  readonly metadataVersion: number;
+  readonly createdAt: string;
+}
+
+export type BrokerState = 'alive' | 'fenced' | 'decommissioning';
+
+export interface BrokerRecord {
+  readonly brokerId: number;
+  /** The broker's replica table. */
+  readonly replicaTable: string;
+  /** DynamoDB endpoint of the replica table when it is not the default one (the local stack). */
+  readonly endpoint?: string;
+  readonly rack: string | null;
+  readonly state: BrokerState;
+  readonly lastSeenAt?: number;
+}
+
+export type TopicState = 'creating' | 'active';
+
+export interface TopicRecord {
+  readonly name: string;
+  readonly topicId: string;
+  readonly partitions: number;
+  readonly replicationFactor: number;
+  /** Only the configs set on the topic; defaults live in lib/cluster/topic-configs.ts. */
+  readonly configs: Readonly<Record<string, string>>;
+  readonly createdAt: string;
+  readonly state: TopicState;
+}
+
+export interface PartitionRecord {
+  readonly topicId: string;
+  readonly partition: number;
+  /** Broker id of the leader, or -1 while the partition is offline. */
+  readonly leader: number;
+  readonly leaderEpoch: number;
+  /** Ordered; the first is the preferred leader. */
+  readonly replicas: readonly number[];
+  readonly isr: readonly number[];
+  /** Bumped on every change; every change is a compare-and-set on it. */
+  readonly partitionEpoch: number;
+}
+
+export type ReplicaRole = 'leader' | 'follower';
+
+/** The head item (`off = -1`) of one partition in one replica table. */
+export interface ReplicaHead {
+  readonly tp: string;
+  /** Log end offset: the offset the next record gets. */
+  readonly leo: number;
+  /** High watermark: records below it are committed and visible to consumers. */
+  readonly hw: number;
+  readonly logStartOffset: number;
+  readonly leaderEpoch: number;
+  readonly role: ReplicaRole;
+  /** Leader-epoch cache: `[epoch, startOffset]` pairs in increasing order (KIP-101). */
+  readonly epochs: readonly (readonly [number, number])[];
+}
+
+/** Where a batch's bytes live when they are too large to keep inline. */
+export interface S3Pointer {
+  readonly key: string;
+  readonly position: number;
+  readonly length: number;
+}
+
+/** One record batch in a replica table, keyed by its last offset. */
+export interface BatchRecord {
+  readonly baseOffset: number;
+  readonly lastOffset: number;
+  readonly leaderEpoch: number;
+  readonly maxTimestamp: number;
+  readonly recordCount: number;
+  readonly sizeBytes: number;
+  /** The RecordBatch v2 bytes, when inline. */
+  readonly data?: Uint8Array;
+  /** The RecordBatch v2 bytes' location in S3, when not inline. */
+  readonly s3?: S3Pointer;
+}
+
+export const topicPartitionKey = (topicId: string, partition: number): string => `${topicId}#${partition}`;

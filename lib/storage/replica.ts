@@ -1,0 +1,224 @@
+/**
+ * Replica tables: one per broker, one partition per `tp`, the head at `off = -1` and one item per
+ * record batch at `off = lastOffset` (keying by the last offset lets one Query starting at any
+ * offset return the batch that holds it first). The only module that reads or writes them.
+ */
+import { BatchGetCommand, BatchWriteCommand, GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from './clients.js';
+import type { BatchRecord, ReplicaHead, ReplicaRole } from './model.js';
+import { transactWrite } from './transact.js';
+
+/** Where a broker's replica table lives. */
+export interface ReplicaStoreRef {
+  readonly brokerId: number;
+  readonly replicaTable: string;
+  readonly endpoint?: string;
+}
+
+const HEAD_OFFSET = -1;
+const client = (s: ReplicaStoreRef): DynamoDBDocumentClient => dynamo(s.endpoint);
+
+function toHead(item: Record<string, unknown>): ReplicaHead {
+  return {
+    tp: item.tp as string,
+    leo: item.leo as number,
+    hw: item.hw as number,
+    logStartOffset: item.logStartOffset as number,
+    leaderEpoch: item.leaderEpoch as number,
+    role: item.role as ReplicaRole,
+    epochs: (item.epochs as [number, number][] | undefined) ?? [],
+  };
+}
+
+function toBatch(item: Record<string, unknown>): BatchRecord {
+  const { tp: _tp, off: _off, ...rest } = item;
+  return rest as unknown as BatchRecord;
+}
+
+/** Reads a partition's head; strongly consistent unless asked otherwise. */
+export async function readHead(store: ReplicaStoreRef, tp: string, consistent = true): Promise<ReplicaHead | undefined> {
+  const out = await client(store).send(new GetCommand({
+    TableName: store.replicaTable, Key: { tp, off: HEAD_OFFSET }, ConsistentRead: consistent,
+  }));
+  return out.Item ? toHead(out.Item) : undefined;
+}
+
+/** Reads many heads from one replica table (BatchGetItem, strongly consistent); missing ones are absent from the map. */
+export async function readHeads(store: ReplicaStoreRef, tps: readonly string[]): Promise<Map<string, ReplicaHead>> {
+  const heads = new Map<string, ReplicaHead>();
+  for (let i = 0; i < tps.length; i += 100) {
+    let keys: Record<string, unknown>[] | undefined = tps.slice(i, i + 100).map((tp) => ({ tp, off: HEAD_OFFSET }));
+    for (let attempt = 0; keys && keys.length > 0; attempt++) {
+      if (attempt > 8) throw new Error(`BatchGetItem on ${store.replicaTable} left ${keys.length} keys unprocessed`);
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+      const out = await client(store).send(new BatchGetCommand({
+        RequestItems: { [store.replicaTable]: { Keys: keys, ConsistentRead: true } },
+      }));
+      for (const item of out.Responses?.[store.replicaTable] ?? []) heads.set(item.tp as string, toHead(item));
+      keys = out.UnprocessedKeys?.[store.replicaTable]?.Keys as Record<string, unknown>[] | undefined;
+    }
+  }
+  return heads;
+}
+
+/** Parses the head a failed condition returned (ALL_OLD), if there was one. */
+export function headFromItem(item: Record<string, unknown> | undefined): ReplicaHead | undefined {
+  return item && item.off === HEAD_OFFSET ? toHead(item) : undefined;
+}
+
+async function batchWriteAll(store: ReplicaStoreRef, requests: Record<string, unknown>[]): Promise<void> {
+  for (let i = 0; i < requests.length; i += 25) {
+    let pending: Record<string, unknown>[] | undefined = requests.slice(i, i + 25);
+    for (let attempt = 0; pending && pending.length > 0; attempt++) {
+      if (attempt > 8) throw new Error(`BatchWriteItem on ${store.replicaTable} left ${pending.length} items unprocessed`);
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+      const out = await client(store).send(new BatchWriteCommand({ RequestItems: { [store.replicaTable]: pending } }));
+      pending = out.UnprocessedItems?.[store.replicaTable] as Record<string, unknown>[] | undefined;
+    }
+  }
+}
+
+/**
+ * Creates the heads of new partitions (new topic ids cannot collide, so no condition).
+ * Effect: one head per `tp`, empty log (leo = hw = logStartOffset = 0).
+ */
+export async function createHeads(
+  store: ReplicaStoreRef,
+  heads: readonly { tp: string; role: ReplicaRole; leaderEpoch: number }[],
+): Promise<void> {
+  await batchWriteAll(store, heads.map((h) => ({
+    PutRequest: {
+      Item: { tp: h.tp, off: HEAD_OFFSET, leo: 0, hw: 0, logStartOffset: 0, leaderEpoch: h.leaderEpoch, role: h.role, epochs: [] },
+    },
+  })));
+}
+
+export interface AppendWrite {
+  /** The head must still say this log end offset... */
+  readonly expectLeo: number;
+  /** ...and this leader epoch, with role `leader`. */
+  readonly leaderEpoch: number;
+  /** Batches with offsets assigned, contiguous from `expectLeo`. */
+  readonly batches: readonly BatchRecord[];
+  /** High watermark to set with the append, if it moves. */
+  readonly hw?: number;
+  /** Leader-epoch cache entry to add, when this is the epoch's first append. */
+  readonly epochEntry?: readonly [number, number];
+}
+
+/**
+ * Appends batches to a leader replica in one transaction.
+ *
+ *   appender A: read head (leo=L) ── encode ── transact(leo: L → L+n) ✓
+ *   appender B: read head (leo=L) ── encode ─────── transact(leo: L → L+m) ✗ condition: leo = L
+ *                                                  └─ ALL_OLD returns leo=L+n; B retries at L+n
+ *
+ * Condition: head `leo = expectLeo AND leaderEpoch = leaderEpoch AND role = leader`, and no item
+ * at each batch's key. Effects: head `leo` = last batch's lastOffset + 1 (and `hw`, epoch cache
+ * entry when given); one item per batch.
+ * Errors: `ConditionFailed` (index 0 carries the current head when it exists).
+ */
+export async function appendBatches(store: ReplicaStoreRef, tp: string, write: AppendWrite): Promise<void> {
+  const last = write.batches[write.batches.length - 1];
+  if (!last) throw new Error('appendBatches needs at least one batch');
+  const sets = ['leo = :newLeo'];
+  const values: Record<string, unknown> = {
+    ':leo': write.expectLeo, ':epoch': write.leaderEpoch, ':leader': 'leader', ':newLeo': last.lastOffset + 1,
+  };
+  if (write.hw !== undefined) {
+    sets.push('hw = :hw');
+    values[':hw'] = write.hw;
+  }
+  if (write.epochEntry) {
+    sets.push('epochs = list_append(epochs, :entry)');
+    values[':entry'] = [[...write.epochEntry]];
+  }
+  await transactWrite(client(store), [
+    {
+      Update: {
+        TableName: store.replicaTable,
+        Key: { tp, off: HEAD_OFFSET },
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: 'leo = :leo AND leaderEpoch = :epoch AND #role = :leader',
+        ExpressionAttributeNames: { '#role': 'role' },
+        ExpressionAttributeValues: values,
+      },
+    },
+    ...write.batches.map((b) => ({
+      Put: {
+        TableName: store.replicaTable,
+        Item: { tp, off: b.lastOffset, ...b },
+        ConditionExpression: 'attribute_not_exists(off)',
+      },
+    })),
+  ]);
+}
+
+export interface BatchQuery {
+  /** First offset wanted: the batch holding it comes first. */
+  readonly fromOffset: number;
+  /** Last offset wanted (inclusive), e.g. the high watermark minus one. */
+  readonly toOffset: number;
+  /** Stop once this many bytes of batches were read (at least one batch is always returned). */
+  readonly maxBytes: number;
+}
+
+/** Reads batches in offset order, strongly consistent, paging until `maxBytes` or `toOffset`. */
+export async function queryBatches(store: ReplicaStoreRef, tp: string, q: BatchQuery): Promise<BatchRecord[]> {
+  const batches: BatchRecord[] = [];
+  let bytes = 0;
+  let start: Record<string, unknown> | undefined;
+  if (q.toOffset < q.fromOffset) return batches;
+  do {
+    const out = await client(store).send(new QueryCommand({
+      TableName: store.replicaTable,
+      KeyConditionExpression: 'tp = :tp AND off BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':tp': tp, ':from': q.fromOffset, ':to': q.toOffset },
+      ConsistentRead: true,
+      ExclusiveStartKey: start,
+    }));
+    for (const item of out.Items ?? []) {
+      if (batches.length > 0 && bytes + (item.sizeBytes as number) > q.maxBytes) return batches;
+      batches.push(toBatch(item));
+      bytes += item.sizeBytes as number;
+    }
+    start = out.LastEvaluatedKey;
+  } while (start && bytes < q.maxBytes);
+  return batches;
+}
+
+/** The first batch in `[fromOffset, toOffset]` holding a record with timestamp ≥ `timestamp` (ListOffsets by time). */
+export async function firstBatchAtOrAfter(store: ReplicaStoreRef, tp: string, fromOffset: number, toOffset: number, timestamp: number): Promise<BatchRecord | undefined> {
+  let start: Record<string, unknown> | undefined;
+  if (toOffset < fromOffset) return undefined;
+  do {
+    const out = await client(store).send(new QueryCommand({
+      TableName: store.replicaTable,
+      KeyConditionExpression: 'tp = :tp AND off BETWEEN :from AND :to',
+      FilterExpression: 'maxTimestamp >= :ts',
+      ExpressionAttributeValues: { ':tp': tp, ':from': fromOffset, ':to': toOffset, ':ts': timestamp },
+      ConsistentRead: true,
+      ExclusiveStartKey: start,
+    }));
+    const first = out.Items?.[0];
+    if (first) return toBatch(first);
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return undefined;
+}
+
+/** Deletes a partition from a replica table: its head and every batch. */
+export async function deletePartition(store: ReplicaStoreRef, tp: string): Promise<void> {
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await client(store).send(new QueryCommand({
+      TableName: store.replicaTable,
+      KeyConditionExpression: 'tp = :tp',
+      ExpressionAttributeValues: { ':tp': tp },
+      ProjectionExpression: 'tp, off',
+      ExclusiveStartKey: start,
+    }));
+    await batchWriteAll(store, (out.Items ?? []).map((k) => ({ DeleteRequest: { Key: { tp: k.tp, off: k.off } } })));
+    start = out.LastEvaluatedKey;
+  } while (start);
+}

@@ -1,0 +1,35 @@
+/**
+ * Table definitions — the one source for the local stack (which creates them) and the CDK
+ * construct (which deploys them). DESIGN §3 describes what the items hold.
+ */
+
+export type KeyType = 'S' | 'N' | 'B';
+
+export interface TableSpec {
+  readonly name: string;
+  readonly partitionKey: { readonly name: string; readonly type: KeyType };
+  readonly sortKey: { readonly name: string; readonly type: KeyType };
+  /** DynamoDB Streams view, when the table feeds the replicator. */
+  readonly stream?: 'NEW_IMAGE';
+}
+
+/** Default prefix of every table name (`TRIBUTARY_TABLE_PREFIX` in the local stack, a prop in the CDK). */
+export const DEFAULT_TABLE_PREFIX = 'tributary';
+
+export function coordinationTableSpec(prefix = DEFAULT_TABLE_PREFIX): TableSpec {
+  return {
+    name: `${prefix}-coordination`,
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
+  };
+}
+
+/** One replica table per broker: `tp` = `<topicId>#<partition>`, `off` = -1 for the head, else a batch's last offset. */
+export function replicaTableSpec(brokerId: number, prefix = DEFAULT_TABLE_PREFIX): TableSpec {
+  return {
+    name: `${prefix}-broker-${brokerId}`,
+    partitionKey: { name: 'tp', type: 'S' },
+    sortKey: { name: 'off', type: 'N' },
+    stream: 'NEW_IMAGE',
+  };
+}

@@ -1,0 +1,248 @@
+// A real run of the local stack's process supervisor: DynamoDB Local JVMs and s3rver as child processes.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CreateTableCommand, DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { ListBucketsCommand, S3Client } from '@aws-sdk/client-s3';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import {
+  LocalStackError,
+  ProcessSupervisor,
+  assertPortFree,
+  checkJava,
+  freePort,
+  killStale,
+  type ProcessInfo,
+} from '../../../lib/local/processes.js';
+
+type Probe = { status: number } | { error: string };
+
+/** GET / with a hard timeout: { status } for any HTTP answer, { error: 'TIMEOUT' | errno code } otherwise. */
+function probe(port: number, timeoutMs = 2000): Promise<Probe> {
+  return new Promise((resolve) => {
+    const req = http.request({ host: '127.0.0.1', port, path: '/', method: 'GET', agent: false }, (res) => {
+      res.resume();
+      resolve({ status: res.statusCode ?? 0 });
+    });
+    const timer = setTimeout(() => {
+      req.destroy();
+      resolve({ error: 'TIMEOUT' });
+    }, timeoutMs);
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      resolve({ error: err.code ?? err.message });
+    });
+    req.on('close', () => clearTimeout(timer));
+    req.end();
+  });
+}
+
+const handler = () => new NodeHttpHandler({ connectionTimeout: 2000, requestTimeout: 5000 });
+const dynamo = (info: ProcessInfo) => new DynamoDBClient({
+  endpoint: info.endpoint,
+  region: 'us-east-1',
+  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  maxAttempts: 1,
+  requestHandler: handler(),
+});
+
+async function tableNames(info: ProcessInfo): Promise<string[]> {
+  const client = dynamo(info);
+  try {
+    return (await client.send(new ListTablesCommand({}))).TableNames ?? [];
+  } finally {
+    client.destroy();
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw err;
+  }
+}
+
+async function until(cond: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('ProcessSupervisor with real DynamoDB Local and s3rver', () => {
+  let dir: string;
+  const states: string[] = [];
+  let sup: ProcessSupervisor;
+  const everyPid = new Set<number>();
+  const remember = (info: ProcessInfo): ProcessInfo => {
+    if (info.pid !== null) everyPid.add(info.pid);
+    return info;
+  };
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-processes-'));
+    sup = new ProcessSupervisor({
+      onChange: (list) => states.push(list.map((p) => `${p.name}:${p.state}`).join(',')),
+    });
+    // started in parallel, as the real stack does
+    const infos = await Promise.all([
+      sup.start({ name: 'mem', role: 'in-memory store', kind: 'dynamodb', dataDir: null }),
+      sup.start({ name: 'disk', role: 'on-disk store', kind: 'dynamodb', dataDir: path.join(dir, 'disk'), logFile: path.join(dir, 'logs', 'disk.log') }),
+      sup.start({ name: 's3', role: 'S3', kind: 's3', dataDir: path.join(dir, 's3'), bucket: 'tributary-test' }),
+    ]);
+    infos.forEach(remember);
+  }, 60_000);
+
+  afterAll(async () => {
+    await sup?.stopAll();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  }, 20_000);
+
+  it('checkJava finds Java 17 or newer', async () => {
+    expect((await checkJava()).version).toBeGreaterThanOrEqual(17);
+  });
+
+  it('starts every store and each answers HTTP on its own port', async () => {
+    const list = sup.list();
+    expect(list.map((p) => p.name).sort()).toEqual(['disk', 'mem', 's3']);
+    for (const p of list) {
+      expect(p.state).toBe('running');
+      expect(p.endpoint).toBe(`http://127.0.0.1:${p.port}`);
+      expect(p.pid).toBeGreaterThan(0);
+      expect(p.startedAt).not.toBeNull();
+      expect(await probe(p.port)).toHaveProperty('status');
+    }
+    expect(new Set(list.map((p) => p.port)).size).toBe(3);
+    expect(states.some((s) => s.includes('mem:starting'))).toBe(true);
+    expect(fs.readFileSync(path.join(dir, 'logs', 'disk.log'), 'utf8')).toContain('DynamoDBLocal.jar');
+
+    const s3 = sup.get('s3')!;
+    const client = new S3Client({
+      endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, requestHandler: handler(),
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    });
+    try {
+      const buckets = await client.send(new ListBucketsCommand({}));
+      expect(buckets.Buckets?.map((b) => b.Name)).toContain('tributary-test');
+    } finally {
+      client.destroy();
+    }
+  });
+
+  it('pause stops answers while keeping the port open; resume brings them back', async () => {
+    const before = sup.get('mem')!;
+    expect(sup.pause('mem').state).toBe('paused');
+    expect(await probe(before.port, 500)).toEqual({ error: 'TIMEOUT' });
+    expect(() => sup.pause('mem')).toThrow(LocalStackError);
+    expect(sup.resume('mem').state).toBe('running');
+    expect(await probe(before.port)).toHaveProperty('status');
+    expect(() => sup.resume('mem')).toThrow(/is not paused/);
+  });
+
+  it('kill refuses connections at once; restart comes back on the same port with a new pid', async () => {
+    const before = sup.get('mem')!;
+    const killed = sup.kill('mem');
+    expect(killed.state).toBe('killed');
+    expect(await probe(before.port)).toEqual({ error: 'ECONNREFUSED' });
+    expect(() => sup.kill('mem')).toThrow(LocalStackError);
+    expect(() => sup.pause('mem')).toThrow(/is not running/);
+
+    const after = remember(await sup.restart('mem'));
+    expect(after.state).toBe('running');
+    expect(after.port).toBe(before.port);
+    expect(after.pid).not.toBe(before.pid);
+    expect(await probe(after.port)).toHaveProperty('status');
+  }, 30_000);
+
+  it('restart of a paused store works too', async () => {
+    const before = sup.get('mem')!;
+    sup.pause('mem');
+    const after = remember(await sup.restart('mem'));
+    expect(after.state).toBe('running');
+    expect(after.pid).not.toBe(before.pid);
+    expect(await probe(after.port)).toHaveProperty('status');
+  }, 30_000);
+
+  it('a -dbPath store keeps its tables across restart; restart with wipe empties it', async () => {
+    const disk = sup.get('disk')!;
+    const client = dynamo(disk);
+    try {
+      await client.send(new CreateTableCommand({
+        TableName: 'kept-table',
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+        BillingMode: 'PAY_PER_REQUEST',
+      }));
+    } finally {
+      client.destroy();
+    }
+    const restarted = remember(await sup.restart('disk'));
+    expect(restarted.port).toBe(disk.port);
+    expect(await tableNames(restarted)).toContain('kept-table');
+
+    const wiped = remember(await sup.restart('disk', { wipe: true }));
+    expect(await tableNames(wiped)).toEqual([]);
+  }, 30_000);
+
+  it('unknown names are a LocalStackError naming the process', () => {
+    expect(() => sup.kill('nope')).toThrow(new LocalStackError('No local process named "nope"'));
+    expect(() => sup.resume('nope')).toThrow(LocalStackError);
+    expect(sup.get('nope')).toBeUndefined();
+    return expect(sup.restart('nope')).rejects.toThrow(LocalStackError);
+  });
+
+  it('assertPortFree rejects a port in use and accepts a free one', async () => {
+    const server = net.createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      await expect(assertPortFree(port, 'set another port.')).rejects.toThrow(
+        new LocalStackError(`Port ${port} is already in use; set another port.`),
+      );
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+    await expect(assertPortFree(port, 'x')).resolves.toBeUndefined();
+    // a port a running store holds is in use too (DynamoDB Local binds all interfaces)
+    await expect(assertPortFree(sup.get('mem')!.port, 'x')).rejects.toThrow(LocalStackError);
+    expect(await freePort()).toBeGreaterThan(0);
+  });
+
+  it('killStale leaves unrelated processes alone and kills a stale DynamoDB Local', async () => {
+    const sleeper = spawn('sleep', ['30'], { stdio: 'ignore' });
+    const other = new ProcessSupervisor();
+    try {
+      await new Promise((r) => sleeper.once('spawn', r));
+      expect(killStale([sleeper.pid!, process.pid, 999_999_999])).toEqual([]);
+      expect(isAlive(sleeper.pid!)).toBe(true);
+
+      const stale = await other.start({ name: 'stale', role: 'stale store', kind: 'dynamodb', dataDir: null });
+      expect(killStale([stale.pid!])).toEqual([stale.pid]);
+      // the supervisor that owned it sees an unexpected exit
+      await until(() => other.get('stale')?.state === 'exited', 5000);
+      expect(isAlive(stale.pid!)).toBe(false);
+      expect(await probe(stale.port)).toEqual({ error: 'ECONNREFUSED' });
+    } finally {
+      sleeper.kill('SIGKILL');
+      await other.stopAll();
+    }
+  }, 30_000);
+
+  it('stopAll ends every child, including a paused one', async () => {
+    sup.pause('s3');
+    const pids = sup.list().map((p) => p.pid!);
+    pids.forEach((pid) => everyPid.add(pid));
+    await sup.stopAll();
+    expect(sup.list().map((p) => p.state)).toEqual(['stopped', 'stopped', 'stopped']);
+    for (const pid of everyPid) expect(isAlive(pid), `pid ${pid}`).toBe(false);
+    expect(() => sup.kill('mem')).toThrow(LocalStackError);
+  }, 20_000);
+});
