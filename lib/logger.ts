@@ -1,4 +1,7 @@
-/** Structured JSON logs, one line per event (pino). `LOG_LEVEL` sets the level; default `info`. */
+/**
+ * Structured JSON logs, one line per event (pino), on stderr so stdout stays for what a command
+ * prints (Lambda sends both to CloudWatch). `LOG_LEVEL` sets the level; default `info`.
+ */
 import { pino } from 'pino';
 
 export const logger = pino({
@@ -6,4 +9,4 @@ export const logger = pino({
   base: { service: 'tributary' },
   timestamp: pino.stdTimeFunctions.isoTime,
   formatters: { level: (label) => ({ level: label }) },
-});
+}, pino.destination({ fd: 2, sync: true }));

@@ -382,24 +382,37 @@ function signal(pid: number, sig: NodeJS.Signals): void {
 }
 
 /**
- * Blocks until `pid` is a zombie or gone (its sockets are closed then), at most `maxMs`. Linux only
- * (reads /proc/<pid>/stat); elsewhere returns at once. Typically takes a few milliseconds.
+ * Blocks until `pid` is fully dead — every thread gone or a zombie, so its sockets are closed — at
+ * most `maxMs`. A JVM's main thread can be a zombie while other threads still run with the shared
+ * fd table open, so every task is checked, not just /proc/<pid>/stat. Linux only (reads /proc);
+ * elsewhere returns at once. Typically a few milliseconds.
  */
 export function waitDeadSync(pid: number, maxMs: number): boolean {
   const deadline = Date.now() + maxMs;
   const nap = new Int32Array(new SharedArrayBuffer(4));
-  for (;;) {
-    let stat: string;
-    try {
-      stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    } catch {
-      return true; // reaped (or no /proc)
-    }
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    if (state === 'Z' || state === 'X' || state === 'x') return true;
+  while (!isDead(pid)) {
     if (Date.now() >= deadline) return false;
     Atomics.wait(nap, 0, 0, 1);
   }
+  return true;
+}
+
+function isDead(pid: number): boolean {
+  let tids: string[];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return true; // reaped (or no /proc)
+  }
+  return tids.every((tid) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const state = stat.charAt(stat.lastIndexOf(')') + 2);
+      return state === 'Z' || state === 'X' || state === 'x';
+    } catch {
+      return true; // that thread is gone
+    }
+  });
 }
 
 async function raceTimeout(p: Promise<void>, ms: number): Promise<boolean> {

@@ -1,0 +1,230 @@
+/**
+ * The embedded local stack (DESIGN §9): DynamoDB Local for the coordination table and the
+ * brokers' replica tables (one shared process, or one per broker with `isolatedBrokers`), s3rver,
+ * the tables and bucket from the same definitions the CDK deploys, the cluster bootstrap, and the
+ * gateway serving the Lambda handlers. `npm start` and the test suite both run this.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bootstrapCluster } from '../cluster/bootstrap.js';
+import { invalidateMetadata } from '../cluster/metadata.js';
+import { resetConfig } from '../config.js';
+import type { FunctionName } from '../http/routes.js';
+import type { HttpHandler } from '../http/function.js';
+import { logger } from '../logger.js';
+import { ensureTable } from '../storage/admin.js';
+import { resetClients } from '../storage/clients.js';
+import { coordinationTableSpec, replicaTableSpec, DEFAULT_TABLE_PREFIX, type TableSpec } from '../storage/tables.js';
+import { startGateway, type ControlResponse, type Gateway } from './gateway.js';
+import { LocalStackError, ProcessSupervisor, assertPortFree, checkJava, killStale, type ProcessInfo, type ProcessSpec } from './processes.js';
+
+export interface LocalStackOptions {
+  /** Gateway port; 0 picks a free one. @default 8080 */
+  readonly port?: number;
+  /** @default '127.0.0.1' */
+  readonly host?: string;
+  /** Number of brokers, each with its own replica table. @default 3 */
+  readonly brokers?: number;
+  /** One DynamoDB Local process per broker (so a broker can really be killed). @default false */
+  readonly isolatedBrokers?: boolean;
+  /** Where state lives; survives restarts. @default a fresh temporary directory, removed on stop */
+  readonly dataDir?: string;
+  /** Keep DynamoDB data in memory only (faster; a restarted store comes back empty). @default false */
+  readonly inMemory?: boolean;
+  /** Rack of each broker, by position (Kafka's broker.rack). @default none */
+  readonly racks?: readonly string[];
+  /** @default 'tributary' */
+  readonly tablePrefix?: string;
+}
+
+/** The state file's shape (`<data-dir>/local.json`). */
+export interface LocalState {
+  readonly url: string;
+  readonly gateway: { readonly pid: number; readonly port: number };
+  readonly dataDir: string;
+  readonly clusterId: string;
+  readonly brokers: readonly { readonly brokerId: number; readonly store: string; readonly replicaTable: string; readonly rack: string | null }[];
+  readonly processes: readonly ProcessInfo[];
+}
+
+export const BUCKET = 'tributary-local';
+const MAX_BROKERS = 64;
+
+export interface LocalStack {
+  readonly url: string;
+  readonly dataDir: string;
+  readonly stateFile: string;
+  readonly clusterId: string;
+  readonly supervisor: ProcessSupervisor;
+  /** The environment the handlers run with (for tools and tests that call lib/ directly). */
+  readonly env: Readonly<Record<string, string>>;
+  stop(): Promise<void>;
+}
+
+function prepareDataDir(dir: string | undefined): { dir: string; temporary: boolean } {
+  if (!dir) return { dir: fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-')), temporary: true };
+  const abs = path.resolve(dir);
+  try {
+    fs.mkdirSync(abs, { recursive: true });
+    fs.accessSync(abs, fs.constants.W_OK);
+    if (!fs.statSync(abs).isDirectory()) throw new Error('not a directory');
+  } catch (err) {
+    throw new LocalStackError(`The data directory ${abs} cannot be used: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
+  }
+  return { dir: abs, temporary: false };
+}
+
+function previousPids(stateFile: string): number[] {
+  if (!fs.existsSync(stateFile)) return [];
+  try {
+    const state = JSON.parse(fs.readFileSync(stateFile, 'utf8')) as Partial<LocalState>;
+    return (state.processes ?? []).flatMap((p) => (typeof p.pid === 'number' ? [p.pid] : []));
+  } catch {
+    throw new LocalStackError(`The state file ${stateFile} is not valid JSON; remove it (it is rewritten at start) or choose another --data-dir.`);
+  }
+}
+
+export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalStack> {
+  const brokerCount = o.brokers ?? 3;
+  if (!Number.isInteger(brokerCount) || brokerCount < 1 || brokerCount > MAX_BROKERS) {
+    throw new LocalStackError(`--brokers must be an integer from 1 to ${MAX_BROKERS}, got ${o.brokers}.`);
+  }
+  const host = o.host ?? '127.0.0.1';
+  const port = o.port ?? 8080;
+  const prefix = o.tablePrefix ?? DEFAULT_TABLE_PREFIX;
+  const { dir, temporary } = prepareDataDir(o.dataDir);
+  const stateFile = path.join(dir, 'local.json');
+  killStale(previousPids(stateFile));
+  await checkJava();
+  if (port !== 0) await assertPortFree(port, 'stop what holds it or choose another with --port or PORT.');
+
+  const supervisor = new ProcessSupervisor({ onChange: () => writeState() });
+  const storeDir = (name: string) => (o.inMemory ? null : path.join(dir, 'dynamodb', name));
+  const logFile = (name: string) => path.join(dir, 'logs', `${name}.log`);
+  fs.mkdirSync(path.join(dir, 'logs'), { recursive: true });
+
+  // Which process holds which tables.
+  const coordinationStore = o.isolatedBrokers ? 'coordination' : 'dynamodb';
+  const brokerStore = (id: number) => (o.isolatedBrokers ? `broker-${id}` : 'dynamodb');
+  const specs: ProcessSpec[] = [
+    { name: coordinationStore, role: o.isolatedBrokers ? 'coordination store' : 'coordination and broker stores', kind: 'dynamodb', dataDir: storeDir(coordinationStore), logFile: logFile(coordinationStore) },
+    ...(o.isolatedBrokers
+      ? Array.from({ length: brokerCount }, (_, i): ProcessSpec => ({
+        name: `broker-${i + 1}`, role: `broker ${i + 1} store`, kind: 'dynamodb', dataDir: storeDir(`broker-${i + 1}`), logFile: logFile(`broker-${i + 1}`),
+      }))
+      : []),
+    { name: 's3', role: 'S3', kind: 's3', dataDir: path.join(dir, 's3'), bucket: BUCKET, logFile: logFile('s3') },
+  ];
+  const tablesOf = new Map<string, TableSpec[]>();
+  const addTable = (store: string, t: TableSpec) => tablesOf.set(store, [...(tablesOf.get(store) ?? []), t]);
+  addTable(coordinationStore, coordinationTableSpec(prefix));
+  for (let id = 1; id <= brokerCount; id++) addTable(brokerStore(id), replicaTableSpec(id, prefix));
+
+  let gateway: Gateway | undefined;
+  let clusterId = '';
+  const brokers = Array.from({ length: brokerCount }, (_, i) => ({
+    brokerId: i + 1, store: brokerStore(i + 1), replicaTable: replicaTableSpec(i + 1, prefix).name, rack: o.racks?.[i] ?? null,
+  }));
+  function writeState(): void {
+    if (!gateway) return;
+    const state: LocalState = {
+      url: gateway.url, gateway: { pid: process.pid, port: gateway.port }, dataDir: dir, clusterId, brokers, processes: supervisor.list(),
+    };
+    fs.writeFileSync(stateFile, JSON.stringify(state, null, 2) + '\n');
+  }
+
+  const stop = async (): Promise<void> => {
+    await gateway?.close();
+    await supervisor.stopAll();
+    resetClients();
+    if (temporary) fs.rmSync(dir, { recursive: true, force: true });
+  };
+
+  try {
+    await Promise.all(specs.map((s) => supervisor.start(s)));
+    const endpoint = (name: string) => supervisor.get(name)?.endpoint as string;
+    const env: Record<string, string> = {
+      TRIBUTARY_COORDINATION_TABLE: coordinationTableSpec(prefix).name,
+      TRIBUTARY_BUCKET: BUCKET,
+      TRIBUTARY_S3_FORCE_PATH_STYLE: 'true',
+      AWS_ENDPOINT_URL_DYNAMODB: endpoint(coordinationStore),
+      AWS_ENDPOINT_URL_S3: endpoint('s3'),
+      AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
+      // s3rver accepts only these; DynamoDB Local (-sharedDb) accepts anything.
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+    };
+    Object.assign(process.env, env);
+    delete process.env.AWS_SESSION_TOKEN;
+    delete process.env.AWS_PROFILE;
+    resetConfig();
+    resetClients();
+
+    const ensureTables = async (store: string) => {
+      for (const t of tablesOf.get(store) ?? []) await ensureTable(t, endpoint(store));
+    };
+    await Promise.all([...tablesOf.keys()].map(ensureTables));
+    const cluster = await bootstrapCluster(brokers.map((b) => ({
+      brokerId: b.brokerId, replicaTable: b.replicaTable, endpoint: endpoint(b.store), rack: b.rack,
+    })));
+    clusterId = cluster.clusterId;
+
+    const [admin, produce, fetch] = await Promise.all([
+      import('../../lambdas/admin.js'), import('../../lambdas/produce.js'), import('../../lambdas/fetch.js'),
+    ]);
+    const functions: Record<FunctionName, HttpHandler> = { admin: admin.handler, produce: produce.handler, fetch: fetch.handler };
+    gateway = await startGateway({
+      host, port, functions, maxRequestBytes: Number(process.env.TRIBUTARY_MAX_REQUEST_BYTES ?? 6 * 1024 * 1024),
+      control: (method, p, query) => control(supervisor, method, p, query, async (name) => {
+        await ensureTables(name);
+        invalidateMetadata();
+      }),
+    });
+    writeState();
+    logger.info({ event: 'local-stack-ready', url: gateway.url, dataDir: dir, brokers: brokerCount, isolated: !!o.isolatedBrokers }, 'local stack ready');
+    return { url: gateway.url, dataDir: dir, stateFile, clusterId, supervisor, env, stop };
+  } catch (err) {
+    await stop().catch(() => undefined);
+    if (err instanceof LocalStackError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new LocalStackError(`Port ${port} is already in use; stop what holds it or choose another with --port or PORT.`);
+    throw err;
+  }
+}
+
+const OPERATIONS = ['kill', 'pause', 'resume', 'restart'] as const;
+
+/** The `/local/processes` control API. */
+async function control(
+  supervisor: ProcessSupervisor,
+  method: string,
+  p: string,
+  query: URLSearchParams,
+  afterRestart: (name: string) => Promise<void>,
+): Promise<ControlResponse> {
+  if (method === 'GET' && p === '/local/processes') return { status: 200, body: { processes: supervisor.list() } };
+  const m = /^\/local\/processes\/([^/]+)\/([a-z]+)$/.exec(p);
+  const op = m?.[2] as (typeof OPERATIONS)[number] | undefined;
+  if (method !== 'POST' || !m || !op || !OPERATIONS.includes(op)) {
+    return { status: 404, body: { error_code: 404, message: `No local control route ${method} ${p}; try GET /local/processes or POST /local/processes/{name}/kill|pause|resume|restart.` } };
+  }
+  const name = decodeURIComponent(m[1] as string);
+  const info = supervisor.get(name);
+  if (!info) return { status: 404, body: { error_code: 404, message: `No local process named "${name}".` } };
+  try {
+    if (op === 'restart') {
+      const wipe = query.get('wipe') === 'true';
+      if (wipe && name !== 's3' && !name.startsWith('broker-')) {
+        return { status: 409, body: { error_code: 409, message: `Wiping "${name}" would destroy the cluster's metadata; only broker stores (with --isolated-brokers) and s3 can be wiped.` } };
+      }
+      const restarted = await supervisor.restart(name, { wipe });
+      await afterRestart(name);
+      return { status: 200, body: restarted };
+    }
+    return { status: 200, body: supervisor[op](name) };
+  } catch (err) {
+    if (err instanceof LocalStackError) return { status: 409, body: { error_code: 409, message: err.message } };
+    throw err;
+  }
+}
