@@ -97,6 +97,8 @@ export class ProcessSupervisor {
   private readonly entries = new Map<string, Entry>();
   private readonly onChange: ((list: ProcessInfo[]) => void) | undefined;
   private readonly readyTimeoutMs: number;
+  /** > 0 while stopAll runs: no new child is spawned then */
+  private stopping = 0;
 
   constructor(opts: SupervisorOptions = {}) {
     this.onChange = opts.onChange;
@@ -120,6 +122,10 @@ export class ProcessSupervisor {
     } else if (!(await waitPortFree(port, spec.port !== undefined ? 2_000 : PORT_RELEASE_MS))) {
       // a stale process just SIGKILLed by killStale may need a moment to release it
       throw new LocalStackError(`Port ${port} is already in use; stop the program using it or choose another port for the ${spec.role}.`);
+    }
+    const now = this.entries.get(spec.name); // another start() of this name may have won the race
+    if (now && now !== existing && isAlive(now.state)) {
+      throw new LocalStackError(`${label(now)} is already ${now.state}; stop or restart it instead of starting it again.`);
     }
     const entry: Entry = {
       spec: { ...spec, port },
@@ -200,8 +206,19 @@ export class ProcessSupervisor {
 
   /** SIGCONT paused children, SIGTERM all, SIGKILL whatever is left after 3 s; resolves when all have exited. */
   async stopAll(): Promise<void> {
-    const alive = [...this.entries.values()].filter((e) => e.child !== null);
-    await Promise.all(alive.map((e) => this.terminate(e, 'SIGTERM', 'stopped')));
+    this.stopping++;
+    try {
+      const stopLive = () => Promise.all(
+        [...this.entries.values()].filter((e) => e.child !== null).map((e) => this.terminate(e, 'SIGTERM', 'stopped')),
+      );
+      await stopLive();
+      // a start/restart in flight fails fast now (its child is gone, or it may not spawn); then
+      // catch anything spawned in between
+      await Promise.all([...this.entries.values()].map((e) => e.busy));
+      await stopLive();
+    } finally {
+      this.stopping--;
+    }
   }
 
   // ---- internals ----
@@ -251,6 +268,11 @@ export class ProcessSupervisor {
     let cmd: Command;
     let logFd: number | null = null;
     let child: ChildProcess;
+    if (this.stopping > 0) {
+      e.expectedExit = true;
+      this.setState(e, 'stopped');
+      throw new LocalStackError(`${label(e)} was not started because the local stack is stopping.`);
+    }
     try {
       cmd = this.command(spec);
       if (spec.dataDir !== null) ensureDir(spec.dataDir, `data directory of ${label(e).replace(/^The/, 'the')}`);

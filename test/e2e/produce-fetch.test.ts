@@ -1,0 +1,146 @@
+/**
+ * The walking skeleton end to end (issue 2's "Done when"): a 3-partition, RF 3 topic; 1,000 keyed
+ * records produced in one batch and one at a time (streaming mode); every record read back from
+ * the partition Kafka's partitioner picks, with its key, value, headers and offset.
+ */
+import { createRequire } from 'node:module';
+import type * as Kafkajs from 'kafkajs';
+import { describe, expect, it } from 'vitest';
+import { call, createTopic, uniqueTopic, v3 } from '../support/api.js';
+
+// kafkajs is the oracle for Kafka's default partitioner (a dev dependency only).
+const require = createRequire(import.meta.url);
+const { Partitioners } = require('kafkajs') as typeof Kafkajs;
+const kafkaPartition = Partitioners.DefaultPartitioner();
+const expectedPartition = (key: string, n: number): number => kafkaPartition({
+  topic: 't', message: { key, value: null },
+  partitionMetadata: Array.from({ length: n }, (_, partitionId) => ({ partitionId, leader: 1, replicas: [], isr: [], partitionErrorCode: 0 })),
+});
+
+interface Sent { key: string; value: string; header: string }
+
+async function readAll(topic: string, partition: number): Promise<any[]> {
+  const records: any[] = [];
+  for (let offset = 0; ; ) {
+    const r = await call('GET', v3(`/topics/${topic}/partitions/${partition}/records?offset=${offset}&max_bytes=65536&format=string`));
+    expect(r.status).toBe(200);
+    records.push(...r.body.records);
+    if (r.body.next_offset >= r.body.high_watermark) return records;
+    offset = r.body.next_offset;
+  }
+}
+
+describe('Produce and fetch over HTTP', () => {
+  it('reads back 1,000 keyed records from the partitions Kafka would pick, with keys, values, headers and offsets', async () => {
+    const topic = uniqueTopic('skeleton');
+    await createTopic(topic, 3, 3);
+    const sent: Sent[] = Array.from({ length: 1000 }, (_, i) => ({ key: `key-${i % 97}`, value: `value-${i}`, header: Buffer.from(`h${i}`).toString('base64') }));
+    const asRecord = (s: Sent) => ({ key: { type: 'STRING', data: s.key }, value: { type: 'STRING', data: s.value }, headers: [{ name: 'seq', value: s.header }] });
+
+    // 500 in one records:batch request...
+    const batch = await call('POST', v3(`/topics/${topic}/records:batch`), { entries: sent.slice(0, 500).map((s, i) => ({ id: String(i), ...asRecord(s) })) });
+    expect(batch.status).toBe(207);
+    expect(batch.body.failures).toEqual([]);
+    expect(batch.body.successes).toHaveLength(500);
+    // ...and 500 one at a time, 10 requests in flight.
+    const single: any[] = new Array(500);
+    for (let i = 500; i < 1000; i += 10) {
+      await Promise.all(sent.slice(i, i + 10).map(async (s, j) => {
+        const r = await call('POST', v3(`/topics/${topic}/records`), asRecord(s));
+        expect(r.status).toBe(200);
+        single[i - 500 + j] = r.body;
+      }));
+    }
+    const reports = [...batch.body.successes, ...single];
+    reports.forEach((rep, i) => {
+      expect(rep.error_code).toBe(200);
+      expect(rep.partition_id).toBe(expectedPartition((sent[i] as Sent).key, 3));
+    });
+
+    const byPartition = await Promise.all([0, 1, 2].map((p) => readAll(topic, p)));
+    expect(byPartition.flat()).toHaveLength(1000);
+    for (const [p, records] of byPartition.entries()) {
+      records.forEach((rec, offset) => expect(rec.offset).toBe(offset));
+      for (const rec of records) {
+        const i = reports.findIndex((rep) => rep.partition_id === p && rep.offset === rec.offset);
+        const s = sent[i] as Sent;
+        expect(rec.key).toEqual({ type: 'STRING', data: s.key });
+        expect(rec.value).toEqual({ type: 'STRING', data: s.value });
+        expect(rec.headers).toEqual([{ name: 'seq', value: s.header }]);
+      }
+    }
+    // The first 500 came in one request: each partition's share of them is one contiguous run of offsets.
+    for (let p = 0; p < 3; p++) {
+      const offsets = batch.body.successes.filter((s: any) => s.partition_id === p).map((s: any) => s.offset);
+      expect(offsets).toEqual(offsets.map((_: number, i: number) => i));
+    }
+  });
+
+  it('gives one delivery report per record, in order, in streaming mode', async () => {
+    const topic = uniqueTopic('stream');
+    await createTopic(topic, 1, 1);
+    const body = [1, 2, 3].map((n) => JSON.stringify({ value: { type: 'JSON', data: { n } } })).join('\n');
+    const r = await call('POST', v3(`/topics/${topic}/records`), body);
+    expect(r.status).toBe(200);
+    const reports = r.text.trim().split('\n').map((l) => JSON.parse(l));
+    expect(reports.map((x) => x.offset)).toEqual([0, 1, 2]);
+    const read = await call('GET', `/topics/${topic}/partitions/0/records?offset=0`, undefined, { accept: 'application/vnd.kafka.json.v2+json' });
+    expect(read.headers.get('content-type')).toBe('application/vnd.kafka.json.v2+json');
+    expect(read.body.map((x: any) => x.value)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+  });
+
+  it('accepts the v2 produce forms and reads them back in binary', async () => {
+    const topic = uniqueTopic('v2');
+    await createTopic(topic, 2, 2);
+    const bin = await call('POST', `/topics/${topic}`, { records: [{ key: 'a2V5', value: 'dmFsdWU=', partition: 1 }] }, { 'content-type': 'application/vnd.kafka.binary.v2+json' });
+    expect(bin.status).toBe(200);
+    expect(bin.body.offsets).toEqual([{ partition: 1, offset: 0, error_code: null, error: null }]);
+    const json = await call('POST', `/topics/${topic}/partitions/1`, { records: [{ value: { x: 1 } }] }, { 'content-type': 'application/vnd.kafka.json.v2+json' });
+    expect(json.body.offsets[0]).toMatchObject({ partition: 1, offset: 1 });
+    const read = await call('GET', `/topics/${topic}/partitions/1/records?offset=0`, undefined, { accept: 'application/vnd.kafka.binary.v2+json' });
+    expect(read.body).toHaveLength(2);
+    expect(read.body[0]).toMatchObject({ topic, partition: 1, offset: 0, key: 'a2V5', value: 'dmFsdWU=' });
+    expect(Buffer.from(read.body[1].value, 'base64').toString()).toBe('{"x":1}');
+  });
+
+  it('keeps batches larger than inline.max.bytes in S3 and reads them back byte for byte', async () => {
+    const topic = uniqueTopic('large');
+    await createTopic(topic, 1, 1, [{ name: 'inline.max.bytes', value: '1024' }]);
+    const big = Buffer.alloc(200_000, 7).toString('base64');
+    const r = await call('POST', v3(`/topics/${topic}/records`), { value: { type: 'BINARY', data: big } });
+    expect(r.status).toBe(200);
+    const small = await call('POST', v3(`/topics/${topic}/records`), { value: { type: 'STRING', data: 'small' } });
+    expect(small.body.offset).toBe(1);
+    const read = await call('GET', v3(`/topics/${topic}/partitions/0/records?offset=0`));
+    expect(read.body.records.map((x: any) => x.offset)).toEqual([0, 1]);
+    expect(read.body.records[0].value.data).toBe(big);
+  });
+
+  it('long-polls: a fetch at the end waits and returns as soon as a record arrives', async () => {
+    const topic = uniqueTopic('poll');
+    await createTopic(topic, 1, 1);
+    const started = Date.now();
+    const pending = call('GET', v3(`/topics/${topic}/partitions/0/records?offset=0&timeout=10000&format=string`));
+    await new Promise((r) => setTimeout(r, 300));
+    await call('POST', v3(`/topics/${topic}/records`), { value: { type: 'STRING', data: 'late' } });
+    const r = await pending;
+    expect(r.body.records.map((x: any) => x.value.data)).toEqual(['late']);
+    expect(Date.now() - started).toBeLessThan(9000);
+  });
+
+  it('lists offsets: earliest, latest and by timestamp', async () => {
+    const topic = uniqueTopic('offsets');
+    await createTopic(topic, 1, 1);
+    const base = Date.parse('2026-01-01T00:00:00Z');
+    for (let i = 0; i < 5; i++) {
+      await call('POST', v3(`/topics/${topic}/records`), { value: { type: 'STRING', data: `v${i}` }, timestamp: new Date(base + i * 1000).toISOString() });
+    }
+    const at = (spec: string) => call('GET', v3(`/topics/${topic}/partitions/0/offsets?timestamp=${spec}`));
+    expect((await at('earliest')).body.offset).toBe(0);
+    expect((await at('latest')).body.offset).toBe(5);
+    expect((await at(String(base + 2500))).body).toMatchObject({ offset: 3, timestamp: new Date(base + 3000).toISOString() });
+    expect((await at(String(base + 60_000))).body.offset).toBeNull();
+    const v2 = await call('GET', `/topics/${topic}/partitions/0/offsets`);
+    expect(v2.body).toEqual({ beginning_offset: 0, end_offset: 5 });
+  });
+});

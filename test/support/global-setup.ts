@@ -1,0 +1,25 @@
+/** Starts one local stack for the whole test run (DESIGN §9) and hands its URL and env to every test file. */
+import type { TestProject } from 'vitest/node';
+import { startLocalStack, type LocalStack } from '../../lib/local/stack.js';
+
+let stack: LocalStack | undefined;
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    stackUrl: string;
+    stackEnv: Record<string, string>;
+    clusterId: string;
+  }
+}
+
+export async function setup(project: TestProject): Promise<void> {
+  process.env.LOG_LEVEL ??= 'warn';
+  stack = await startLocalStack({ port: 0, brokers: 3, inMemory: true });
+  project.provide('stackUrl', stack.url);
+  project.provide('stackEnv', { ...stack.env });
+  project.provide('clusterId', stack.clusterId);
+}
+
+export async function teardown(): Promise<void> {
+  await stack?.stop();
+}
