@@ -2,6 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 // Quiet logs for the stack started in globalSetup and for the test workers.
 process.env.LOG_LEVEL ??= 'warn';
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 export default defineConfig({
   test: {

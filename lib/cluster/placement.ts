@@ -49,7 +49,15 @@ export function assignReplicas(
     );
   }
   const hasRacks = brokers.some((b) => b.rack !== null);
-  const list = hasRacks ? rackAlternated(brokers) : brokers.map((b) => b.brokerId).sort((a, b) => a - b);
+  return hasRacks
+    ? rackAware(brokers, partitions, replicationFactor, start)
+    : rackUnaware(brokers.map((b) => b.brokerId).sort((a, b) => a - b), partitions, replicationFactor, start);
+}
+
+/** Kafka's replicaIndex: where the j-th follower sits relative to the first replica. */
+const replicaIndex = (first: number, shift: number, j: number, n: number): number => (first + 1 + ((shift + j) % (n - 1))) % n;
+
+function rackUnaware(list: readonly number[], partitions: number, rf: number, start: number): number[][] {
   const n = list.length;
   let shift = start;
   const out: number[][] = [];
@@ -57,8 +65,43 @@ export function assignReplicas(
     if (p > 0 && p % n === 0) shift += 1;
     const first = (p + start) % n;
     const replicas = [list[first] as number];
-    for (let j = 0; j < replicationFactor - 1; j++) {
-      replicas.push(list[(first + 1 + ((shift + j) % (n - 1))) % n] as number);
+    for (let j = 0; j < rf - 1; j++) replicas.push(list[replicaIndex(first, shift, j, n)] as number);
+    out.push(replicas);
+  }
+  return out;
+}
+
+/**
+ * Kafka's rack-aware assignment: walk the rack-alternated list, skipping a broker whose rack
+ * already has a replica while some rack has none (and a broker that already has one while some
+ * broker has none).
+ */
+function rackAware(brokers: readonly PlacementBroker[], partitions: number, rf: number, start: number): number[][] {
+  const rackOf = new Map(brokers.map((b) => [b.brokerId, b.rack ?? '']));
+  const numRacks = new Set(rackOf.values()).size;
+  const list = rackAlternated(brokers);
+  const n = list.length;
+  let shift = start;
+  const out: number[][] = [];
+  for (let p = 0; p < partitions; p++) {
+    if (p > 0 && p % n === 0) shift += 1;
+    const first = (p + start) % n;
+    const leader = list[first] as number;
+    const replicas = [leader];
+    const racks = new Set([rackOf.get(leader)]);
+    const used = new Set([leader]);
+    let k = 0;
+    for (let j = 0; j < rf - 1; j++) {
+      for (;;) {
+        const broker = list[replicaIndex(first, shift * numRacks, k++, n)] as number;
+        const rack = rackOf.get(broker);
+        if ((!racks.has(rack) || racks.size === numRacks) && (!used.has(broker) || used.size === n)) {
+          replicas.push(broker);
+          racks.add(rack);
+          used.add(broker);
+          break;
+        }
+      }
     }
     out.push(replicas);
   }

@@ -3,6 +3,9 @@
  * Errors a user can fix (no Java, port in use, unusable data dir) print one sentence and exit 1.
  */
 import { parseArgs } from 'node:util';
+
+// The SDK's notice that its 2027 releases need Node 22 is for maintainers (README), not for every start.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 import { LocalStackError } from './processes.js';
 import { startLocalStack } from './stack.js';
 

@@ -98,8 +98,11 @@ async function appendChunk(
   chunk: readonly PreparedBatch[],
   pointerOf: ReadonlyMap<PreparedBatch, BatchRecord['s3']>,
 ): Promise<AppendedRange[]> {
-  let head = knownHeads.get(headKey(t)) ?? (await readHead(t.leader, t.tp));
+  const cached = knownHeads.get(headKey(t));
+  let head = cached ?? (await readHead(t.leader, t.tp));
   for (let attempt = 1; ; attempt++) {
+    // A cached head may be behind a role or epoch change: only a fresh read may refuse the append.
+    if (cached && head === cached && (cached.leaderEpoch !== t.leaderEpoch || cached.role !== 'leader')) head = await readHead(t.leader, t.tp);
     checkLeadership(head, t);
     let next = head.leo;
     const records: BatchRecord[] = chunk.map((b) => {

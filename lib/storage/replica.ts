@@ -93,6 +93,24 @@ export async function createHeads(
   })));
 }
 
+/**
+ * Sets a replica's role and leader epoch (what the controller pushes after an election).
+ * Condition: the head exists and its leader epoch is not newer than `leaderEpoch` — epochs never
+ * go backwards. Errors: `ConditionFailed` (index 0 carries the current head).
+ */
+export async function setRole(store: ReplicaStoreRef, tp: string, role: ReplicaRole, leaderEpoch: number): Promise<void> {
+  await transactWrite(client(store), [{
+    Update: {
+      TableName: store.replicaTable,
+      Key: { tp, off: HEAD_OFFSET },
+      UpdateExpression: 'SET #role = :role, leaderEpoch = :epoch',
+      ConditionExpression: 'attribute_exists(tp) AND leaderEpoch <= :epoch',
+      ExpressionAttributeNames: { '#role': 'role' },
+      ExpressionAttributeValues: { ':role': role, ':epoch': leaderEpoch },
+    },
+  }]);
+}
+
 export interface AppendWrite {
   /** The head must still say this log end offset... */
   readonly expectLeo: number;

@@ -1,0 +1,79 @@
+/** Topic administration against the real coordination table and replica tables. */
+import { describe, expect, it } from 'vitest';
+import { createTopic, deleteTopic, describeTopic, alterTopicConfigs } from '../../../lib/cluster/topics.js';
+import { replicaStore } from '../../../lib/cluster/metadata.js';
+import { produce } from '../../../lib/log/produce.js';
+import { readTopic, listBrokers } from '../../../lib/storage/coordination.js';
+import { topicPartitionKey } from '../../../lib/storage/model.js';
+import { queryBatches, readHead } from '../../../lib/storage/replica.js';
+
+let n = 0;
+const name = (p: string) => `${p}-${process.pid}-${Date.now()}-${n++}`;
+
+describe('Function: createTopic', () => {
+  it('where two creators race for one name, exactly one wins and the other gets TOPIC_ALREADY_EXISTS', async () => {
+    const topic = name('race');
+    const results = await Promise.allSettled(Array.from({ length: 4 }, () => createTopic({ name: topic, partitions: 2, replicationFactor: 2 })));
+    const won = results.filter((r) => r.status === 'fulfilled');
+    const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(won).toHaveLength(1);
+    for (const l of lost) expect(l.reason).toMatchObject({ kafkaName: 'TOPIC_ALREADY_EXISTS' });
+    const winner = (won[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof createTopic>>>).value;
+    expect((await describeTopic(topic)).topic.topicId).toBe(winner.topic.topicId);
+  });
+
+  it('creates a topic of more partitions than one transaction holds, with a head on every replica', async () => {
+    const topic = name('wide');
+    const created = await createTopic({ name: topic, partitions: 250, replicationFactor: 3 });
+    const stored = await readTopic(topic);
+    expect(stored?.topic.state).toBe('active');
+    expect(stored?.partitions.map((p) => p.partition)).toEqual(Array.from({ length: 250 }, (_, i) => i));
+    const brokers = await listBrokers();
+    const leaders = new Map<number, number>();
+    for (const p of created.partitions) leaders.set(p.leader, (leaders.get(p.leader) ?? 0) + 1);
+    expect([...leaders.keys()].sort()).toEqual(brokers.map((b) => b.brokerId));
+    for (const p of created.partitions.slice(0, 5)) {
+      for (const id of p.replicas) {
+        const head = await readHead(await replicaStore(id), topicPartitionKey(created.topic.topicId, p.partition));
+        expect(head).toMatchObject({ leo: 0, hw: 0, leaderEpoch: 0, role: id === p.leader ? 'leader' : 'follower' });
+      }
+    }
+  });
+
+  it('validate_only places replicas but writes nothing', async () => {
+    const topic = name('dry');
+    const out = await createTopic({ name: topic, partitions: 3, replicationFactor: 3, validateOnly: true });
+    expect(out.partitions).toHaveLength(3);
+    expect(await readTopic(topic)).toBeUndefined();
+  });
+});
+
+describe('Function: deleteTopic', () => {
+  it('removes the metadata at once and the data from every replica table', async () => {
+    const topic = name('doomed');
+    const { topic: meta, partitions } = await createTopic({ name: topic, partitions: 2, replicationFactor: 1 });
+    const outcomes = await produce(topic, Array.from({ length: 10 }, (_, i) => ({ partition: i % 2, key: null, value: Buffer.from(`v${i}`), headers: [] })));
+    expect(outcomes.every((o) => o.ok)).toBe(true);
+    await deleteTopic(topic);
+    await expect(describeTopic(topic)).rejects.toMatchObject({ kafkaName: 'UNKNOWN_TOPIC_OR_PARTITION' });
+    for (const p of partitions) {
+      const store = await replicaStore(p.leader);
+      const tp = topicPartitionKey(meta.topicId, p.partition);
+      expect(await readHead(store, tp)).toBeUndefined();
+      expect(await queryBatches(store, tp, { fromOffset: 0, toOffset: 100, maxBytes: 1e6 })).toEqual([]);
+    }
+    await expect(deleteTopic(topic)).rejects.toMatchObject({ kafkaName: 'UNKNOWN_TOPIC_OR_PARTITION' });
+  });
+});
+
+describe('Function: alterTopicConfigs', () => {
+  it('sets and resets configs, and a bad value changes nothing', async () => {
+    const topic = name('cfg');
+    await createTopic({ name: topic, partitions: 1, replicationFactor: 1, configs: [{ name: 'retention.ms', value: '1000' }] });
+    await alterTopicConfigs(topic, [{ name: 'max.message.bytes', value: 5000 }, { name: 'retention.ms', value: null }]);
+    expect((await describeTopic(topic)).topic.configs).toEqual({ 'max.message.bytes': '5000' });
+    await expect(alterTopicConfigs(topic, [{ name: 'retention.ms', value: '10' }, { name: 'min.insync.replicas', value: '0' }]))
+      .rejects.toMatchObject({ kafkaName: 'INVALID_CONFIG' });
+    expect((await describeTopic(topic)).topic.configs).toEqual({ 'max.message.bytes': '5000' });
+  });
+});
