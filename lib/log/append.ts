@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { KafkaError } from '../errors.js';
-import { readBatchHeader, withBaseOffset } from '../protocol/record-batch.js';
+import { withBaseOffset } from '../protocol/record-batch.js';
 import type { BatchRecord, ReplicaHead } from '../storage/model.js';
 import { putObject } from '../storage/objects.js';
 import { appendBatches, headFromItem, readHead, type ReplicaStoreRef } from '../storage/replica.js';
@@ -30,13 +30,35 @@ export interface AppendedRange {
 
 /** Inline bytes per transaction, under DynamoDB's 4 MB transaction limit with room for keys. */
 const MAX_TRANSACTION_BYTES = 3_500_000;
-const MAX_ATTEMPTS = 25;
+/** How long an append keeps retrying lost races before REQUEST_TIMED_OUT. */
+const RACE_BUDGET_MS = 10_000;
 
 /** Heads this instance last saw per replica and partition: the first attempt needs no read. */
 const knownHeads = new Map<string, ReplicaHead>();
 const headKey = (t: AppendTarget): string => `${t.leader.brokerId}/${t.tp}`;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A batch ready for the table: its bytes, or where in S3 they already are. */
+interface StagedBatch {
+  readonly batch: PreparedBatch;
+  readonly s3?: BatchRecord['s3'];
+}
+
+/** One caller's append waiting in its partition's lane. */
+interface Waiter {
+  readonly staged: readonly StagedBatch[];
+  readonly ranges: AppendedRange[];
+  resolve(r: AppendedRange[]): void;
+  reject(e: unknown): void;
+}
+
+/**
+ * Appends from this instance to one partition go through one lane: while a transaction is in
+ * flight, later appends wait and then go together (group commit), so they never race each other.
+ * Appends from other instances still race, and the head condition settles it.
+ */
+const lanes = new Map<string, { running: boolean; waiting: Waiter[] }>();
 
 /** Throws the Kafka error for a head that this leader epoch may not append to. */
 function checkLeadership(head: ReplicaHead | undefined, t: AppendTarget): asserts head is ReplicaHead {
@@ -53,13 +75,13 @@ function checkLeadership(head: ReplicaHead | undefined, t: AppendTarget): assert
   }
 }
 
-/** Splits batches into groups that fit one transaction each. */
-function chunks(batches: readonly PreparedBatch[], inlineMaxBytes: number): PreparedBatch[][] {
-  const out: PreparedBatch[][] = [];
-  let current: PreparedBatch[] = [];
+/** Splits staged batches into groups that fit one transaction each. */
+function chunks(staged: readonly StagedBatch[]): StagedBatch[][] {
+  const out: StagedBatch[][] = [];
+  let current: StagedBatch[] = [];
   let bytes = 0;
-  for (const b of batches) {
-    const inlineBytes = b.bytes.length <= inlineMaxBytes ? b.bytes.length : 200;
+  for (const b of staged) {
+    const inlineBytes = b.s3 ? 200 : b.batch.bytes.length;
     if (current.length > 0 && (current.length >= MAX_TRANSACTION_ITEMS - 1 || bytes + inlineBytes > MAX_TRANSACTION_BYTES)) {
       out.push(current);
       current = [];
@@ -79,25 +101,52 @@ function chunks(batches: readonly PreparedBatch[], inlineMaxBytes: number): Prep
  */
 export async function appendToLeader(t: AppendTarget, batches: readonly PreparedBatch[]): Promise<AppendedRange[]> {
   // Large batches go to S3 once, with base offset 0; readers set the offset from the table item.
-  const pointers = await Promise.all(batches.map(async (b) => {
-    if (b.bytes.length <= t.inlineMaxBytes) return undefined;
+  const staged = await Promise.all(batches.map(async (batch): Promise<StagedBatch> => {
+    if (batch.bytes.length <= t.inlineMaxBytes) return { batch };
     const key = `data/${t.topicId}/${t.partition}/${randomUUID()}.batch`;
-    await putObject(key, b.bytes);
-    return { key, position: 0, length: b.bytes.length };
+    await putObject(key, batch.bytes);
+    return { batch, s3: { key, position: 0, length: batch.bytes.length } };
   }));
-  const pointerOf = new Map(batches.map((b, i) => [b, pointers[i]]));
-  const ranges: AppendedRange[] = [];
-  for (const chunk of chunks(batches, t.inlineMaxBytes)) {
-    ranges.push(...(await appendChunk(t, chunk, pointerOf)));
+  const key = `${headKey(t)}/${t.leaderEpoch}/${t.inlineMaxBytes}`;
+  let lane = lanes.get(key);
+  if (!lane) {
+    lane = { running: false, waiting: [] };
+    lanes.set(key, lane);
   }
-  return ranges;
+  const done = new Promise<AppendedRange[]>((resolve, reject) => lane.waiting.push({ staged, ranges: [], resolve, reject }));
+  if (!lane.running) void drain(t, key, lane);
+  return done;
 }
 
-async function appendChunk(
-  t: AppendTarget,
-  chunk: readonly PreparedBatch[],
-  pointerOf: ReadonlyMap<PreparedBatch, BatchRecord['s3']>,
-): Promise<AppendedRange[]> {
+/** Runs a lane: everything waiting goes in as few transactions as fit, in arrival order. */
+async function drain(t: AppendTarget, key: string, lane: { running: boolean; waiting: Waiter[] }): Promise<void> {
+  lane.running = true;
+  while (lane.waiting.length > 0) {
+    const group = lane.waiting.splice(0);
+    const owners = new Map<StagedBatch, Waiter>();
+    for (const w of group) for (const b of w.staged) owners.set(b, w);
+    const pending = new Set(group);
+    try {
+      for (const chunk of chunks(group.flatMap((w) => w.staged))) {
+        const ranges = await appendChunk(t, chunk);
+        chunk.forEach((b, i) => owners.get(b)?.ranges.push(ranges[i] as AppendedRange));
+        for (const w of pending) {
+          if (w.ranges.length === w.staged.length) {
+            w.resolve(w.ranges);
+            pending.delete(w);
+          }
+        }
+      }
+    } catch (err) {
+      for (const w of pending) w.reject(err);
+    }
+  }
+  lane.running = false;
+  lanes.delete(key);
+}
+
+async function appendChunk(t: AppendTarget, chunk: readonly StagedBatch[]): Promise<AppendedRange[]> {
+  const deadline = Date.now() + RACE_BUDGET_MS;
   const cached = knownHeads.get(headKey(t));
   let head = cached ?? (await readHead(t.leader, t.tp));
   for (let attempt = 1; ; attempt++) {
@@ -105,15 +154,13 @@ async function appendChunk(
     if (cached && head === cached && (cached.leaderEpoch !== t.leaderEpoch || cached.role !== 'leader')) head = await readHead(t.leader, t.tp);
     checkLeadership(head, t);
     let next = head.leo;
-    const records: BatchRecord[] = chunk.map((b) => {
+    const records: BatchRecord[] = chunk.map(({ batch, s3 }) => {
       const baseOffset = next;
-      next += b.recordCount;
-      const s3 = pointerOf.get(b);
-      const header = readBatchHeader(b.bytes);
+      next += batch.recordCount;
       return {
-        baseOffset, lastOffset: next - 1, leaderEpoch: t.leaderEpoch, maxTimestamp: header.maxTimestamp,
-        recordCount: b.recordCount, sizeBytes: b.bytes.length,
-        ...(s3 ? { s3 } : { data: withBaseOffset(b.bytes, baseOffset, t.leaderEpoch) }),
+        baseOffset, lastOffset: next - 1, leaderEpoch: t.leaderEpoch, maxTimestamp: batch.maxTimestamp,
+        recordCount: batch.recordCount, sizeBytes: batch.bytes.length,
+        ...(s3 ? { s3 } : { data: withBaseOffset(batch.bytes, baseOffset, t.leaderEpoch) }),
       };
     });
     const lastEpoch = head.epochs[head.epochs.length - 1];
@@ -135,12 +182,13 @@ async function appendChunk(
     } catch (err) {
       if (!(err instanceof ConditionFailed)) throw err;
       knownHeads.delete(headKey(t));
-      if (attempt >= MAX_ATTEMPTS) {
-        throw new KafkaError('REQUEST_TIMED_OUT', `Append to partition ${t.partition} lost ${attempt} races in a row.`, { topicId: t.topicId, partition: t.partition });
+      if (Date.now() >= deadline) {
+        throw new KafkaError('REQUEST_TIMED_OUT', `Append to partition ${t.partition} lost ${attempt} races in ${RACE_BUDGET_MS} ms.`, { topicId: t.topicId, partition: t.partition });
       }
       const failed = err.at(0);
       head = failed?.code === 'ConditionalCheckFailed' ? headFromItem(failed.current) : await readHead(t.leader, t.tp);
-      if (attempt > 2) await sleep(Math.random() * Math.min(100, 2 ** attempt));
+      // Full jitter: racing instances spread out instead of colliding again in lockstep.
+      if (attempt > 1) await sleep(Math.random() * Math.min(200, 5 * 2 ** attempt));
     }
   }
 }
