@@ -77,9 +77,12 @@ export async function createTopic(input: CreateTopicInput): Promise<TopicDescrip
   if (input.validateOnly) return { topic, partitions: states };
 
   try {
-    await coordination.createTopic(topic, states);
+    await coordination.createTopic(topic, states, collisionKey(input.name));
   } catch (err) {
     if (err instanceof coordination.TopicExists) throw new KafkaError('TOPIC_ALREADY_EXISTS', `Topic '${input.name}' already exists.`);
+    if (err instanceof coordination.TopicCollides) {
+      throw new KafkaError('INVALID_TOPIC_EXCEPTION', `Topic '${input.name}' collides with existing topic: ${err.existing}`);
+    }
     throw err;
   }
   invalidateMetadata(input.name);
@@ -118,7 +121,7 @@ export async function listTopics(): Promise<TopicDescription[]> {
 export async function deleteTopic(name: string): Promise<void> {
   const { topic, partitions } = await describeTopic(name);
   try {
-    await coordination.deleteTopic(name, topic.topicId, topic.partitions);
+    await coordination.deleteTopic(name, topic.topicId, topic.partitions, collisionKey(name));
   } catch (err) {
     if (err instanceof coordination.TopicChanged) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Topic ${name} not found.`, { topic: name });
     throw err;

@@ -93,6 +93,9 @@ export function parseJson(body: string): unknown {
   }
 }
 
+/** JSON's whitespace (RFC 8259); `\s` would also let U+00A0, U+2028 or a BOM pass between documents. */
+const JSON_WHITESPACE = /[ \t\n\r]/;
+
 /**
  * Splits a body of concatenated JSON documents (REST Proxy's streaming mode: `{...}{...}` or one
  * per line) and parses each.
@@ -109,15 +112,18 @@ export function parseJsonStream(body: string): unknown[] {
       else if (c === '"') inString = false;
       continue;
     }
-    if (c === '"') inString = true;
-    else if (c === '{' || c === '[') {
+    if (c === '"') {
+      // Between documents a string is garbage, not something to skip.
+      if (depth === 0) throw badRequest(`Malformed JSON: unexpected '"' at position ${i}; each record is a JSON object`);
+      inString = true;
+    } else if (c === '{' || c === '[') {
       if (depth === 0) start = i;
       depth++;
     } else if (c === '}' || c === ']') {
       depth--;
       if (depth < 0) throw badRequest(`Malformed JSON: unexpected '${c}' at position ${i}`);
       if (depth === 0) docs.push(parseJson(body.slice(start, i + 1)));
-    } else if (depth === 0 && !/\s/.test(c as string)) {
+    } else if (depth === 0 && !JSON_WHITESPACE.test(c as string)) {
       throw badRequest(`Malformed JSON: unexpected '${c}' at position ${i}`);
     }
   }

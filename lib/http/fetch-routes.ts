@@ -9,7 +9,7 @@ import { fetchRecords, listOffset, type FetchResult, type OffsetSpec, type ReadT
 import type { BatchRecord } from '../protocol/record-batch.js';
 import { topicPartitionKey } from '../storage/model.js';
 import { badRequest, errorResponse, intParam, intPathParam, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
-import { formatBytes, wireType, type WireFormat } from './record-format.js';
+import { MAX_DATE_MS, formatBytes, wireType, type WireFormat } from './record-format.js';
 
 /** Default and largest `max_bytes` of a fetch (the response must fit Lambda's 6 MB payload, base64 included). */
 export const DEFAULT_FETCH_BYTES = 1_048_576;
@@ -131,7 +131,8 @@ async function v3Records(req: ApiRequest): Promise<ApiResponse> {
 function offsetSpec(raw: string | undefined): OffsetSpec {
   if (raw === undefined || raw === '' || raw === 'latest' || raw === '-1') return 'latest';
   if (raw === 'earliest' || raw === '-2') return 'earliest';
-  if (/^\d+$/.test(raw)) return { timestamp: Number(raw) };
+  // Beyond a Date's range (±8.64e15 ms) the offset cannot be stored or shown as a date-time.
+  if (/^\d+$/.test(raw) && Number(raw) <= MAX_DATE_MS) return { timestamp: Number(raw) };
   if (/^\d{4}-\d{2}-\d{2}T/.test(raw) && !Number.isNaN(Date.parse(raw))) return { timestamp: Date.parse(raw) };
   throw badRequest(`Query parameter 'timestamp' must be earliest, latest, epoch milliseconds or an ISO 8601 date-time, got '${raw}'.`);
 }

@@ -8,7 +8,7 @@ import { HttpError, KafkaError } from '../errors.js';
 import { clusterRecord } from '../cluster/metadata.js';
 import { produce, type ProduceOutcome, type ProduceRecord } from '../log/produce.js';
 import { errorResponse, intPathParam, kafkaMessage, restErrorCode, parseJson, parseJsonStream, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
-import { base64Bytes, dataBytes, dataSchema, headerList, headersSchema, timestampMs, type DataType } from './record-format.js';
+import { base64Bytes, dataBytes, dataSchema, headerList, headersSchema, jsonBytes, timestampMs, type DataType } from './record-format.js';
 
 /** Entries allowed in one `records:batch` request (Confluent allows 50). */
 export const MAX_BATCH_ENTRIES = 10_000;
@@ -109,11 +109,14 @@ async function v3Records(req: ApiRequest): Promise<ApiResponse> {
 async function v3Batch(req: ApiRequest): Promise<ApiResponse> {
   const clusterId = await checkCluster(req);
   const topic = req.params.topic_name ?? '';
-  const body = validate(batchSchema, parseJson(req.body), 'batch');
+  const raw = parseJson(req.body);
+  const body = validate(batchSchema, raw, 'batch');
+  // Records are validated as sent: zod's copy of an entry drops a "__proto__" key the strict record schema must see.
+  const entries = (raw as { entries: Record<string, unknown>[] }).entries;
   const ids = body.entries.map((e) => String(e.id));
   const duplicate = ids.find((id, i) => ids.indexOf(id) !== i);
   if (duplicate !== undefined) throw new HttpError(400, 40002, `Duplicate entry id '${duplicate}' in batch.`);
-  const results = await produceAll(topic, body.entries.map(({ id: _id, ...rest }) => rest));
+  const results = await produceAll(topic, entries.map(({ id: _id, ...rest }) => rest));
   const successes: unknown[] = [];
   const failures: unknown[] = [];
   results.forEach((entry, i) => {
@@ -148,7 +151,7 @@ const v2Schema = z.object({
 
 function v2Bytes(v: unknown, format: 'binary' | 'json', where: string): Buffer | null {
   if (v === undefined || v === null) return null;
-  return format === 'binary' ? base64Bytes(v, where) : Buffer.from(JSON.stringify(v), 'utf8');
+  return format === 'binary' ? base64Bytes(v, where) : jsonBytes(v, where);
 }
 
 async function v2Produce(req: ApiRequest, partition?: number): Promise<ApiResponse> {

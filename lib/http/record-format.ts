@@ -20,6 +20,45 @@ export function base64Bytes(data: unknown, where: string): Buffer {
 
 const SCHEMA_TYPES = ['AVRO', 'PROTOBUF', 'JSONSCHEMA'];
 
+/** The latest instant a JavaScript Date can hold; later timestamps cannot be shown as ISO 8601. */
+export const MAX_DATE_MS = 8_640_000_000_000_000;
+
+/**
+ * Deepest nesting of embedded JSON (Jackson's default limit is 1000 too). JSON.parse takes
+ * any depth, but JSON.stringify overflows the stack a few thousand levels down.
+ */
+export const MAX_JSON_DEPTH = 1000;
+
+/** Whether JSON text nests deeper than MAX_JSON_DEPTH (a text that short cannot). */
+function tooDeep(text: string): boolean {
+  if (text.length <= 2 * MAX_JSON_DEPTH) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > MAX_JSON_DEPTH) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
+/** Embedded JSON as UTF-8 bytes; 422 when it nests deeper than MAX_JSON_DEPTH. */
+export function jsonBytes(data: unknown, where: string): Buffer {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(data);
+  } catch {
+    text = undefined;
+  }
+  if (text === undefined || tooDeep(text)) throw invalidPayload(`${where} nests deeper than ${MAX_JSON_DEPTH} levels.`);
+  return Buffer.from(text, 'utf8');
+}
+
 export const dataSchema = z.object({
   type: z.string().optional(),
   data: z.unknown().optional(),
@@ -37,7 +76,8 @@ export function dataBytes(input: DataInput, where: string): { bytes: Buffer | nu
   if (input === null || input === undefined) return { bytes: null, type: null };
   const type = (input.type ?? 'JSON').toUpperCase();
   if (SCHEMA_TYPES.includes(type)) throw invalidPayload(`${where}.type ${type} needs a schema registry, which Tributary does not provide; use BINARY, JSON or STRING.`);
-  if (input.data === undefined || input.data === null) return { bytes: null, type: type as DataType };
+  if (type !== 'BINARY' && type !== 'JSON' && type !== 'STRING') throw invalidPayload(`${where}.type must be BINARY, JSON or STRING, got ${input.type}.`);
+  if (input.data === undefined || input.data === null) return { bytes: null, type };
   switch (type) {
     case 'BINARY':
       return { bytes: base64Bytes(input.data, `${where}.data`), type };
@@ -45,9 +85,7 @@ export function dataBytes(input: DataInput, where: string): { bytes: Buffer | nu
       if (typeof input.data !== 'string') throw invalidPayload(`${where}.data must be a string when type is STRING.`);
       return { bytes: Buffer.from(input.data, 'utf8'), type };
     case 'JSON':
-      return { bytes: Buffer.from(JSON.stringify(input.data), 'utf8'), type };
-    default:
-      throw invalidPayload(`${where}.type must be BINARY, JSON or STRING, got ${input.type}.`);
+      return { bytes: jsonBytes(input.data, `${where}.data`), type };
   }
 }
 
@@ -60,7 +98,7 @@ export function headerList(headers: z.infer<typeof headersSchema>): RecordHeader
 /** A timestamp given as ISO 8601 text or epoch milliseconds. */
 export function timestampMs(value: unknown): number | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= MAX_DATE_MS) return value;
   if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(value)) {
     const ms = Date.parse(value);
     if (!Number.isNaN(ms) && ms >= 0) return ms;
@@ -76,12 +114,16 @@ export function formatBytes(bytes: Buffer | null, format: WireFormat, where: str
       return bytes.toString('base64');
     case 'string':
       return bytes.toString('utf8');
-    case 'json':
+    case 'json': {
+      const text = bytes.toString('utf8');
       try {
-        return JSON.parse(bytes.toString('utf8'));
+        // Too deep to serialize back into the response: as unreadable as JSON as text that is not JSON.
+        if (!tooDeep(text)) return JSON.parse(text);
       } catch {
-        throw new HttpError(406, 40601, `${where} is not JSON; read it with the binary format (application/vnd.kafka.binary.v2+json or format=binary).`);
+        /* not JSON */
       }
+      throw new HttpError(406, 40601, `${where} is not JSON (or nests deeper than ${MAX_JSON_DEPTH} levels); read it with the binary format (application/vnd.kafka.binary.v2+json or format=binary).`);
+    }
   }
 }
 

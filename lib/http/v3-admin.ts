@@ -146,19 +146,20 @@ const createTopicBody = z.object({
   topic_name: z.string(),
   partitions_count: z.number().int().optional(),
   replication_factor: z.number().int().optional(),
-  configs: z.array(z.object({ name: z.string(), value: z.union([z.string(), z.number(), z.boolean()]).nullable() })).optional(),
+  configs: z.array(z.object({ name: z.string(), value: z.union([z.string(), z.number(), z.boolean()]).nullable() }).strict()).optional(),
   validate_only: z.boolean().optional(),
-});
+}).strict();
 
-const configValueBody = z.object({ value: z.union([z.string(), z.number(), z.boolean()]).nullable() });
+// Kafka's SET needs a value; DELETE .../configs/{name} resets.
+const configValueBody = z.object({ value: z.union([z.string(), z.number(), z.boolean()]) }).strict();
 const alterConfigsBody = z.object({
   data: z.array(z.object({
     name: z.string(),
     value: z.union([z.string(), z.number(), z.boolean()]).nullable().optional(),
     operation: z.enum(['SET', 'DELETE', 'set', 'delete']).optional(),
-  })),
+  }).strict()),
   validate_only: z.boolean().optional(),
-});
+}).strict();
 
 const T = '/v3/clusters/{cluster_id}/topics/{topic_name}';
 

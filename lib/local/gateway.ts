@@ -52,17 +52,22 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(text);
 }
 
+/**
+ * Reads the body, up to `limit` bytes. A larger body is read to its end and dropped (answering
+ * before the client finished sending would reset its connection instead of showing it the 413);
+ * a declared length beyond that is not waited for.
+ */
 async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > limit) return 'too-large';
+  if (declared > 8 * limit) return 'too-large';
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > limit) return 'too-large';
-    chunks.push(chunk as Buffer);
+    if (size <= limit) chunks.push(chunk as Buffer);
+    else if (size > 8 * limit) return 'too-large';
   }
-  return Buffer.concat(chunks);
+  return size > limit ? 'too-large' : Buffer.concat(chunks);
 }
 
 export function toEvent(req: IncomingMessage, url: URL, body: Buffer, route: string, params: Record<string, string>): APIGatewayProxyEventV2 {

@@ -42,8 +42,11 @@ function estimate(r: LogRecord): number {
   return n;
 }
 
+/** The latest instant a JavaScript Date holds: later timestamps could not be shown as ISO 8601. */
+export const MAX_TIMESTAMP_MS = 8_640_000_000_000_000;
+
 function checkTimestamp(ts: number, now: number, o: BatchOptions): void {
-  if (!Number.isSafeInteger(ts) || ts < 0) throw new KafkaError('INVALID_TIMESTAMP', `Timestamp ${ts} is not a valid epoch-millisecond value.`);
+  if (!Number.isSafeInteger(ts) || ts < 0 || ts > MAX_TIMESTAMP_MS) throw new KafkaError('INVALID_TIMESTAMP', `Timestamp ${ts} is not a valid epoch-millisecond value.`);
   if (now - ts > o.timestampBeforeMaxMs) {
     throw new KafkaError('INVALID_TIMESTAMP', `Timestamp ${ts} is more than message.timestamp.before.max.ms (${o.timestampBeforeMaxMs}) before the append time ${now}.`);
   }
@@ -60,6 +63,21 @@ function encode(records: readonly LogRecord[], timestamps: readonly number[], o:
     records: records.map((r, i) => ({ timestamp: timestamps[i] as number, key: r.key, value: r.value, headers: [...r.headers] })),
   });
   return { bytes, recordCount: records.length, maxTimestamp: timestamps.reduce((a, b) => Math.max(a, b), -1), timestamps };
+}
+
+/**
+ * Checks one record on its own: its timestamp, and that it fits a batch alone. Run on every record
+ * first, so one bad record fails alone rather than with its partition's others.
+ * Errors: INVALID_TIMESTAMP, MESSAGE_TOO_LARGE.
+ */
+export function checkRecord(r: LogRecord, o: BatchOptions, now = Date.now()): void {
+  if (o.timestampType === 'CreateTime' && r.timestamp !== undefined) checkTimestamp(r.timestamp, now, o);
+  if (BATCH_OVERHEAD + estimate(r) > o.maxMessageBytes - 64) {
+    const alone = encode([r], [r.timestamp ?? now], o).bytes.length;
+    if (alone > o.maxMessageBytes) {
+      throw new KafkaError('MESSAGE_TOO_LARGE', `The record is ${alone} bytes as a batch, larger than max.message.bytes (${o.maxMessageBytes}).`);
+    }
+  }
 }
 
 /**

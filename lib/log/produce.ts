@@ -11,7 +11,7 @@ import { numericConfig, stringConfig } from '../cluster/topic-configs.js';
 import { topicPartitionKey } from '../storage/model.js';
 import type { TopicWithPartitions } from '../storage/coordination.js';
 import { appendToLeader } from './append.js';
-import { prepareBatches, type BatchOptions, type LogRecord, type PreparedBatch } from './batches.js';
+import { checkRecord, prepareBatches, type BatchOptions, type LogRecord, type PreparedBatch } from './batches.js';
 
 export interface ProduceRecord extends LogRecord {
   /** Explicit partition; else murmur2 of the key; else one sticky partition per request. */
@@ -99,19 +99,30 @@ export async function produce(topicName: string, records: readonly ProduceRecord
   const sticky = Math.floor(Math.random() * n);
   const outcomes: ProduceOutcome[] = new Array(records.length);
   const byPartition = new Map<number, number[]>();
+  const options = batchOptions(view.topic.configs);
+  const now = Date.now();
   records.forEach((r, i) => {
     const p = route(r, n, sticky);
-    if (p instanceof KafkaError) outcomes[i] = { ok: false, error: p };
-    else if (byPartition.has(p)) byPartition.get(p)?.push(i);
+    if (p instanceof KafkaError) {
+      outcomes[i] = { ok: false, error: p };
+      return;
+    }
+    try {
+      checkRecord(r, options, now);
+    } catch (err) {
+      if (!isKafkaError(err)) throw err;
+      outcomes[i] = { ok: false, partition: p, error: err };
+      return;
+    }
+    if (byPartition.has(p)) byPartition.get(p)?.push(i);
     else byPartition.set(p, [i]);
   });
 
-  const options = batchOptions(view.topic.configs);
   // Everything is encoded and validated before anything is written.
   const prepared = new Map<number, PreparedBatch[]>();
   for (const [p, indexes] of byPartition) {
     try {
-      prepared.set(p, prepareBatches(indexes.map((i) => records[i] as ProduceRecord), options));
+      prepared.set(p, prepareBatches(indexes.map((i) => records[i] as ProduceRecord), options, now));
     } catch (err) {
       if (!isKafkaError(err)) throw err;
       for (const i of indexes) outcomes[i] = { ok: false, partition: p, error: err };

@@ -129,20 +129,30 @@ export class TopicExists extends Error {
   override readonly name = 'TopicExists';
 }
 
+/** Another topic already holds the name's collision key (Kafka: names differing only by '.' and '_'). */
+export class TopicCollides extends Error {
+  override readonly name = 'TopicCollides';
+  constructor(readonly existing: string) {
+    super(`collides with existing topic ${existing}`);
+  }
+}
+
 /**
  * Creates a topic with its partition states.
- * Condition: no topic of that name exists (`topics`/`<name>` absent).
- * Effects: the list entry, the meta item and one item per partition; the metadata version bumped.
+ * Condition: no topic of that name exists (`topics`/`<name>` absent), and none with the same
+ * collision key (`topic-keys`/`<key>` absent).
+ * Effects: the list entry, the collision key, the meta item and one item per partition; the
+ * metadata version bumped.
  * Up to 97 partitions this is one transaction. Beyond, the meta item is written first with
  * state `creating` (readers treat such a topic as absent), then the partitions in chunks,
  * then the state flips to `active`; a creator that dies midway leaves a `creating` topic.
- * Errors: `TopicExists` when the name is taken (a lost race included).
+ * Errors: `TopicExists` when the name is taken, `TopicCollides` when its collision key is (lost races included).
  */
-export async function createTopic(topic: TopicRecord, partitions: readonly PartitionRecord[]): Promise<void> {
+export async function createTopic(topic: TopicRecord, partitions: readonly PartitionRecord[], collisionKey: string): Promise<void> {
   const partitionPut = (p: PartitionRecord) => ({
     Put: { TableName: table(), Item: { pk: topicPk(topic.name), sk: partitionSk(p.partition), ...p } },
   });
-  const firstChunk = MAX_TRANSACTION_ITEMS - 3;
+  const firstChunk = MAX_TRANSACTION_ITEMS - 4;
   const single = partitions.length <= firstChunk;
   const meta: TopicRecord = { ...topic, state: single ? 'active' : 'creating' };
   try {
@@ -154,12 +164,21 @@ export async function createTopic(topic: TopicRecord, partitions: readonly Parti
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
+      {
+        Put: {
+          TableName: table(), Item: { pk: 'topic-keys', sk: collisionKey, name: topic.name },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
       { Put: { TableName: table(), Item: { pk: topicPk(topic.name), sk: 'meta', ...meta } } },
       ...partitions.slice(0, firstChunk).map(partitionPut),
     ]);
   } catch (err) {
     if (err instanceof ConditionFailed && err.at(1)?.code === 'ConditionalCheckFailed') {
       throw new TopicExists(`topic "${topic.name}" already exists`);
+    }
+    if (err instanceof ConditionFailed && err.at(2)?.code === 'ConditionalCheckFailed') {
+      throw new TopicCollides(String(err.at(2)?.current?.name ?? collisionKey));
     }
     throw err;
   }
@@ -184,16 +203,16 @@ export class TopicChanged extends Error {
 }
 
 /**
- * Deletes a topic's metadata: the list entry, the meta item and the partition states.
+ * Deletes a topic's metadata: the list entry, the collision key, the meta item and the partition states.
  * Condition: the topic still has `topicId` (it was not deleted and recreated meanwhile).
  * Effects: the topic is gone from metadata at once (one transaction with the list entry and meta);
  * partition items beyond the first transaction follow in chunks. The metadata version is bumped.
  * Errors: `TopicChanged` when the topic is gone or has another id.
  */
-export async function deleteTopic(name: string, topicId: string, partitions: number): Promise<void> {
+export async function deleteTopic(name: string, topicId: string, partitions: number, collisionKey: string): Promise<void> {
   const sks = Array.from({ length: partitions }, (_, p) => partitionSk(p));
   const del = (sk: string) => ({ Delete: { TableName: table(), Key: { pk: topicPk(name), sk } } });
-  const firstChunk = MAX_TRANSACTION_ITEMS - 3;
+  const firstChunk = MAX_TRANSACTION_ITEMS - 4;
   try {
     await transactWrite(db(), [
       bumpVersion(),
@@ -203,6 +222,7 @@ export async function deleteTopic(name: string, topicId: string, partitions: num
           ConditionExpression: 'topicId = :id', ExpressionAttributeValues: { ':id': topicId },
         },
       },
+      { Delete: { TableName: table(), Key: { pk: 'topic-keys', sk: collisionKey } } },
       del('meta'),
       ...sks.slice(0, firstChunk).map(del),
     ]);

@@ -22,6 +22,14 @@ describe('Function: createTopic', () => {
     expect((await describeTopic(topic)).topic.topicId).toBe(winner.topic.topicId);
   });
 
+  it("where two creators race for names differing only by '.' and '_', exactly one wins", async () => {
+    const base = name('col');
+    const results = await Promise.allSettled([createTopic({ name: `${base}.x`, partitions: 1, replicationFactor: 1 }), createTopic({ name: `${base}_x`, partitions: 1, replicationFactor: 1 })]);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const lost = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(lost?.reason).toMatchObject({ kafkaName: 'INVALID_TOPIC_EXCEPTION', message: expect.stringContaining('collides') });
+  });
+
   it('creates a topic of more partitions than one transaction holds, with a head on every replica', async () => {
     const topic = name('wide');
     const created = await createTopic({ name: topic, partitions: 250, replicationFactor: 3 });
