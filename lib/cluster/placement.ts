@@ -48,35 +48,19 @@ export function assignReplicas(
       `Replication factor: ${replicationFactor} larger than available brokers: ${brokers.length}.`,
     );
   }
-  const hasRacks = brokers.some((b) => b.rack !== null);
-  return hasRacks
-    ? rackAware(brokers, partitions, replicationFactor, start)
-    : rackUnaware(brokers.map((b) => b.brokerId).sort((a, b) => a - b), partitions, replicationFactor, start);
+  return place(brokers, partitions, replicationFactor, start);
 }
 
 /** Kafka's replicaIndex: where the j-th follower sits relative to the first replica. */
 const replicaIndex = (first: number, shift: number, j: number, n: number): number => (first + 1 + ((shift + j) % (n - 1))) % n;
 
-function rackUnaware(list: readonly number[], partitions: number, rf: number, start: number): number[][] {
-  const n = list.length;
-  let shift = start;
-  const out: number[][] = [];
-  for (let p = 0; p < partitions; p++) {
-    if (p > 0 && p % n === 0) shift += 1;
-    const first = (p + start) % n;
-    const replicas = [list[first] as number];
-    for (let j = 0; j < rf - 1; j++) replicas.push(list[replicaIndex(first, shift, j, n)] as number);
-    out.push(replicas);
-  }
-  return out;
-}
-
 /**
  * Kafka's rack-aware assignment: walk the rack-alternated list, skipping a broker whose rack
  * already has a replica while some rack has none (and a broker that already has one while some
- * broker has none).
+ * broker has none). Without racks every broker is in one rack, nothing is ever skipped, and this
+ * is exactly Kafka's rack-unaware assignment.
  */
-function rackAware(brokers: readonly PlacementBroker[], partitions: number, rf: number, start: number): number[][] {
+function place(brokers: readonly PlacementBroker[], partitions: number, rf: number, start: number): number[][] {
   const rackOf = new Map(brokers.map((b) => [b.brokerId, b.rack ?? '']));
   const numRacks = new Set(rackOf.values()).size;
   const list = rackAlternated(brokers);
