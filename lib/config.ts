@@ -18,6 +18,8 @@ export interface TributaryConfig {
   readonly storeMaxAttempts: number;
   /** How long a cached metadata view is trusted before its version is checked (`TRIBUTARY_METADATA_MAX_AGE_MS`). @default 1000 */
   readonly metadataMaxAgeMs: number;
+  /** Kafka's replica.lag.time.max.ms: an ISR follower not caught up for this long leaves the ISR (`TRIBUTARY_REPLICA_LAG_TIME_MAX_MS`). @default 30000 */
+  readonly replicaLagTimeMaxMs: number;
   /** Largest request body the API accepts, as Lambda's 6 MB payload limit (`TRIBUTARY_MAX_REQUEST_BYTES`). @default 6291456 */
   readonly maxRequestBytes: number;
 }
@@ -46,6 +48,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TributaryConfi
     storeMaxAttempts: intVar(env, 'TRIBUTARY_STORE_MAX_ATTEMPTS', 3),
     metadataMaxAgeMs: intVar(env, 'TRIBUTARY_METADATA_MAX_AGE_MS', 1000),
     maxRequestBytes: intVar(env, 'TRIBUTARY_MAX_REQUEST_BYTES', 6 * 1024 * 1024),
+    replicaLagTimeMaxMs: intVar(env, 'TRIBUTARY_REPLICA_LAG_TIME_MAX_MS', 30_000),
   };
 }
 

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { HttpError, KafkaError } from '../errors.js';
 import { clusterRecord } from '../cluster/metadata.js';
-import { produce, type ProduceOutcome, type ProduceRecord } from '../log/produce.js';
+import { produce, produceNoAck, type Accepted, type Acks, type ProduceOutcome, type ProduceRecord } from '../log/produce.js';
 import { errorResponse, intPathParam, kafkaMessage, restErrorCode, parseJson, parseJsonStream, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 import { base64Bytes, dataBytes, dataSchema, headerList, headersSchema, jsonBytes, timestampMs, type DataType } from './record-format.js';
 
@@ -57,21 +57,38 @@ async function checkCluster(req: ApiRequest): Promise<string> {
 
 type Parsed = ParsedRecord | { error: unknown };
 
-function deliveryReport(clusterId: string, topic: string, p: ParsedRecord, o: ProduceOutcome & { ok: true }) {
+type Outcome = ProduceOutcome | Accepted;
+type Succeeded = Extract<Outcome, { ok: true }>;
+
+/** `acks=0|1|all` (or Kafka's -1 for all); default all, as in Kafka 3. */
+export function parseAcks(req: ApiRequest): Acks {
+  const raw = req.query.acks;
+  if (raw === undefined || raw === 'all' || raw === '-1') return 'all';
+  if (raw === '0') return 0;
+  if (raw === '1') return 1;
+  throw new KafkaError('INVALID_REQUIRED_ACKS', `INVALID_REQUIRED_ACKS: acks must be 0, 1, all or -1, got '${raw}'.`);
+}
+
+/** Produces with the request's acks: under acks=0 the outcomes come back before the write. */
+function produceWith(acks: Acks, topic: string, records: readonly ProduceRecord[]): Promise<Outcome[]> {
+  return acks === 0 ? produceNoAck(topic, records) : produce(topic, records, { acks });
+}
+
+function deliveryReport(clusterId: string, topic: string, p: ParsedRecord, o: Succeeded) {
   return {
-    error_code: 200,
+    error_code: o.offset === null ? 202 : 200,
     cluster_id: clusterId,
     topic_name: topic,
     partition_id: o.partition,
     offset: o.offset,
-    timestamp: new Date(o.timestamp).toISOString(),
+    timestamp: o.timestamp === null ? null : new Date(o.timestamp).toISOString(),
     key: p.record.key ? { type: p.keyType ?? 'BINARY', size: p.record.key.length } : null,
     value: p.record.value ? { type: p.valueType ?? 'BINARY', size: p.record.value.length } : null,
   };
 }
 
 /** Parses each raw record, produces the valid ones, and pairs every input with its result. */
-async function produceAll(topic: string, raws: readonly unknown[]): Promise<{ parsed: Parsed; outcome?: ProduceOutcome }[]> {
+async function produceAll(acks: Acks, topic: string, raws: readonly unknown[]): Promise<{ parsed: Parsed; outcome?: Outcome }[]> {
   const parsed: Parsed[] = raws.map((raw) => {
     try {
       return parseRecord(raw);
@@ -80,12 +97,12 @@ async function produceAll(topic: string, raws: readonly unknown[]): Promise<{ pa
     }
   });
   const valid = parsed.filter((p): p is ParsedRecord => !('error' in p));
-  const outcomes = valid.length > 0 ? await produce(topic, valid.map((p) => p.record)) : [];
+  const outcomes = valid.length > 0 ? await produceWith(acks, topic, valid.map((p) => p.record)) : [];
   const byRecord = new Map(valid.map((p, i) => [p, outcomes[i]]));
   return parsed.map((p) => ({ parsed: p, outcome: 'error' in p ? undefined : byRecord.get(p) }));
 }
 
-function errorOf(entry: { parsed: Parsed; outcome?: ProduceOutcome }): ApiResponse | undefined {
+function errorOf(entry: { parsed: Parsed; outcome?: Outcome }): ApiResponse | undefined {
   if ('error' in entry.parsed) return errorResponse(entry.parsed.error);
   if (entry.outcome && !entry.outcome.ok) return errorResponse(entry.outcome.error);
   return undefined;
@@ -94,12 +111,14 @@ function errorOf(entry: { parsed: Parsed; outcome?: ProduceOutcome }): ApiRespon
 async function v3Records(req: ApiRequest): Promise<ApiResponse> {
   const clusterId = await checkCluster(req);
   const topic = req.params.topic_name ?? '';
+  const acks = parseAcks(req);
   const raws = parseJsonStream(req.body);
-  const results = await produceAll(topic, raws);
+  const results = await produceAll(acks, topic, raws);
   const reports = results.map((entry) => {
     const failed = errorOf(entry);
     if (failed) return failed;
-    return { status: 200, body: deliveryReport(clusterId, topic, entry.parsed as ParsedRecord, entry.outcome as ProduceOutcome & { ok: true }) };
+    const report = deliveryReport(clusterId, topic, entry.parsed as ParsedRecord, entry.outcome as Succeeded);
+    return { status: report.error_code, body: report };
   });
   if (reports.length === 1) return reports[0] as ApiResponse;
   // Streaming mode: one delivery report per record, in order, one JSON document per line.
@@ -116,13 +135,13 @@ async function v3Batch(req: ApiRequest): Promise<ApiResponse> {
   const ids = body.entries.map((e) => String(e.id));
   const duplicate = ids.find((id, i) => ids.indexOf(id) !== i);
   if (duplicate !== undefined) throw new HttpError(400, 40002, `Duplicate entry id '${duplicate}' in batch.`);
-  const results = await produceAll(topic, entries.map(({ id: _id, ...rest }) => rest));
+  const results = await produceAll(parseAcks(req), topic, entries.map(({ id: _id, ...rest }) => rest));
   const successes: unknown[] = [];
   const failures: unknown[] = [];
   results.forEach((entry, i) => {
     const failed = errorOf(entry);
     if (failed) failures.push({ id: ids[i], ...(failed.body as object) });
-    else successes.push({ id: ids[i], ...deliveryReport(clusterId, topic, entry.parsed as ParsedRecord, entry.outcome as ProduceOutcome & { ok: true }) });
+    else successes.push({ id: ids[i], ...deliveryReport(clusterId, topic, entry.parsed as ParsedRecord, entry.outcome as Succeeded) });
   });
   return { status: 207, body: { successes, failures } };
 }
@@ -155,6 +174,7 @@ function v2Bytes(v: unknown, format: 'binary' | 'json', where: string): Buffer |
 }
 
 async function v2Produce(req: ApiRequest, partition?: number): Promise<ApiResponse> {
+  const acks = parseAcks(req);
   const format = v2Format(req);
   const body = validate(v2Schema, parseJson(req.body), 'records');
   const records: ProduceRecord[] = body.records.map((r, i) => ({
@@ -163,10 +183,10 @@ async function v2Produce(req: ApiRequest, partition?: number): Promise<ApiRespon
     headers: [],
     ...(partition !== undefined ? { partition } : r.partition != null ? { partition: r.partition } : {}),
   }));
-  const outcomes = await produce(req.params.topic_name ?? '', records);
+  const outcomes = await produceWith(acks, req.params.topic_name ?? '', records);
   if (outcomes.length === 1 && !outcomes[0]?.ok) return errorResponse((outcomes[0] as { error: KafkaError }).error, V2_TYPE);
   return {
-    status: 200,
+    status: acks === 0 ? 202 : 200,
     contentType: V2_TYPE,
     body: {
       key_schema_id: null,

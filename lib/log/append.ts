@@ -170,12 +170,10 @@ async function appendChunk(t: AppendTarget, chunk: readonly StagedBatch[]): Prom
         expectLeo: head.leo,
         leaderEpoch: t.leaderEpoch,
         batches: records,
-        // Single-copy commit until replication tracks the ISR: the leader's append is the commit.
-        hw: next,
         ...(needsEpochEntry ? { epochEntry: [t.leaderEpoch, head.leo] as const } : {}),
       });
       knownHeads.set(headKey(t), {
-        ...head, leo: next, hw: next,
+        ...head, leo: next,
         epochs: needsEpochEntry ? [...head.epochs, [t.leaderEpoch, head.leo]] : head.epochs,
       });
       return records.map((r) => ({ baseOffset: r.baseOffset, lastOffset: r.lastOffset }));

@@ -10,7 +10,10 @@ import { invalidateMetadata, replicaStore, requireTopic } from '../cluster/metad
 import { numericConfig, stringConfig } from '../cluster/topic-configs.js';
 import { topicPartitionKey } from '../storage/model.js';
 import type { TopicWithPartitions } from '../storage/coordination.js';
+import { config } from '../config.js';
+import { logger } from '../logger.js';
 import { appendToLeader } from './append.js';
+import { replicate } from './replicate.js';
 import { checkRecord, prepareBatches, type BatchOptions, type LogRecord, type PreparedBatch } from './batches.js';
 
 export interface ProduceRecord extends LogRecord {
@@ -22,9 +25,14 @@ export type ProduceOutcome =
   | { readonly ok: true; readonly partition: number; readonly offset: number; readonly timestamp: number }
   | { readonly ok: false; readonly partition?: number; readonly error: KafkaError };
 
+/** Kafka's acks: 0 — no acknowledgement; 1 — the leader appended; 'all' — every in-sync replica holds it. */
+export type Acks = 0 | 1 | 'all';
+
 export interface ProduceOptions {
-  /** Give up retrying stale routes after this long. @default 10000 */
+  /** Give up retrying stale routes and slow followers after this long. @default 10000 */
   readonly deadlineMs?: number;
+  /** @default 'all' (Kafka 3's default) */
+  readonly acks?: Acks;
 }
 
 const RETRY_ON_STALE_ROUTE = new Set(['NOT_LEADER_OR_FOLLOWER', 'FENCED_LEADER_EPOCH', 'UNKNOWN_LEADER_EPOCH', 'LEADER_NOT_AVAILABLE']);
@@ -52,18 +60,27 @@ function route(r: ProduceRecord, partitions: number, sticky: number): number | K
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Appends a partition's batches on its leader (and, for acks=all, waits until the ISR holds them
+ * and the high watermark covers them). Returns each batch's base offset.
+ */
 async function appendPartition(
   topicName: string,
   view: TopicWithPartitions,
   partition: number,
   batches: readonly PreparedBatch[],
   deadline: number,
+  acks: Acks,
 ): Promise<number[]> {
   let current = view;
+  const minIsr = numericConfig(view.topic.configs, 'min.insync.replicas');
   for (let attempt = 1; ; attempt++) {
     const state = current.partitions[partition];
     try {
       if (!state || state.leader < 0) throw new KafkaError('LEADER_NOT_AVAILABLE', `Partition ${partition} has no leader.`, { partition });
+      if (acks === 'all' && state.isr.length < minIsr) {
+        throw new KafkaError('NOT_ENOUGH_REPLICAS', `NOT_ENOUGH_REPLICAS: partition ${partition} has ${state.isr.length} in-sync replicas (${state.isr.join(', ')}), fewer than min.insync.replicas=${minIsr}.`, { partition });
+      }
       const ranges = await appendToLeader({
         leader: await replicaStore(state.leader),
         topicId: current.topic.topicId,
@@ -72,12 +89,17 @@ async function appendPartition(
         leaderEpoch: state.leaderEpoch,
         inlineMaxBytes: numericConfig(current.topic.configs, 'inline.max.bytes'),
       }, batches);
+      const end = (ranges[ranges.length - 1]?.lastOffset ?? -1) + 1;
+      // Written: from here a failure must not append again. With one replica the leader's append
+      // is the commit, so the high watermark moves now whatever the acks.
+      if (acks === 'all' || state.replicas.length === 1) await commit(topicName, current.topic.topicId, partition, end, minIsr, deadline);
       return ranges.map((r) => r.baseOffset);
     } catch (err) {
-      const stale = isKafkaError(err) && RETRY_ON_STALE_ROUTE.has(err.kafkaName);
+      if (err instanceof CommitFailed) throw err.cause;
+      const stale = isKafkaError(err) && (RETRY_ON_STALE_ROUTE.has(err.kafkaName) || (err.kafkaName === 'NOT_ENOUGH_REPLICAS' && attempt === 1));
       if (!stale || Date.now() + 50 * attempt > deadline) throw err;
       invalidateMetadata(topicName);
-      await sleep(Math.min(50 * attempt, 500));
+      if (attempt > 1) await sleep(Math.min(50 * attempt, 500));
       current = await requireTopic(topicName);
       if (current.topic.topicId !== view.topic.topicId) {
         throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Topic ${topicName} was deleted.`, { topic: topicName });
@@ -87,17 +109,57 @@ async function appendPartition(
 }
 
 /**
- * Produces records to a topic; one outcome per record, in order.
- * Errors (whole request): UNKNOWN_TOPIC_OR_PARTITION for a missing topic. Per record: an unknown
- * partition, MESSAGE_TOO_LARGE, INVALID_TIMESTAMP (none of that partition's records are written),
- * or the append's failure.
+ * Replicates to the ISR until the high watermark reaches `end` (acks=all).
+ * Errors: NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below min.insync.replicas (the
+ * records are on the leader but not acknowledged); REQUEST_TIMED_OUT when the deadline passed.
  */
-export async function produce(topicName: string, records: readonly ProduceRecord[], opts: ProduceOptions = {}): Promise<ProduceOutcome[]> {
+async function commit(topicName: string, topicId: string, partition: number, end: number, minIsr: number, deadline: number): Promise<void> {
+  let result;
+  try {
+    result = await replicate(topicName, topicId, partition, {
+      until: end, deadline, shrinkOnFailure: true, lagTimeMaxMs: config().replicaLagTimeMaxMs,
+    });
+  } catch (err) {
+    throw new CommitFailed(asKafkaError(err));
+  }
+  if (result.isr.length < minIsr) {
+    throw new CommitFailed(new KafkaError('NOT_ENOUGH_REPLICAS_AFTER_APPEND', `NOT_ENOUGH_REPLICAS_AFTER_APPEND: partition ${partition} has ${result.isr.length} in-sync replicas (${result.isr.join(', ')}), fewer than min.insync.replicas=${minIsr}.`, { partition }));
+  }
+  if (result.highWatermark < end) {
+    throw new CommitFailed(new KafkaError('REQUEST_TIMED_OUT', `The high watermark of partition ${partition} reached ${result.highWatermark}, not ${end}, before the deadline.`, { partition }));
+  }
+}
+
+/** A failure after the records were appended: reported as it is, never retried by appending again. */
+class CommitFailed extends Error {
+  constructor(override readonly cause: KafkaError) {
+    super(cause.message);
+  }
+}
+
+/** A validated produce request: records routed, checked and encoded, nothing written yet. */
+export interface ProducePlan {
+  readonly topicName: string;
+  readonly view: TopicWithPartitions;
+  /** Per record: its failure when it was rejected before any write, else undefined. */
+  readonly outcomes: (ProduceOutcome | undefined)[];
+  readonly byPartition: ReadonlyMap<number, number[]>;
+  readonly prepared: ReadonlyMap<number, PreparedBatch[]>;
+  readonly acks: Acks;
+  readonly deadline: number;
+}
+
+/**
+ * Routes, checks and encodes every record before anything is written.
+ * Errors (whole request): UNKNOWN_TOPIC_OR_PARTITION for a missing topic. Per record (in
+ * `outcomes`): an unknown partition, MESSAGE_TOO_LARGE, INVALID_TIMESTAMP.
+ */
+export async function planProduce(topicName: string, records: readonly ProduceRecord[], opts: ProduceOptions = {}): Promise<ProducePlan> {
   const deadline = Date.now() + (opts.deadlineMs ?? 10_000);
   const view = await requireTopic(topicName);
   const n = view.topic.partitions;
   const sticky = Math.floor(Math.random() * n);
-  const outcomes: ProduceOutcome[] = new Array(records.length);
+  const outcomes: (ProduceOutcome | undefined)[] = new Array(records.length).fill(undefined);
   const byPartition = new Map<number, number[]>();
   const options = batchOptions(view.topic.configs);
   const now = Date.now();
@@ -117,8 +179,6 @@ export async function produce(topicName: string, records: readonly ProduceRecord
     if (byPartition.has(p)) byPartition.get(p)?.push(i);
     else byPartition.set(p, [i]);
   });
-
-  // Everything is encoded and validated before anything is written.
   const prepared = new Map<number, PreparedBatch[]>();
   for (const [p, indexes] of byPartition) {
     try {
@@ -128,11 +188,16 @@ export async function produce(topicName: string, records: readonly ProduceRecord
       for (const i of indexes) outcomes[i] = { ok: false, partition: p, error: err };
     }
   }
+  return { topicName, view, outcomes, byPartition, prepared, acks: opts.acks ?? 'all', deadline };
+}
 
-  await Promise.all([...prepared].map(async ([p, batches]) => {
-    const indexes = byPartition.get(p) as number[];
+/** Writes a plan: partitions in parallel; one outcome per record, in order. */
+export async function executePlan(plan: ProducePlan): Promise<ProduceOutcome[]> {
+  const outcomes = [...plan.outcomes];
+  await Promise.all([...plan.prepared].map(async ([p, batches]) => {
+    const indexes = plan.byPartition.get(p) as number[];
     try {
-      const bases = await appendPartition(topicName, view, p, batches, deadline);
+      const bases = await appendPartition(plan.topicName, plan.view, p, batches, plan.deadline, plan.acks);
       let k = 0;
       batches.forEach((b, j) => {
         for (let r = 0; r < b.recordCount; r++, k++) {
@@ -144,7 +209,35 @@ export async function produce(topicName: string, records: readonly ProduceRecord
       for (const i of indexes) outcomes[i] = { ok: false, partition: p, error };
     }
   }));
-  return outcomes;
+  return outcomes as ProduceOutcome[];
+}
+
+/** A record accepted under acks=0: validated, written in the background, no offset known. */
+export interface Accepted {
+  readonly ok: true;
+  readonly partition: number;
+  readonly offset: null;
+  readonly timestamp: null;
+}
+
+/**
+ * acks=0: validates the records, starts writing them, and returns at once — no offsets, and a
+ * failure of the write is only logged (Kafka's "fire and forget").
+ */
+export async function produceNoAck(topicName: string, records: readonly ProduceRecord[], opts: ProduceOptions = {}): Promise<(ProduceOutcome | Accepted)[]> {
+  const plan = await planProduce(topicName, records, { ...opts, acks: 0 });
+  void executePlan(plan).then((outcomes) => {
+    const failed = outcomes.filter((o) => !o.ok).length;
+    if (failed > 0) logger.warn({ event: 'acks0-write-failed', topic: topicName, failed }, 'acks=0 records were not written');
+  }, (err: unknown) => logger.error({ event: 'acks0-write-failed', topic: topicName, err }, 'acks=0 write failed'));
+  const partitionOf = new Map<number, number>();
+  for (const [p, indexes] of plan.byPartition) for (const i of indexes) partitionOf.set(i, p);
+  return plan.outcomes.map((o, i) => o ?? { ok: true, partition: partitionOf.get(i) as number, offset: null, timestamp: null });
+}
+
+/** Produces records to a topic (plan, then execute); one outcome per record, in order. */
+export async function produce(topicName: string, records: readonly ProduceRecord[], opts: ProduceOptions = {}): Promise<ProduceOutcome[]> {
+  return executePlan(await planProduce(topicName, records, opts));
 }
 
 export type { RecordHeader };

@@ -152,7 +152,7 @@ export async function createTopic(topic: TopicRecord, partitions: readonly Parti
   const partitionPut = (p: PartitionRecord) => ({
     Put: { TableName: table(), Item: { pk: topicPk(topic.name), sk: partitionSk(p.partition), ...p } },
   });
-  const firstChunk = MAX_TRANSACTION_ITEMS - 4;
+  const firstChunk = MAX_TRANSACTION_ITEMS - 5;
   const single = partitions.length <= firstChunk;
   const meta: TopicRecord = { ...topic, state: single ? 'active' : 'creating' };
   try {
@@ -170,6 +170,7 @@ export async function createTopic(topic: TopicRecord, partitions: readonly Parti
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
+      { Put: { TableName: table(), Item: { pk: 'topic-ids', sk: topic.topicId, name: topic.name } } },
       { Put: { TableName: table(), Item: { pk: topicPk(topic.name), sk: 'meta', ...meta } } },
       ...partitions.slice(0, firstChunk).map(partitionPut),
     ]);
@@ -212,7 +213,7 @@ export class TopicChanged extends Error {
 export async function deleteTopic(name: string, topicId: string, partitions: number, collisionKey: string): Promise<void> {
   const sks = Array.from({ length: partitions }, (_, p) => partitionSk(p));
   const del = (sk: string) => ({ Delete: { TableName: table(), Key: { pk: topicPk(name), sk } } });
-  const firstChunk = MAX_TRANSACTION_ITEMS - 4;
+  const firstChunk = MAX_TRANSACTION_ITEMS - 5;
   try {
     await transactWrite(db(), [
       bumpVersion(),
@@ -223,6 +224,7 @@ export async function deleteTopic(name: string, topicId: string, partitions: num
         },
       },
       { Delete: { TableName: table(), Key: { pk: 'topic-keys', sk: collisionKey } } },
+      { Delete: { TableName: table(), Key: { pk: 'topic-ids', sk: topicId } } },
       del('meta'),
       ...sks.slice(0, firstChunk).map(del),
     ]);
@@ -268,4 +270,62 @@ export async function readMetadataVersion(): Promise<number | undefined> {
     TableName: table(), Key: CLUSTER_KEY, ConsistentRead: true, ProjectionExpression: 'metadataVersion',
   }));
   return out.Item?.metadataVersion as number | undefined;
+}
+
+/** The name of the topic with this id (replicas and streams know only ids); undefined once deleted. */
+export async function topicNameById(topicId: string): Promise<string | undefined> {
+  const out = await db().send(new GetCommand({ TableName: table(), Key: { pk: 'topic-ids', sk: topicId }, ConsistentRead: true }));
+  return out.Item?.name as string | undefined;
+}
+
+export class PartitionChanged extends Error {
+  override readonly name = 'PartitionChanged';
+  constructor(readonly current: PartitionRecord | undefined) {
+    super(`partition state changed (now at partition epoch ${current?.partitionEpoch ?? 'none'})`);
+  }
+}
+
+export interface PartitionChange {
+  readonly leader?: number;
+  readonly leaderEpoch?: number;
+  readonly isr?: readonly number[];
+  readonly replicas?: readonly number[];
+}
+
+/**
+ * Changes a partition's state by compare-and-set (Kafka's AlterPartition).
+ * Condition: its `partitionEpoch` is still `expectPartitionEpoch` (and the topic id matches).
+ * Effects: the changed fields, `partitionEpoch` + 1, the metadata version bumped.
+ * Errors: `PartitionChanged` carrying the current state when someone changed it first.
+ */
+export async function alterPartition(
+  topicName: string, current: PartitionRecord, change: PartitionChange,
+): Promise<PartitionRecord> {
+  const next: PartitionRecord = { ...current, ...change, partitionEpoch: current.partitionEpoch + 1 };
+  try {
+    await transactWrite(db(), [
+      bumpVersion(),
+      {
+        Put: {
+          TableName: table(),
+          Item: { pk: topicPk(topicName), sk: partitionSk(current.partition), ...next },
+          ConditionExpression: 'partitionEpoch = :pe AND topicId = :id',
+          ExpressionAttributeValues: { ':pe': current.partitionEpoch, ':id': current.topicId },
+        },
+      },
+    ]);
+    return next;
+  } catch (err) {
+    if (err instanceof ConditionFailed && err.at(1)?.code === 'ConditionalCheckFailed') {
+      const item = err.at(1)?.current;
+      throw new PartitionChanged(item ? strip<PartitionRecord>(item) : undefined);
+    }
+    throw err;
+  }
+}
+
+/** One partition's state, strongly consistent. */
+export async function readPartition(topicName: string, partition: number): Promise<PartitionRecord | undefined> {
+  const out = await db().send(new GetCommand({ TableName: table(), Key: { pk: topicPk(topicName), sk: partitionSk(partition) }, ConsistentRead: true }));
+  return out.Item ? strip<PartitionRecord>(out.Item) : undefined;
 }

@@ -60,6 +60,21 @@ export interface ReplicaHead {
   readonly role: ReplicaRole;
   /** Leader-epoch cache: `[epoch, startOffset]` pairs in increasing order (KIP-101). */
   readonly epochs: readonly (readonly [number, number])[];
+  /**
+   * The leader epoch this replica last reconciled its log with (truncation after an epoch change,
+   * KIP-101). A follower copies only while `syncEpoch === leaderEpoch`.
+   */
+  readonly syncEpoch: number;
+  /** Set while a full sync (snapshot replay) is filling an empty replica. */
+  readonly snapshotting?: boolean;
+  /** On a leader: what it last learned of each follower (broker id → log end offset, time it was last caught up). */
+  readonly followers: Readonly<Record<string, FollowerProgress>>;
+}
+
+export interface FollowerProgress {
+  readonly leo: number;
+  /** When the follower last held everything the leader had (ms since epoch). */
+  readonly caughtUpAt: number;
 }
 
 /** Where a batch's bytes live when they are too large to keep inline. */
@@ -81,6 +96,10 @@ export interface BatchRecord {
   readonly data?: Uint8Array;
   /** The RecordBatch v2 bytes' location in S3, when not inline. */
   readonly s3?: S3Pointer;
+  /** Idempotent producer fields, copied from the batch header (absent when producerId = -1). */
+  readonly producerId?: number;
+  readonly producerEpoch?: number;
+  readonly baseSequence?: number;
 }
 
 export const topicPartitionKey = (topicId: string, partition: number): string => `${topicId}#${partition}`;

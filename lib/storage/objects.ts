@@ -24,6 +24,13 @@ export async function readRange(key: string, position: number, length: number): 
   return bytes;
 }
 
+/** Reads a whole object. */
+export async function readObject(key: string): Promise<Buffer> {
+  const out = await s3Client().send(new GetObjectCommand({ Bucket: bucket(), Key: key }));
+  if (!out.Body) throw new Error(`s3://${bucket()}/${key} returned no body`);
+  return Buffer.from(await out.Body.transformToByteArray());
+}
+
 /** Deletes every object under a prefix. */
 export async function deletePrefix(prefix: string): Promise<void> {
   let token: string | undefined;

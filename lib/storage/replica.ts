@@ -6,7 +6,7 @@
 import { BatchGetCommand, BatchWriteCommand, GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from './clients.js';
 import type { BatchRecord, ReplicaHead, ReplicaRole } from './model.js';
-import { transactWrite } from './transact.js';
+import { ConditionFailed, transactWrite } from './transact.js';
 
 /** Where a broker's replica table lives. */
 export interface ReplicaStoreRef {
@@ -27,7 +27,15 @@ function toHead(item: Record<string, unknown>): ReplicaHead {
     leaderEpoch: item.leaderEpoch as number,
     role: item.role as ReplicaRole,
     epochs: (item.epochs as [number, number][] | undefined) ?? [],
+    syncEpoch: (item.syncEpoch as number | undefined) ?? 0,
+    ...(item.snapshotting ? { snapshotting: true } : {}),
+    followers: (item.followers as ReplicaHead['followers'] | undefined) ?? {},
   };
+}
+
+/** The stored form of a head. */
+function headItem(h: ReplicaHead): Record<string, unknown> {
+  return { ...h, off: HEAD_OFFSET };
 }
 
 function toBatch(item: Record<string, unknown>): BatchRecord {
@@ -86,11 +94,33 @@ export async function createHeads(
   store: ReplicaStoreRef,
   heads: readonly { tp: string; role: ReplicaRole; leaderEpoch: number }[],
 ): Promise<void> {
-  await batchWriteAll(store, heads.map((h) => ({
-    PutRequest: {
-      Item: { tp: h.tp, off: HEAD_OFFSET, leo: 0, hw: 0, logStartOffset: 0, leaderEpoch: h.leaderEpoch, role: h.role, epochs: [] },
+  await batchWriteAll(store, heads.map((h) => ({ PutRequest: { Item: headItem(emptyHead(h.tp, h.role, h.leaderEpoch)) } })));
+}
+
+/** A head with an empty log. */
+export const emptyHead = (tp: string, role: ReplicaRole, leaderEpoch: number): ReplicaHead => ({
+  tp, leo: 0, hw: 0, logStartOffset: 0, leaderEpoch, role, epochs: [], syncEpoch: leaderEpoch, followers: {},
+});
+
+/**
+ * Writes a whole head.
+ * Condition: `ifAbsent` — no head exists; else `ifSnapshotting` — the head is still in a full sync.
+ * Errors: `ConditionFailed`.
+ */
+export async function putHead(store: ReplicaStoreRef, head: ReplicaHead, condition: 'ifAbsent' | 'ifSnapshotting'): Promise<void> {
+  await transactWrite(client(store), [{
+    Put: {
+      TableName: store.replicaTable,
+      Item: headItem(head),
+      ConditionExpression: condition === 'ifAbsent' ? 'attribute_not_exists(tp)' : 'snapshotting = :yes',
+      ...(condition === 'ifSnapshotting' ? { ExpressionAttributeValues: { ':yes': true } } : {}),
     },
-  })));
+  }]);
+}
+
+/** Writes batch items as they are (a snapshot replay into a replica that is still snapshotting). */
+export async function putBatches(store: ReplicaStoreRef, tp: string, batches: readonly BatchRecord[]): Promise<void> {
+  await batchWriteAll(store, batches.map((b) => ({ PutRequest: { Item: { tp, off: b.lastOffset, ...b } } })));
 }
 
 /**
@@ -170,6 +200,118 @@ export async function appendBatches(store: ReplicaStoreRef, tp: string, write: A
       },
     })),
   ]);
+}
+
+export interface CopyWrite {
+  /** The follower head must still say this log end offset, this leader epoch, role follower, and be reconciled with it. */
+  readonly expectLeo: number;
+  readonly leaderEpoch: number;
+  /** The leader's batches, in order, contiguous from `expectLeo`. */
+  readonly batches: readonly BatchRecord[];
+  /** The follower's high watermark after the copy. */
+  readonly hw: number;
+  /** Leader-epoch cache entries the copied batches start. */
+  readonly epochEntries: readonly (readonly [number, number])[];
+}
+
+/**
+ * Copies batches to a follower in one transaction (the replicator's copy step, DESIGN §5).
+ *
+ *   copier A: read follower (leo=F) ── read leader batches ── transact(F → F+n) ✓
+ *   copier B: read follower (leo=F) ── read leader batches ─────── transact(F → F+n) ✗ leo = F fails: B is a no-op
+ *
+ * Condition: head `leo = expectLeo AND leaderEpoch = :e AND syncEpoch = :e AND role = follower`:
+ * a zombie leader of an older epoch can make no follower accept its batches.
+ * Effects: the batches, head `leo`, `hw`, epoch cache entries.
+ * Errors: `ConditionFailed` (index 0 carries the current head).
+ */
+export async function copyBatches(store: ReplicaStoreRef, tp: string, write: CopyWrite): Promise<void> {
+  const last = write.batches[write.batches.length - 1];
+  if (!last) throw new Error('copyBatches needs at least one batch');
+  const entries = write.epochEntries.length > 0;
+  await transactWrite(client(store), [
+    {
+      Update: {
+        TableName: store.replicaTable,
+        Key: { tp, off: HEAD_OFFSET },
+        UpdateExpression: `SET leo = :newLeo, hw = :hw${entries ? ', epochs = list_append(epochs, :entries)' : ''}`,
+        ConditionExpression: 'leo = :leo AND leaderEpoch = :epoch AND syncEpoch = :epoch AND #role = :follower AND attribute_not_exists(snapshotting)',
+        ExpressionAttributeNames: { '#role': 'role' },
+        ExpressionAttributeValues: {
+          ':leo': write.expectLeo, ':epoch': write.leaderEpoch, ':follower': 'follower', ':newLeo': last.lastOffset + 1, ':hw': write.hw,
+          ...(entries ? { ':entries': write.epochEntries.map((e) => [...e]) } : {}),
+        },
+      },
+    },
+    // No item condition: the head's condition makes this copier the only writer, and an item left
+    // above the log end (by a superseded full sync of the same leader log) holds these same bytes.
+    ...write.batches.map((b) => ({ Put: { TableName: store.replicaTable, Item: { tp, off: b.lastOffset, ...b } } })),
+  ]);
+}
+
+/**
+ * Advances a leader's high watermark and records its followers' progress.
+ * Condition: still the leader under `leaderEpoch`, and `hw` does not move backwards.
+ * Returns false when the condition failed (another copier got further, or leadership moved).
+ */
+export async function advanceHighWatermark(
+  store: ReplicaStoreRef, tp: string, leaderEpoch: number, hw: number, followers: Readonly<Record<string, { leo: number; caughtUpAt: number }>>,
+): Promise<boolean> {
+  try {
+    await transactWrite(client(store), [{
+      Update: {
+        TableName: store.replicaTable,
+        Key: { tp, off: HEAD_OFFSET },
+        UpdateExpression: 'SET hw = :hw, followers = :f',
+        ConditionExpression: 'leaderEpoch = :epoch AND #role = :leader AND hw <= :hw AND leo >= :hw',
+        ExpressionAttributeNames: { '#role': 'role' },
+        ExpressionAttributeValues: { ':hw': hw, ':f': followers, ':epoch': leaderEpoch, ':leader': 'leader' },
+      },
+    }]);
+    return true;
+  } catch (err) {
+    if (err instanceof ConditionFailed) return false;
+    throw err;
+  }
+}
+
+/**
+ * Truncates a replica's log to `toOffset` and marks it reconciled with its current leader epoch.
+ * Batches at or above `toOffset` are deleted first (readers never see them: they are above the
+ * high watermark), then the head moves; a crash between the two leaves `syncEpoch` behind, so the
+ * next copy step truncates again.
+ * Condition: the head still has `leo = expectLeo` and `leaderEpoch`.
+ * Errors: `ConditionFailed`.
+ */
+export async function truncateLog(store: ReplicaStoreRef, tp: string, head: ReplicaHead, toOffset: number): Promise<void> {
+  if (toOffset < head.leo) {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await client(store).send(new QueryCommand({
+        TableName: store.replicaTable,
+        KeyConditionExpression: 'tp = :tp AND off >= :from',
+        ExpressionAttributeValues: { ':tp': tp, ':from': toOffset },
+        ProjectionExpression: 'tp, off',
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }));
+      await batchWriteAll(store, (out.Items ?? []).map((k) => ({ DeleteRequest: { Key: { tp: k.tp, off: k.off } } })));
+      start = out.LastEvaluatedKey;
+    } while (start);
+  }
+  const leo = Math.min(head.leo, toOffset);
+  await transactWrite(client(store), [{
+    Update: {
+      TableName: store.replicaTable,
+      Key: { tp, off: HEAD_OFFSET },
+      UpdateExpression: 'SET leo = :leo, hw = :hw, epochs = :epochs, syncEpoch = :epoch',
+      ConditionExpression: 'leo = :expect AND leaderEpoch = :epoch',
+      ExpressionAttributeValues: {
+        ':leo': leo, ':hw': Math.min(head.hw, leo), ':epochs': head.epochs.filter(([, start]) => start < leo).map((e) => [...e]),
+        ':epoch': head.leaderEpoch, ':expect': head.leo,
+      },
+    },
+  }]);
 }
 
 export interface BatchQuery {

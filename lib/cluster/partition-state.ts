@@ -1,0 +1,71 @@
+/**
+ * Changes to a partition's state: the ISR shrinking and growing (what Kafka's leader asks of the
+ * controller with AlterPartition) and leader election. Every change is a compare-and-set on the
+ * partition epoch; a lost race re-reads and decides again.
+ */
+import { KafkaError } from '../errors.js';
+import { logger } from '../logger.js';
+import { alterPartition, PartitionChanged, readPartition, type PartitionChange } from '../storage/coordination.js';
+import type { PartitionRecord } from '../storage/model.js';
+import { invalidateMetadata } from './metadata.js';
+
+const ATTEMPTS = 5;
+
+/**
+ * Applies `decide` to the current state until a compare-and-set succeeds; `decide` returns
+ * undefined when no change is needed any more. Returns the resulting state.
+ */
+async function change(
+  topic: string,
+  partition: number,
+  decide: (current: PartitionRecord) => PartitionChange | undefined,
+  start?: PartitionRecord,
+): Promise<PartitionRecord> {
+  let current = start ?? (await readPartition(topic, partition));
+  for (let attempt = 1; ; attempt++) {
+    if (!current) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of ${topic} not found.`, { topic, partition });
+    const wanted = decide(current);
+    if (!wanted) return current;
+    try {
+      const next = await alterPartition(topic, current, wanted);
+      invalidateMetadata(topic);
+      return next;
+    } catch (err) {
+      if (!(err instanceof PartitionChanged) || attempt >= ATTEMPTS) throw err;
+      current = err.current ?? (await readPartition(topic, partition));
+    }
+  }
+}
+
+/** Removes a follower from the ISR (it failed or fell behind), under the leader epoch the caller saw. */
+export async function shrinkIsr(topic: string, partition: number, brokerId: number, leaderEpoch: number, reason: string): Promise<PartitionRecord> {
+  const next = await change(topic, partition, (p) =>
+    p.leaderEpoch === leaderEpoch && p.isr.includes(brokerId) && p.leader !== brokerId
+      ? { isr: p.isr.filter((b) => b !== brokerId) } : undefined);
+  if (!next.isr.includes(brokerId)) {
+    logger.warn({ event: 'isr-shrink', topic, partition, broker: brokerId, leaderEpoch, isr: next.isr, reason }, 'ISR shrink');
+  }
+  return next;
+}
+
+/** Adds a caught-up follower back to the ISR, under the leader epoch the caller saw. */
+export async function expandIsr(topic: string, partition: number, brokerId: number, leaderEpoch: number): Promise<PartitionRecord> {
+  const next = await change(topic, partition, (p) =>
+    p.leaderEpoch === leaderEpoch && !p.isr.includes(brokerId) && p.replicas.includes(brokerId)
+      ? { isr: p.replicas.filter((b) => p.isr.includes(b) || b === brokerId) } : undefined);
+  if (next.isr.includes(brokerId)) logger.info({ event: 'isr-expand', topic, partition, broker: brokerId, leaderEpoch, isr: next.isr }, 'ISR expand');
+  return next;
+}
+
+/**
+ * Makes `leader` the partition's leader under a new leader epoch (the controller's election; also
+ * used by tests). Returns the new state; replica heads are told separately (`setRole`).
+ */
+export async function electLeader(topic: string, partition: number, leader: number, expect?: PartitionRecord): Promise<PartitionRecord> {
+  const before = expect ?? (await readPartition(topic, partition));
+  const next = await change(topic, partition, (p) => ({
+    leader, leaderEpoch: p.leaderEpoch + 1, isr: p.isr.includes(leader) ? p.isr : [...p.isr, leader],
+  }), before);
+  logger.info({ event: 'leader-elected', topic, partition, from: before?.leader, to: leader, leaderEpoch: next.leaderEpoch }, 'leader elected');
+  return next;
+}

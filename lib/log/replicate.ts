@@ -1,0 +1,206 @@
+/**
+ * Replication (DESIGN §5): the copy step from a leader replica to a follower, KIP-101 truncation
+ * before a follower copies under a new leader epoch, and `replicate` — bring a partition's
+ * followers up, keep the ISR honest, and advance the high watermark to the smallest log end
+ * offset in the ISR. Safe to run concurrently from anywhere: every write is conditional, so a
+ * copier that lost a race wrote nothing.
+ */
+import { expandIsr, shrinkIsr } from '../cluster/partition-state.js';
+import { replicaStore } from '../cluster/metadata.js';
+import { KafkaError, asKafkaError } from '../errors.js';
+import { logger } from '../logger.js';
+import { readPartition } from '../storage/coordination.js';
+import { topicPartitionKey, type BatchRecord, type FollowerProgress, type PartitionRecord, type ReplicaHead } from '../storage/model.js';
+import { advanceHighWatermark, copyBatches, queryBatches, readHead, truncateLog, type ReplicaStoreRef } from '../storage/replica.js';
+import { ConditionFailed, MAX_TRANSACTION_ITEMS } from '../storage/transact.js';
+
+/** Bytes read from the leader per copy step (and at most one transaction's worth). */
+const COPY_BYTES = 3_000_000;
+
+export type CopyOutcome =
+  /** The follower holds everything the leader had when the step began. */
+  | { readonly kind: 'caught-up'; readonly followerLeo: number; readonly leaderLeo: number }
+  /** Batches were copied; more may remain. */
+  | { readonly kind: 'copied'; readonly followerLeo: number; readonly leaderLeo: number }
+  /** Another copier moved the follower first: nothing was written. */
+  | { readonly kind: 'lost-race' }
+  /** The follower is empty, wiped, or behind the leader's log start: it needs a full sync. */
+  | { readonly kind: 'needs-snapshot'; readonly leaderLeo: number }
+  /** The follower has not been told the leader's epoch yet (the controller pushes it). */
+  | { readonly kind: 'behind-epoch' }
+  /** The follower knows a newer epoch than the leader: the leader is stale and may copy nothing. */
+  | { readonly kind: 'fenced' };
+
+/**
+ * Kafka's OffsetsForLeaderEpoch on the leader: where `epoch` ended in the leader's log — the
+ * start of the first later epoch, or the log end when `epoch` is the leader's latest.
+ */
+export function endOffsetForEpoch(leader: ReplicaHead, epoch: number): number {
+  const later = leader.epochs.find(([e]) => e > epoch);
+  return later ? later[1] : leader.leo;
+}
+
+/** The offset a follower must truncate to before copying under the leader's epoch (KIP-101). */
+export function truncationOffset(follower: ReplicaHead, leader: ReplicaHead): number {
+  const last = follower.epochs[follower.epochs.length - 1];
+  if (!last) return Math.min(follower.leo, follower.hw);
+  return Math.min(follower.leo, endOffsetForEpoch(leader, last[0]));
+}
+
+/** Epoch cache entries that copying `batches` onto `follower` starts. */
+function epochEntries(follower: ReplicaHead, batches: readonly BatchRecord[]): [number, number][] {
+  let latest = follower.epochs[follower.epochs.length - 1]?.[0] ?? -1;
+  const out: [number, number][] = [];
+  for (const b of batches) {
+    if (b.leaderEpoch > latest) {
+      out.push([b.leaderEpoch, b.baseOffset]);
+      latest = b.leaderEpoch;
+    }
+  }
+  return out;
+}
+
+/** One copy step from `leader` to `follower`. Store failures propagate. */
+export async function copyStep(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string, leaderHead?: ReplicaHead): Promise<CopyOutcome> {
+  const lHead = leaderHead ?? (await readHead(leader, tp));
+  if (!lHead || lHead.role !== 'leader') return { kind: 'fenced' };
+  let fHead = await readHead(follower, tp);
+  if (!fHead || fHead.snapshotting) return { kind: 'needs-snapshot', leaderLeo: lHead.leo };
+  if (fHead.leaderEpoch < lHead.leaderEpoch) return { kind: 'behind-epoch' };
+  if (fHead.leaderEpoch > lHead.leaderEpoch || fHead.role !== 'follower') return { kind: 'fenced' };
+  if (fHead.syncEpoch !== fHead.leaderEpoch || fHead.leo > lHead.leo) {
+    const to = Math.min(truncationOffset(fHead, lHead), lHead.leo);
+    try {
+      await truncateLog(follower, tp, fHead, to);
+    } catch (err) {
+      if (err instanceof ConditionFailed) return { kind: 'lost-race' };
+      throw err;
+    }
+    if (to < fHead.leo) logger.info({ event: 'replica-truncated', tp, broker: follower.brokerId, from: fHead.leo, to, leaderEpoch: fHead.leaderEpoch }, 'follower truncated');
+    fHead = { ...fHead, leo: to, hw: Math.min(fHead.hw, to), epochs: fHead.epochs.filter(([, s]) => s < to), syncEpoch: fHead.leaderEpoch };
+  }
+  if (fHead.leo < lHead.logStartOffset) return { kind: 'needs-snapshot', leaderLeo: lHead.leo };
+  if (fHead.leo >= lHead.leo) return { kind: 'caught-up', followerLeo: fHead.leo, leaderLeo: lHead.leo };
+
+  const batches = (await queryBatches(leader, tp, { fromOffset: fHead.leo, toOffset: lHead.leo - 1, maxBytes: COPY_BYTES }))
+    .slice(0, MAX_TRANSACTION_ITEMS - 1);
+  const first = batches[0];
+  if (!first) return { kind: 'caught-up', followerLeo: fHead.leo, leaderLeo: lHead.leo };
+  if (first.baseOffset !== fHead.leo) {
+    // The follower's end is not a batch boundary of the leader's log: their logs differ.
+    logger.warn({ event: 'replica-diverged', tp, broker: follower.brokerId, followerLeo: fHead.leo, leaderBatch: first.baseOffset }, 'follower log diverged');
+    return { kind: 'needs-snapshot', leaderLeo: lHead.leo };
+  }
+  const last = batches[batches.length - 1] as BatchRecord;
+  const newLeo = last.lastOffset + 1;
+  try {
+    await copyBatches(follower, tp, {
+      expectLeo: fHead.leo, leaderEpoch: lHead.leaderEpoch, batches, hw: Math.min(lHead.hw, newLeo), epochEntries: epochEntries(fHead, batches),
+    });
+  } catch (err) {
+    if (err instanceof ConditionFailed) return { kind: 'lost-race' };
+    throw err;
+  }
+  return newLeo >= lHead.leo
+    ? { kind: 'caught-up', followerLeo: newLeo, leaderLeo: lHead.leo }
+    : { kind: 'copied', followerLeo: newLeo, leaderLeo: lHead.leo };
+}
+
+export interface ReplicateOptions {
+  /** Keep copying until every ISR follower holds offsets below this (acks=all). */
+  readonly until?: number;
+  readonly deadline: number;
+  /** Remove an ISR follower whose store fails at once (acks=all must not wait on a dead broker). */
+  readonly shrinkOnFailure: boolean;
+  /** Kafka's replica.lag.time.max.ms: an ISR follower not caught up for this long leaves the ISR. */
+  readonly lagTimeMaxMs: number;
+  /** Runs a full sync for a follower that needs one (snapshot); absent: such followers are skipped. */
+  readonly fullSync?: (leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string) => Promise<void>;
+}
+
+export interface ReplicateResult {
+  readonly highWatermark: number;
+  readonly isr: readonly number[];
+  readonly leaderEpoch: number;
+}
+
+interface FollowerResult {
+  readonly brokerId: number;
+  /** Known log end offset, or undefined when the follower could not be reached. */
+  readonly leo?: number;
+  readonly error?: KafkaError;
+}
+
+/** Copies to one follower until it holds `target` (or the leader's end), the deadline passes, or it cannot progress. */
+async function catchUp(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string, target: number, o: ReplicateOptions): Promise<FollowerResult> {
+  let leo: number | undefined;
+  try {
+    for (let step = 0; Date.now() < o.deadline; step++) {
+      const out = await copyStep(leader, follower, tp);
+      if (out.kind === 'caught-up' || out.kind === 'copied') leo = out.followerLeo;
+      if (out.kind === 'caught-up' && out.followerLeo >= target) break;
+      if (out.kind === 'needs-snapshot') {
+        if (!o.fullSync) return { brokerId: follower.brokerId, error: new KafkaError('REPLICA_NOT_AVAILABLE', `follower ${follower.brokerId} needs a full sync`) };
+        await o.fullSync(leader, follower, tp);
+        continue;
+      }
+      if (out.kind === 'behind-epoch' || out.kind === 'fenced') {
+        leo = (await readHead(follower, tp))?.leo;
+        return { brokerId: follower.brokerId, ...(leo !== undefined ? { leo } : {}), error: new KafkaError('FENCED_LEADER_EPOCH', `follower ${follower.brokerId} is at another leader epoch (${out.kind})`) };
+      }
+      if (out.kind === 'lost-race') await new Promise((r) => setTimeout(r, Math.random() * 10 * Math.min(step + 1, 10)));
+      if (out.kind === 'caught-up' && out.followerLeo < target) await new Promise((r) => setTimeout(r, 5));
+    }
+    if (leo === undefined) leo = (await readHead(follower, tp))?.leo;
+    return { brokerId: follower.brokerId, ...(leo !== undefined ? { leo } : {}) };
+  } catch (err) {
+    return { brokerId: follower.brokerId, error: asKafkaError(err) };
+  }
+}
+
+/**
+ * Brings a partition's followers up to the leader (or to `until`), maintains the ISR, and
+ * advances the leader's high watermark to the smallest log end offset in the ISR.
+ * Errors: NOT_LEADER_OR_FOLLOWER when the leader moved; store failures of the leader.
+ */
+export async function replicate(topic: string, topicId: string, partition: number, o: ReplicateOptions): Promise<ReplicateResult> {
+  const state = await readPartition(topic, partition);
+  if (!state || state.topicId !== topicId) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of ${topic} not found.`, { topic, partition });
+  const tp = topicPartitionKey(topicId, partition);
+  const leader = await replicaStore(state.leader);
+  const lHead = await readHead(leader, tp);
+  if (!lHead || lHead.role !== 'leader' || lHead.leaderEpoch !== state.leaderEpoch) {
+    throw new KafkaError('NOT_LEADER_OR_FOLLOWER', `Broker ${state.leader} is not the leader of ${topic}-${partition} under epoch ${state.leaderEpoch}.`, { topic, partition });
+  }
+  const target = o.until ?? lHead.leo;
+  const followers = state.replicas.filter((b) => b !== state.leader);
+  const results = await Promise.all(followers.map(async (b) => catchUp(leader, await replicaStore(b), tp, target, o)));
+
+  let current: PartitionRecord = state;
+  const now = Date.now();
+  const progress: Record<string, FollowerProgress> = {};
+  for (const r of results) {
+    const before = lHead.followers[String(r.brokerId)];
+    const caughtUp = r.leo !== undefined && r.leo >= lHead.leo;
+    progress[String(r.brokerId)] = { leo: r.leo ?? before?.leo ?? 0, caughtUpAt: caughtUp ? now : before?.caughtUpAt ?? now };
+    const inIsr = current.isr.includes(r.brokerId);
+    const lagging = !caughtUp && now - (progress[String(r.brokerId)] as FollowerProgress).caughtUpAt > o.lagTimeMaxMs;
+    if (inIsr && ((r.error && o.shrinkOnFailure) || lagging)) {
+      current = await shrinkIsr(topic, partition, r.brokerId, state.leaderEpoch, r.error ? r.error.message : `not caught up for ${o.lagTimeMaxMs} ms`);
+    } else if (!inIsr && caughtUp && !r.error) {
+      current = await expandIsr(topic, partition, r.brokerId, state.leaderEpoch);
+    }
+  }
+  // The high watermark: the smallest log end offset in the ISR; an ISR member we know nothing of holds it back.
+  let hw = lHead.leo;
+  for (const b of current.isr) {
+    if (b === state.leader) continue;
+    const r = results.find((x) => x.brokerId === b);
+    hw = Math.min(hw, r?.leo ?? Math.min(lHead.hw, progress[String(b)]?.leo ?? lHead.hw));
+  }
+  hw = Math.max(hw, lHead.hw);
+  // Write only when something moved: the head's stream must not re-trigger replication forever.
+  const moved = hw > lHead.hw || followers.some((b) => progress[String(b)]?.leo !== lHead.followers[String(b)]?.leo);
+  if (moved) await advanceHighWatermark(leader, tp, state.leaderEpoch, hw, progress);
+  return { highWatermark: hw, isr: current.isr, leaderEpoch: state.leaderEpoch };
+}

@@ -1,0 +1,65 @@
+/**
+ * The replicator: what runs when a leader's replica table changes (DynamoDB Streams → Lambda in
+ * AWS, the stream poller locally). Each new batch on a leader triggers `replicate` for its
+ * partition: followers copy, the ISR is maintained, the high watermark advances, and a follower
+ * that needs it gets a full sync.
+ */
+import { config } from '../config.js';
+import { cachedBrokers, cachedTopic } from '../cluster/metadata.js';
+import { asKafkaError } from '../errors.js';
+import { logger } from '../logger.js';
+import { topicNameById } from '../storage/coordination.js';
+import { replicate } from './replicate.js';
+import { fullSync } from './snapshot.js';
+
+/** A change to a replica table item, as a stream record names it. */
+export interface ReplicaChange {
+  readonly table: string;
+  readonly tp: string;
+  readonly off: number;
+  /** Opaque position of the change in its stream (reported back on failure). */
+  readonly position: string;
+}
+
+const topicNames = new Map<string, string | null>();
+
+async function topicName(topicId: string): Promise<string | undefined> {
+  if (!topicNames.has(topicId)) topicNames.set(topicId, (await topicNameById(topicId)) ?? null);
+  return topicNames.get(topicId) ?? undefined;
+}
+
+/** How long one replication of a partition may take inside one invocation. */
+const REPLICATE_BUDGET_MS = 20_000;
+
+/**
+ * Replicates every partition that got a new batch on some table. Returns the positions of the
+ * first change of each partition that failed (to be retried, as Lambda's partial batch response).
+ */
+export async function replicateChanges(changes: readonly ReplicaChange[]): Promise<string[]> {
+  const tables = new Map((await cachedBrokers()).map((b) => [b.replicaTable, b.brokerId]));
+  const firstByTp = new Map<string, ReplicaChange>();
+  for (const c of changes) {
+    if (c.off < 0 || !tables.has(c.table)) continue; // heads and producer state are not log data
+    if (!firstByTp.has(c.tp)) firstByTp.set(c.tp, c);
+  }
+  const failed: string[] = [];
+  await Promise.all([...firstByTp.values()].map(async (c) => {
+    const [topicId, p] = c.tp.split('#') as [string, string];
+    const topic = await topicName(topicId);
+    if (!topic) return; // deleted meanwhile
+    // Only the leader's own changes drive replication; a follower's copy writes are echoes.
+    const leader = (await cachedTopic(topic))?.partitions[Number(p)]?.leader;
+    if (leader !== undefined && leader !== tables.get(c.table)) return;
+    try {
+      await replicate(topic, topicId, Number(p), {
+        deadline: Date.now() + REPLICATE_BUDGET_MS, shrinkOnFailure: false, lagTimeMaxMs: config().replicaLagTimeMaxMs, fullSync,
+      });
+    } catch (err) {
+      const e = asKafkaError(err);
+      if (e.kafkaName === 'NOT_LEADER_OR_FOLLOWER' || e.kafkaName === 'UNKNOWN_TOPIC_OR_PARTITION') return;
+      logger.warn({ event: 'replication-failed', tp: c.tp, kafkaError: e.kafkaName, message: e.message }, 'replication failed');
+      failed.push(c.position);
+    }
+  }));
+  return failed;
+}
