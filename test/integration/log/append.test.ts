@@ -9,6 +9,7 @@ import { createTopic } from '../../../lib/cluster/topics.js';
 import { appendToLeader, type AppendTarget } from '../../../lib/log/append.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
 import { fetchRecords, listOffset } from '../../../lib/log/read.js';
+import { replicate } from '../../../lib/log/replicate.js';
 import { decodeBatch } from '../../../lib/protocol/record-batch.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { appendBatches, queryBatches, readHead, setRole } from '../../../lib/storage/replica.js';
@@ -18,18 +19,24 @@ const opts = { compression: 'none' as const, timestampType: 'CreateTime' as cons
 const batchOf = (...values: string[]) => prepareBatches(values.map((v) => ({ key: null, value: Buffer.from(v), headers: [] })), opts);
 let n = 0;
 
+const names = new Map<string, string>();
+
 async function newPartition(rf = 1): Promise<AppendTarget> {
   const { topic, partitions } = await createTopic({ name: `append-${process.pid}-${Date.now()}-${n++}`, partitions: 1, replicationFactor: rf });
   const state = partitions[0];
   if (!state) throw new Error('no partition');
+  names.set(topic.topicId, topic.name);
   return {
     leader: await replicaStore(state.leader), topicId: topic.topicId, partition: 0,
     tp: topicPartitionKey(topic.topicId, 0), leaderEpoch: state.leaderEpoch, inlineMaxBytes: 8192,
   };
 }
 
-const values = async (t: AppendTarget, offset = 0) =>
-  (await fetchRecords(t, { offset, maxBytes: 10_000_000, maxWaitMs: 0 })).records.map((r) => [r.offset, r.value?.toString()]);
+/** Commits what was appended (the high watermark moves to the end of the single replica's log), then reads. */
+const values = async (t: AppendTarget, offset = 0) => {
+  await replicate(names.get(t.topicId) as string, t.topicId, 0, { deadline: Date.now() + 5000, shrinkOnFailure: false, lagTimeMaxMs: 30_000 });
+  return (await fetchRecords(t, { offset, maxBytes: 10_000_000, maxWaitMs: 0 })).records.map((r) => [r.offset, r.value?.toString()]);
+};
 
 describe('Function: appendToLeader', () => {
   it('where 20 appenders race on one partition, every batch gets its own contiguous offsets and nothing is lost', async () => {
@@ -43,8 +50,7 @@ describe('Function: appendToLeader', () => {
       const base = r[0]?.baseOffset as number;
       expect(read.slice(base, base + 3)).toEqual([[base, `a${i}`], [base + 1, `b${i}`], [base + 2, `c${i}`]]);
     });
-    const head = await readHead(t.leader, t.tp);
-    expect(head).toMatchObject({ leo: 60, hw: 60, epochs: [[0, 0]] });
+    expect(await readHead(t.leader, t.tp)).toMatchObject({ leo: 60, hw: 60, epochs: [[0, 0]] });
   });
 
   it('where a leader was demoted or its epoch moved on, the append is fenced and writes nothing', async () => {
@@ -55,9 +61,11 @@ describe('Function: appendToLeader', () => {
     await expect(appendToLeader({ ...t, leaderEpoch: 2 }, batchOf('future'))).rejects.toMatchObject({ kafkaName: 'UNKNOWN_LEADER_EPOCH' });
     await setRole(t.leader, t.tp, 'follower', 2);
     await expect(appendToLeader({ ...t, leaderEpoch: 2 }, batchOf('follower'))).rejects.toMatchObject({ kafkaName: 'NOT_LEADER_OR_FOLLOWER' });
-    await expect(values(t)).rejects.toMatchObject({ kafkaName: 'NOT_LEADER_OR_FOLLOWER' });
+    await expect(fetchRecords(t, { offset: 0, maxBytes: 100, maxWaitMs: 0 })).rejects.toMatchObject({ kafkaName: 'NOT_LEADER_OR_FOLLOWER' });
     await setRole(t.leader, t.tp, 'leader', 3);
-    expect(await values(t)).toEqual([[0, 'before']]);
+    expect(await fetchRecords(t, { offset: 0, maxBytes: 100, maxWaitMs: 0 }).then((r) => r.records.map((x) => x.value?.toString()))).toEqual([]);
+    // The partition state still says epoch 0, so replicate refuses; the head alone is the leader's view.
+    expect((await readHead(t.leader, t.tp))?.leo).toBe(1);
     // Epochs never go backwards.
     await expect(setRole(t.leader, t.tp, 'leader', 1)).rejects.toBeInstanceOf(ConditionFailed);
   });

@@ -1,0 +1,104 @@
+/**
+ * Leader epochs against the real stores (shared stack): a zombie leader of an old epoch can make
+ * no follower accept its batches; when it learns the new epoch it truncates what only it had
+ * (KIP-101) and its log converges on the new leader's; acks=all replicates to every ISR member.
+ */
+import { describe, expect, it } from 'vitest';
+import { replicaStore } from '../../../lib/cluster/metadata.js';
+import { electLeader } from '../../../lib/cluster/partition-state.js';
+import { createTopic } from '../../../lib/cluster/topics.js';
+import { appendToLeader } from '../../../lib/log/append.js';
+import { prepareBatches } from '../../../lib/log/batches.js';
+import { produce } from '../../../lib/log/produce.js';
+import { copyStep, endOffsetForEpoch, replicate, truncationOffset } from '../../../lib/log/replicate.js';
+import { topicPartitionKey, type ReplicaHead } from '../../../lib/storage/model.js';
+import { queryBatches, readHead, setRole, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
+
+const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
+const batchOf = (...values: string[]) => prepareBatches(values.map((v) => ({ key: null, value: Buffer.from(v), headers: [] })), opts);
+let n = 0;
+
+async function logOf(store: ReplicaStoreRef, tp: string): Promise<string[]> {
+  const batches = await queryBatches(store, tp, { fromOffset: 0, toOffset: 1e9, maxBytes: 1e9 });
+  const head = await readHead(store, tp);
+  return batches.filter((b) => b.lastOffset < (head?.leo ?? 0)).map((b) => `${b.baseOffset}-${b.lastOffset}@${b.leaderEpoch}:${Buffer.from(b.data ?? []).toString('base64')}`);
+}
+
+const head = (h: Partial<ReplicaHead>): ReplicaHead => ({ tp: 't', leo: 0, hw: 0, logStartOffset: 0, leaderEpoch: 0, role: 'follower', epochs: [], syncEpoch: 0, followers: {}, ...h });
+
+describe('Function: truncationOffset (KIP-101)', () => {
+  it('truncates a follower to where its last epoch ended on the leader', () => {
+    const leader = head({ leo: 20, epochs: [[0, 0], [2, 10]], role: 'leader', leaderEpoch: 2 });
+    expect(endOffsetForEpoch(leader, 0)).toBe(10);
+    expect(endOffsetForEpoch(leader, 1)).toBe(10);
+    expect(endOffsetForEpoch(leader, 2)).toBe(20);
+    expect(truncationOffset(head({ leo: 14, epochs: [[0, 0], [1, 12]] }), leader)).toBe(10);
+    expect(truncationOffset(head({ leo: 8, epochs: [[0, 0]] }), leader)).toBe(8);
+    expect(truncationOffset(head({ leo: 25, epochs: [[0, 0], [2, 10]] }), leader)).toBe(20);
+  });
+});
+
+describe('Replication under leader epochs', () => {
+  it('where a zombie leader of an old epoch appends, no replica accepts its batch, and it truncates it on rejoining', async () => {
+    const name = `zombie-${process.pid}-${n++}`;
+    const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3 });
+    const p0 = partitions[0]!;
+    const tp = topicPartitionKey(topic.topicId, 0);
+    const [old, next, third] = [p0.replicas[0]!, p0.replicas[1]!, p0.replicas[2]!];
+    const stores = new Map(await Promise.all(p0.replicas.map(async (b) => [b, await replicaStore(b)] as const)));
+    const target = (leader: number, leaderEpoch: number) => ({ leader: stores.get(leader)!, topicId: topic.topicId, partition: 0, tp, leaderEpoch, inlineMaxBytes: 8192 });
+
+    expect((await produce(name, [{ partition: 0, key: null, value: Buffer.from('committed'), headers: [] }])).every((o) => o.ok)).toBe(true);
+
+    // Broker `old` is cut off: the election reaches only the other two.
+    const state = await electLeader(name, 0, next);
+    await setRole(stores.get(next)!, tp, 'leader', state.leaderEpoch);
+    await setRole(stores.get(third)!, tp, 'follower', state.leaderEpoch);
+
+    // The zombie still thinks it leads under epoch 0 and appends to its own table...
+    await appendToLeader(target(old, 0), batchOf('zombie-1', 'zombie-2'));
+    // ...but no follower takes it.
+    for (const f of [next, third]) expect((await copyStep(stores.get(old)!, stores.get(f)!, tp)).kind).toBe('fenced');
+    expect(await logOf(stores.get(third)!, tp)).toHaveLength(1);
+
+    // The new leader writes under epoch 1; acks=all brings the third replica along.
+    expect((await produce(name, [{ partition: 0, key: null, value: Buffer.from('epoch-1'), headers: [] }])).every((o) => o.ok)).toBe(true);
+
+    // The old leader learns the new epoch: its next copy step truncates the zombie batch first.
+    await setRole(stores.get(old)!, tp, 'follower', state.leaderEpoch);
+    const out = await copyStep(stores.get(next)!, stores.get(old)!, tp);
+    expect(out.kind).toBe('caught-up');
+    const leaderLog = await logOf(stores.get(next)!, tp);
+    expect(leaderLog).toHaveLength(2);
+    expect(await logOf(stores.get(old)!, tp)).toEqual(leaderLog);
+    expect(await logOf(stores.get(third)!, tp)).toEqual(leaderLog);
+    expect((await readHead(stores.get(old)!, tp))?.epochs).toEqual([[0, 0], [state.leaderEpoch, 1]]);
+  });
+
+  it('with acks=all, every ISR replica holds a record before it is acknowledged, and the high watermark covers it', async () => {
+    const name = `acks-all-${process.pid}-${n++}`;
+    const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3 });
+    const tp = topicPartitionKey(topic.topicId, 0);
+    const out = await produce(name, Array.from({ length: 5 }, (_, i) => ({ partition: 0, key: null, value: Buffer.from(`v${i}`), headers: [] })), { acks: 'all' });
+    expect(out.map((o) => o.ok && o.offset)).toEqual([0, 1, 2, 3, 4]);
+    for (const b of partitions[0]!.replicas) expect((await readHead(await replicaStore(b), tp))?.leo).toBe(5);
+    expect((await readHead(await replicaStore(partitions[0]!.leader), tp))?.hw).toBe(5);
+
+    // acks=1 returns after the leader's append: followers and the high watermark move on a replicate.
+    await produce(name, [{ partition: 0, key: null, value: Buffer.from('v5'), headers: [] }], { acks: 1 });
+    const leader = await replicaStore(partitions[0]!.leader);
+    expect((await readHead(leader, tp))?.hw).toBe(5);
+    const r = await replicate(name, topic.topicId, 0, { deadline: Date.now() + 5000, shrinkOnFailure: false, lagTimeMaxMs: 30_000 });
+    expect(r.highWatermark).toBe(6);
+  });
+
+  it('refuses acks=all with NOT_ENOUGH_REPLICAS when the ISR is smaller than min.insync.replicas, writing nothing', async () => {
+    const name = `min-isr-${process.pid}-${n++}`;
+    const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 2, configs: [{ name: 'min.insync.replicas', value: '3' }] });
+    const out = await produce(name, [{ partition: 0, key: null, value: Buffer.from('x'), headers: [] }], { acks: 'all' });
+    expect(out[0]).toMatchObject({ ok: false, error: { kafkaName: 'NOT_ENOUGH_REPLICAS' } });
+    expect((await readHead(await replicaStore(partitions[0]!.leader), topicPartitionKey(topic.topicId, 0)))?.leo).toBe(0);
+    const one = await produce(name, [{ partition: 0, key: null, value: Buffer.from('x'), headers: [] }], { acks: 1 });
+    expect(one[0]).toMatchObject({ ok: true, offset: 0 });
+  });
+});
