@@ -24,6 +24,16 @@ export default tseslint.config(
     },
   },
   {
+    // The API speaks to the log and the cluster; of storage it may know only the data shapes.
+    files: ['lib/http/**', 'lambdas/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['@aws-sdk/*'], message: 'AWS SDK calls live in lib/storage.' },
+        { regex: 'storage/(?!model\\.js$)', message: 'lib/http reaches storage through lib/log and lib/cluster.' },
+      ] }],
+    },
+  },
+  {
     files: ['lib/protocol/**'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [

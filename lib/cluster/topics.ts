@@ -165,3 +165,6 @@ export async function alterTopicConfigs(topicName: string, changes: readonly Con
   invalidateMetadata(topicName);
   return { ...topic, configs: next };
 }
+
+/** Every registered broker, as stored now. */
+export const describeBrokers = coordination.listBrokers;

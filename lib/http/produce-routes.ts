@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { HttpError, KafkaError } from '../errors.js';
 import { clusterRecord } from '../cluster/metadata.js';
 import { produce, produceNoAck, type Accepted, type Acks, type ProduceOutcome, type ProduceRecord } from '../log/produce.js';
-import { errorResponse, intPathParam, kafkaMessage, restErrorCode, parseJson, parseJsonStream, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
+import { badRequest, errorResponse, intParam, intPathParam, invalidPayload, kafkaMessage, restErrorCode, parseJson, parseJsonStream, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
+import { initProducer } from '../cluster/producers.js';
 import { base64Bytes, dataBytes, dataSchema, headerList, headersSchema, jsonBytes, timestampMs, type DataType } from './record-format.js';
 
 /** Entries allowed in one `records:batch` request (Confluent allows 50). */
@@ -15,6 +16,7 @@ export const MAX_BATCH_ENTRIES = 10_000;
 
 const recordSchema = z.object({
   partition_id: z.number().int().nullable().optional(),
+  sequence: z.number().int().min(0).max(2 ** 31 - 1).optional(),
   headers: headersSchema,
   key: dataSchema,
   value: dataSchema,
@@ -40,6 +42,7 @@ function parseRecord(raw: unknown): ParsedRecord {
     record: {
       key: key.bytes, value: value.bytes, headers: headerList(r.headers),
       ...(r.partition_id != null ? { partition: r.partition_id } : {}),
+      ...(r.sequence !== undefined ? { sequence: r.sequence } : {}),
       ...(timestamp !== undefined ? { timestamp } : {}),
     },
     keyType: key.type,
@@ -69,9 +72,28 @@ export function parseAcks(req: ApiRequest): Acks {
   throw new KafkaError('INVALID_REQUIRED_ACKS', `INVALID_REQUIRED_ACKS: acks must be 0, 1, all or -1, got '${raw}'.`);
 }
 
-/** Produces with the request's acks: under acks=0 the outcomes come back before the write. */
-function produceWith(acks: Acks, topic: string, records: readonly ProduceRecord[]): Promise<Outcome[]> {
-  return acks === 0 ? produceNoAck(topic, records) : produce(topic, records, { acks });
+/** How a request produces: its acks, and the idempotent producer it speaks for, if any. */
+interface ProduceMode {
+  readonly acks: Acks;
+  readonly producer?: { readonly producerId: number; readonly producerEpoch: number };
+}
+
+/** `acks`, and `producer_id` with `producer_epoch` (both or neither) from the query string. */
+function produceMode(req: ApiRequest): ProduceMode {
+  const acks = parseAcks(req);
+  const hasId = req.query.producer_id !== undefined;
+  if (hasId !== (req.query.producer_epoch !== undefined)) throw badRequest('Query parameters producer_id and producer_epoch go together.');
+  if (!hasId) return { acks };
+  return { acks, producer: { producerId: intParam(req, 'producer_id'), producerEpoch: intParam(req, 'producer_epoch', { max: 32767 }) } };
+}
+
+/** Produces with the request's mode: under acks=0 the outcomes come back before the write. */
+function produceWith(mode: ProduceMode, topic: string, records: readonly ProduceRecord[]): Promise<Outcome[]> {
+  const withSequence = records.filter((r) => r.sequence !== undefined).length;
+  if (mode.producer && withSequence !== records.length) throw invalidPayload('Every record of an idempotent producer (producer_id given) needs a sequence.');
+  if (!mode.producer && withSequence > 0) throw invalidPayload('A record sequence needs producer_id and producer_epoch in the query string.');
+  const opts = { acks: mode.acks, ...(mode.producer ? { producer: mode.producer } : {}) };
+  return mode.acks === 0 ? produceNoAck(topic, records, opts) : produce(topic, records, opts);
 }
 
 function deliveryReport(clusterId: string, topic: string, p: ParsedRecord, o: Succeeded) {
@@ -88,7 +110,7 @@ function deliveryReport(clusterId: string, topic: string, p: ParsedRecord, o: Su
 }
 
 /** Parses each raw record, produces the valid ones, and pairs every input with its result. */
-async function produceAll(acks: Acks, topic: string, raws: readonly unknown[]): Promise<{ parsed: Parsed; outcome?: Outcome }[]> {
+async function produceAll(mode: ProduceMode, topic: string, raws: readonly unknown[]): Promise<{ parsed: Parsed; outcome?: Outcome }[]> {
   const parsed: Parsed[] = raws.map((raw) => {
     try {
       return parseRecord(raw);
@@ -97,7 +119,7 @@ async function produceAll(acks: Acks, topic: string, raws: readonly unknown[]): 
     }
   });
   const valid = parsed.filter((p): p is ParsedRecord => !('error' in p));
-  const outcomes = valid.length > 0 ? await produceWith(acks, topic, valid.map((p) => p.record)) : [];
+  const outcomes = valid.length > 0 ? await produceWith(mode, topic, valid.map((p) => p.record)) : [];
   const byRecord = new Map(valid.map((p, i) => [p, outcomes[i]]));
   return parsed.map((p) => ({ parsed: p, outcome: 'error' in p ? undefined : byRecord.get(p) }));
 }
@@ -111,9 +133,9 @@ function errorOf(entry: { parsed: Parsed; outcome?: Outcome }): ApiResponse | un
 async function v3Records(req: ApiRequest): Promise<ApiResponse> {
   const clusterId = await checkCluster(req);
   const topic = req.params.topic_name ?? '';
-  const acks = parseAcks(req);
+  const mode = produceMode(req);
   const raws = parseJsonStream(req.body);
-  const results = await produceAll(acks, topic, raws);
+  const results = await produceAll(mode, topic, raws);
   const reports = results.map((entry) => {
     const failed = errorOf(entry);
     if (failed) return failed;
@@ -135,7 +157,7 @@ async function v3Batch(req: ApiRequest): Promise<ApiResponse> {
   const ids = body.entries.map((e) => String(e.id));
   const duplicate = ids.find((id, i) => ids.indexOf(id) !== i);
   if (duplicate !== undefined) throw new HttpError(400, 40002, `Duplicate entry id '${duplicate}' in batch.`);
-  const results = await produceAll(parseAcks(req), topic, entries.map(({ id: _id, ...rest }) => rest));
+  const results = await produceAll(produceMode(req), topic, entries.map(({ id: _id, ...rest }) => rest));
   const successes: unknown[] = [];
   const failures: unknown[] = [];
   results.forEach((entry, i) => {
@@ -174,7 +196,7 @@ function v2Bytes(v: unknown, format: 'binary' | 'json', where: string): Buffer |
 }
 
 async function v2Produce(req: ApiRequest, partition?: number): Promise<ApiResponse> {
-  const acks = parseAcks(req);
+  const mode = produceMode(req);
   const format = v2Format(req);
   const body = validate(v2Schema, parseJson(req.body), 'records');
   const records: ProduceRecord[] = body.records.map((r, i) => ({
@@ -183,10 +205,10 @@ async function v2Produce(req: ApiRequest, partition?: number): Promise<ApiRespon
     headers: [],
     ...(partition !== undefined ? { partition } : r.partition != null ? { partition: r.partition } : {}),
   }));
-  const outcomes = await produceWith(acks, req.params.topic_name ?? '', records);
+  const outcomes = await produceWith(mode, req.params.topic_name ?? '', records);
   if (outcomes.length === 1 && !outcomes[0]?.ok) return errorResponse((outcomes[0] as { error: KafkaError }).error, V2_TYPE);
   return {
-    status: acks === 0 ? 202 : 200,
+    status: mode.acks === 0 ? 202 : 200,
     contentType: V2_TYPE,
     body: {
       key_schema_id: null,
@@ -201,7 +223,18 @@ async function v2Produce(req: ApiRequest, partition?: number): Promise<ApiRespon
 const partitionNotFound = (req: ApiRequest) => () =>
   new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${req.params.partition_id} not found.`, { partition: req.params.partition_id });
 
+const initProducerBody = z.object({ producer_id: z.number().int().min(0).optional() }).strict();
+
+/** Kafka's InitProducerId: a new idempotent producer, or the next epoch of an existing one (fencing the old). */
+async function initProducerRoute(req: ApiRequest): Promise<ApiResponse> {
+  await checkCluster(req);
+  const body = validate(initProducerBody, req.body.trim() === '' ? {} : parseJson(req.body), 'producer');
+  const out = await initProducer(body.producer_id);
+  return { status: 200, body: { kind: 'KafkaProducerId', producer_id: out.producerId, producer_epoch: out.producerEpoch } };
+}
+
 export const produceRoutes: Record<string, RouteHandler> = {
+  'POST /v3/clusters/{cluster_id}/producers': initProducerRoute,
   'POST /v3/clusters/{cluster_id}/topics/{topic_name}/records': v3Records,
   'POST /v3/clusters/{cluster_id}/topics/{topic_name}/records:batch': v3Batch,
   'POST /topics/{topic_name}': (req) => v2Produce(req),

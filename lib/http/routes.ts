@@ -35,6 +35,7 @@ export const ROUTES: readonly RouteSpec[] = [
   r('DELETE', `${T}/configs/{name}`, 'admin'),
   r('POST', `${T}/records`, 'produce'),
   r('POST', `${T}/records:batch`, 'produce'),
+  r('POST', `${C}/producers`, 'produce'),
   r('GET', `${P}/records`, 'fetch'),
   r('GET', `${P}/offsets`, 'fetch'),
   r('POST', '/topics/{topic_name}', 'produce'),

@@ -6,9 +6,8 @@ import { z } from 'zod';
 import { HttpError, KafkaError } from '../errors.js';
 import { clusterRecord } from '../cluster/metadata.js';
 import { effectiveConfigs, isTopicConfig } from '../cluster/topic-configs.js';
-import { alterTopicConfigs, createTopic, deleteTopic, describeTopic, listTopics, type TopicDescription } from '../cluster/topics.js';
+import { alterTopicConfigs, createTopic, deleteTopic, describeBrokers as listBrokers, describeTopic, listTopics, type TopicDescription } from '../cluster/topics.js';
 import { replicaHeads } from '../log/read.js';
-import { listBrokers } from '../storage/coordination.js';
 import { topicPartitionKey, type BrokerRecord, type ClusterRecord, type PartitionRecord, type TopicRecord } from '../storage/model.js';
 import { intPathParam, parseJson, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 
@@ -107,6 +106,7 @@ async function partitionsJson(req: ApiRequest, c: ClusterRecord, d: TopicDescrip
           broker_id: id,
           is_leader: id === p.leader,
           is_in_sync: p.isr.includes(id),
+          state: !h ? 'unavailable' : h.snapshotting ? 'snapshotting' : p.isr.includes(id) ? 'in-sync' : 'catching-up',
           log_start_offset: h?.logStartOffset ?? null,
           log_end_offset: h?.leo ?? null,
           lag: h && leaderHead ? Math.max(0, leaderHead.leo - h.leo) : null,

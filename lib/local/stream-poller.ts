@@ -17,9 +17,11 @@
  *   would, and the shard moves on.
  * - Rollover: a closed shard (no next iterator) ends; DescribeStream runs every `discoveryMs` (and
  *   at once when a shard ends) to pick up new shards.
- * - An expired iterator is replaced by AFTER_SEQUENCE_NUMBER of the last record read (or the
- *   shard's start position if none was read yet); a position older than the 24 h retention
- *   restarts at TRIM_HORIZON.
+ * - An expired iterator is replaced by AFTER_SEQUENCE_NUMBER of the last record read, or by the
+ *   shard's start position if none was read yet (so a LATEST shard whose iterator expired before
+ *   its first record is read from LATEST again — iterators live 15 min and every read returns a
+ *   fresh one, so that takes a poller stalled for 15 min); a position older than the 24 h
+ *   retention restarts at TRIM_HORIZON.
  * - A store that is down or paused never fails the poller: its loops back off (`errorBackoffMs`)
  *   and retry, logging once per outage; the other tables are unaffected. Every tick also reads the
  *   table's `LatestStreamArn`, so a recreated table is followed; `refresh(table)` does it now.
@@ -126,6 +128,15 @@ class Waker {
   }
 }
 
+/** An AbortController that also aborts with `parent` (and drops its listener on parent once it aborts itself). */
+function childController(parent: AbortSignal): AbortController {
+  const c = new AbortController();
+  const onParent = () => c.abort();
+  parent.addEventListener('abort', onParent, { once: true });
+  c.signal.addEventListener('abort', () => parent.removeEventListener('abort', onParent), { once: true });
+  return c;
+}
+
 const jitter = (ms: number) => Math.round(ms * (0.8 + Math.random() * 0.4));
 const errorSummary = (err: unknown) => {
   const e = err as { name?: string; message?: string; code?: string } | undefined;
@@ -202,9 +213,7 @@ class TableRunner {
     if (this.gen?.arn !== arn) {
       if (this.gen) this.o.log.info({ event: 'stream-poller-new-stream', ...this.ctx, from: this.gen.arn, to: arn }, 'table has a new stream; following it from TRIM_HORIZON');
       this.gen?.controller.abort();
-      const controller = new AbortController();
-      signal.addEventListener('abort', () => controller.abort(), { once: true });
-      this.gen = { arn, controller, shards: new Map(), listed: false };
+      this.gen = { arn, controller: childController(signal), shards: new Map(), listed: false };
     }
     const gen = this.gen;
     const listing = await this.o.api.describeStream(arn, this.endpoint, { signal: gen.controller.signal });

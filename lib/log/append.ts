@@ -6,11 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import { KafkaError } from '../errors.js';
 import { withBaseOffset } from '../protocol/record-batch.js';
-import type { BatchRecord, ReplicaHead } from '../storage/model.js';
+import type { BatchRecord, ReplicaHead, StoredProducerState } from '../storage/model.js';
 import { putObject } from '../storage/objects.js';
-import { appendBatches, headFromItem, readHead, type ReplicaStoreRef } from '../storage/replica.js';
+import { appendBatches, headFromItem, readHead, readProducerStates, type ProducerStateWrite, type ReplicaStoreRef } from '../storage/replica.js';
 import { ConditionFailed, MAX_TRANSACTION_ITEMS } from '../storage/transact.js';
 import type { PreparedBatch } from './batches.js';
+import { check, type ProducerState } from './producer-state.js';
 
 export interface AppendTarget {
   readonly leader: ReplicaStoreRef;
@@ -128,8 +129,16 @@ async function drain(t: AppendTarget, key: string, lane: { running: boolean; wai
     const pending = new Set(group);
     try {
       for (const chunk of chunks(group.flatMap((w) => w.staged))) {
-        const ranges = await appendChunk(t, chunk);
-        chunk.forEach((b, i) => owners.get(b)?.ranges.push(ranges[i] as AppendedRange));
+        const results = await appendChunk(t, chunk);
+        chunk.forEach((b, i) => {
+          const w = owners.get(b) as Waiter;
+          const r = results[i] as AppendedRange | KafkaError;
+          if (r instanceof KafkaError) {
+            if (pending.delete(w)) w.reject(r);
+          } else {
+            w.ranges.push(r);
+          }
+        });
         for (const w of pending) {
           if (w.ranges.length === w.staged.length) {
             w.resolve(w.ranges);
@@ -145,38 +154,97 @@ async function drain(t: AppendTarget, key: string, lane: { running: boolean; wai
   lanes.delete(key);
 }
 
-async function appendChunk(t: AppendTarget, chunk: readonly StagedBatch[]): Promise<AppendedRange[]> {
+/** Producer states this instance last saw per replica and partition. */
+const knownProducers = new Map<string, StoredProducerState>();
+
+async function producerStates(t: AppendTarget, chunk: readonly StagedBatch[], fresh: boolean): Promise<Map<number, StoredProducerState>> {
+  const ids = [...new Set(chunk.flatMap((b) => (b.batch.producer ? [b.batch.producer.producerId] : [])))];
+  const out = new Map<number, StoredProducerState>();
+  const missing = fresh ? ids : ids.filter((id) => {
+    const known = knownProducers.get(`${headKey(t)}/${id}`);
+    if (known) out.set(id, known);
+    return !known;
+  });
+  if (missing.length > 0) for (const [id, st] of await readProducerStates(t.leader, t.tp, missing)) out.set(id, st);
+  return out;
+}
+
+/** What one attempt at a chunk will write, and what each batch gets. */
+interface ChunkPlan {
+  readonly records: BatchRecord[];
+  readonly results: (AppendedRange | KafkaError)[];
+  readonly producers: ProducerStateWrite[];
+  readonly end: number;
+}
+
+/** Assigns offsets from `head.leo`, answering idempotent retries and refusing out-of-order batches. */
+function planChunk(t: AppendTarget, head: ReplicaHead, chunk: readonly StagedBatch[], states: ReadonlyMap<number, StoredProducerState>): ChunkPlan {
+  let next = head.leo;
+  const records: BatchRecord[] = [];
+  const results: (AppendedRange | KafkaError)[] = [];
+  const evolving = new Map<number, ProducerState>(states);
+  const dirty = new Set<number>();
+  for (const { batch, s3 } of chunk) {
+    const tag = batch.producer;
+    if (tag) {
+      const verdict = check(evolving.get(tag.producerId), {
+        producerId: tag.producerId, producerEpoch: tag.producerEpoch, firstSeq: tag.baseSequence, recordCount: batch.recordCount,
+      });
+      if (verdict.kind === 'reject') {
+        results.push(verdict.error);
+        continue;
+      }
+      if (verdict.kind === 'duplicate') {
+        results.push({ baseOffset: verdict.baseOffset, lastOffset: verdict.lastOffset });
+        continue;
+      }
+      evolving.set(tag.producerId, verdict.next(next));
+      dirty.add(tag.producerId);
+    }
+    const baseOffset = next;
+    next += batch.recordCount;
+    records.push({
+      baseOffset, lastOffset: next - 1, leaderEpoch: t.leaderEpoch, maxTimestamp: batch.maxTimestamp,
+      recordCount: batch.recordCount, sizeBytes: batch.bytes.length,
+      ...(s3 ? { s3 } : { data: withBaseOffset(batch.bytes, baseOffset, t.leaderEpoch) }),
+      ...(tag ? { producerId: tag.producerId, producerEpoch: tag.producerEpoch, baseSequence: tag.baseSequence } : {}),
+    });
+    results.push({ baseOffset, lastOffset: next - 1 });
+  }
+  const producers = [...dirty].map((id) => {
+    const st = evolving.get(id) as ProducerState;
+    return { state: { producerId: id, producerEpoch: st.producerEpoch, batches: st.batches }, expectVer: states.get(id)?.ver ?? null };
+  });
+  return { records, results, producers, end: next };
+}
+
+async function appendChunk(t: AppendTarget, chunk: readonly StagedBatch[]): Promise<(AppendedRange | KafkaError)[]> {
   const deadline = Date.now() + RACE_BUDGET_MS;
   const cached = knownHeads.get(headKey(t));
   let head = cached ?? (await readHead(t.leader, t.tp));
+  let states = await producerStates(t, chunk, false);
   for (let attempt = 1; ; attempt++) {
     // A cached head may be behind a role or epoch change: only a fresh read may refuse the append.
     if (cached && head === cached && (cached.leaderEpoch !== t.leaderEpoch || cached.role !== 'leader')) head = await readHead(t.leader, t.tp);
     checkLeadership(head, t);
-    let next = head.leo;
-    const records: BatchRecord[] = chunk.map(({ batch, s3 }) => {
-      const baseOffset = next;
-      next += batch.recordCount;
-      return {
-        baseOffset, lastOffset: next - 1, leaderEpoch: t.leaderEpoch, maxTimestamp: batch.maxTimestamp,
-        recordCount: batch.recordCount, sizeBytes: batch.bytes.length,
-        ...(s3 ? { s3 } : { data: withBaseOffset(batch.bytes, baseOffset, t.leaderEpoch) }),
-      };
-    });
+    const plan = planChunk(t, head, chunk, states);
+    if (plan.records.length === 0) return plan.results;
     const lastEpoch = head.epochs[head.epochs.length - 1];
     const needsEpochEntry = !lastEpoch || lastEpoch[0] < t.leaderEpoch;
     try {
       await appendBatches(t.leader, t.tp, {
         expectLeo: head.leo,
         leaderEpoch: t.leaderEpoch,
-        batches: records,
+        batches: plan.records,
+        producers: plan.producers,
         ...(needsEpochEntry ? { epochEntry: [t.leaderEpoch, head.leo] as const } : {}),
       });
       knownHeads.set(headKey(t), {
-        ...head, leo: next,
+        ...head, leo: plan.end,
         epochs: needsEpochEntry ? [...head.epochs, [t.leaderEpoch, head.leo]] : head.epochs,
       });
-      return records.map((r) => ({ baseOffset: r.baseOffset, lastOffset: r.lastOffset }));
+      for (const w of plan.producers) knownProducers.set(`${headKey(t)}/${w.state.producerId}`, { ...w.state, ver: (w.expectVer ?? 0) + 1 });
+      return plan.results;
     } catch (err) {
       if (!(err instanceof ConditionFailed)) throw err;
       knownHeads.delete(headKey(t));
@@ -185,6 +253,7 @@ async function appendChunk(t: AppendTarget, chunk: readonly StagedBatch[]): Prom
       }
       const failed = err.at(0);
       head = failed?.code === 'ConditionalCheckFailed' ? headFromItem(failed.current) : await readHead(t.leader, t.tp);
+      if (err.items.some((i) => i.index > plan.records.length)) states = await producerStates(t, chunk, true);
       // Full jitter: racing instances spread out instead of colliding again in lockstep.
       if (attempt > 1) await sleep(Math.random() * Math.min(200, 5 * 2 ** attempt));
     }

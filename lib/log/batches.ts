@@ -23,6 +23,13 @@ export interface BatchOptions {
   readonly timestampAfterMaxMs: number;
 }
 
+/** An idempotent producer's identity and the sequence of a batch's first record. */
+export interface ProducerTag {
+  readonly producerId: number;
+  readonly producerEpoch: number;
+  readonly baseSequence: number;
+}
+
 export interface PreparedBatch {
   /** Encoded with base offset 0; the append sets the real base offset and leader epoch. */
   readonly bytes: Buffer;
@@ -30,6 +37,8 @@ export interface PreparedBatch {
   readonly maxTimestamp: number;
   /** Timestamps as stored, record by record (the append time under LogAppendTime). */
   readonly timestamps: readonly number[];
+  /** Set for an idempotent producer's batch. */
+  readonly producer?: ProducerTag;
 }
 
 /** Kafka's per-record overhead estimate, to split without encoding twice in the common case. */
@@ -55,14 +64,15 @@ function checkTimestamp(ts: number, now: number, o: BatchOptions): void {
   }
 }
 
-function encode(records: readonly LogRecord[], timestamps: readonly number[], o: BatchOptions): PreparedBatch {
+function encode(records: readonly LogRecord[], timestamps: readonly number[], o: BatchOptions, producer?: ProducerTag): PreparedBatch {
   const bytes = encodeBatch({
     baseOffset: 0,
+    ...(producer ? { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequence: producer.baseSequence } : {}),
     compression: o.compression,
     timestampType: o.timestampType === 'LogAppendTime' ? 'log-append' : 'create',
     records: records.map((r, i) => ({ timestamp: timestamps[i] as number, key: r.key, value: r.value, headers: [...r.headers] })),
   });
-  return { bytes, recordCount: records.length, maxTimestamp: timestamps.reduce((a, b) => Math.max(a, b), -1), timestamps };
+  return { bytes, recordCount: records.length, maxTimestamp: timestamps.reduce((a, b) => Math.max(a, b), -1), timestamps, ...(producer ? { producer } : {}) };
 }
 
 /**
@@ -84,7 +94,7 @@ export function checkRecord(r: LogRecord, o: BatchOptions, now = Date.now()): vo
  * Encodes a partition's records as batches of at most `maxMessageBytes` each, in order.
  * Errors: MESSAGE_TOO_LARGE for a record that does not fit in a batch alone; INVALID_TIMESTAMP.
  */
-export function prepareBatches(records: readonly LogRecord[], o: BatchOptions, now = Date.now()): PreparedBatch[] {
+export function prepareBatches(records: readonly LogRecord[], o: BatchOptions, now = Date.now(), producer?: ProducerTag): PreparedBatch[] {
   const timestamps = records.map((r) => {
     if (o.timestampType === 'LogAppendTime') return now;
     const ts = r.timestamp ?? now;
@@ -93,7 +103,8 @@ export function prepareBatches(records: readonly LogRecord[], o: BatchOptions, n
   });
   const out: PreparedBatch[] = [];
   const emit = (from: number, to: number): void => {
-    const batch = encode(records.slice(from, to), timestamps.slice(from, to), o);
+    const tag = producer && { ...producer, baseSequence: (producer.baseSequence + from) % 2 ** 31 };
+    const batch = encode(records.slice(from, to), timestamps.slice(from, to), o, tag);
     if (batch.bytes.length <= o.maxMessageBytes) {
       out.push(batch);
     } else if (to - from === 1) {

@@ -14,11 +14,13 @@ import { config } from '../config.js';
 import { logger } from '../logger.js';
 import { appendToLeader } from './append.js';
 import { replicate } from './replicate.js';
-import { checkRecord, prepareBatches, type BatchOptions, type LogRecord, type PreparedBatch } from './batches.js';
+import { checkRecord, prepareBatches, type ProducerTag, type BatchOptions, type LogRecord, type PreparedBatch } from './batches.js';
 
 export interface ProduceRecord extends LogRecord {
   /** Explicit partition; else murmur2 of the key; else one sticky partition per request. */
   readonly partition?: number;
+  /** An idempotent producer's sequence number for this record in its partition. */
+  readonly sequence?: number;
 }
 
 export type ProduceOutcome =
@@ -33,6 +35,8 @@ export interface ProduceOptions {
   readonly deadlineMs?: number;
   /** @default 'all' (Kafka 3's default) */
   readonly acks?: Acks;
+  /** An idempotent producer (Kafka's InitProducerId gives both); then every record carries a `sequence`. */
+  readonly producer?: { readonly producerId: number; readonly producerEpoch: number };
 }
 
 const RETRY_ON_STALE_ROUTE = new Set(['NOT_LEADER_OR_FOLLOWER', 'FENCED_LEADER_EPOCH', 'UNKNOWN_LEADER_EPOCH', 'LEADER_NOT_AVAILABLE']);
@@ -137,6 +141,20 @@ class CommitFailed extends Error {
   }
 }
 
+/**
+ * The producer tag of a partition's records: their sequences must run on without a gap, and the
+ * batch's base sequence is the first one (Kafka numbers records baseSequence + offset delta).
+ */
+function producerTag(producer: NonNullable<ProduceOptions['producer']>, partition: number, records: readonly ProduceRecord[]): ProducerTag {
+  const first = records[0]?.sequence;
+  records.forEach((r, i) => {
+    if (r.sequence === undefined || first === undefined || r.sequence !== (first + i) % 2 ** 31) {
+      throw new KafkaError('OUT_OF_ORDER_SEQUENCE_NUMBER', `OUT_OF_ORDER_SEQUENCE_NUMBER: the sequences of an idempotent producer's records for partition ${partition} must run on without gaps within a request.`, { partition });
+    }
+  });
+  return { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequence: first as number };
+}
+
 /** A validated produce request: records routed, checked and encoded, nothing written yet. */
 export interface ProducePlan {
   readonly topicName: string;
@@ -182,7 +200,8 @@ export async function planProduce(topicName: string, records: readonly ProduceRe
   const prepared = new Map<number, PreparedBatch[]>();
   for (const [p, indexes] of byPartition) {
     try {
-      prepared.set(p, prepareBatches(indexes.map((i) => records[i] as ProduceRecord), options, now));
+      const partitionRecords = indexes.map((i) => records[i] as ProduceRecord);
+      prepared.set(p, prepareBatches(partitionRecords, options, now, opts.producer && producerTag(opts.producer, p, partitionRecords)));
     } catch (err) {
       if (!isKafkaError(err)) throw err;
       for (const i of indexes) outcomes[i] = { ok: false, partition: p, error: err };

@@ -11,7 +11,8 @@ import { KafkaError, asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
 import { readPartition } from '../storage/coordination.js';
 import { topicPartitionKey, type BatchRecord, type FollowerProgress, type PartitionRecord, type ReplicaHead } from '../storage/model.js';
-import { advanceHighWatermark, copyBatches, queryBatches, readHead, truncateLog, type ReplicaStoreRef } from '../storage/replica.js';
+import { advanceHighWatermark, copyBatches, listProducerStates, queryBatches, readHead, readProducerStates, replaceProducerStates, truncateLog, type ProducerStateWrite, type ReplicaStoreRef } from '../storage/replica.js';
+import { applyBatch, truncateState, type ProducerState } from './producer-state.js';
 import { ConditionFailed, MAX_TRANSACTION_ITEMS } from '../storage/transact.js';
 
 /** Bytes read from the leader per copy step (and at most one transaction's worth). */
@@ -70,6 +71,14 @@ export async function copyStep(leader: ReplicaStoreRef, follower: ReplicaStoreRe
   if (fHead.leaderEpoch > lHead.leaderEpoch || fHead.role !== 'follower') return { kind: 'fenced' };
   if (fHead.syncEpoch !== fHead.leaderEpoch || fHead.leo > lHead.leo) {
     const to = Math.min(truncationOffset(fHead, lHead), lHead.leo);
+    if (to < fHead.leo) {
+      // Producer states forget the truncated batches first, as Kafka rebuilds them from the log.
+      const states = await listProducerStates(follower, tp);
+      await replaceProducerStates(follower, tp, states.filter((st) => st.batches.some((b) => b.lastOffset >= to)).map((st) => {
+        const kept = truncateState(st, to);
+        return { producerId: st.producerId, ...(kept ? { state: { producerId: kept.producerId, producerEpoch: kept.producerEpoch, batches: kept.batches } } : {}) };
+      }));
+    }
     try {
       await truncateLog(follower, tp, fHead, to);
     } catch (err) {
@@ -82,8 +91,12 @@ export async function copyStep(leader: ReplicaStoreRef, follower: ReplicaStoreRe
   if (fHead.leo < lHead.logStartOffset) return { kind: 'needs-snapshot', leaderLeo: lHead.leo };
   if (fHead.leo >= lHead.leo) return { kind: 'caught-up', followerLeo: fHead.leo, leaderLeo: lHead.leo };
 
-  const batches = (await queryBatches(leader, tp, { fromOffset: fHead.leo, toOffset: lHead.leo - 1, maxBytes: COPY_BYTES }))
-    .slice(0, MAX_TRANSACTION_ITEMS - 1);
+  let batches = await queryBatches(leader, tp, { fromOffset: fHead.leo, toOffset: lHead.leo - 1, maxBytes: COPY_BYTES });
+  // Room in the transaction for the head, the batches and each idempotent producer's state.
+  const room = (n: number) => n + new Set(batches.slice(0, n).flatMap((b) => (b.producerId !== undefined ? [b.producerId] : []))).size <= MAX_TRANSACTION_ITEMS - 1;
+  let take = Math.min(batches.length, MAX_TRANSACTION_ITEMS - 1);
+  while (take > 1 && !room(take)) take--;
+  batches = batches.slice(0, take);
   const first = batches[0];
   if (!first) return { kind: 'caught-up', followerLeo: fHead.leo, leaderLeo: lHead.leo };
   if (first.baseOffset !== fHead.leo) {
@@ -96,6 +109,7 @@ export async function copyStep(leader: ReplicaStoreRef, follower: ReplicaStoreRe
   try {
     await copyBatches(follower, tp, {
       expectLeo: fHead.leo, leaderEpoch: lHead.leaderEpoch, batches, hw: Math.min(lHead.hw, newLeo), epochEntries: epochEntries(fHead, batches),
+      producers: await followerProducerStates(follower, tp, batches),
     });
   } catch (err) {
     if (err instanceof ConditionFailed) return { kind: 'lost-race' };
@@ -104,6 +118,21 @@ export async function copyStep(leader: ReplicaStoreRef, follower: ReplicaStoreRe
   return newLeo >= lHead.leo
     ? { kind: 'caught-up', followerLeo: newLeo, leaderLeo: lHead.leo }
     : { kind: 'copied', followerLeo: newLeo, leaderLeo: lHead.leo };
+}
+
+/** The follower's producer states after `batches`, derived from the batches themselves (as Kafka rebuilds them). */
+async function followerProducerStates(follower: ReplicaStoreRef, tp: string, batches: readonly BatchRecord[]): Promise<ProducerStateWrite[]> {
+  const tagged = batches.filter((b) => b.producerId !== undefined && b.producerId >= 0);
+  if (tagged.length === 0) return [];
+  const stored = await readProducerStates(follower, tp, tagged.map((b) => b.producerId as number));
+  const next = new Map<number, ProducerState>(stored);
+  for (const b of tagged) {
+    const id = b.producerId as number;
+    next.set(id, applyBatch(next.get(id), { producerId: id, producerEpoch: b.producerEpoch ?? 0, firstSeq: b.baseSequence ?? 0, recordCount: b.recordCount, baseOffset: b.baseOffset }));
+  }
+  return [...next].filter(([id]) => tagged.some((b) => b.producerId === id)).map(([id, st]) => ({
+    state: { producerId: id, producerEpoch: st.producerEpoch, batches: st.batches }, expectVer: stored.get(id)?.ver ?? null,
+  }));
 }
 
 export interface ReplicateOptions {

@@ -6,9 +6,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { logger } from '../logger.js';
-import type { BatchRecord, ReplicaHead } from '../storage/model.js';
+import type { BatchRecord, ReplicaHead, StoredProducerState } from '../storage/model.js';
 import { putObject, readObject } from '../storage/objects.js';
-import { deletePartition, emptyHead, putBatches, putHead, queryBatches, readHead, type ReplicaStoreRef } from '../storage/replica.js';
+import { deletePartition, emptyHead, listProducerStates, putBatches, putHead, queryBatches, readHead, replaceProducerStates, type ReplicaStoreRef } from '../storage/replica.js';
+import { truncateState, type ProducerState } from './producer-state.js';
 import { ConditionFailed } from '../storage/transact.js';
 
 interface SnapshotFile {
@@ -19,6 +20,8 @@ interface SnapshotFile {
   readonly head: ReplicaHead;
   /** Batches with inline bytes as base64. */
   readonly batches: readonly (Omit<BatchRecord, 'data'> & { data?: string })[];
+  /** Idempotent producer states as of `endOffset`. */
+  readonly producers: readonly Omit<StoredProducerState, 'ver'>[];
 }
 
 export interface Snapshot {
@@ -40,8 +43,11 @@ export async function writeSnapshot(leader: ReplicaStoreRef, tp: string): Promis
     batches.push(...page);
     from = last.lastOffset + 1;
   }
+  const producers = (await listProducerStates(leader, tp))
+    .map((st) => truncateState(st, head.leo))
+    .filter((st): st is ProducerState => st !== undefined);
   const file: SnapshotFile = {
-    version: 1, tp, endOffset: head.leo, head,
+    version: 1, tp, endOffset: head.leo, head, producers,
     batches: batches.map(({ data, ...rest }) => ({ ...rest, ...(data ? { data: Buffer.from(data).toString('base64') } : {}) })),
   };
   const body = Buffer.from(JSON.stringify(file));
@@ -63,6 +69,7 @@ export async function installSnapshot(follower: ReplicaStoreRef, tp: string, key
     await putHead(follower, { ...emptyHead(tp, 'follower', leaderEpoch), snapshotting: true }, 'ifAbsent');
   }
   await putBatches(follower, tp, file.batches.map((b) => ({ ...b, ...(b.data ? { data: Buffer.from(b.data, 'base64') } : {}) }) as BatchRecord));
+  await replaceProducerStates(follower, tp, file.producers.map((state) => ({ producerId: state.producerId, state })));
   const { snapshotting: _s, ...rest } = emptyHead(tp, 'follower', leaderEpoch);
   await putHead(follower, {
     ...rest,

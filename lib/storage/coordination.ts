@@ -6,7 +6,7 @@
  * Keys: `cluster`/`meta`; `brokers`/`<id>`; `topics`/`<name>` (the topic list);
  * `topic#<name>`/`meta` and `topic#<name>`/`p#<00000n>` (one Query returns a topic whole).
  */
-import { GetCommand, PutCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config.js';
 import { dynamo } from './clients.js';
 import type { BrokerRecord, ClusterRecord, PartitionRecord, TopicRecord } from './model.js';
@@ -328,4 +328,38 @@ export async function alterPartition(
 export async function readPartition(topicName: string, partition: number): Promise<PartitionRecord | undefined> {
   const out = await db().send(new GetCommand({ TableName: table(), Key: { pk: topicPk(topicName), sk: partitionSk(partition) }, ConsistentRead: true }));
   return out.Item ? strip<PartitionRecord>(out.Item) : undefined;
+}
+
+/**
+ * Kafka's InitProducerId: a new producer id (epoch 0), or the next epoch of an existing one.
+ * Effects: `producers`/`next` counts ids; `producers`/`<id>` holds the current epoch.
+ * Errors: `UnknownProducer` for an id that was never handed out.
+ */
+export async function initProducerId(existing?: number): Promise<{ producerId: number; producerEpoch: number }> {
+  if (existing === undefined) {
+    const out = await db().send(new UpdateCommand({
+      TableName: table(), Key: { pk: 'producers', sk: 'next' }, UpdateExpression: 'ADD nextId :one',
+      ExpressionAttributeValues: { ':one': 1 }, ReturnValues: 'UPDATED_NEW',
+    }));
+    const producerId = (out.Attributes?.nextId as number) - 1;
+    await db().send(new PutCommand({ TableName: table(), Item: { pk: 'producers', sk: String(producerId), epoch: 0 } }));
+    return { producerId, producerEpoch: 0 };
+  }
+  try {
+    const out = await db().send(new UpdateCommand({
+      TableName: table(), Key: { pk: 'producers', sk: String(existing) }, UpdateExpression: 'ADD epoch :one',
+      ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':one': 1 }, ReturnValues: 'UPDATED_NEW',
+    }));
+    return { producerId: existing, producerEpoch: out.Attributes?.epoch as number };
+  } catch (err) {
+    if ((err as Error).name === 'ConditionalCheckFailedException') throw new UnknownProducer(existing);
+    throw err;
+  }
+}
+
+export class UnknownProducer extends Error {
+  override readonly name = 'UnknownProducer';
+  constructor(readonly producerId: number) {
+    super(`producer id ${producerId} was never handed out`);
+  }
 }

@@ -103,3 +103,16 @@ export interface BatchRecord {
 }
 
 export const topicPartitionKey = (topicId: string, partition: number): string => `${topicId}#${partition}`;
+
+/** Idempotent producer state of one producer on one replica (lib/log/producer-state.ts decides with it). */
+export interface StoredProducerState {
+  readonly producerId: number;
+  readonly producerEpoch: number;
+  /** `[firstSeq, lastSeq, baseOffset, lastOffset]` of the most recent batches, oldest first. */
+  readonly batches: readonly { readonly firstSeq: number; readonly lastSeq: number; readonly baseOffset: number; readonly lastOffset: number }[];
+  /** Bumped on every write: the compare-and-set token. */
+  readonly ver: number;
+}
+
+/** Producer states of a partition live beside its log, under their own partition key. */
+export const producersKey = (tp: string): string => `${tp}#producers`;

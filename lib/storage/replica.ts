@@ -5,7 +5,7 @@
  */
 import { BatchGetCommand, BatchWriteCommand, GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from './clients.js';
-import type { BatchRecord, ReplicaHead, ReplicaRole } from './model.js';
+import { producersKey, type BatchRecord, type ReplicaHead, type ReplicaRole, type StoredProducerState } from './model.js';
 import { ConditionFailed, transactWrite } from './transact.js';
 
 /** Where a broker's replica table lives. */
@@ -141,6 +141,69 @@ export async function setRole(store: ReplicaStoreRef, tp: string, role: ReplicaR
   }]);
 }
 
+/** A producer state to write with an append or copy: `expectVer` null means it must not exist yet. */
+export interface ProducerStateWrite {
+  readonly state: Omit<StoredProducerState, 'ver'>;
+  readonly expectVer: number | null;
+}
+
+function producerPut(store: ReplicaStoreRef, tp: string, w: ProducerStateWrite) {
+  return {
+    Put: {
+      TableName: store.replicaTable,
+      Item: { tp: producersKey(tp), off: w.state.producerId, ...w.state, ver: (w.expectVer ?? 0) + 1 },
+      ConditionExpression: w.expectVer === null ? 'attribute_not_exists(tp)' : 'ver = :v',
+      ...(w.expectVer === null ? {} : { ExpressionAttributeValues: { ':v': w.expectVer } }),
+    },
+  };
+}
+
+const toProducerState = (item: Record<string, unknown>): StoredProducerState => ({
+  producerId: item.off as number,
+  producerEpoch: item.producerEpoch as number,
+  batches: (item.batches as StoredProducerState['batches'] | undefined) ?? [],
+  ver: item.ver as number,
+});
+
+/** Reads some producers' states of a partition (BatchGetItem, strongly consistent). */
+export async function readProducerStates(store: ReplicaStoreRef, tp: string, producerIds: readonly number[]): Promise<Map<number, StoredProducerState>> {
+  const out = new Map<number, StoredProducerState>();
+  const ids = [...new Set(producerIds)];
+  for (let i = 0; i < ids.length; i += 100) {
+    let keys: Record<string, unknown>[] | undefined = ids.slice(i, i + 100).map((id) => ({ tp: producersKey(tp), off: id }));
+    for (let attempt = 0; keys && keys.length > 0; attempt++) {
+      if (attempt > 8) throw new Error(`BatchGetItem on ${store.replicaTable} left ${keys.length} keys unprocessed`);
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+      const res = await client(store).send(new BatchGetCommand({ RequestItems: { [store.replicaTable]: { Keys: keys, ConsistentRead: true } } }));
+      for (const item of res.Responses?.[store.replicaTable] ?? []) out.set(item.off as number, toProducerState(item));
+      keys = res.UnprocessedKeys?.[store.replicaTable]?.Keys as Record<string, unknown>[] | undefined;
+    }
+  }
+  return out;
+}
+
+/** Every producer state of a partition. */
+export async function listProducerStates(store: ReplicaStoreRef, tp: string): Promise<StoredProducerState[]> {
+  const out: StoredProducerState[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const res = await client(store).send(new QueryCommand({
+      TableName: store.replicaTable, KeyConditionExpression: 'tp = :tp', ExpressionAttributeValues: { ':tp': producersKey(tp) },
+      ConsistentRead: true, ExclusiveStartKey: start,
+    }));
+    out.push(...(res.Items ?? []).map(toProducerState));
+    start = res.LastEvaluatedKey;
+  } while (start);
+  return out;
+}
+
+/** Replaces a partition's producer states wholesale (after truncation, or from a snapshot): `undefined` deletes. */
+export async function replaceProducerStates(store: ReplicaStoreRef, tp: string, states: readonly { producerId: number; state?: Omit<StoredProducerState, 'ver'> }[]): Promise<void> {
+  await batchWriteAll(store, states.map((s) => s.state
+    ? { PutRequest: { Item: { tp: producersKey(tp), off: s.producerId, ...s.state, ver: Date.now() } } }
+    : { DeleteRequest: { Key: { tp: producersKey(tp), off: s.producerId } } }));
+}
+
 export interface AppendWrite {
   /** The head must still say this log end offset... */
   readonly expectLeo: number;
@@ -152,6 +215,8 @@ export interface AppendWrite {
   readonly hw?: number;
   /** Leader-epoch cache entry to add, when this is the epoch's first append. */
   readonly epochEntry?: readonly [number, number];
+  /** Idempotent producers' states after these batches. */
+  readonly producers?: readonly ProducerStateWrite[];
 }
 
 /**
@@ -199,6 +264,7 @@ export async function appendBatches(store: ReplicaStoreRef, tp: string, write: A
         ConditionExpression: 'attribute_not_exists(off)',
       },
     })),
+    ...(write.producers ?? []).map((w) => producerPut(store, tp, w)),
   ]);
 }
 
@@ -212,6 +278,8 @@ export interface CopyWrite {
   readonly hw: number;
   /** Leader-epoch cache entries the copied batches start. */
   readonly epochEntries: readonly (readonly [number, number])[];
+  /** The follower's idempotent producer states after these batches. */
+  readonly producers?: readonly ProducerStateWrite[];
 }
 
 /**
@@ -246,6 +314,7 @@ export async function copyBatches(store: ReplicaStoreRef, tp: string, write: Cop
     // No item condition: the head's condition makes this copier the only writer, and an item left
     // above the log end (by a superseded full sync of the same leader log) holds these same bytes.
     ...write.batches.map((b) => ({ Put: { TableName: store.replicaTable, Item: { tp, off: b.lastOffset, ...b } } })),
+    ...(write.producers ?? []).map((w) => producerPut(store, tp, w)),
   ]);
 }
 
@@ -367,14 +436,18 @@ export async function firstBatchAtOrAfter(store: ReplicaStoreRef, tp: string, fr
   return undefined;
 }
 
-/** Deletes a partition from a replica table: its head and every batch. */
+/** Deletes a partition from a replica table: its head, every batch, every producer state. */
 export async function deletePartition(store: ReplicaStoreRef, tp: string): Promise<void> {
+  for (const key of [tp, producersKey(tp)]) await deleteAll(store, key);
+}
+
+async function deleteAll(store: ReplicaStoreRef, key: string): Promise<void> {
   let start: Record<string, unknown> | undefined;
   do {
     const out = await client(store).send(new QueryCommand({
       TableName: store.replicaTable,
       KeyConditionExpression: 'tp = :tp',
-      ExpressionAttributeValues: { ':tp': tp },
+      ExpressionAttributeValues: { ':tp': key },
       ProjectionExpression: 'tp, off',
       ExclusiveStartKey: start,
     }));
