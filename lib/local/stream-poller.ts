@@ -147,7 +147,12 @@ class TableRunner {
   private gen: Generation | undefined;
   /** While true, the first listing of a stream starts open shards at the configured position. */
   initialWindow = true;
-  private readonly waker = new Waker();
+  /** Ends the discovery loop's wait (refresh, a shard that ended or lost its stream). */
+  private readonly discovery = new Waker();
+  /** Ends the shard loops' error backoff (an explicit refresh: the store is back). */
+  private readonly shardsWaker = new Waker();
+  /** Delivery retry waits (never woken early). */
+  private readonly sleeper = new Waker();
   private failing = false;
   private backoff: number;
 
@@ -165,10 +170,11 @@ class TableRunner {
     return { table: this.table, endpoint: this.endpoint };
   }
 
-  /** Ask for a discovery tick now (and end error backoff). */
+  /** Look the stream up now, and end every error backoff of this table. */
   refresh(): void {
     this.backoff = this.o.errorBackoffMs.min;
-    this.waker.wake();
+    this.discovery.wake();
+    this.shardsWaker.wake();
   }
 
   /** The discovery loop; `onFirstTick` runs once the first tick settled. */
@@ -193,7 +199,7 @@ class TableRunner {
       }
       const wait = ok ? this.o.discoveryMs : jitter(this.backoff);
       if (!ok) this.backoff = Math.min(this.o.errorBackoffMs.max, this.backoff * 2);
-      await this.waker.wait(wait, this.signal);
+      await this.discovery.wait(wait, this.signal);
     }
     this.gen?.controller.abort();
   }
@@ -286,13 +292,13 @@ class TableRunner {
         if (kind === 'not-found' || kind === 'invalid') {
           // the stream may be gone (table deleted, store wiped): let discovery look the ARN up again
           iterator = undefined;
-          this.refresh();
+          this.discovery.wake();
         }
         const entry = { event: 'stream-poller-shard-error', kind, ...ctx, err: errorSummary(err) };
         if (!failing) this.o.log.warn(entry, 'cannot read shard; retrying with backoff');
         else this.o.log.debug(entry, 'shard still unreadable');
         failing = true;
-        await this.waker.wait(jitter(backoff), signal);
+        await this.shardsWaker.wait(jitter(backoff), signal);
         backoff = Math.min(this.o.errorBackoffMs.max, backoff * 2);
         continue;
       }
@@ -308,12 +314,12 @@ class TableRunner {
       if (page.nextIterator === undefined) {
         shard.status = 'done';
         this.o.log.debug({ event: 'stream-poller-shard-closed', ...ctx }, 'shard closed and read to its end');
-        this.waker.wake(); // start its children now
+        this.discovery.wake(); // start its children now
         return;
       }
       iterator = page.nextIterator;
       if (page.records.length === 0) {
-        await this.waker.wait(idle, signal);
+        await this.shardsWaker.wait(idle, signal);
         idle = Math.min(this.o.maxIdleMs, idle * 2);
       }
     }
@@ -336,7 +342,7 @@ class TableRunner {
           return;
         }
         this.o.log.warn(entry, 'delivery failed; retrying the batch');
-        await this.waker.wait(jitter(wait), signal);
+        await this.sleeper.wait(jitter(wait), signal);
         wait = Math.min(2000, wait * 2);
       }
     }

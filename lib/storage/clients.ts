@@ -19,6 +19,8 @@ function handler(): NodeHttpHandler {
   return new NodeHttpHandler({
     connectionTimeout: c.storeConnectTimeoutMs,
     requestTimeout: c.storeTimeoutMs,
+    // Without this the handler only warns and keeps waiting on a store that never answers.
+    throwOnRequestTimeout: true,
     httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }),
     httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 64 }),
   });
