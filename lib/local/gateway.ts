@@ -29,7 +29,8 @@ export interface GatewayOptions {
 /** API Gateway passes these content types as text and base64-encodes everything else. */
 const TEXT_TYPES = /^(text\/|application\/json\b|application\/xml\b|application\/javascript\b)/i;
 
-function lambdaContext(fn: string, requestId: string, deadline: number): Context {
+/** A Lambda context for a local invocation of `fn`. */
+export function lambdaContext(fn: string, requestId: string = randomUUID(), deadline = Date.now() + 900_000): Context {
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName: `tributary-${fn}`,

@@ -16,7 +16,9 @@ import { logger } from '../logger.js';
 import { ensureTable } from '../storage/admin.js';
 import { resetClients } from '../storage/clients.js';
 import { coordinationTableSpec, replicaTableSpec, DEFAULT_TABLE_PREFIX, type TableSpec } from '../storage/tables.js';
-import { startGateway, type ControlResponse, type Gateway } from './gateway.js';
+import { lambdaContext, startGateway, type ControlResponse, type Gateway } from './gateway.js';
+import { StreamPoller } from './stream-poller.js';
+import { resetStreamClients } from '../storage/streams.js';
 import { LocalStackError, ProcessSupervisor, assertPortFree, checkJava, killStale, type ProcessInfo, type ProcessSpec } from './processes.js';
 
 export interface LocalStackOptions {
@@ -134,10 +136,13 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
     fs.writeFileSync(stateFile, JSON.stringify(state, null, 2) + '\n');
   }
 
+  let poller: StreamPoller | undefined;
   const stop = async (): Promise<void> => {
     await gateway?.close();
+    await poller?.stop();
     await supervisor.stopAll();
     resetClients();
+    resetStreamClients();
     if (temporary) fs.rmSync(dir, { recursive: true, force: true });
   };
 
@@ -170,15 +175,26 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
     })));
     clusterId = cluster.clusterId;
 
-    const [admin, produce, fetch] = await Promise.all([
-      import('../../lambdas/admin.js'), import('../../lambdas/produce.js'), import('../../lambdas/fetch.js'),
+    const [admin, produce, fetch, replicator] = await Promise.all([
+      import('../../lambdas/admin.js'), import('../../lambdas/produce.js'), import('../../lambdas/fetch.js'), import('../../lambdas/replicator.js'),
     ]);
+    // Lambda's event source mapping on every replica table's stream, played locally.
+    poller = new StreamPoller({
+      tables: brokers.map((b) => ({ table: b.replicaTable, endpoint: endpoint(b.store) })),
+      deliver: async (event) => {
+        const out = await replicator.handler(event, lambdaContext('replicator'));
+        if (out && out.batchItemFailures.length > 0) throw new Error(`replication failed for ${out.batchItemFailures.length} partitions`);
+      },
+      log: logger.child({ event: 'stream-poller' }),
+    });
+    await poller.start();
     const functions: Record<FunctionName, HttpHandler> = { admin: admin.handler, produce: produce.handler, fetch: fetch.handler };
     gateway = await startGateway({
       host, port, functions, maxRequestBytes: Number(process.env.TRIBUTARY_MAX_REQUEST_BYTES ?? 6 * 1024 * 1024),
       control: (method, p, query) => control(supervisor, method, p, query, async (name) => {
         await ensureTables(name);
         invalidateMetadata();
+        for (const t of tablesOf.get(name) ?? []) poller?.refresh(t.name, endpoint(name));
       }),
     });
     writeState();

@@ -191,6 +191,9 @@ export function toLambdaAttribute(v: SdkAttributeValue): AttributeValue {
   if (v.BS !== undefined) return { BS: v.BS.map(base64) };
   if (v.L !== undefined) return { L: v.L.map(toLambdaAttribute) };
   if (v.M !== undefined) return { M: toLambdaImage(v.M) };
+  // The SDK turns an empty list or map from a stream into `{}`, losing which it was. Nothing the
+  // replicator reads is an empty collection, so it becomes NULL rather than failing the shard.
+  if (Object.keys(v).length === 0) return { NULL: true };
   throw new Error(`unknown attribute value type: ${JSON.stringify(Object.keys(v))}`);
 }
 
