@@ -42,7 +42,9 @@ export function asKafkaError(err: unknown): KafkaError {
     (e.code !== undefined && NETWORK_CODES.has(e.code)) ||
     e.name === 'TimeoutError' || e.name === 'RequestTimeout' ||
     e.$fault === 'server' || e.name === 'ProvisionedThroughputExceededException' || e.name === 'ThrottlingException' ||
-    e.name === 'RequestLimitExceeded' || (e.$metadata?.httpStatusCode ?? 0) >= 500;
+    e.name === 'RequestLimitExceeded' || (e.$metadata?.httpStatusCode ?? 0) >= 500 ||
+    // A replica table missing (a store that came back empty and is being re-created).
+    e.name === 'ResourceNotFoundException';
   if (storeFailure) return new KafkaError('KAFKA_STORAGE_ERROR', `A store did not answer: ${e.name ?? 'Error'}: ${e.message ?? ''}`.trim());
   throw err;
 }

@@ -13,7 +13,7 @@ import type { TopicWithPartitions } from '../storage/coordination.js';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
 import { appendToLeader } from './append.js';
-import { replicate } from './replicate.js';
+import { replicateShared } from './replicate.js';
 import { checkRecord, prepareBatches, type ProducerTag, type BatchOptions, type LogRecord, type PreparedBatch } from './batches.js';
 
 export interface ProduceRecord extends LogRecord {
@@ -120,7 +120,7 @@ async function appendPartition(
 async function commit(topicName: string, topicId: string, partition: number, end: number, minIsr: number, deadline: number): Promise<void> {
   let result;
   try {
-    result = await replicate(topicName, topicId, partition, {
+    result = await replicateShared(topicName, topicId, partition, {
       until: end, deadline, shrinkOnFailure: true, lagTimeMaxMs: config().replicaLagTimeMaxMs,
     });
   } catch (err) {

@@ -233,3 +233,27 @@ export async function replicate(topic: string, topicId: string, partition: numbe
   if (moved) await advanceHighWatermark(leader, tp, state.leaderEpoch, hw, progress);
   return { highWatermark: hw, isr: current.isr, leaderEpoch: state.leaderEpoch };
 }
+
+const inflight = new Map<string, Promise<ReplicateResult>>();
+
+/**
+ * `replicate` shared by every caller in this instance that needs the same partition committed:
+ * while one run is in flight, others wait for it and need their own run only if it did not get
+ * far enough — acks=all producers of one partition then replicate together (group commit).
+ */
+export async function replicateShared(topic: string, topicId: string, partition: number, o: ReplicateOptions & { until: number }): Promise<ReplicateResult> {
+  const key = topicPartitionKey(topicId, partition);
+  for (;;) {
+    const running = inflight.get(key);
+    if (running) {
+      const result = await running.catch(() => undefined);
+      if (result && result.highWatermark >= o.until) return result;
+      if (Date.now() >= o.deadline) return result ?? replicate(topic, topicId, partition, o);
+      continue;
+    }
+    const run = replicate(topic, topicId, partition, { ...o, until: undefined }).finally(() => inflight.delete(key));
+    inflight.set(key, run);
+    const result = await run;
+    if (result.highWatermark >= o.until || Date.now() >= o.deadline) return result;
+  }
+}

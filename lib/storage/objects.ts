@@ -31,6 +31,18 @@ export async function readObject(key: string): Promise<Buffer> {
   return Buffer.from(await out.Body.transformToByteArray());
 }
 
+/** Every key under a prefix. */
+export async function listKeys(prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const out = await s3Client().send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: prefix, ContinuationToken: token }));
+    keys.push(...(out.Contents ?? []).flatMap((o) => (o.Key ? [o.Key] : [])));
+    token = out.IsTruncated ? out.NextContinuationToken : undefined;
+  } while (token);
+  return keys;
+}
+
 /** Deletes every object under a prefix. */
 export async function deletePrefix(prefix: string): Promise<void> {
   let token: string | undefined;
