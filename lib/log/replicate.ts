@@ -144,7 +144,7 @@ export interface ReplicateOptions {
   /** Kafka's replica.lag.time.max.ms: an ISR follower not caught up for this long leaves the ISR. */
   readonly lagTimeMaxMs: number;
   /** Runs a full sync for a follower that needs one (snapshot); absent: such followers are skipped. */
-  readonly fullSync?: (leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string) => Promise<void>;
+  readonly fullSync?: (leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string) => Promise<boolean>;
 }
 
 export interface ReplicateResult {
@@ -158,19 +158,22 @@ interface FollowerResult {
   /** Known log end offset, or undefined when the follower could not be reached. */
   readonly leo?: number;
   readonly error?: KafkaError;
+  /** The follower lost its log (empty, wiped, diverged): it cannot count as in sync, whatever the options. */
+  readonly lostLog?: boolean;
 }
 
 /** Copies to one follower until it holds `target` (or the leader's end), the deadline passes, or it cannot progress. */
-async function catchUp(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string, target: number, o: ReplicateOptions): Promise<FollowerResult> {
+async function catchUp(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string, target: number, o: ReplicateOptions, leaderHead: ReplicaHead): Promise<FollowerResult> {
   let leo: number | undefined;
   try {
     for (let step = 0; Date.now() < o.deadline; step++) {
-      const out = await copyStep(leader, follower, tp);
+      // The leader's head was just read: the first step need not read it again.
+      const out = await copyStep(leader, follower, tp, step === 0 ? leaderHead : undefined);
       if (out.kind === 'caught-up' || out.kind === 'copied') leo = out.followerLeo;
       if (out.kind === 'caught-up' && out.followerLeo >= target) break;
       if (out.kind === 'needs-snapshot') {
-        if (!o.fullSync) return { brokerId: follower.brokerId, error: new KafkaError('REPLICA_NOT_AVAILABLE', `follower ${follower.brokerId} needs a full sync`) };
-        await o.fullSync(leader, follower, tp);
+        const lost = { brokerId: follower.brokerId, lostLog: true, error: new KafkaError('REPLICA_NOT_AVAILABLE', `follower ${follower.brokerId} needs a full sync`) };
+        if (!o.fullSync || !(await o.fullSync(leader, follower, tp))) return lost;
         continue;
       }
       if (out.kind === 'behind-epoch' || out.kind === 'fenced') {
@@ -203,7 +206,7 @@ export async function replicate(topic: string, topicId: string, partition: numbe
   }
   const target = o.until ?? lHead.leo;
   const followers = state.replicas.filter((b) => b !== state.leader);
-  const results = await Promise.all(followers.map(async (b) => catchUp(leader, await replicaStore(b), tp, target, o)));
+  const results = await Promise.all(followers.map(async (b) => catchUp(leader, await replicaStore(b), tp, target, o, lHead)));
 
   let current: PartitionRecord = state;
   const now = Date.now();
@@ -214,7 +217,7 @@ export async function replicate(topic: string, topicId: string, partition: numbe
     progress[String(r.brokerId)] = { leo: r.leo ?? before?.leo ?? 0, caughtUpAt: caughtUp ? now : before?.caughtUpAt ?? now };
     const inIsr = current.isr.includes(r.brokerId);
     const lagging = !caughtUp && now - (progress[String(r.brokerId)] as FollowerProgress).caughtUpAt > o.lagTimeMaxMs;
-    if (inIsr && ((r.error && o.shrinkOnFailure) || lagging)) {
+    if (inIsr && ((r.error && o.shrinkOnFailure) || r.lostLog || lagging)) {
       current = await shrinkIsr(topic, partition, r.brokerId, state.leaderEpoch, r.error ? r.error.message : `not caught up for ${o.lagTimeMaxMs} ms`);
     } else if (!inIsr && caughtUp && !r.error) {
       current = await expandIsr(topic, partition, r.brokerId, state.leaderEpoch);

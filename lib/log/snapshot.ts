@@ -1,16 +1,20 @@
 /**
  * Full sync via snapshot (DESIGN §5, seed 3.1.2.1): for a follower that is empty, wiped, or behind
- * the leader's log start. The leader's log up to offset X and its head state are written to
- * `snapshots/` in S3 while the leader keeps serving writes; the follower replays the snapshot into
- * its table (marked `snapshotting` meanwhile, so no copy step touches it) and then copies from X.
+ * the leader's log start. The follower is first claimed (its head says `snapshotting` since when,
+ * so no copy step touches it and no second full sync starts), then the leader's log up to offset X
+ * and its state are written to `snapshots/` in S3 while the leader keeps serving writes, the
+ * follower replays the snapshot, and copying resumes from X.
  */
 import { randomUUID } from 'node:crypto';
 import { logger } from '../logger.js';
 import type { BatchRecord, ReplicaHead, StoredProducerState } from '../storage/model.js';
 import { putObject, readObject } from '../storage/objects.js';
 import { deletePartition, emptyHead, listProducerStates, putBatches, putHead, queryBatches, readHead, replaceProducerStates, type ReplicaStoreRef } from '../storage/replica.js';
-import { truncateState, type ProducerState } from './producer-state.js';
 import { ConditionFailed } from '../storage/transact.js';
+import { truncateState, type ProducerState } from './producer-state.js';
+
+/** A full sync silent for this long is presumed dead and may be taken over. */
+export const FULL_SYNC_STALE_MS = 120_000;
 
 interface SnapshotFile {
   readonly version: 1;
@@ -31,8 +35,8 @@ export interface Snapshot {
   readonly bytes: number;
 }
 
-/** Writes the leader's log up to its current end, and its head, to S3. */
-export async function writeSnapshot(leader: ReplicaStoreRef, tp: string): Promise<Snapshot> {
+/** Writes the leader's log up to its current end, and its state, to S3. */
+export async function writeSnapshot(leader: ReplicaStoreRef, tp: string): Promise<Snapshot & { head: ReplicaHead }> {
   const head = await readHead(leader, tp);
   if (!head || head.role !== 'leader') throw new Error(`broker ${leader.brokerId} does not lead ${tp}`);
   const batches: BatchRecord[] = [];
@@ -53,47 +57,67 @@ export async function writeSnapshot(leader: ReplicaStoreRef, tp: string): Promis
   const body = Buffer.from(JSON.stringify(file));
   const key = `snapshots/${tp.replace('#', '/')}/${String(head.leo).padStart(20, '0')}-${randomUUID()}.json`;
   await putObject(key, body);
-  return { key, endOffset: head.leo, batches: batches.length, bytes: body.length };
+  return { key, endOffset: head.leo, batches: batches.length, bytes: body.length, head };
 }
 
 /**
- * Replays a snapshot into a follower's table: clears what it held, marks it snapshotting, writes
- * the batches, then sets its head to the snapshot's end under `leaderEpoch` as a follower.
- * Errors: `ConditionFailed` when another full sync finished first (then nothing more is needed).
+ * Claims a follower for a full sync: returns the claim's start time, or undefined when another
+ * full sync of it is under way (and not stale).
  */
-export async function installSnapshot(follower: ReplicaStoreRef, tp: string, key: string, leaderEpoch: number): Promise<void> {
-  const file = JSON.parse((await readObject(key)).toString('utf8')) as SnapshotFile;
+async function claim(follower: ReplicaStoreRef, tp: string, leaderEpoch: number): Promise<number | undefined> {
   const existing = await readHead(follower, tp);
-  if (existing && !existing.snapshotting) await deletePartition(follower, tp);
-  if (!existing || !existing.snapshotting) {
-    await putHead(follower, { ...emptyHead(tp, 'follower', leaderEpoch), snapshotting: true }, 'ifAbsent');
+  const now = Date.now();
+  if (existing?.snapshotting !== undefined && now - existing.snapshotting < FULL_SYNC_STALE_MS) return undefined;
+  const claimed = { ...emptyHead(tp, 'follower', leaderEpoch), snapshotting: now };
+  try {
+    if (existing?.snapshotting !== undefined) {
+      await putHead(follower, claimed, { snapshotting: existing.snapshotting });
+    } else {
+      // A follower with a log that cannot be caught up incrementally starts again from nothing.
+      if (existing) await deletePartition(follower, tp);
+      await putHead(follower, claimed, 'ifAbsent');
+    }
+    return now;
+  } catch (err) {
+    if (err instanceof ConditionFailed) return undefined;
+    throw err;
   }
-  await putBatches(follower, tp, file.batches.map((b) => ({ ...b, ...(b.data ? { data: Buffer.from(b.data, 'base64') } : {}) }) as BatchRecord));
-  await replaceProducerStates(follower, tp, file.producers.map((state) => ({ producerId: state.producerId, state })));
-  const { snapshotting: _s, ...rest } = emptyHead(tp, 'follower', leaderEpoch);
-  await putHead(follower, {
-    ...rest,
-    leo: file.endOffset, hw: Math.min(file.head.hw, file.endOffset), logStartOffset: file.head.logStartOffset,
-    epochs: file.head.epochs.filter(([, start]) => start < file.endOffset),
-  }, 'ifSnapshotting');
 }
 
-/** A full sync of `follower` from `leader`: snapshot, replay, logged with its size and duration. */
-export async function fullSync(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string): Promise<void> {
+/** Replays a snapshot into a claimed follower and hands it to the copy step at the snapshot's end. */
+async function install(follower: ReplicaStoreRef, tp: string, key: string, leaderEpoch: number, claimedAt: number): Promise<void> {
+  const file = JSON.parse((await readObject(key)).toString('utf8')) as SnapshotFile;
+  await putBatches(follower, tp, file.batches.map((b) => ({ ...b, ...(b.data ? { data: Buffer.from(b.data, 'base64') } : {}) }) as BatchRecord));
+  await replaceProducerStates(follower, tp, file.producers.map((state) => ({ producerId: state.producerId, state })));
+  await putHead(follower, {
+    ...emptyHead(tp, 'follower', leaderEpoch),
+    leo: file.endOffset, hw: Math.min(file.head.hw, file.endOffset), logStartOffset: file.head.logStartOffset,
+    epochs: file.head.epochs.filter(([, start]) => start < file.endOffset),
+  }, { snapshotting: claimedAt });
+}
+
+/**
+ * A full sync of `follower` from `leader`, logged with its size and duration. Returns false when
+ * another full sync of the follower is under way (nothing was done).
+ */
+export async function fullSync(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string): Promise<boolean> {
   const started = Date.now();
   const leaderHead = await readHead(leader, tp);
-  if (!leaderHead) return;
+  if (!leaderHead) return false;
+  const claimedAt = await claim(follower, tp, leaderHead.leaderEpoch);
+  if (claimedAt === undefined) return false;
   logger.info({ event: 'full-sync-started', tp, leader: leader.brokerId, follower: follower.brokerId, leaderEpoch: leaderHead.leaderEpoch }, 'full sync started');
   const snap = await writeSnapshot(leader, tp);
   try {
-    await installSnapshot(follower, tp, snap.key, leaderHead.leaderEpoch);
+    await install(follower, tp, snap.key, snap.head.leaderEpoch, claimedAt);
   } catch (err) {
     if (!(err instanceof ConditionFailed)) throw err;
-    logger.info({ event: 'full-sync-superseded', tp, follower: follower.brokerId }, 'another full sync finished first');
-    return;
+    logger.info({ event: 'full-sync-superseded', tp, follower: follower.brokerId }, 'another full sync took this one over');
+    return false;
   }
   logger.info({
     event: 'full-sync-done', tp, leader: leader.brokerId, follower: follower.brokerId, endOffset: snap.endOffset,
     batches: snap.batches, bytes: snap.bytes, ms: Date.now() - started,
   }, 'full sync done');
+  return true;
 }

@@ -10,6 +10,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Agent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { config } from '../config.js';
+import { countCapacity } from './capacity.js';
 
 const documentClients = new Map<string, DynamoDBDocumentClient>();
 let s3: S3Client | undefined;
@@ -43,6 +44,7 @@ export function dynamo(endpoint?: string): DynamoDBDocumentClient {
       marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
       unmarshallOptions: { wrapNumbers: false },
     });
+    countCapacity(client);
     documentClients.set(key, client);
   }
   return client;

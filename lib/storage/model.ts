@@ -65,8 +65,8 @@ export interface ReplicaHead {
    * KIP-101). A follower copies only while `syncEpoch === leaderEpoch`.
    */
   readonly syncEpoch: number;
-  /** Set while a full sync (snapshot replay) is filling an empty replica. */
-  readonly snapshotting?: boolean;
+  /** While a full sync (snapshot replay) fills this replica: when it began (ms since epoch). */
+  readonly snapshotting?: number;
   /** On a leader: what it last learned of each follower (broker id → log end offset, time it was last caught up). */
   readonly followers: Readonly<Record<string, FollowerProgress>>;
 }

@@ -3,10 +3,10 @@
  * record batch at `off = lastOffset` (keying by the last offset lets one Query starting at any
  * offset return the batch that holds it first). The only module that reads or writes them.
  */
-import { BatchGetCommand, BatchWriteCommand, GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from './clients.js';
 import { producersKey, type BatchRecord, type ReplicaHead, type ReplicaRole, type StoredProducerState } from './model.js';
-import { ConditionFailed, transactWrite } from './transact.js';
+import { transactWrite } from './transact.js';
 
 /** Where a broker's replica table lives. */
 export interface ReplicaStoreRef {
@@ -28,7 +28,7 @@ function toHead(item: Record<string, unknown>): ReplicaHead {
     role: item.role as ReplicaRole,
     epochs: (item.epochs as [number, number][] | undefined) ?? [],
     syncEpoch: (item.syncEpoch as number | undefined) ?? 0,
-    ...(item.snapshotting ? { snapshotting: true } : {}),
+    ...(typeof item.snapshotting === 'number' ? { snapshotting: item.snapshotting } : {}),
     followers: (item.followers as ReplicaHead['followers'] | undefined) ?? {},
   };
 }
@@ -104,16 +104,18 @@ export const emptyHead = (tp: string, role: ReplicaRole, leaderEpoch: number): R
 
 /**
  * Writes a whole head.
- * Condition: `ifAbsent` — no head exists; else `ifSnapshotting` — the head is still in a full sync.
+ * Condition: `ifAbsent` — no head exists; `{ snapshotting: t }` — the head is still in the full
+ * sync that began at `t` (so one that finished, or was taken over, is left alone).
  * Errors: `ConditionFailed`.
  */
-export async function putHead(store: ReplicaStoreRef, head: ReplicaHead, condition: 'ifAbsent' | 'ifSnapshotting'): Promise<void> {
+export async function putHead(store: ReplicaStoreRef, head: ReplicaHead, condition: 'ifAbsent' | { snapshotting: number }): Promise<void> {
   await transactWrite(client(store), [{
     Put: {
       TableName: store.replicaTable,
       Item: headItem(head),
-      ConditionExpression: condition === 'ifAbsent' ? 'attribute_not_exists(tp)' : 'snapshotting = :yes',
-      ...(condition === 'ifSnapshotting' ? { ExpressionAttributeValues: { ':yes': true } } : {}),
+      ...(condition === 'ifAbsent'
+        ? { ConditionExpression: 'attribute_not_exists(tp)' }
+        : { ConditionExpression: 'snapshotting = :t', ExpressionAttributeValues: { ':t': condition.snapshotting } }),
     },
   }]);
 }
@@ -326,20 +328,19 @@ export async function copyBatches(store: ReplicaStoreRef, tp: string, write: Cop
 export async function advanceHighWatermark(
   store: ReplicaStoreRef, tp: string, leaderEpoch: number, hw: number, followers: Readonly<Record<string, { leo: number; caughtUpAt: number }>>,
 ): Promise<boolean> {
+  // A single-item write outside a transaction: half the write units of a one-item transaction.
   try {
-    await transactWrite(client(store), [{
-      Update: {
-        TableName: store.replicaTable,
-        Key: { tp, off: HEAD_OFFSET },
-        UpdateExpression: 'SET hw = :hw, followers = :f',
-        ConditionExpression: 'leaderEpoch = :epoch AND #role = :leader AND hw <= :hw AND leo >= :hw',
-        ExpressionAttributeNames: { '#role': 'role' },
-        ExpressionAttributeValues: { ':hw': hw, ':f': followers, ':epoch': leaderEpoch, ':leader': 'leader' },
-      },
-    }]);
+    await client(store).send(new UpdateCommand({
+      TableName: store.replicaTable,
+      Key: { tp, off: HEAD_OFFSET },
+      UpdateExpression: 'SET hw = :hw, followers = :f',
+      ConditionExpression: 'leaderEpoch = :epoch AND #role = :leader AND hw <= :hw AND leo >= :hw',
+      ExpressionAttributeNames: { '#role': 'role' },
+      ExpressionAttributeValues: { ':hw': hw, ':f': followers, ':epoch': leaderEpoch, ':leader': 'leader' },
+    }));
     return true;
   } catch (err) {
-    if (err instanceof ConditionFailed) return false;
+    if ((err as Error).name === 'ConditionalCheckFailedException') return false;
     throw err;
   }
 }
