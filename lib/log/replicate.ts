@@ -6,7 +6,7 @@
  * copier that lost a race wrote nothing.
  */
 import { expandIsr, shrinkIsr } from '../cluster/partition-state.js';
-import { replicaStore } from '../cluster/metadata.js';
+import { cachedTopic, replicaStore } from '../cluster/metadata.js';
 import { KafkaError, asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
 import { readPartition } from '../storage/coordination.js';
@@ -196,11 +196,16 @@ async function catchUp(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: s
  * Errors: NOT_LEADER_OR_FOLLOWER when the leader moved; store failures of the leader.
  */
 export async function replicate(topic: string, topicId: string, partition: number, o: ReplicateOptions): Promise<ReplicateResult> {
-  const state = await readPartition(topic, partition);
-  if (!state || state.topicId !== topicId) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of ${topic} not found.`, { topic, partition });
   const tp = topicPartitionKey(topicId, partition);
+  // The partition state decides who leads; the cached guess lets both reads run at once.
+  const guess = (await cachedTopic(topic))?.partitions[partition]?.leader;
+  const [state, guessed] = await Promise.all([
+    readPartition(topic, partition),
+    guess !== undefined && guess >= 0 ? replicaStore(guess).then((s) => readHead(s, tp)) : Promise.resolve(undefined),
+  ]);
+  if (!state || state.topicId !== topicId) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of ${topic} not found.`, { topic, partition });
   const leader = await replicaStore(state.leader);
-  const lHead = await readHead(leader, tp);
+  const lHead = guess === state.leader ? guessed : await readHead(leader, tp);
   if (!lHead || lHead.role !== 'leader' || lHead.leaderEpoch !== state.leaderEpoch) {
     throw new KafkaError('NOT_LEADER_OR_FOLLOWER', `Broker ${state.leader} is not the leader of ${topic}-${partition} under epoch ${state.leaderEpoch}.`, { topic, partition });
   }

@@ -5,7 +5,8 @@
  * that needs it gets a full sync.
  */
 import { config } from '../config.js';
-import { cachedBrokers, cachedTopic } from '../cluster/metadata.js';
+import { cachedBrokers, cachedTopic, replicaStore } from '../cluster/metadata.js';
+import { readHead } from '../storage/replica.js';
 import { asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
 import { topicNameById } from '../storage/coordination.js';
@@ -38,9 +39,11 @@ const REPLICATE_BUDGET_MS = 20_000;
 export async function replicateChanges(changes: readonly ReplicaChange[]): Promise<string[]> {
   const tables = new Map((await cachedBrokers()).map((b) => [b.replicaTable, b.brokerId]));
   const firstByTp = new Map<string, ReplicaChange>();
+  const lastOffset = new Map<string, number>();
   for (const c of changes) {
     if (c.off < 0 || !tables.has(c.table)) continue; // heads and producer state are not log data
     if (!firstByTp.has(c.tp)) firstByTp.set(c.tp, c);
+    lastOffset.set(c.tp, Math.max(lastOffset.get(c.tp) ?? -1, c.off));
   }
   const failed: string[] = [];
   await Promise.all([...firstByTp.values()].map(async (c) => {
@@ -51,6 +54,9 @@ export async function replicateChanges(changes: readonly ReplicaChange[]): Promi
     const leader = (await cachedTopic(topic))?.partitions[Number(p)]?.leader;
     if (leader !== undefined && leader !== tables.get(c.table)) return;
     try {
+      // An acks=all producer usually replicated it already: one read tells.
+      const head = leader === undefined ? undefined : await readHead(await replicaStore(leader), c.tp);
+      if (head && head.role === 'leader' && head.hw > (lastOffset.get(c.tp) ?? -1)) return;
       await replicate(topic, topicId, Number(p), {
         deadline: Date.now() + REPLICATE_BUDGET_MS, shrinkOnFailure: false, lagTimeMaxMs: config().replicaLagTimeMaxMs, fullSync,
       });
