@@ -18,6 +18,8 @@ export interface TributaryConfig {
   readonly storeMaxAttempts: number;
   /** How long a cached metadata view is trusted before its version is checked (`TRIBUTARY_METADATA_MAX_AGE_MS`). @default 1000 */
   readonly metadataMaxAgeMs: number;
+  /** How long produce and fetch keep retrying through a failover before giving up (`TRIBUTARY_REQUEST_TIMEOUT_MS`). @default 25000 (under API Gateway's 29 s) */
+  readonly requestTimeoutMs: number;
   /** Kafka's replica.lag.time.max.ms: an ISR follower not caught up for this long leaves the ISR (`TRIBUTARY_REPLICA_LAG_TIME_MAX_MS`). @default 30000 */
   readonly replicaLagTimeMaxMs: number;
   /** Largest request body the API accepts, as Lambda's 6 MB payload limit (`TRIBUTARY_MAX_REQUEST_BYTES`). @default 6291456 */
@@ -49,6 +51,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TributaryConfi
     metadataMaxAgeMs: intVar(env, 'TRIBUTARY_METADATA_MAX_AGE_MS', 1000),
     maxRequestBytes: intVar(env, 'TRIBUTARY_MAX_REQUEST_BYTES', 6 * 1024 * 1024),
     replicaLagTimeMaxMs: intVar(env, 'TRIBUTARY_REPLICA_LAG_TIME_MAX_MS', 30_000),
+    requestTimeoutMs: intVar(env, 'TRIBUTARY_REQUEST_TIMEOUT_MS', 25_000),
   };
 }
 

@@ -5,7 +5,7 @@
  */
 import { config } from '../config.js';
 import { KafkaError } from '../errors.js';
-import { listBrokers, readCluster, readMetadataVersion, readTopic, type TopicWithPartitions } from '../storage/coordination.js';
+import { listBrokers, markBrokerSuspect, readCluster, readMetadataVersion, readTopic, type TopicWithPartitions } from '../storage/coordination.js';
 import type { BrokerRecord, ClusterRecord } from '../storage/model.js';
 import type { ReplicaStoreRef } from '../storage/replica.js';
 
@@ -81,4 +81,19 @@ export async function requireTopic(name: string): Promise<TopicWithPartitions> {
   const view = await cachedTopic(name);
   if (!view) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Topic ${name} not found.`, { topic: name });
   return view;
+}
+
+const reported = new Map<number, number>();
+
+/**
+ * A data-path request could not reach a broker's store: mark it suspect for the controller (at
+ * most once a second per broker from this instance) and drop cached metadata, so the next
+ * attempt routes by fresh state.
+ */
+export function reportBrokerFailure(brokerId: number): void {
+  invalidateMetadata();
+  const last = reported.get(brokerId) ?? 0;
+  if (Date.now() - last < 1000) return;
+  reported.set(brokerId, Date.now());
+  void markBrokerSuspect(brokerId);
 }

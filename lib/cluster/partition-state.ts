@@ -5,7 +5,7 @@
  */
 import { KafkaError } from '../errors.js';
 import { logger } from '../logger.js';
-import { alterPartition, PartitionChanged, readPartition, type PartitionChange } from '../storage/coordination.js';
+import { alterPartition, PartitionChanged, readPartition, type Lease, type PartitionChange } from '../storage/coordination.js';
 import type { PartitionRecord } from '../storage/model.js';
 import { invalidateMetadata } from './metadata.js';
 
@@ -20,6 +20,7 @@ async function change(
   partition: number,
   decide: (current: PartitionRecord) => PartitionChange | undefined,
   start?: PartitionRecord,
+  lease?: Lease,
 ): Promise<PartitionRecord> {
   let current = start ?? (await readPartition(topic, partition));
   for (let attempt = 1; ; attempt++) {
@@ -27,7 +28,7 @@ async function change(
     const wanted = decide(current);
     if (!wanted) return current;
     try {
-      const next = await alterPartition(topic, current, wanted);
+      const next = await alterPartition(topic, current, wanted, lease);
       invalidateMetadata(topic);
       return next;
     } catch (err) {
@@ -58,8 +59,9 @@ export async function expandIsr(topic: string, partition: number, brokerId: numb
 }
 
 /**
- * Makes `leader` the partition's leader under a new leader epoch (the controller's election; also
- * used by tests). Returns the new state; replica heads are told separately (`setRole`).
+ * Makes `leader` the partition's leader under a new leader epoch (tests; the controller decides
+ * with `lib/cluster/election.ts` and writes with `changePartition`). Returns the new state;
+ * replica heads are told separately (`setRole`).
  */
 export async function electLeader(topic: string, partition: number, leader: number, expect?: PartitionRecord): Promise<PartitionRecord> {
   const before = expect ?? (await readPartition(topic, partition));
@@ -68,4 +70,14 @@ export async function electLeader(topic: string, partition: number, leader: numb
   }), before);
   logger.info({ event: 'leader-elected', topic, partition, from: before?.leader, to: leader, leaderEpoch: next.leaderEpoch }, 'leader elected');
   return next;
+}
+
+/**
+ * The controller's partition change: `decide` runs on the current state (re-read after a lost
+ * race) and the write carries the controller's lease. Errors: `LeaseLost`.
+ */
+export function changePartition(
+  topic: string, current: PartitionRecord, decide: (p: PartitionRecord) => PartitionChange | undefined, lease: Lease,
+): Promise<PartitionRecord> {
+  return change(topic, current.partition, decide, current, lease);
 }

@@ -168,3 +168,6 @@ export async function alterTopicConfigs(topicName: string, changes: readonly Con
 
 /** Every registered broker, as stored now. */
 export const describeBrokers = coordination.listBrokers;
+
+/** The controller lease as stored now: who holds it, under which epoch, until when (undefined: none yet). */
+export const describeController = coordination.readLease;

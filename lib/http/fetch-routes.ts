@@ -3,11 +3,10 @@
  * Accept header, and a v3 form with the next offset and high watermark), and partition offsets
  * (Kafka's ListOffsets: earliest, latest, by timestamp).
  */
-import { HttpError, KafkaError, isKafkaError } from '../errors.js';
-import { clusterRecord, invalidateMetadata, replicaStore, requireTopic } from '../cluster/metadata.js';
-import { fetchRecords, listOffset, type FetchResult, type OffsetSpec, type ReadTarget } from '../log/read.js';
+import { HttpError, KafkaError } from '../errors.js';
+import { clusterRecord } from '../cluster/metadata.js';
+import { fetchRecords, listOffset, readFromLeader, type FetchResult, type OffsetSpec, type ReadTarget } from '../log/read.js';
 import type { BatchRecord } from '../protocol/record-batch.js';
-import { topicPartitionKey } from '../storage/model.js';
 import { badRequest, errorResponse, intParam, intPathParam, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 import { MAX_DATE_MS, formatBytes, wireType, type WireFormat } from './record-format.js';
 
@@ -20,26 +19,10 @@ export const MAX_WAIT_MS = 25_000;
 const partitionNotFound = (req: ApiRequest) => () =>
   new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${req.params.partition_id} not found.`, { partition: req.params.partition_id });
 
-/** Resolves topic and partition to the leader's replica. */
-async function target(req: ApiRequest): Promise<ReadTarget & { topic: string }> {
-  const topic = req.params.topic_name ?? '';
+/** Runs a read against the partition's leader, following it through a failover (lib/log/read.ts). */
+function onLeader<T>(req: ApiRequest, read: (t: ReadTarget) => Promise<T>): Promise<T> {
   const partition = intPathParam(req, 'partition_id', partitionNotFound(req));
-  const view = await requireTopic(topic);
-  const state = view.partitions[partition];
-  if (!state) throw partitionNotFound(req)();
-  if (state.leader < 0) throw new KafkaError('LEADER_NOT_AVAILABLE', `Partition ${partition} has no leader.`, { partition });
-  return { topic, partition, tp: topicPartitionKey(view.topic.topicId, partition), leader: await replicaStore(state.leader) };
-}
-
-/** Runs a read against the leader, refreshing the route once if leadership moved. */
-async function onLeader<T>(req: ApiRequest, read: (t: ReadTarget) => Promise<T>): Promise<T> {
-  try {
-    return await read(await target(req));
-  } catch (err) {
-    if (!isKafkaError(err) || !['NOT_LEADER_OR_FOLLOWER', 'UNKNOWN_TOPIC_OR_PARTITION'].includes(err.kafkaName)) throw err;
-    invalidateMetadata(req.params.topic_name);
-    return read(await target(req));
-  }
+  return readFromLeader(req.params.topic_name ?? '', partition, read);
 }
 
 function fetchParams(req: ApiRequest) {

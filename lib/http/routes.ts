@@ -21,6 +21,7 @@ export const ROUTES: readonly RouteSpec[] = [
   r('GET', '/v3/clusters', 'admin'),
   r('GET', C, 'admin'),
   r('GET', `${C}/brokers`, 'admin'),
+  r('GET', `${C}/metadata`, 'admin'),
   r('GET', `${C}/brokers/{broker_id}`, 'admin'),
   r('GET', `${C}/topics`, 'admin'),
   r('POST', `${C}/topics`, 'admin'),

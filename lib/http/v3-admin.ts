@@ -6,9 +6,9 @@ import { z } from 'zod';
 import { HttpError, KafkaError } from '../errors.js';
 import { clusterRecord } from '../cluster/metadata.js';
 import { effectiveConfigs, isTopicConfig } from '../cluster/topic-configs.js';
-import { alterTopicConfigs, createTopic, deleteTopic, describeBrokers as listBrokers, describeTopic, listTopics, type TopicDescription } from '../cluster/topics.js';
+import { alterTopicConfigs, createTopic, deleteTopic, describeBrokers as listBrokers, describeController, describeTopic, listTopics, type TopicDescription } from '../cluster/topics.js';
 import { replicaHeads } from '../log/read.js';
-import { topicPartitionKey, type BrokerRecord, type ClusterRecord, type PartitionRecord, type TopicRecord } from '../storage/model.js';
+import { topicPartitionKey, type BrokerRecord, type ClusterRecord, type Lease, type PartitionRecord, type TopicRecord } from '../storage/model.js';
 import { intPathParam, parseJson, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 
 const ok = (body: unknown, status = 200): ApiResponse => ({ status, body });
@@ -27,13 +27,17 @@ const crn = (c: ClusterRecord, rest = '') => `crn:///kafka=${c.clusterId}${rest}
 const list = (kind: string, self: string, data: unknown[]) => ({ kind, metadata: { self, next: null }, data });
 const related = (url: string) => ({ related: url });
 
-function clusterJson(req: ApiRequest, c: ClusterRecord) {
+function controllerJson(lease: Lease | undefined) {
+  return lease ? { controller_id: lease.holder, epoch: lease.epoch, lease_expires_at: new Date(lease.expiresAt).toISOString() } : null;
+}
+
+function clusterJson(req: ApiRequest, c: ClusterRecord, lease: Lease | undefined) {
   const base = clusterUrl(req, c);
   return {
     kind: 'KafkaCluster',
     metadata: { self: base, resource_name: crn(c) },
     cluster_id: c.clusterId,
-    controller: null,
+    controller: controllerJson(lease),
     acls: related(`${base}/acls`),
     brokers: related(`${base}/brokers`),
     broker_configs: related(`${base}/broker-configs`),
@@ -166,9 +170,28 @@ const T = '/v3/clusters/{cluster_id}/topics/{topic_name}';
 export const adminRoutes: Record<string, RouteHandler> = {
   'GET /v3/clusters': async (req) => {
     const c = await cluster(req);
-    return ok(list('KafkaClusterList', `${req.baseUrl}/v3/clusters`, [clusterJson(req, c)]));
+    return ok(list('KafkaClusterList', `${req.baseUrl}/v3/clusters`, [clusterJson(req, c, await describeController())]));
   },
-  'GET /v3/clusters/{cluster_id}': async (req) => ok(clusterJson(req, await cluster(req))),
+  'GET /v3/clusters/{cluster_id}': async (req) => ok(clusterJson(req, await cluster(req), await describeController())),
+  // For clients that route themselves: brokers, every partition's leader and epoch, and a version to watch.
+  'GET /v3/clusters/{cluster_id}/metadata': async (req) => {
+    const c = await cluster(req);
+    const [lease, brokers, topics] = await Promise.all([describeController(), listBrokers(), listTopics()]);
+    return ok({
+      kind: 'KafkaClusterMetadata',
+      cluster_id: c.clusterId,
+      metadata_version: (await cluster(req)).metadataVersion,
+      controller: controllerJson(lease),
+      brokers: brokers.map((b) => ({ broker_id: b.brokerId, rack: b.rack, state: b.state })),
+      topics: topics.map((t) => ({
+        topic_name: t.topic.name,
+        topic_id: t.topic.topicId,
+        partitions: t.partitions.map((p) => ({
+          partition_id: p.partition, leader_id: p.leader >= 0 ? p.leader : null, leader_epoch: p.leaderEpoch, replicas: p.replicas, isr: p.isr,
+        })),
+      })),
+    });
+  },
   'GET /v3/clusters/{cluster_id}/brokers': async (req) => {
     const c = await cluster(req);
     const brokers = await listBrokers();

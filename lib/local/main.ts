@@ -16,6 +16,7 @@ const USAGE = `Usage: npm start -- [options]
   --data-dir DIR        keep state in DIR across restarts (default: a fresh temporary directory)
   --in-memory           keep DynamoDB data in memory only
   --racks a,b,c         broker racks, by broker position
+  --controllers N       controller loops contending for the lease (default 2)
   --help                show this help`;
 
 function fail(message: string): never {
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
       options: {
         port: { type: 'string' }, brokers: { type: 'string' }, 'isolated-brokers': { type: 'boolean' },
         'data-dir': { type: 'string' }, 'in-memory': { type: 'boolean' }, racks: { type: 'string' }, help: { type: 'boolean' },
+        controllers: { type: 'string' },
       },
       strict: true,
     }));
@@ -45,6 +47,8 @@ async function main(): Promise<void> {
   const brokersText = (values.brokers as string | undefined) ?? '3';
   if (!/^\d+$/.test(brokersText)) fail(`--brokers must be a positive integer, got "${brokersText}".`);
   if (values['in-memory'] && values['data-dir']) fail('--in-memory and --data-dir contradict each other: choose one.');
+  const controllersText = (values.controllers as string | undefined) ?? '2';
+  if (!/^\d+$/.test(controllersText)) fail(`--controllers must be a non-negative integer, got "${controllersText}".`);
 
   const stack = await startLocalStack({
     port: Number(portText),
@@ -53,6 +57,7 @@ async function main(): Promise<void> {
     dataDir: values['data-dir'] as string | undefined,
     inMemory: Boolean(values['in-memory']),
     racks: (values.racks as string | undefined)?.split(',').map((r) => r.trim()),
+    controllers: Number(controllersText),
   });
   process.stdout.write(`Tributary local cluster ready at ${stack.url}\n`);
 

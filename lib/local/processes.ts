@@ -13,7 +13,8 @@ import { LocalStackError, answersHttp, freePort, waitPortFree, sleep } from './p
 export { LocalStackError, freePort, assertPortFree } from './ports.js';
 export { checkJava, DYNAMODB_JVM_FLAGS } from './java.js';
 
-export type StoreKind = 'dynamodb' | 's3';
+/** `node`: a TypeScript program of ours (a controller loop), run with tsx and given `--port`. */
+export type StoreKind = 'dynamodb' | 's3' | 'node';
 
 export interface ProcessSpec {
   /** e.g. 'coordination', 'broker-1', 'brokers', 's3' */
@@ -31,6 +32,9 @@ export interface ProcessSpec {
   logFile?: string;
   /** dynamodb only: JVM flags instead of the defaults (DYNAMODB_JVM_FLAGS or $TRIBUTARY_DYNAMODB_JVM_FLAGS) */
   jvmFlags?: string[];
+  /** node only: the script (relative to the project root) and its arguments; it must answer HTTP on `--port`. */
+  script?: string;
+  args?: string[];
 }
 
 export type ProcessState = 'starting' | 'running' | 'paused' | 'killed' | 'exited' | 'stopped';
@@ -56,6 +60,8 @@ export interface SupervisorOptions {
 }
 
 const READY_TIMEOUT_MS = 60_000;
+/** The project's root (lib/local/ is two levels below it): where `node`-kind scripts are resolved. */
+const PROJECT_ROOT = path.resolve(import.meta.dirname, '../..');
 const STOP_GRACE_MS = 3_000;
 const PORT_RELEASE_MS = 5_000;
 const LOG_TAIL_BYTES = 4096;
@@ -350,6 +356,10 @@ export class ProcessSupervisor {
 
   private command(spec: ProcessSpec & { port: number }): Command {
     if (spec.kind === 'dynamodb') return dynamoDbCommand(spec.port, spec.dataDir, spec.jvmFlags ?? defaultJvmFlags());
+    if (spec.kind === 'node') {
+      if (!spec.script) throw new LocalStackError(`The ${spec.role} ("${spec.name}") needs a script to run.`);
+      return { file: process.execPath, args: ['--import', 'tsx', spec.script, '--port', String(spec.port), ...(spec.args ?? [])], cwd: PROJECT_ROOT };
+    }
     if (spec.dataDir === null) throw new LocalStackError(`The ${spec.role} ("${spec.name}") needs a data directory for s3rver.`);
     return s3rverCommand(spec.port, spec.dataDir, spec.bucket);
   }

@@ -38,6 +38,8 @@ export interface LocalStackOptions {
   readonly racks?: readonly string[];
   /** @default 'tributary' */
   readonly tablePrefix?: string;
+  /** Controller loops contending for the lease, each its own process. @default 2 */
+  readonly controllers?: number;
 }
 
 /** The state file's shape (`<data-dir>/local.json`). */
@@ -188,6 +190,11 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
       log: logger.child({ event: 'stream-poller' }),
     });
     await poller.start();
+    // Controller loops in their own processes (so a fault test can pause or kill one).
+    await Promise.all(Array.from({ length: o.controllers ?? 2 }, (_, i) => supervisor.start({
+      name: `controller-${i + 1}`, role: 'controller loop', kind: 'node', dataDir: null,
+      script: 'lib/local/controller-process.ts', args: ['--id', `controller-${i + 1}`], logFile: logFile(`controller-${i + 1}`),
+    })));
     const functions: Record<FunctionName, HttpHandler> = { admin: admin.handler, produce: produce.handler, fetch: fetch.handler };
     gateway = await startGateway({
       host, port, functions, maxRequestBytes: Number(process.env.TRIBUTARY_MAX_REQUEST_BYTES ?? 6 * 1024 * 1024),

@@ -6,7 +6,7 @@
 import { KafkaError, asKafkaError, isKafkaError } from '../errors.js';
 import { partitionForKey } from '../protocol/murmur2.js';
 import type { RecordHeader } from '../protocol/record-batch.js';
-import { invalidateMetadata, replicaStore, requireTopic } from '../cluster/metadata.js';
+import { invalidateMetadata, replicaStore, reportBrokerFailure, requireTopic } from '../cluster/metadata.js';
 import { numericConfig, stringConfig } from '../cluster/topic-configs.js';
 import { topicPartitionKey } from '../storage/model.js';
 import type { TopicWithPartitions } from '../storage/coordination.js';
@@ -31,7 +31,7 @@ export type ProduceOutcome =
 export type Acks = 0 | 1 | 'all';
 
 export interface ProduceOptions {
-  /** Give up retrying stale routes and slow followers after this long. @default 10000 */
+  /** Give up retrying stale routes, dead leaders and slow followers after this long. @default config().requestTimeoutMs */
   readonly deadlineMs?: number;
   /** @default 'all' (Kafka 3's default) */
   readonly acks?: Acks;
@@ -39,7 +39,8 @@ export interface ProduceOptions {
   readonly producer?: { readonly producerId: number; readonly producerEpoch: number };
 }
 
-const RETRY_ON_STALE_ROUTE = new Set(['NOT_LEADER_OR_FOLLOWER', 'FENCED_LEADER_EPOCH', 'UNKNOWN_LEADER_EPOCH', 'LEADER_NOT_AVAILABLE']);
+/** Errors of a route that moved or a leader that died: refresh metadata and try again within the deadline. */
+const RETRY_ON_STALE_ROUTE = new Set(['NOT_LEADER_OR_FOLLOWER', 'FENCED_LEADER_EPOCH', 'UNKNOWN_LEADER_EPOCH', 'LEADER_NOT_AVAILABLE', 'KAFKA_STORAGE_ERROR', 'BROKER_NOT_AVAILABLE']);
 
 function batchOptions(configs: Readonly<Record<string, string>>): BatchOptions {
   return {
@@ -98,9 +99,11 @@ async function appendPartition(
       // is the commit, so the high watermark moves now whatever the acks.
       if (acks === 'all' || state.replicas.length === 1) await commit(topicName, current.topic.topicId, partition, end, minIsr, deadline);
       return ranges.map((r) => r.baseOffset);
-    } catch (err) {
-      if (err instanceof CommitFailed) throw err.cause;
-      const stale = isKafkaError(err) && (RETRY_ON_STALE_ROUTE.has(err.kafkaName) || (err.kafkaName === 'NOT_ENOUGH_REPLICAS' && attempt === 1));
+    } catch (caught) {
+      if (caught instanceof CommitFailed) throw caught.cause;
+      const err = asKafkaError(caught);
+      if (err.kafkaName === 'KAFKA_STORAGE_ERROR' && state && state.leader >= 0) reportBrokerFailure(state.leader);
+      const stale = RETRY_ON_STALE_ROUTE.has(err.kafkaName) || (err.kafkaName === 'NOT_ENOUGH_REPLICAS' && attempt === 1);
       if (!stale || Date.now() + 50 * attempt > deadline) throw err;
       invalidateMetadata(topicName);
       if (attempt > 1) await sleep(Math.min(50 * attempt, 500));
@@ -173,7 +176,7 @@ export interface ProducePlan {
  * `outcomes`): an unknown partition, MESSAGE_TOO_LARGE, INVALID_TIMESTAMP.
  */
 export async function planProduce(topicName: string, records: readonly ProduceRecord[], opts: ProduceOptions = {}): Promise<ProducePlan> {
-  const deadline = Date.now() + (opts.deadlineMs ?? 10_000);
+  const deadline = Date.now() + (opts.deadlineMs ?? config().requestTimeoutMs);
   const view = await requireTopic(topicName);
   const n = view.topic.partitions;
   const sticky = Math.floor(Math.random() * n);

@@ -2,7 +2,10 @@
  * The read path (DESIGN §7): fetch from the leader replica below the high watermark, long-poll
  * for new data, and ListOffsets (earliest, latest, by timestamp).
  */
-import { KafkaError } from '../errors.js';
+import { config } from '../config.js';
+import { invalidateMetadata, replicaStore, reportBrokerFailure, requireTopic } from '../cluster/metadata.js';
+import { KafkaError, asKafkaError } from '../errors.js';
+import { topicPartitionKey } from '../storage/model.js';
 import { decodeBatch, withBaseOffset, type BatchRecord as LogRecordOut } from '../protocol/record-batch.js';
 import type { BatchRecord, ReplicaHead } from '../storage/model.js';
 import { readRange } from '../storage/objects.js';
@@ -125,4 +128,32 @@ export async function replicaHeads(wanted: readonly { store: ReplicaStoreRef; tp
     for (const [tp, head] of heads) out.set(`${store.brokerId}/${tp}`, head);
   }));
   return out;
+}
+
+/** Errors after which a read tries again on fresh metadata: the leader moved, died, or is being elected. */
+const RETRIABLE = new Set(['NOT_LEADER_OR_FOLLOWER', 'UNKNOWN_TOPIC_OR_PARTITION', 'KAFKA_STORAGE_ERROR', 'LEADER_NOT_AVAILABLE', 'FENCED_LEADER_EPOCH', 'UNKNOWN_LEADER_EPOCH', 'BROKER_NOT_AVAILABLE']);
+
+/**
+ * Runs `read` on the current leader of a partition; when the leader moved or died it refreshes
+ * metadata and tries again until the request timeout, so a reader sees a slower request during a
+ * failover rather than an error.
+ * Errors: UNKNOWN_TOPIC_OR_PARTITION (with `partition` in its context for a missing partition),
+ * LEADER_NOT_AVAILABLE while the partition is offline, and what `read` throws.
+ */
+export async function readFromLeader<T>(topic: string, partition: number, read: (t: ReadTarget) => Promise<T>, deadline = Date.now() + config().requestTimeoutMs): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const view = await requireTopic(topic);
+    const state = view.partitions[partition];
+    if (!state) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} not found.`, { partition });
+    try {
+      if (state.leader < 0) throw new KafkaError('LEADER_NOT_AVAILABLE', `Partition ${partition} has no leader.`, { partition });
+      return await read({ partition, tp: topicPartitionKey(view.topic.topicId, partition), leader: await replicaStore(state.leader) });
+    } catch (caught) {
+      const err = asKafkaError(caught);
+      if (err.kafkaName === 'KAFKA_STORAGE_ERROR' && state.leader >= 0) reportBrokerFailure(state.leader);
+      if (!RETRIABLE.has(err.kafkaName) || Date.now() + 100 > deadline) throw err;
+      invalidateMetadata(topic);
+      if (attempt > 1) await sleep(Math.min(50 * attempt, 500));
+    }
+  }
 }

@@ -6,7 +6,7 @@
  * copier that lost a race wrote nothing.
  */
 import { expandIsr, shrinkIsr } from '../cluster/partition-state.js';
-import { cachedTopic, replicaStore } from '../cluster/metadata.js';
+import { cachedBrokers, cachedTopic, replicaStore } from '../cluster/metadata.js';
 import { KafkaError, asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
 import { readPartition } from '../storage/coordination.js';
@@ -215,6 +215,8 @@ export async function replicate(topic: string, topicId: string, partition: numbe
 
   let current: PartitionRecord = state;
   const now = Date.now();
+  // A fenced broker rejoins the ISR only after the controller has demoted and unfenced it.
+  const alive = new Set((await cachedBrokers()).filter((b) => b.state === 'alive').map((b) => b.brokerId));
   const progress: Record<string, FollowerProgress> = {};
   for (const r of results) {
     const before = lHead.followers[String(r.brokerId)];
@@ -224,7 +226,7 @@ export async function replicate(topic: string, topicId: string, partition: numbe
     const lagging = !caughtUp && now - (progress[String(r.brokerId)] as FollowerProgress).caughtUpAt > o.lagTimeMaxMs;
     if (inIsr && ((r.error && o.shrinkOnFailure) || r.lostLog || lagging)) {
       current = await shrinkIsr(topic, partition, r.brokerId, state.leaderEpoch, r.error ? r.error.message : `not caught up for ${o.lagTimeMaxMs} ms`);
-    } else if (!inIsr && caughtUp && !r.error) {
+    } else if (!inIsr && caughtUp && !r.error && alive.has(r.brokerId)) {
       current = await expandIsr(topic, partition, r.brokerId, state.leaderEpoch);
     }
   }

@@ -9,7 +9,7 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config.js';
 import { dynamo } from './clients.js';
-import type { BrokerRecord, ClusterRecord, PartitionRecord, TopicRecord } from './model.js';
+import type { BrokerRecord, ClusterRecord, Lease, PartitionRecord, TopicRecord } from './model.js';
 import { ConditionFailed, MAX_TRANSACTION_ITEMS, transactWrite } from './transact.js';
 
 const table = (): string => config().coordinationTable;
@@ -294,12 +294,13 @@ export interface PartitionChange {
 
 /**
  * Changes a partition's state by compare-and-set (Kafka's AlterPartition).
- * Condition: its `partitionEpoch` is still `expectPartitionEpoch` (and the topic id matches).
+ * Condition: its `partitionEpoch` is still `expectPartitionEpoch` (and the topic id matches), and,
+ * for the controller, its lease is still its own.
  * Effects: the changed fields, `partitionEpoch` + 1, the metadata version bumped.
- * Errors: `PartitionChanged` carrying the current state when someone changed it first.
+ * Errors: `PartitionChanged` carrying the current state when someone changed it first; `LeaseLost`.
  */
 export async function alterPartition(
-  topicName: string, current: PartitionRecord, change: PartitionChange,
+  topicName: string, current: PartitionRecord, change: PartitionChange, lease?: Lease,
 ): Promise<PartitionRecord> {
   const next: PartitionRecord = { ...current, ...change, partitionEpoch: current.partitionEpoch + 1 };
   try {
@@ -313,9 +314,12 @@ export async function alterPartition(
           ExpressionAttributeValues: { ':pe': current.partitionEpoch, ':id': current.topicId },
         },
       },
+      // The controller's changes are fenced by its lease (index 2).
+      ...(lease ? [leaseCheck(lease)] : []),
     ]);
     return next;
   } catch (err) {
+    if (err instanceof ConditionFailed && err.at(2)?.code === 'ConditionalCheckFailed') throw new LeaseLost('the controller lease was lost');
     if (err instanceof ConditionFailed && err.at(1)?.code === 'ConditionalCheckFailed') {
       const item = err.at(1)?.current;
       throw new PartitionChanged(item ? strip<PartitionRecord>(item) : undefined);
@@ -362,4 +366,106 @@ export class UnknownProducer extends Error {
   constructor(readonly producerId: number) {
     super(`producer id ${producerId} was never handed out`);
   }
+}
+
+// ---- the controller lease ------------------------------------------------------------------
+
+export type { Lease };
+
+const LEASE_KEY = { pk: 'controller', sk: 'lease' } as const;
+
+export async function readLease(): Promise<Lease | undefined> {
+  const out = await db().send(new GetCommand({ TableName: table(), Key: LEASE_KEY, ConsistentRead: true }));
+  return out.Item ? { holder: out.Item.holder as string, epoch: out.Item.epoch as number, expiresAt: out.Item.expiresAt as number } : undefined;
+}
+
+/**
+ * Takes the lease for `holder` under the next epoch.
+ *
+ *   controller A: holds epoch 7 ── paused ─────────────────────────── wakes: writes with epoch 7 ✗
+ *   controller B:        ... lease expired ── acquire (epoch 7 → 8) ✓ ── writes with epoch 8 ✓
+ *
+ * Condition: no lease, or it expired by `now`. Effect: holder, epoch + 1, expiresAt = now + ms.
+ * Returns undefined when someone else holds a live lease.
+ */
+export async function acquireLease(holder: string, leaseMs: number, now = Date.now()): Promise<Lease | undefined> {
+  try {
+    const out = await db().send(new UpdateCommand({
+      TableName: table(), Key: LEASE_KEY,
+      UpdateExpression: 'SET holder = :h, expiresAt = :exp, epoch = if_not_exists(epoch, :zero) + :one',
+      ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :now',
+      ExpressionAttributeValues: { ':h': holder, ':exp': now + leaseMs, ':zero': 0, ':one': 1, ':now': now },
+      ReturnValues: 'ALL_NEW',
+    }));
+    return { holder, epoch: out.Attributes?.epoch as number, expiresAt: now + leaseMs };
+  } catch (err) {
+    if ((err as Error).name === 'ConditionalCheckFailedException') return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Extends a held lease. Condition: `holder` and `epoch` unchanged (nobody took it over).
+ * Returns undefined when the lease was lost.
+ */
+export async function renewLease(lease: Lease, leaseMs: number, now = Date.now()): Promise<Lease | undefined> {
+  try {
+    await db().send(new UpdateCommand({
+      TableName: table(), Key: LEASE_KEY,
+      UpdateExpression: 'SET expiresAt = :exp',
+      ConditionExpression: 'holder = :h AND epoch = :e',
+      ExpressionAttributeValues: { ':h': lease.holder, ':e': lease.epoch, ':exp': now + leaseMs },
+    }));
+    return { ...lease, expiresAt: now + leaseMs };
+  } catch (err) {
+    if ((err as Error).name === 'ConditionalCheckFailedException') return undefined;
+    throw err;
+  }
+}
+
+/** Another controller holds the lease: the write that carried this check did nothing. */
+export class LeaseLost extends Error {
+  override readonly name = 'LeaseLost';
+}
+
+/** The transaction item every controller write carries: the lease is still `holder` at `epoch`. */
+const leaseCheck = (lease: Lease) => ({
+  ConditionCheck: {
+    TableName: table(), Key: LEASE_KEY,
+    ConditionExpression: 'holder = :h AND epoch = :e',
+    ExpressionAttributeValues: { ':h': lease.holder, ':e': lease.epoch },
+  },
+});
+
+/**
+ * Sets a broker's state (the controller fencing or unfencing it).
+ * Condition: the lease is still the caller's. Effects: state, and the metadata version bumped.
+ * Errors: `LeaseLost`.
+ */
+export async function setBrokerState(lease: Lease, brokerId: number, state: BrokerRecord['state']): Promise<void> {
+  try {
+    await transactWrite(db(), [
+      leaseCheck(lease),
+      bumpVersion(),
+      {
+        Update: {
+          TableName: table(), Key: { pk: 'brokers', sk: String(brokerId) },
+          UpdateExpression: 'SET #s = :s, stateChangedAt = :now', ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':s': state, ':now': Date.now() },
+        },
+      },
+    ]);
+  } catch (err) {
+    if (err instanceof ConditionFailed && err.at(0)?.code === 'ConditionalCheckFailed') throw new LeaseLost('the controller lease was lost');
+    throw err;
+  }
+}
+
+/** A data-path function could not reach a broker's store: it says so (the controller probes it). */
+export async function markBrokerSuspect(brokerId: number): Promise<void> {
+  await db().send(new UpdateCommand({
+    TableName: table(), Key: { pk: 'brokers', sk: String(brokerId) },
+    UpdateExpression: 'SET suspectAt = :now', ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeValues: { ':now': Date.now() },
+  })).catch(() => undefined);
 }

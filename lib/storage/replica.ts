@@ -51,6 +51,22 @@ export async function readHead(store: ReplicaStoreRef, tp: string, consistent = 
   return out.Item ? toHead(out.Item) : undefined;
 }
 
+/**
+ * Whether a broker's replica store answers within `timeoutMs` (the controller's liveness probe):
+ * one eventually consistent read of a key that never exists.
+ */
+export async function probeStore(store: ReplicaStoreRef, timeoutMs: number): Promise<boolean> {
+  try {
+    await client(store).send(
+      new GetCommand({ TableName: store.replicaTable, Key: { tp: '__probe__', off: HEAD_OFFSET }, ConsistentRead: false }),
+      { abortSignal: AbortSignal.timeout(timeoutMs) },
+    );
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Reads many heads from one replica table (BatchGetItem, strongly consistent); missing ones are absent from the map. */
 export async function readHeads(store: ReplicaStoreRef, tps: readonly string[]): Promise<Map<string, ReplicaHead>> {
   const heads = new Map<string, ReplicaHead>();

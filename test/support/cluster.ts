@@ -22,11 +22,24 @@ export interface FaultCluster {
   stop(): Promise<void>;
 }
 
-export async function startFaultCluster(o: { brokers?: number; env?: Record<string, string> } = {}): Promise<FaultCluster> {
+export interface FaultClusterOptions {
+  readonly brokers?: number;
+  /** Environment for the handlers and controller processes (timeouts, session, tick). */
+  readonly env?: Record<string, string>;
+  /** @default 2 */
+  readonly controllers?: number;
+  /** One DynamoDB Local per broker, on disk. @default true */
+  readonly isolatedBrokers?: boolean;
+}
+
+export async function startFaultCluster(o: FaultClusterOptions = {}): Promise<FaultCluster> {
   const saved = { ...process.env };
   Object.assign(process.env, o.env ?? {});
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-faults-'));
-  const stack = await startLocalStack({ port: 0, brokers: o.brokers ?? 3, isolatedBrokers: true, dataDir });
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-faults-'));
+  const isolated = o.isolatedBrokers ?? true;
+  const stack = await startLocalStack({
+    port: 0, brokers: o.brokers ?? 3, isolatedBrokers: isolated, ...(isolated ? { dataDir: tmp } : { inMemory: true }), controllers: o.controllers ?? 2,
+  });
   const state = JSON.parse(fs.readFileSync(stack.stateFile, 'utf8')) as { brokers: { brokerId: number; store: string; replicaTable: string }[] };
   const call = async (method: string, p: string, body?: unknown) => {
     const r = await fetch(`${stack.url}${p}`, {
@@ -57,7 +70,7 @@ export async function startFaultCluster(o: { brokers?: number; env?: Record<stri
     },
     async stop() {
       await stack.stop();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      fs.rmSync(tmp, { recursive: true, force: true });
       for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
       Object.assign(process.env, saved);
       resetConfig();

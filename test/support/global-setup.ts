@@ -14,7 +14,9 @@ declare module 'vitest' {
 
 export async function setup(project: TestProject): Promise<void> {
   process.env.LOG_LEVEL ??= 'warn';
-  stack = await startLocalStack({ port: 0, brokers: 3, inMemory: true });
+  // No controller loops here: tests that move leaders by hand must not race one; the failover
+  // tests start their own stacks with controllers.
+  stack = await startLocalStack({ port: 0, brokers: 3, inMemory: true, controllers: 0 });
   project.provide('stackUrl', stack.url);
   project.provide('stackEnv', { ...stack.env });
   project.provide('clusterId', stack.clusterId);

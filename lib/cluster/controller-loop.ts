@@ -1,0 +1,58 @@
+/**
+ * Running a controller: tick every controller.tick.ms until told to stop. The Lambda handler and
+ * the local controller processes both run this, with the same options read from the environment.
+ */
+import { randomUUID } from 'node:crypto';
+import { config } from '../config.js';
+import { replicate } from '../log/replicate.js';
+import { fullSync } from '../log/snapshot.js';
+import { logger } from '../logger.js';
+import { Controller, type TickReport } from './controller.js';
+
+function intEnv(name: string, fallback: number): number {
+  const v = Number(process.env[name]);
+  return Number.isFinite(v) && v > 0 ? v : fallback;
+}
+
+/** One identity per process (a Lambda container keeps it across invocations). */
+const processId = `controller-${randomUUID().slice(0, 8)}`;
+let instance: Controller | undefined;
+
+export function controller(id = process.env.TRIBUTARY_CONTROLLER_ID ?? processId): Controller {
+  instance ??= new Controller({
+    id,
+    tickMs: intEnv('TRIBUTARY_CONTROLLER_TICK_MS', 1000),
+    ...(process.env.TRIBUTARY_CONTROLLER_LEASE_MS ? { leaseMs: intEnv('TRIBUTARY_CONTROLLER_LEASE_MS', 3000) } : {}),
+    sessionTimeoutMs: intEnv('TRIBUTARY_BROKER_SESSION_TIMEOUT_MS', 9000),
+    probeTimeoutMs: intEnv('TRIBUTARY_BROKER_PROBE_TIMEOUT_MS', 1000),
+    catchUp: async (topic, topicId, partition) => {
+      await replicate(topic, topicId, partition, {
+        deadline: Date.now() + 60_000, shrinkOnFailure: false, lagTimeMaxMs: config().replicaLagTimeMaxMs, fullSync,
+      });
+    },
+  });
+  return instance;
+}
+
+export interface RunOptions {
+  /** Stop once this says so (checked before every tick). */
+  readonly until: () => boolean;
+  readonly onTick?: (r: TickReport) => void;
+}
+
+/** Ticks until `until()`; returns the number of ticks. Errors of one tick are logged, not fatal. */
+export async function runController(o: RunOptions): Promise<number> {
+  const c = controller();
+  let ticks = 0;
+  while (!o.until()) {
+    const started = Date.now();
+    try {
+      o.onTick?.(await c.tick(started));
+    } catch (err) {
+      logger.warn({ event: 'controller-tick-failed', controller: c.o.id, err }, 'controller tick failed');
+    }
+    ticks++;
+    await new Promise((r) => setTimeout(r, Math.max(0, c.o.tickMs - (Date.now() - started))));
+  }
+  return ticks;
+}

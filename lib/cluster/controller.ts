@@ -1,0 +1,192 @@
+/**
+ * The controller (DESIGN §6): whoever holds the lease. Each tick renews the lease (or tries to
+ * take it), probes every broker's store, fences brokers unseen for `broker.session.timeout.ms`
+ * and unfences those that answer again, and — only when brokers changed state or it just took
+ * over — walks the partitions: elects leaders for partitions whose leader died, removes dead
+ * brokers from ISRs, and pushes role and epoch to the replicas' heads. A steady-state tick costs
+ * one lease write, one broker list and one probe per broker, whatever the number of partitions.
+ */
+import { logger } from '../logger.js';
+import * as coordination from '../storage/coordination.js';
+import { topicPartitionKey, type BrokerRecord, type PartitionRecord } from '../storage/model.js';
+import { probeStore, readHeads, setRole, type ReplicaStoreRef } from '../storage/replica.js';
+import { ConditionFailed } from '../storage/transact.js';
+import { reconcile } from './election.js';
+import { invalidateMetadata } from './metadata.js';
+import { changePartition } from './partition-state.js';
+import { stringConfig } from './topic-configs.js';
+
+export interface ControllerOptions {
+  /** This controller's identity in the lease. */
+  readonly id: string;
+  /** How long a lease lasts without renewal. @default 3 × tickMs */
+  readonly leaseMs?: number;
+  /** controller.tick.ms. @default 1000 */
+  readonly tickMs?: number;
+  /** broker.session.timeout.ms: a broker unseen this long is fenced. @default 9000 */
+  readonly sessionTimeoutMs?: number;
+  /** How long a liveness probe waits for a store. @default 1000 */
+  readonly probeTimeoutMs?: number;
+  /** Runs after an election or unfencing so followers catch up (replication lives in lib/log). */
+  readonly catchUp?: (topic: string, topicId: string, partition: number) => Promise<void>;
+}
+
+export interface TickReport {
+  readonly role: 'controller' | 'standby';
+  readonly epoch?: number;
+  readonly fenced: number[];
+  readonly unfenced: number[];
+  readonly elections: number;
+  readonly scanned: boolean;
+}
+
+export class Controller {
+  private lease: coordination.Lease | undefined;
+  private readonly lastSeen = new Map<number, number>();
+  private scanNeeded = true;
+  readonly o: Required<Omit<ControllerOptions, 'catchUp'>> & Pick<ControllerOptions, 'catchUp'>;
+
+  constructor(o: ControllerOptions) {
+    const tickMs = o.tickMs ?? 1000;
+    this.o = { leaseMs: 3 * tickMs, sessionTimeoutMs: 9000, probeTimeoutMs: 1000, ...o, tickMs };
+  }
+
+  /** The lease this controller holds, if any. */
+  get held(): coordination.Lease | undefined {
+    return this.lease;
+  }
+
+  async tick(now = Date.now()): Promise<TickReport> {
+    const report = { fenced: [] as number[], unfenced: [] as number[], elections: 0, scanned: false };
+    if (!(await this.holdLease(now))) return { role: 'standby', ...report };
+    const lease = this.lease as coordination.Lease;
+    try {
+      const brokers = await coordination.listBrokers();
+      const seen = await Promise.all(brokers.map((b) => probeStore(b, this.o.probeTimeoutMs)));
+      brokers.forEach((b, i) => {
+        if (seen[i]) this.lastSeen.set(b.brokerId, now);
+        else if (!this.lastSeen.has(b.brokerId)) this.lastSeen.set(b.brokerId, now); // grace from takeover
+      });
+      const alive = new Set<number>();
+      for (const [i, b] of brokers.entries()) {
+        const unseenFor = now - (this.lastSeen.get(b.brokerId) ?? now);
+        if (b.state === 'alive' && unseenFor > this.o.sessionTimeoutMs) {
+          await coordination.setBrokerState(lease, b.brokerId, 'fenced');
+          logger.warn({ event: 'broker-fenced', broker: b.brokerId, unseenMs: unseenFor, controllerEpoch: lease.epoch }, 'broker fenced');
+          report.fenced.push(b.brokerId);
+        } else if (b.state === 'fenced' && seen[i]) {
+          report.unfenced.push(b.brokerId);
+          alive.add(b.brokerId);
+        } else if (b.state === 'alive') {
+          alive.add(b.brokerId);
+        }
+      }
+      if (report.fenced.length > 0 || report.unfenced.length > 0 || this.scanNeeded) {
+        report.elections = await this.reconcilePartitions(lease, brokers, alive);
+        report.scanned = true;
+        this.scanNeeded = false;
+        // Returning brokers are demoted and reconciled above before they count as alive again.
+        for (const id of report.unfenced) {
+          await coordination.setBrokerState(lease, id, 'alive');
+          logger.info({ event: 'broker-unfenced', broker: id, controllerEpoch: lease.epoch }, 'broker unfenced');
+        }
+        invalidateMetadata();
+      }
+      return { role: 'controller', epoch: lease.epoch, ...report };
+    } catch (err) {
+      if (err instanceof coordination.LeaseLost) {
+        this.loseLease('a write was fenced');
+        return { role: 'standby', ...report };
+      }
+      throw err;
+    }
+  }
+
+  private async holdLease(now: number): Promise<boolean> {
+    if (this.lease) {
+      const renewed = await coordination.renewLease(this.lease, this.o.leaseMs, now);
+      if (renewed) {
+        this.lease = renewed;
+        return true;
+      }
+      this.loseLease('renewal failed');
+    }
+    const acquired = await coordination.acquireLease(this.o.id, this.o.leaseMs, now);
+    if (!acquired) return false;
+    this.lease = acquired;
+    this.lastSeen.clear();
+    this.scanNeeded = true;
+    logger.info({ event: 'lease-acquired', controller: this.o.id, controllerEpoch: acquired.epoch }, 'controller lease acquired');
+    return true;
+  }
+
+  private loseLease(why: string): void {
+    if (this.lease) logger.warn({ event: 'lease-lost', controller: this.o.id, controllerEpoch: this.lease.epoch, why }, 'controller lease lost');
+    this.lease = undefined;
+  }
+
+  /**
+   * Walks every partition: elects where the leader is not alive, drops dead brokers from ISRs,
+   * and makes every live replica's head agree with the partition state. Returns the elections made.
+   */
+  private async reconcilePartitions(lease: coordination.Lease, brokers: readonly BrokerRecord[], alive: ReadonlySet<number>): Promise<number> {
+    const stores = new Map<number, ReplicaStoreRef>(brokers.map((b) => [b.brokerId, b]));
+    let elections = 0;
+    const settled: { topic: string; p: PartitionRecord }[] = [];
+    for (const name of await coordination.listTopicNames()) {
+      const view = await coordination.readTopic(name);
+      if (!view || view.topic.state !== 'active') continue;
+      const unclean = stringConfig(view.topic.configs, 'unclean.leader.election.enable') === 'true';
+      for (const p of view.partitions) {
+        const decision = reconcile(p, alive, unclean);
+        if (!decision) {
+          settled.push({ topic: name, p });
+          continue;
+        }
+        const next = await changePartition(name, p, (cur) => {
+          const d = reconcile(cur, alive, unclean);
+          return d && { leader: d.leader, isr: d.isr, ...(d.newEpoch ? { leaderEpoch: cur.leaderEpoch + 1 } : {}) };
+        }, lease);
+        if (next.leader !== p.leader) {
+          elections++;
+          const fields = { topic: name, partition: p.partition, from: p.leader, to: next.leader, leaderEpoch: next.leaderEpoch, isr: next.isr, controllerEpoch: lease.epoch };
+          if (next.leader < 0) logger.error({ event: 'partition-offline', ...fields }, 'no live in-sync replica: partition offline');
+          else if (decision.unclean) logger.error({ event: 'unclean-leader-elected', ...fields }, 'unclean leader election: acknowledged records may be lost');
+          else logger.warn({ event: 'leader-elected', ...fields }, 'leader elected');
+        } else if (next.isr.length !== p.isr.length) {
+          logger.warn({ event: 'isr-shrink', topic: name, partition: p.partition, broker: p.isr.filter((b) => !next.isr.includes(b)), isr: next.isr, reason: 'broker fenced', controllerEpoch: lease.epoch }, 'ISR shrink');
+        }
+        settled.push({ topic: name, p: next });
+      }
+    }
+    await this.pushRoles(settled, stores, alive);
+    return elections;
+  }
+
+  /** Makes every live replica's head say the role and leader epoch its partition state says. */
+  private async pushRoles(parts: readonly { topic: string; p: PartitionRecord }[], stores: ReadonlyMap<number, ReplicaStoreRef>, alive: ReadonlySet<number>): Promise<void> {
+    const byBroker = new Map<number, { topic: string; p: PartitionRecord }[]>();
+    for (const x of parts) for (const r of x.p.replicas) if (alive.has(r)) byBroker.set(r, [...(byBroker.get(r) ?? []), x]);
+    await Promise.all([...byBroker].map(async ([brokerId, list]) => {
+      const store = stores.get(brokerId);
+      if (!store) return;
+      const heads = await readHeads(store, list.map((x) => topicPartitionKey(x.p.topicId, x.p.partition))).catch(() => undefined);
+      if (!heads) return;
+      for (const { topic, p } of list) {
+        const tp = topicPartitionKey(p.topicId, p.partition);
+        const head = heads.get(tp);
+        const role = p.leader === brokerId ? 'leader' : 'follower';
+        if (!head || (head.leaderEpoch === p.leaderEpoch && head.role === role)) continue;
+        try {
+          await setRole(store, tp, role, p.leaderEpoch);
+          logger.info({ event: 'role-pushed', topic, partition: p.partition, broker: brokerId, role, leaderEpoch: p.leaderEpoch }, 'replica told its role');
+          if (this.o.catchUp && p.leader >= 0) void this.o.catchUp(topic, p.topicId, p.partition).catch(() => undefined);
+        } catch (err) {
+          if (err instanceof ConditionFailed) continue; // the head knows a newer epoch already
+          logger.warn({ event: 'role-push-failed', topic, partition: p.partition, broker: brokerId, err }, 'could not tell a replica its role');
+          this.scanNeeded = true;
+        }
+      }
+    }));
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * Leader election rules (Kafka's PartitionLeaderElectionAlgorithms), pure. The first live replica
+ * of the ISR in preferred (replica list) order leads. With no live ISR member the partition goes
+ * offline and keeps its last ISR, so that a returning member can lead without losing data — unless
+ * the topic allows unclean election, when the first live replica leads and the ISR restarts with it.
+ */
+import type { PartitionRecord } from '../storage/model.js';
+
+export interface ElectionDecision {
+  /** -1 when the partition is offline. */
+  readonly leader: number;
+  readonly isr: readonly number[];
+  /** An out-of-sync replica leads: records acknowledged to the old ISR may be lost. */
+  readonly unclean: boolean;
+}
+
+export function chooseLeader(p: PartitionRecord, alive: ReadonlySet<number>, uncleanAllowed: boolean): ElectionDecision {
+  const liveIsr = p.replicas.filter((r) => p.isr.includes(r) && alive.has(r));
+  if (liveIsr.length > 0) {
+    return { leader: liveIsr[0] as number, isr: p.isr.filter((r) => alive.has(r)), unclean: false };
+  }
+  const live = p.replicas.find((r) => alive.has(r));
+  if (uncleanAllowed && live !== undefined) return { leader: live, isr: [live], unclean: true };
+  return { leader: -1, isr: p.isr, unclean: false };
+}
+
+/**
+ * What the controller should change in a partition, given which brokers are alive: a new leader
+ * (with a new epoch) when the current one is not alive, or an ISR without dead members. Undefined
+ * when nothing needs to change.
+ */
+export function reconcile(p: PartitionRecord, alive: ReadonlySet<number>, uncleanAllowed: boolean): (ElectionDecision & { newEpoch: boolean }) | undefined {
+  if (p.leader < 0 || !alive.has(p.leader)) {
+    const d = chooseLeader(p, alive, uncleanAllowed);
+    if (d.leader === p.leader && sameMembers(d.isr, p.isr)) return undefined;
+    return { ...d, newEpoch: d.leader !== p.leader };
+  }
+  // The leader lives: dead followers leave the ISR (the leader never does).
+  const isr = p.isr.filter((r) => alive.has(r) || r === p.leader);
+  return sameMembers(isr, p.isr) ? undefined : { leader: p.leader, isr, unclean: false, newEpoch: false };
+}
+
+const sameMembers = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((x) => b.includes(x));
