@@ -44,6 +44,8 @@ export class Controller {
   private lease: coordination.Lease | undefined;
   private readonly lastSeen = new Map<number, number>();
   private scanNeeded = true;
+  /** Set while the last walk left partitions offline: a metadata change (a config allowing unclean election, say) is worth another walk. */
+  private offlineSeenAt: number | undefined;
   readonly o: Required<Omit<ControllerOptions, 'catchUp'>> & Pick<ControllerOptions, 'catchUp'>;
 
   constructor(o: ControllerOptions) {
@@ -80,6 +82,10 @@ export class Controller {
         } else if (b.state === 'alive') {
           alive.add(b.brokerId);
         }
+      }
+      if (this.offlineSeenAt !== undefined && !this.scanNeeded) {
+        const version = (await coordination.readMetadataVersion()) ?? 0;
+        if (version !== this.offlineSeenAt) this.scanNeeded = true;
       }
       if (report.fenced.length > 0 || report.unfenced.length > 0 || this.scanNeeded) {
         report.elections = await this.reconcilePartitions(lease, brokers, alive);
@@ -160,6 +166,7 @@ export class Controller {
       }
     }
     await this.pushRoles(settled, stores, alive);
+    this.offlineSeenAt = settled.some((x) => x.p.leader < 0) ? (await coordination.readMetadataVersion()) ?? 0 : undefined;
     return elections;
   }
 

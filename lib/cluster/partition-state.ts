@@ -81,3 +81,6 @@ export function changePartition(
 ): Promise<PartitionRecord> {
   return change(topic, current.partition, decide, current, lease);
 }
+
+/** A partition's state as stored now (strongly consistent). */
+export const readPartitionState = readPartition;

@@ -7,6 +7,7 @@ import { KafkaError, asKafkaError, isKafkaError } from '../errors.js';
 import { partitionForKey } from '../protocol/murmur2.js';
 import type { RecordHeader } from '../protocol/record-batch.js';
 import { invalidateMetadata, replicaStore, reportBrokerFailure, requireTopic } from '../cluster/metadata.js';
+import { readPartitionState } from '../cluster/partition-state.js';
 import { numericConfig, stringConfig } from '../cluster/topic-configs.js';
 import { topicPartitionKey } from '../storage/model.js';
 import type { TopicWithPartitions } from '../storage/coordination.js';
@@ -83,8 +84,10 @@ async function appendPartition(
     const state = current.partitions[partition];
     try {
       if (!state || state.leader < 0) throw new KafkaError('LEADER_NOT_AVAILABLE', `Partition ${partition} has no leader.`, { partition });
-      if (acks === 'all' && state.isr.length < minIsr) {
-        throw new KafkaError('NOT_ENOUGH_REPLICAS', `NOT_ENOUGH_REPLICAS: partition ${partition} has ${state.isr.length} in-sync replicas (${state.isr.join(', ')}), fewer than min.insync.replicas=${minIsr}.`, { partition });
+      // acks=all decides on the ISR as stored now, not as cached: a shrunken ISR refuses before
+      // writing (with min.insync.replicas=1 the leader alone always suffices, so no read is needed).
+      if (acks === 'all' && minIsr > 1 && (await freshIsr(topicName, partition)) < minIsr) {
+        throw new KafkaError('NOT_ENOUGH_REPLICAS', `NOT_ENOUGH_REPLICAS: partition ${partition} has fewer in-sync replicas than min.insync.replicas=${minIsr}.`, { partition });
       }
       const ranges = await appendToLeader({
         leader: await replicaStore(state.leader),
@@ -103,7 +106,7 @@ async function appendPartition(
       if (caught instanceof CommitFailed) throw caught.cause;
       const err = asKafkaError(caught);
       if (err.kafkaName === 'KAFKA_STORAGE_ERROR' && state && state.leader >= 0) reportBrokerFailure(state.leader);
-      const stale = RETRY_ON_STALE_ROUTE.has(err.kafkaName) || (err.kafkaName === 'NOT_ENOUGH_REPLICAS' && attempt === 1);
+      const stale = RETRY_ON_STALE_ROUTE.has(err.kafkaName);
       if (!stale || Date.now() + 50 * attempt > deadline) throw err;
       invalidateMetadata(topicName);
       if (attempt > 1) await sleep(Math.min(50 * attempt, 500));
@@ -113,6 +116,11 @@ async function appendPartition(
       }
     }
   }
+}
+
+/** The ISR size of a partition as stored now. */
+async function freshIsr(topicName: string, partition: number): Promise<number> {
+  return (await readPartitionState(topicName, partition))?.isr.length ?? 0;
 }
 
 /**

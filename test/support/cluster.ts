@@ -89,18 +89,23 @@ export function startProducers(c: FaultCluster, topic: string, o: { count: numbe
   let running = true;
   const acked: Acked[] = [];
   let failed = 0;
+  const errors: string[] = [];
   let seq = 0;
   const loops = Array.from({ length: o.count }, async (_, w) => {
     while (running) {
       const value = `w${w}-${seq++}`;
       const r = await c.call('POST', c.v3(`/topics/${topic}/records?acks=${o.acks}`), { partition_id: o.partition ?? 0, value: { type: 'STRING', data: value } }).catch(() => ({ status: 0, body: undefined }));
       if (r.status === 200) acked.push({ partition: r.body.partition_id, offset: r.body.offset, value });
-      else failed++;
+      else {
+        failed++;
+        errors.push(`${r.status} ${r.body?.message ?? ''}`);
+      }
     }
   });
   return {
     acked,
     get failed() { return failed; },
+    errors,
     async stop() {
       running = false;
       await Promise.all(loops);
