@@ -16,7 +16,7 @@ const started: ChildProcess[] = [];
 interface Cli { child: ChildProcess; url: string; stdout: () => string }
 
 function startCli(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Cli> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'lib/local/main.ts', ...args], { cwd: ROOT, env: { ...env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'lib/local/main.ts', ...args], { cwd: ROOT, env: { ...env, LOG_LEVEL: 'warn', TRIBUTARY_REQUEST_TIMEOUT_MS: '1500' }, stdio: ['ignore', 'pipe', 'pipe'] });
   started.push(child);
   let out = '';
   let err = '';
@@ -75,7 +75,7 @@ describe('Command: npm start', () => {
     const cli = await startCli(['--port', '0', '--brokers', '2', '--isolated-brokers', '--data-dir', dataDir]);
     expect(cli.stdout()).toMatch(/^Tributary local cluster ready at http:\/\/127\.0\.0\.1:\d+\n$/);
     const state = JSON.parse(fs.readFileSync(path.join(dataDir, 'local.json'), 'utf8'));
-    expect(state.processes.map((p: any) => p.name).sort()).toEqual(['broker-1', 'broker-2', 'coordination', 's3']);
+    expect(state.processes.map((p: any) => p.name).sort()).toEqual(['broker-1', 'broker-2', 'controller-1', 'controller-2', 'coordination', 's3']);
     for (const p of state.processes) expect(alive(p.pid)).toBe(true);
     expect(state.url).toBe(cli.url);
 
