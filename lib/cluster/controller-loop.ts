@@ -7,6 +7,7 @@ import { config } from '../config.js';
 import { replicate } from '../log/replicate.js';
 import { fullSync } from '../log/snapshot.js';
 import { logger } from '../logger.js';
+import { bootstrapCluster, type BrokerRegistration } from './bootstrap.js';
 import { Controller, type TickReport } from './controller.js';
 
 function intEnv(name: string, fallback: number): number {
@@ -40,8 +41,23 @@ export interface RunOptions {
   readonly onTick?: (r: TickReport) => void;
 }
 
+let registered = false;
+
+/**
+ * In AWS the deployment names the brokers in `TRIBUTARY_BROKERS` (JSON `[{brokerId, replicaTable,
+ * rack}]`); the controller registers them, and the cluster, once per container. Idempotent.
+ */
+async function registerBrokersFromEnv(): Promise<void> {
+  const raw = process.env.TRIBUTARY_BROKERS;
+  if (registered || !raw) return;
+  const brokers = JSON.parse(raw) as BrokerRegistration[];
+  await bootstrapCluster(brokers.map((b) => ({ brokerId: b.brokerId, replicaTable: b.replicaTable, rack: b.rack ?? null })));
+  registered = true;
+}
+
 /** Ticks until `until()`; returns the number of ticks. Errors of one tick are logged, not fatal. */
 export async function runController(o: RunOptions): Promise<number> {
+  await registerBrokersFromEnv();
   const c = controller();
   let ticks = 0;
   while (!o.until()) {

@@ -10,7 +10,9 @@ import path from 'node:path';
 import { bootstrapCluster } from '../cluster/bootstrap.js';
 import { invalidateMetadata } from '../cluster/metadata.js';
 import { resetConfig } from '../config.js';
-import type { FunctionName } from '../http/routes.js';
+import type { FunctionName as HttpFunctionName } from '../http/routes.js';
+import { FUNCTIONS } from '../functions.js';
+import type * as ReplicatorModule from '../../lambdas/replicator.js';
 import type { HttpHandler } from '../http/function.js';
 import { logger } from '../logger.js';
 import { ensureTable } from '../storage/admin.js';
@@ -53,6 +55,7 @@ export interface LocalState {
 }
 
 export const BUCKET = 'tributary-local';
+const PROJECT_ROOT = path.resolve(import.meta.dirname, '../..');
 const MAX_BROKERS = 64;
 
 export interface LocalStack {
@@ -177,9 +180,12 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
     })));
     clusterId = cluster.clusterId;
 
-    const [admin, produce, fetch, replicator] = await Promise.all([
-      import('../../lambdas/admin.js'), import('../../lambdas/produce.js'), import('../../lambdas/fetch.js'), import('../../lambdas/replicator.js'),
-    ]);
+    // The same handlers the CDK deploys, from the same catalog.
+    const handlers = Object.fromEntries(await Promise.all(FUNCTIONS.map(async (f) => {
+      const mod = (await import(path.join(PROJECT_ROOT, f.entry))) as { handler: unknown };
+      return [f.name, mod.handler] as const;
+    })));
+    const replicator = { handler: handlers.replicator as typeof ReplicatorModule.handler };
     // Lambda's event source mapping on every replica table's stream, played locally.
     poller = new StreamPoller({
       tables: brokers.map((b) => ({ table: b.replicaTable, endpoint: endpoint(b.store) })),
@@ -195,7 +201,7 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
       name: `controller-${i + 1}`, role: 'controller loop', kind: 'node', dataDir: null,
       script: 'lib/local/controller-process.ts', args: ['--id', `controller-${i + 1}`], logFile: logFile(`controller-${i + 1}`),
     })));
-    const functions: Record<FunctionName, HttpHandler> = { admin: admin.handler, produce: produce.handler, fetch: fetch.handler };
+    const functions = Object.fromEntries(FUNCTIONS.filter((f) => f.trigger === 'http').map((f) => [f.name, handlers[f.name]])) as Record<HttpFunctionName, HttpHandler>;
     gateway = await startGateway({
       host, port, functions, maxRequestBytes: Number(process.env.TRIBUTARY_MAX_REQUEST_BYTES ?? 6 * 1024 * 1024),
       control: (method, p, query) => control(supervisor, method, p, query, async (name) => {

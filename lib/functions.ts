@@ -1,0 +1,68 @@
+/**
+ * Every Lambda function of a cluster: its handler file, what triggers it, and what it may touch —
+ * the one catalog the CDK construct deploys from and the local stack runs from. The HTTP routes
+ * each function serves are in lib/http/routes.ts.
+ */
+import type { FunctionName as HttpFunctionName } from './http/routes.js';
+
+export type FunctionName = HttpFunctionName | 'replicator' | 'controller';
+
+export type Access = 'none' | 'read' | 'write';
+
+export interface FunctionSpec {
+  readonly name: FunctionName;
+  /** Handler file, relative to the project root; it exports `handler`. */
+  readonly entry: string;
+  readonly description: string;
+  /** What invokes it: the HTTP API, the replica tables' streams, or a schedule. */
+  readonly trigger: 'http' | 'streams' | 'schedule';
+  readonly memoryMb: number;
+  readonly timeoutSeconds: number;
+  /** What it does to the coordination table, the replica tables and the bucket. */
+  readonly coordination: Access;
+  readonly replicas: Access;
+  /** Bucket prefixes it reads and writes (`data/`, `snapshots/`). */
+  readonly bucketRead: readonly string[];
+  readonly bucketWrite: readonly string[];
+}
+
+const spec = (s: FunctionSpec): FunctionSpec => s;
+
+export const FUNCTIONS: readonly FunctionSpec[] = [
+  spec({
+    name: 'admin', entry: 'lambdas/admin.ts', description: 'Clusters, brokers, topics, partitions, configs',
+    trigger: 'http', memoryMb: 512, timeoutSeconds: 29, coordination: 'write', replicas: 'write', bucketRead: [], bucketWrite: ['data/'],
+  }),
+  spec({
+    name: 'produce', entry: 'lambdas/produce.ts', description: 'Produce records (REST Proxy v3 and v2) and producer ids',
+    trigger: 'http', memoryMb: 1024, timeoutSeconds: 29, coordination: 'write', replicas: 'write', bucketRead: ['data/', 'snapshots/'], bucketWrite: ['data/', 'snapshots/'],
+  }),
+  spec({
+    name: 'fetch', entry: 'lambdas/fetch.ts', description: 'Fetch records and list offsets',
+    trigger: 'http', memoryMb: 1024, timeoutSeconds: 29, coordination: 'write', replicas: 'read', bucketRead: ['data/'], bucketWrite: [],
+  }),
+  spec({
+    name: 'replicator', entry: 'lambdas/replicator.ts', description: 'Copies new batches from leaders to followers (DynamoDB Streams)',
+    trigger: 'streams', memoryMb: 1024, timeoutSeconds: 120, coordination: 'write', replicas: 'write', bucketRead: ['data/', 'snapshots/'], bucketWrite: ['snapshots/'],
+  }),
+  spec({
+    name: 'controller', entry: 'lambdas/controller.ts', description: 'Holds the controller lease: broker liveness, elections, ISR',
+    trigger: 'schedule', memoryMb: 512, timeoutSeconds: 70, coordination: 'write', replicas: 'write', bucketRead: ['data/', 'snapshots/'], bucketWrite: ['snapshots/'],
+  }),
+];
+
+/** The environment variables the functions read (lib/config.ts and the controller loop). */
+export const ENVIRONMENT = {
+  coordinationTable: 'TRIBUTARY_COORDINATION_TABLE',
+  bucket: 'TRIBUTARY_BUCKET',
+  /** JSON `[{brokerId, replicaTable, rack}]`: the controller registers these brokers (and the cluster) at start. */
+  brokers: 'TRIBUTARY_BROKERS',
+  tickMs: 'TRIBUTARY_CONTROLLER_TICK_MS',
+  sessionTimeoutMs: 'TRIBUTARY_BROKER_SESSION_TIMEOUT_MS',
+} as const;
+
+export function functionSpec(name: FunctionName): FunctionSpec {
+  const f = FUNCTIONS.find((x) => x.name === name);
+  if (!f) throw new Error(`no function named ${name}`);
+  return f;
+}
