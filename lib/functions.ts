@@ -42,6 +42,10 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     trigger: 'http', memoryMb: 1024, timeoutSeconds: 29, coordination: 'write', replicas: 'read', bucketRead: ['data/'], bucketWrite: [],
   }),
   spec({
+    name: 'groups', entry: 'lambdas/groups.ts', description: 'Consumer groups: REST Proxy v2 consumers, the group protocol, offsets, lag',
+    trigger: 'http', memoryMb: 1024, timeoutSeconds: 29, coordination: 'write', replicas: 'read', bucketRead: ['data/'], bucketWrite: [],
+  }),
+  spec({
     name: 'replicator', entry: 'lambdas/replicator.ts', description: 'Copies new batches from leaders to followers (DynamoDB Streams)',
     trigger: 'streams', memoryMb: 1024, timeoutSeconds: 120, coordination: 'write', replicas: 'write', bucketRead: ['data/', 'snapshots/'], bucketWrite: ['snapshots/'],
   }),

@@ -5,7 +5,7 @@
  */
 import { config } from '../config.js';
 import { KafkaError } from '../errors.js';
-import { listBrokers, markBrokerSuspect, readCluster, readMetadataVersion, readTopic, type TopicWithPartitions } from '../storage/coordination.js';
+import { listBrokers, listTopicPartitionCounts, markBrokerSuspect, readCluster, readMetadataVersion, readTopic, type TopicWithPartitions } from '../storage/coordination.js';
 import type { BrokerRecord, ClusterRecord } from '../storage/model.js';
 import type { ReplicaStoreRef } from '../storage/replica.js';
 
@@ -14,10 +14,12 @@ let checkedAt = 0;
 let cluster: ClusterRecord | undefined;
 let brokers: BrokerRecord[] | undefined;
 const topics = new Map<string, TopicWithPartitions | null>();
+let partitionCounts: Record<string, number> | undefined;
 
 function clear(): void {
   cluster = undefined;
   brokers = undefined;
+  partitionCounts = undefined;
   topics.clear();
 }
 
@@ -74,6 +76,13 @@ export async function cachedTopic(name: string): Promise<TopicWithPartitions | u
     topics.set(name, view);
   }
   return view ?? undefined;
+}
+
+/** Every topic and its partition count (consumer groups match subscriptions against it). */
+export async function cachedPartitionCounts(): Promise<Readonly<Record<string, number>>> {
+  await revalidate();
+  partitionCounts ??= await listTopicPartitionCounts();
+  return partitionCounts;
 }
 
 /** Like `cachedTopic`, but UNKNOWN_TOPIC_OR_PARTITION when absent. */

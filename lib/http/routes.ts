@@ -3,7 +3,7 @@
  * gateway are both built from. Paths use API Gateway's syntax; `$default` catches the rest.
  */
 
-export type FunctionName = 'admin' | 'produce' | 'fetch';
+export type FunctionName = 'admin' | 'produce' | 'fetch' | 'groups';
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 export interface RouteSpec {
@@ -16,6 +16,8 @@ const r = (method: Method, path: string, fn: FunctionName): RouteSpec => ({ meth
 const C = '/v3/clusters/{cluster_id}';
 const T = `${C}/topics/{topic_name}`;
 const P = `${T}/partitions/{partition_id}`;
+const G = `${C}/consumer-groups/{group_id}`;
+const I = '/consumers/{group_name}/instances/{instance}';
 
 export const ROUTES: readonly RouteSpec[] = [
   r('GET', '/v3/clusters', 'admin'),
@@ -39,6 +41,29 @@ export const ROUTES: readonly RouteSpec[] = [
   r('POST', `${C}/producers`, 'produce'),
   r('GET', `${P}/records`, 'fetch'),
   r('GET', `${P}/offsets`, 'fetch'),
+  r('GET', `${C}/consumer-groups`, 'groups'),
+  r('GET', `${G}`, 'groups'),
+  r('DELETE', `${G}`, 'groups'),
+  r('GET', `${G}/consumers`, 'groups'),
+  r('GET', `${G}/lags`, 'groups'),
+  r('GET', `${G}/lag-summary`, 'groups'),
+  r('POST', `${G}/heartbeat`, 'groups'),
+  r('POST', `${G}/offsets:commit`, 'groups'),
+  r('GET', `${G}/offsets`, 'groups'),
+  r('POST', `${G}/offsets:reset`, 'groups'),
+  r('POST', '/consumers/{group_name}', 'groups'),
+  r('DELETE', `${I}`, 'groups'),
+  r('POST', `${I}/subscription`, 'groups'),
+  r('GET', `${I}/subscription`, 'groups'),
+  r('DELETE', `${I}/subscription`, 'groups'),
+  r('POST', `${I}/assignments`, 'groups'),
+  r('GET', `${I}/assignments`, 'groups'),
+  r('GET', `${I}/records`, 'groups'),
+  r('POST', `${I}/offsets`, 'groups'),
+  r('GET', `${I}/offsets`, 'groups'),
+  r('POST', `${I}/positions`, 'groups'),
+  r('POST', `${I}/positions/beginning`, 'groups'),
+  r('POST', `${I}/positions/end`, 'groups'),
   r('POST', '/topics/{topic_name}', 'produce'),
   r('POST', '/topics/{topic_name}/partitions/{partition_id}', 'produce'),
   r('GET', '/topics/{topic_name}/partitions/{partition_id}/records', 'fetch'),

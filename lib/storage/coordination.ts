@@ -100,6 +100,15 @@ export async function listBrokers(): Promise<BrokerRecord[]> {
   return items.map((i) => strip<BrokerRecord>(i)).sort((a, b) => a.brokerId - b.brokerId);
 }
 
+/** Every topic's partition count, from the topic list (one Query). */
+export async function listTopicPartitionCounts(): Promise<Record<string, number>> {
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'topics' }, ProjectionExpression: 'sk, #p',
+    ExpressionAttributeNames: { '#p': 'partitions' },
+  });
+  return Object.fromEntries(items.map((i) => [i.sk as string, (i.partitions as number | undefined) ?? 0]));
+}
+
 export async function listTopicNames(): Promise<string[]> {
   const items = await queryAll({
     KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'topics' }, ProjectionExpression: 'sk',
@@ -160,7 +169,7 @@ export async function createTopic(topic: TopicRecord, partitions: readonly Parti
       bumpVersion(),
       {
         Put: {
-          TableName: table(), Item: { pk: 'topics', sk: topic.name, topicId: topic.topicId },
+          TableName: table(), Item: { pk: 'topics', sk: topic.name, topicId: topic.topicId, partitions: topic.partitions },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },

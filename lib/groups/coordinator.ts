@@ -1,0 +1,267 @@
+/**
+ * The group coordinator (DESIGN §8): any Lambda serves any group, because all group state lives in
+ * the coordination table and every change is a compare-and-set on the group's meta item. Heartbeats
+ * (join, leave, subscription changes), commits fenced by member epoch and ownership, committed
+ * offsets, resets, describe and lag.
+ */
+import { randomUUID } from 'node:crypto';
+import { cachedPartitionCounts, invalidateMetadata } from '../cluster/metadata.js';
+import { KafkaError } from '../errors.js';
+import { logger } from '../logger.js';
+import { listOffset, readFromLeader } from '../log/read.js';
+import * as store from '../storage/groups.js';
+import type { CommittedOffset, GroupMeta, MemberRecord, Subscription } from '../storage/groups.js';
+import { ASSIGNORS, tpKey, type AssignorName, type TopicPartition } from './assignors.js';
+import { emptyMeta, expired, planHeartbeat, type HeartbeatRequest } from './membership.js';
+
+/** Kafka 3's group.consumer.session.timeout.ms default. */
+export const DEFAULT_SESSION_TIMEOUT_MS = 45_000;
+export const MIN_SESSION_TIMEOUT_MS = 1_000;
+export const MAX_SESSION_TIMEOUT_MS = 1_800_000;
+const CAS_ATTEMPTS = 12;
+
+const GROUP_ID = /^[a-zA-Z0-9._-]{1,249}$/;
+
+export function validateGroupId(groupId: string): void {
+  if (!GROUP_ID.test(groupId)) throw new KafkaError('INVALID_GROUP_ID', `INVALID_GROUP_ID: group ids are 1-249 characters of [a-zA-Z0-9._-], got '${groupId}'.`);
+}
+
+export function checkSessionTimeout(ms: number): void {
+  if (!Number.isInteger(ms) || ms < MIN_SESSION_TIMEOUT_MS || ms > MAX_SESSION_TIMEOUT_MS) {
+    throw new KafkaError('INVALID_SESSION_TIMEOUT', `INVALID_SESSION_TIMEOUT: session.timeout.ms must be in [${MIN_SESSION_TIMEOUT_MS}, ${MAX_SESSION_TIMEOUT_MS}], got ${ms}.`);
+  }
+}
+
+export interface HeartbeatResult {
+  readonly memberId: string;
+  readonly memberEpoch: number;
+  readonly groupEpoch: number;
+  /** What the member may own and read now. */
+  readonly assignment: readonly TopicPartition[];
+  /** What it must give up (then say so by leaving it out of `owned` in its next heartbeat). */
+  readonly revoking: readonly TopicPartition[];
+  readonly heartbeatIntervalMs: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Every topic's partition count, from the metadata cache — refreshed when a subscription names a
+ * topic the cache does not know (it may have just been created).
+ */
+async function partitionCounts(subscriptions: readonly (Subscription | null | undefined)[]): Promise<Readonly<Record<string, number>>> {
+  const counts = await cachedPartitionCounts();
+  const named = subscriptions.flatMap((s) => s?.topics ?? []);
+  if (named.every((t) => counts[t] !== undefined)) return counts;
+  invalidateMetadata();
+  return cachedPartitionCounts();
+}
+
+/**
+ * One heartbeat: joins (memberEpoch 0), leaves (-1), changes the subscription, expires members
+ * whose session ran out, recomputes the target assignment when needed, and reconciles the member.
+ * Errors: UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, INVALID_GROUP_ID, INVALID_SESSION_TIMEOUT.
+ */
+export async function heartbeat(groupId: string, req: HeartbeatRequest, assignor: AssignorName = 'sticky'): Promise<HeartbeatResult> {
+  validateGroupId(groupId);
+  if (req.sessionTimeoutMs !== undefined) checkSessionTimeout(req.sessionTimeoutMs);
+  if (!ASSIGNORS.includes(assignor)) throw new KafkaError('INVALID_REQUEST', `Unknown assignor ${assignor}; use ${ASSIGNORS.join(', ')}.`);
+  for (let attempt = 1; ; attempt++) {
+    const state = await store.readGroup(groupId);
+    const now = Date.now();
+    const meta = state.meta ?? emptyMeta(groupId, assignor, now);
+    const plan = planHeartbeat(meta, state.members, req, {
+      now, newMemberId: () => randomUUID(), partitionsPerTopic: await partitionCounts([...state.members.map((m) => m.subscription), req.subscription]),
+      assignor: (meta.assignor as AssignorName) ?? assignor, defaultSessionTimeoutMs: DEFAULT_SESSION_TIMEOUT_MS,
+    });
+    try {
+      if (plan.metaChanged || plan.removed.length > 0 || !state.meta) {
+        await store.writeGroup({ meta: plan.meta, expectVer: state.meta?.ver ?? null, putMembers: plan.member ? [plan.member] : [], deleteMembers: plan.removed });
+        const before = state.members.map((m) => m.memberId);
+        for (const id of plan.removed) logger.info({ event: req.memberId === id ? 'member-left' : 'member-expired', group: groupId, member: id, groupEpoch: plan.meta.groupEpoch }, 'member removed');
+        if (plan.member && !before.includes(plan.member.memberId)) logger.info({ event: 'member-joined', group: groupId, member: plan.member.memberId, groupEpoch: plan.meta.groupEpoch }, 'member joined');
+      } else if (plan.member) {
+        await store.updateMember(groupId, plan.member.memberId, { lastHeartbeatAt: plan.member.lastHeartbeatAt, memberEpoch: plan.member.memberEpoch });
+      }
+    } catch (err) {
+      if (!(err instanceof store.GroupChanged || err instanceof store.UnknownMember) || attempt >= CAS_ATTEMPTS) throw err;
+      await sleep(Math.random() * 5 * attempt);
+      continue;
+    }
+    const member = plan.member;
+    const timeout = member?.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
+    return {
+      memberId: member?.memberId ?? req.memberId ?? '',
+      memberEpoch: member ? member.memberEpoch : -1,
+      groupEpoch: plan.meta.groupEpoch,
+      assignment: plan.assignment,
+      revoking: plan.revoking,
+      heartbeatIntervalMs: Math.max(250, Math.min(5000, Math.floor(timeout / 3))),
+    };
+  }
+}
+
+export interface OffsetToCommit {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+  readonly metadata?: string;
+}
+
+export interface CommitResult {
+  /** Offsets not written because they were below what is committed (only a reset moves backwards). */
+  readonly kept: readonly OffsetToCommit[];
+}
+
+/** Kafka's offset.metadata.max.bytes. */
+export const MAX_METADATA_BYTES = 4096;
+
+/**
+ * Commits offsets for a member (fenced: it must be at `memberEpoch` and own every partition), or
+ * without a member for manually assigned consumers. An offset below the committed one is kept as
+ * it is and reported; the others are written.
+ * Errors: UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH (stale member or a partition it no longer owns),
+ * OFFSET_METADATA_TOO_LARGE.
+ */
+export async function commit(groupId: string, offsets: readonly OffsetToCommit[], fence: { memberId: string; memberEpoch: number } | null): Promise<CommitResult> {
+  validateGroupId(groupId);
+  for (const o of offsets) {
+    if (Buffer.byteLength(o.metadata ?? '') > MAX_METADATA_BYTES) throw new KafkaError('OFFSET_METADATA_TOO_LARGE', `OFFSET_METADATA_TOO_LARGE: metadata of ${o.topic}-${o.partition} is over ${MAX_METADATA_BYTES} bytes.`);
+    if (!Number.isSafeInteger(o.offset) || o.offset < 0) throw new KafkaError('INVALID_REQUEST', `Offset ${o.offset} for ${o.topic}-${o.partition} is not a valid offset.`);
+  }
+  let pending = [...offsets];
+  const kept: OffsetToCommit[] = [];
+  while (pending.length > 0) {
+    const chunk = pending.slice(0, 90);
+    try {
+      await store.commitOffsets(groupId, chunk.map((o) => ({
+        topic: o.topic, partition: o.partition, offset: o.offset, metadata: o.metadata ?? '', committedAt: Date.now(),
+      })), fence);
+      pending = pending.slice(chunk.length);
+    } catch (err) {
+      if (!(err instanceof store.CommitRejected)) throw err;
+      if (err.reason === 'backwards' && err.index !== undefined) {
+        kept.push(chunk[err.index] as OffsetToCommit);
+        pending = pending.filter((o) => o !== chunk[err.index as number]);
+        continue;
+      }
+      const state = await store.readGroup(groupId);
+      const member = state.members.find((m) => m.memberId === fence?.memberId);
+      if (!member) throw new KafkaError('UNKNOWN_MEMBER_ID', `UNKNOWN_MEMBER_ID: member ${fence?.memberId} is not in group ${groupId}.`);
+      const notOwned = chunk.filter((o) => state.meta?.owners[tpKey(o)] !== member.memberId).map((o) => `${o.topic}-${o.partition}`);
+      throw new KafkaError('FENCED_MEMBER_EPOCH', `FENCED_MEMBER_EPOCH: member ${member.memberId} is at epoch ${member.memberEpoch} (commit said ${fence?.memberEpoch})${notOwned.length ? ` and does not own ${notOwned.join(', ')}` : ''}.`);
+    }
+  }
+  return { kept };
+}
+
+/** Committed offsets of a group, optionally only some partitions. */
+export async function committed(groupId: string, only?: readonly TopicPartition[]): Promise<CommittedOffset[]> {
+  validateGroupId(groupId);
+  const all = await store.readOffsets(groupId);
+  if (!only) return all;
+  const wanted = new Set(only.map(tpKey));
+  return all.filter((o) => wanted.has(tpKey(o)));
+}
+
+export type GroupStateName = 'Empty' | 'Stable' | 'Reconciling' | 'Dead';
+
+export interface GroupDescription {
+  readonly groupId: string;
+  readonly state: GroupStateName;
+  readonly groupEpoch: number;
+  readonly assignor: string;
+  readonly members: readonly (MemberRecord & { readonly assignment: readonly TopicPartition[]; readonly expired: boolean })[];
+}
+
+export function groupState(meta: GroupMeta | undefined, members: readonly MemberRecord[], now = Date.now()): GroupStateName {
+  if (!meta) return 'Dead';
+  const live = members.filter((m) => m.subscription !== null && !expired([m], now).length);
+  if (live.length === 0) return 'Empty';
+  const settled = live.every((m) => m.memberEpoch === meta.groupEpoch)
+    && Object.entries(meta.target).every(([id, tps]) => tps.every((k) => meta.owners[k] === id));
+  return settled ? 'Stable' : 'Reconciling';
+}
+
+export async function describeGroup(groupId: string): Promise<GroupDescription> {
+  validateGroupId(groupId);
+  const { meta, members } = await store.readGroup(groupId);
+  if (!meta && members.length === 0) throw new KafkaError('GROUP_ID_NOT_FOUND', `GROUP_ID_NOT_FOUND: group ${groupId} does not exist.`);
+  const now = Date.now();
+  return {
+    groupId,
+    state: groupState(meta, members, now),
+    groupEpoch: meta?.groupEpoch ?? 0,
+    assignor: meta?.assignor ?? 'sticky',
+    members: members.map((m) => ({
+      ...m,
+      expired: expired([m], now).length > 0,
+      assignment: Object.entries(meta?.owners ?? {}).filter(([, o]) => o === m.memberId).map(([k]) => ({ topic: k.slice(0, k.lastIndexOf('#')), partition: Number(k.slice(k.lastIndexOf('#') + 1)) })),
+    })),
+  };
+}
+
+export const listGroups = store.listGroupIds;
+
+/** Deletes a group with no live members (Kafka's DeleteGroups). Errors: NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND. */
+export async function deleteGroup(groupId: string): Promise<void> {
+  const d = await describeGroup(groupId);
+  if (d.members.some((m) => m.subscription !== null && !m.expired)) throw new KafkaError('NON_EMPTY_GROUP', `NON_EMPTY_GROUP: group ${groupId} has live members.`);
+  await store.deleteGroupItems(groupId);
+  logger.info({ event: 'group-deleted', group: groupId }, 'group deleted');
+}
+
+export type ResetSpec = 'earliest' | 'latest' | { readonly offset: number } | { readonly timestamp: number } | { readonly shiftBy: number };
+
+/**
+ * Kafka's `kafka-consumer-groups --reset-offsets`: the only way committed offsets move backwards.
+ * The group must have no live members. Errors: NON_EMPTY_GROUP.
+ */
+export async function resetOffsets(groupId: string, partitions: readonly TopicPartition[], spec: ResetSpec): Promise<CommittedOffset[]> {
+  validateGroupId(groupId);
+  const { meta, members } = await store.readGroup(groupId);
+  if (groupState(meta, members) !== 'Empty' && groupState(meta, members) !== 'Dead') {
+    throw new KafkaError('NON_EMPTY_GROUP', `NON_EMPTY_GROUP: stop the consumers of group ${groupId} before resetting its offsets.`);
+  }
+  const current = new Map((await store.readOffsets(groupId)).map((o) => [tpKey(o), o.offset]));
+  const out: CommittedOffset[] = [];
+  for (const tp of partitions) {
+    const [start, end] = await readFromLeader(tp.topic, tp.partition, (t) => Promise.all([listOffset(t, 'earliest'), listOffset(t, 'latest')]));
+    let offset: number;
+    if (spec === 'earliest') offset = start.offset ?? 0;
+    else if (spec === 'latest') offset = end.offset ?? 0;
+    else if ('offset' in spec) offset = spec.offset;
+    else if ('shiftBy' in spec) offset = (current.get(tpKey(tp)) ?? start.offset ?? 0) + spec.shiftBy;
+    else offset = (await readFromLeader(tp.topic, tp.partition, (t) => listOffset(t, { timestamp: spec.timestamp }))).offset ?? end.offset ?? 0;
+    offset = Math.max(start.offset ?? 0, Math.min(end.offset ?? 0, offset));
+    out.push({ topic: tp.topic, partition: tp.partition, offset, metadata: '', committedAt: Date.now() });
+  }
+  for (let i = 0; i < out.length; i += 90) await store.commitOffsets(groupId, out.slice(i, i + 90), null, true);
+  logger.info({ event: 'offsets-reset', group: groupId, partitions: out.length }, 'committed offsets reset');
+  return out;
+}
+
+export interface PartitionLag {
+  readonly topic: string;
+  readonly partition: number;
+  readonly currentOffset: number | null;
+  readonly logEndOffset: number;
+  readonly lag: number;
+  readonly memberId: string | null;
+}
+
+/** Lag per partition the group commits or owns: high watermark − committed offset. */
+export async function groupLag(groupId: string): Promise<PartitionLag[]> {
+  const [d, offsets] = await Promise.all([describeGroup(groupId), store.readOffsets(groupId)]);
+  const owners = new Map(d.members.flatMap((m) => m.assignment.map((tp) => [tpKey(tp), m.memberId] as const)));
+  const keys = [...new Set([...offsets.map(tpKey), ...owners.keys()])].sort();
+  const committedAt = new Map(offsets.map((o) => [tpKey(o), o.offset]));
+  const counts = await cachedPartitionCounts();
+  return Promise.all(keys.filter((k) => counts[k.slice(0, k.lastIndexOf('#'))] !== undefined).map(async (k) => {
+    const topic = k.slice(0, k.lastIndexOf('#'));
+    const partition = Number(k.slice(k.lastIndexOf('#') + 1));
+    const end = (await readFromLeader(topic, partition, (t) => listOffset(t, 'latest'))).offset ?? 0;
+    const current = committedAt.get(k) ?? null;
+    return { topic, partition, currentOffset: current, logEndOffset: end, lag: Math.max(0, end - (current ?? 0)), memberId: owners.get(k) ?? null };
+  }));
+}

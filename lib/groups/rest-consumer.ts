@@ -1,0 +1,243 @@
+/**
+ * REST Proxy v2 consumer instances, run by the server: an instance is a group member whose state
+ * (settings, subscription, read positions) lives in its member item, so any Lambda can serve any
+ * request of any instance — no sticky routing, no "consumer instance not found" behind a load
+ * balancer. A poll is the instance's heartbeat: it takes the assignment, auto-commits what the
+ * previous poll returned, reads from the positions, and stores the new positions.
+ */
+import { KafkaError, isKafkaError } from '../errors.js';
+import { logger } from '../logger.js';
+import { fetchRecords, listOffset, readFromLeader } from '../log/read.js';
+import type { BatchRecord } from '../protocol/record-batch.js';
+import * as store from '../storage/groups.js';
+import type { MemberRecord, RestConsumerState, Subscription } from '../storage/groups.js';
+import { tpKey, type TopicPartition } from './assignors.js';
+import { checkSessionTimeout, commit, committed, DEFAULT_SESSION_TIMEOUT_MS, heartbeat, validateGroupId, type OffsetToCommit } from './coordinator.js';
+
+export interface InstanceConfig {
+  readonly name?: string;
+  readonly format: 'binary' | 'json';
+  readonly autoOffsetReset: 'earliest' | 'latest' | 'none';
+  readonly autoCommit: boolean;
+  readonly fetchMinBytes: number;
+  readonly requestTimeoutMs: number;
+  readonly sessionTimeoutMs: number;
+}
+
+export interface ConsumedRecord extends BatchRecord {
+  readonly topic: string;
+  readonly partition: number;
+}
+
+/** REST Proxy's "consumer instance not found" (40403). */
+export class InstanceNotFound extends Error {
+  override readonly name = 'InstanceNotFound';
+}
+/** REST Proxy's "consumer instance with the specified name already exists" (40902). */
+export class InstanceExists extends Error {
+  override readonly name = 'InstanceExists';
+}
+/** REST Proxy's "illegal state" (40903): subscribing and assigning at once, seeking an unassigned partition... */
+export class IllegalState extends Error {
+  override readonly name = 'IllegalState';
+}
+
+async function instance(group: string, id: string): Promise<MemberRecord & { rest: RestConsumerState }> {
+  validateGroupId(group);
+  const m = (await store.readGroup(group)).members.find((x) => x.memberId === id);
+  if (!m || !m.rest) throw new InstanceNotFound(`Consumer instance ${id} not found in group ${group}.`);
+  return m as MemberRecord & { rest: RestConsumerState };
+}
+
+export async function createInstance(group: string, id: string, c: InstanceConfig): Promise<void> {
+  validateGroupId(group);
+  checkSessionTimeout(c.sessionTimeoutMs);
+  try {
+    await store.createMember(group, {
+      memberId: id, memberEpoch: 0, subscription: null, lastHeartbeatAt: Date.now(), sessionTimeoutMs: c.sessionTimeoutMs,
+      joinedAt: new Date().toISOString(),
+      rest: { format: c.format, autoOffsetReset: c.autoOffsetReset, autoCommit: c.autoCommit, fetchMinBytes: c.fetchMinBytes, requestTimeoutMs: c.requestTimeoutMs, positions: {} },
+    });
+  } catch (err) {
+    if (err instanceof store.MemberExists) throw new InstanceExists(`Consumer instance ${id} already exists in group ${group}.`);
+    throw err;
+  }
+}
+
+export async function instanceConfig(group: string, id: string): Promise<RestConsumerState> {
+  return (await instance(group, id)).rest;
+}
+
+/** Leaves the group (its partitions go to the others) and forgets the instance. */
+export async function deleteInstance(group: string, id: string): Promise<void> {
+  const m = await instance(group, id);
+  if (m.subscription !== null) await heartbeat(group, { memberId: id, memberEpoch: -1 });
+  await store.deleteMember(group, id);
+}
+
+export async function subscribe(group: string, id: string, subscription: Subscription): Promise<void> {
+  const m = await instance(group, id);
+  if (m.manual && m.manual.length > 0) throw new IllegalState('Subscription to topics, partitions and pattern are mutually exclusive.');
+  if (subscription.pattern !== undefined) {
+    try {
+      new RegExp(subscription.pattern);
+    } catch {
+      throw new KafkaError('INVALID_REQUEST', `topic_pattern is not a valid regular expression: ${subscription.pattern}`);
+    }
+  }
+  await heartbeat(group, { memberId: id, memberEpoch: m.memberEpoch, subscription, sessionTimeoutMs: m.sessionTimeoutMs });
+}
+
+export async function subscription(group: string, id: string): Promise<Subscription | null> {
+  return (await instance(group, id)).subscription;
+}
+
+export async function unsubscribe(group: string, id: string): Promise<void> {
+  const m = await instance(group, id);
+  if (m.subscription !== null) await heartbeat(group, { memberId: id, memberEpoch: m.memberEpoch, subscription: null });
+}
+
+/** Manual assignment (Kafka's assign()): outside the group's balancing, exclusive with a subscription. */
+export async function assignManually(group: string, id: string, partitions: readonly TopicPartition[]): Promise<void> {
+  const m = await instance(group, id);
+  if (m.subscription !== null) throw new IllegalState('Subscription to topics, partitions and pattern are mutually exclusive.');
+  await store.updateMember(group, id, { manual: partitions.map(tpKey) });
+}
+
+/** What the instance reads now: its manual assignment, or what the group gave it. */
+export async function assignments(group: string, id: string): Promise<TopicPartition[]> {
+  const m = await instance(group, id);
+  if (m.manual && m.manual.length > 0) return m.manual.map(parseKey);
+  if (m.subscription === null) return [];
+  const { meta } = await store.readGroup(group);
+  return Object.entries(meta?.owners ?? {}).filter(([, o]) => o === id).map(([k]) => parseKey(k)).sort(byTp);
+}
+
+const parseKey = (k: string): TopicPartition => ({ topic: k.slice(0, k.lastIndexOf('#')), partition: Number(k.slice(k.lastIndexOf('#') + 1)) });
+const byTp = (a: TopicPartition, b: TopicPartition) => a.topic.localeCompare(b.topic) || a.partition - b.partition;
+
+/** Where to start a partition with no position: its committed offset, else auto.offset.reset. */
+async function startOffset(group: string, tp: TopicPartition, reset: RestConsumerState['autoOffsetReset'], commits: ReadonlyMap<string, number>): Promise<number> {
+  const c = commits.get(tpKey(tp));
+  if (c !== undefined) return c;
+  if (reset === 'none') throw new KafkaError('OFFSET_OUT_OF_RANGE', `OFFSET_OUT_OF_RANGE: ${tp.topic}-${tp.partition} has no committed offset in group ${group} and auto.offset.reset is none.`);
+  return (await readFromLeader(tp.topic, tp.partition, (t) => listOffset(t, reset))).offset ?? 0;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Reads records for an instance (GET .../records): heartbeats, auto-commits the previous poll,
+ * reads from every assigned partition (at most `maxBytes` in all, waiting up to `timeoutMs` for
+ * something), and stores the new positions.
+ */
+export async function poll(group: string, id: string, o: { timeoutMs: number; maxBytes: number }): Promise<ConsumedRecord[]> {
+  const deadline = Date.now() + o.timeoutMs;
+  const m = await instance(group, id);
+  let assigned: TopicPartition[] = [];
+  let memberEpoch = m.memberEpoch;
+  if (m.manual && m.manual.length > 0) {
+    assigned = m.manual.map(parseKey);
+    await store.updateMember(group, id, { lastHeartbeatAt: Date.now() });
+  } else if (m.subscription !== null) {
+    // As Kafka's poll(timeout): with nothing assigned yet, keep heartbeating until the timeout.
+    for (;;) {
+      const hb = await heartbeat(group, { memberId: id, memberEpoch });
+      assigned = [...hb.assignment].sort(byTp);
+      memberEpoch = hb.memberEpoch;
+      if (assigned.length > 0 || Date.now() >= deadline) break;
+      await sleep(Math.min(250, Math.max(0, deadline - Date.now())));
+    }
+  } else {
+    throw new IllegalState('Consumer is not subscribed to any topics or assigned any partitions.');
+  }
+  const mine = new Set(assigned.map(tpKey));
+  const positions: Record<string, number> = Object.fromEntries(Object.entries(m.rest.positions).filter(([k]) => mine.has(k)));
+
+  // auto.commit.enable: what the previous poll returned is committed before reading further.
+  if (m.rest.autoCommit && Object.keys(positions).length > 0) {
+    const fence = m.manual && m.manual.length > 0 ? null : { memberId: id, memberEpoch };
+    await commit(group, Object.entries(positions).map(([k, offset]) => ({ ...parseKey(k), offset })), fence).catch((err: unknown) => {
+      logger.warn({ event: 'auto-commit-failed', group, member: id, err: (err as Error).message }, 'auto-commit failed');
+    });
+  }
+  const needStart = assigned.filter((tp) => positions[tpKey(tp)] === undefined);
+  if (needStart.length > 0) {
+    const commits = new Map((await committed(group)).map((c) => [tpKey(c), c.offset]));
+    for (const tp of needStart) positions[tpKey(tp)] = await startOffset(group, tp, m.rest.autoOffsetReset, commits);
+  }
+
+  const out: ConsumedRecord[] = [];
+  for (let round = 0; ; round++) {
+    let budget = o.maxBytes;
+    // Start each poll at a different partition so none starves under a small max_bytes.
+    const order = assigned.map((_, i) => assigned[(i + round + Date.now()) % assigned.length] as TopicPartition);
+    for (const tp of order) {
+      if (budget <= 0) break;
+      const k = tpKey(tp);
+      try {
+        const r = await readFromLeader(tp.topic, tp.partition, (t) => fetchRecords(t, { offset: positions[k] as number, maxBytes: budget, maxWaitMs: 0 }));
+        for (const rec of r.records) {
+          out.push({ ...rec, topic: tp.topic, partition: tp.partition });
+          budget -= (rec.key?.length ?? 0) + (rec.value?.length ?? 0) + 64;
+        }
+        positions[k] = r.nextOffset;
+      } catch (err) {
+        if (!isKafkaError(err, 'OFFSET_OUT_OF_RANGE') || m.rest.autoOffsetReset === 'none') throw err;
+        positions[k] = (await readFromLeader(tp.topic, tp.partition, (t) => listOffset(t, m.rest.autoOffsetReset as 'earliest' | 'latest'))).offset ?? 0;
+      }
+    }
+    if (out.length > 0 || Date.now() >= deadline || assigned.length === 0) break;
+    await sleep(Math.min(200, Math.max(0, deadline - Date.now())));
+  }
+  await store.updateMember(group, id, { rest: { ...m.rest, positions } });
+  return out;
+}
+
+/** Commits offsets for the instance: the given ones, or where every assigned partition's position is. */
+export async function commitInstance(group: string, id: string, offsets?: readonly OffsetToCommit[]): Promise<{ kept: readonly OffsetToCommit[] }> {
+  const m = await instance(group, id);
+  const manual = m.manual !== undefined && m.manual.length > 0;
+  const wanted = offsets ?? Object.entries(m.rest.positions).map(([k, offset]) => ({ ...parseKey(k), offset }));
+  try {
+    return await commit(group, wanted, manual ? null : { memberId: id, memberEpoch: m.memberEpoch });
+  } catch (err) {
+    if (isKafkaError(err, 'UNKNOWN_MEMBER_ID')) throw new InstanceNotFound(`Consumer instance ${id} not found in group ${group}.`);
+    if (isKafkaError(err, 'FENCED_MEMBER_EPOCH')) throw new KafkaError('ILLEGAL_GENERATION', `ILLEGAL_GENERATION: ${err.message.replace(/^FENCED_MEMBER_EPOCH: /, '')}`);
+    throw err;
+  }
+}
+
+/** Committed offsets of some partitions, for the instance's group. */
+export async function committedFor(group: string, id: string, partitions: readonly TopicPartition[]): Promise<{ topic: string; partition: number; offset: number; metadata: string }[]> {
+  await instance(group, id);
+  return committed(group, partitions);
+}
+
+export type SeekTarget =
+  | { readonly kind: 'offsets'; readonly offsets: readonly (TopicPartition & { offset: number })[] }
+  | { readonly kind: 'timestamps'; readonly timestamps: readonly (TopicPartition & { timestamp: number })[] }
+  | { readonly kind: 'beginning' | 'end'; readonly partitions: readonly TopicPartition[] };
+
+/** Moves the instance's positions (Kafka's seek, seekToBeginning, seekToEnd, offsetsForTimes + seek). */
+export async function seek(group: string, id: string, target: SeekTarget): Promise<void> {
+  const m = await instance(group, id);
+  const mine = new Set((await assignments(group, id)).map(tpKey));
+  const tps = target.kind === 'offsets' ? target.offsets : target.kind === 'timestamps' ? target.timestamps : target.partitions;
+  const unassigned = tps.filter((tp) => !mine.has(tpKey(tp)));
+  if (unassigned.length > 0) throw new IllegalState(`No current assignment for partition ${unassigned.map((tp) => `${tp.topic}-${tp.partition}`).join(', ')}.`);
+  const positions: Record<string, number> = { ...m.rest.positions };
+  for (const tp of tps) {
+    const k = tpKey(tp);
+    if (target.kind === 'offsets') positions[k] = (tp as TopicPartition & { offset: number }).offset;
+    else if (target.kind === 'timestamps') {
+      const found = await readFromLeader(tp.topic, tp.partition, (t) => listOffset(t, { timestamp: (tp as TopicPartition & { timestamp: number }).timestamp }));
+      positions[k] = found.offset ?? (await readFromLeader(tp.topic, tp.partition, (t) => listOffset(t, 'latest'))).offset ?? 0;
+    } else {
+      positions[k] = (await readFromLeader(tp.topic, tp.partition, (t) => listOffset(t, target.kind === 'beginning' ? 'earliest' : 'latest'))).offset ?? 0;
+    }
+  }
+  await store.updateMember(group, id, { rest: { ...m.rest, positions } });
+}
+
+export { DEFAULT_SESSION_TIMEOUT_MS };

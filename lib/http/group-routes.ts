@@ -1,0 +1,190 @@
+/**
+ * Consumer groups under /v3: the native group protocol for SDK consumers (KIP-848's
+ * ConsumerGroupHeartbeat and offset commit/fetch) and the admin view — list, describe, members,
+ * lags, lag summary, delete, reset offsets — in Confluent's v3 shapes.
+ */
+import { z } from 'zod';
+import { HttpError } from '../errors.js';
+import { cachedPartitionCounts, clusterRecord } from '../cluster/metadata.js';
+import { ASSIGNORS, type AssignorName } from '../groups/assignors.js';
+import * as groups from '../groups/coordinator.js';
+import { parseJson, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
+
+const ok = (body: unknown, status = 200): ApiResponse => ({ status, body });
+
+async function clusterUrl(req: ApiRequest): Promise<{ clusterId: string; base: string }> {
+  const c = await clusterRecord();
+  if (req.params.cluster_id !== c.clusterId) throw new HttpError(404, 404, `Cluster ${req.params.cluster_id} cannot be found.`);
+  return { clusterId: c.clusterId, base: `${req.baseUrl}/v3/clusters/${c.clusterId}` };
+}
+
+const tp = z.object({ topic: z.string().min(1), partition: z.number().int().min(0) }).strict();
+
+const heartbeatSchema = z.object({
+  member_id: z.string().min(1).max(255).optional(),
+  member_epoch: z.number().int().min(-1),
+  subscribed_topic_names: z.array(z.string().min(1)).optional(),
+  subscribed_topic_regex: z.string().min(1).optional(),
+  owned_partitions: z.array(tp).optional(),
+  session_timeout_ms: z.number().int().optional(),
+  assignor: z.enum(ASSIGNORS as unknown as [AssignorName, ...AssignorName[]]).optional(),
+}).strict();
+
+async function heartbeat(req: ApiRequest): Promise<ApiResponse> {
+  await clusterUrl(req);
+  const b = validate(heartbeatSchema, parseJson(req.body), 'heartbeat');
+  if (b.subscribed_topic_names && b.subscribed_topic_regex !== undefined) throw new HttpError(409, 40903, 'Illegal state: subscribe by topic names or by regex, not both.');
+  if (b.subscribed_topic_regex !== undefined) {
+    try {
+      new RegExp(b.subscribed_topic_regex);
+    } catch {
+      throw new HttpError(422, 42206, `subscribed_topic_regex is not a valid regular expression: ${b.subscribed_topic_regex}`);
+    }
+  }
+  const subscription = b.subscribed_topic_names ? { topics: b.subscribed_topic_names } : b.subscribed_topic_regex !== undefined ? { pattern: b.subscribed_topic_regex } : undefined;
+  const r = await groups.heartbeat(req.params.group_id ?? '', {
+    ...(b.member_id !== undefined ? { memberId: b.member_id } : {}),
+    memberEpoch: b.member_epoch,
+    ...(subscription ? { subscription } : {}),
+    ...(b.owned_partitions ? { owned: b.owned_partitions.map((x) => `${x.topic}#${x.partition}`) } : {}),
+    ...(b.session_timeout_ms !== undefined ? { sessionTimeoutMs: b.session_timeout_ms } : {}),
+  }, b.assignor ?? 'sticky');
+  return ok({
+    kind: 'KafkaConsumerGroupHeartbeat',
+    member_id: r.memberId, member_epoch: r.memberEpoch, group_epoch: r.groupEpoch,
+    assignment: r.assignment, revoking: r.revoking, heartbeat_interval_ms: r.heartbeatIntervalMs,
+  });
+}
+
+const commitSchema = z.object({
+  member_id: z.string().min(1).optional(),
+  member_epoch: z.number().int().optional(),
+  offsets: z.array(z.object({ topic: z.string().min(1), partition: z.number().int().min(0), offset: z.number().int().min(0), metadata: z.string().optional() }).strict()).min(1),
+}).strict();
+
+async function commitOffsets(req: ApiRequest): Promise<ApiResponse> {
+  await clusterUrl(req);
+  const b = validate(commitSchema, parseJson(req.body), 'commit');
+  if ((b.member_id === undefined) !== (b.member_epoch === undefined)) throw new HttpError(400, 40002, 'member_id and member_epoch go together.');
+  const fence = b.member_id !== undefined ? { memberId: b.member_id, memberEpoch: b.member_epoch as number } : null;
+  const r = await groups.commit(req.params.group_id ?? '', b.offsets, fence);
+  return ok({ kind: 'KafkaOffsetCommit', kept: r.kept });
+}
+
+async function getOffsets(req: ApiRequest): Promise<ApiResponse> {
+  const { clusterId } = await clusterUrl(req);
+  const list = await groups.committed(req.params.group_id ?? '');
+  return ok({
+    kind: 'KafkaConsumerGroupOffsetList', cluster_id: clusterId, consumer_group_id: req.params.group_id,
+    data: list.map((o) => ({ topic_name: o.topic, partition_id: o.partition, offset: o.offset, metadata: o.metadata, committed_at: new Date(o.committedAt).toISOString() })),
+  });
+}
+
+function groupJson(base: string, clusterId: string, d: groups.GroupDescription) {
+  const self = `${base}/consumer-groups/${d.groupId}`;
+  return {
+    kind: 'KafkaConsumerGroup',
+    metadata: { self, resource_name: `crn:///kafka=${clusterId}/consumer-group=${d.groupId}` },
+    cluster_id: clusterId,
+    consumer_group_id: d.groupId,
+    is_simple: false,
+    partition_assignor: d.assignor,
+    state: d.state.toUpperCase(),
+    group_epoch: d.groupEpoch,
+    coordinator: null,
+    consumers: { related: `${self}/consumers` },
+    lag_summary: { related: `${self}/lag-summary` },
+  };
+}
+
+const resetSchema = z.object({
+  partitions: z.array(tp).optional(),
+  topics: z.array(z.string().min(1)).optional(),
+  to: z.union([
+    z.enum(['earliest', 'latest']),
+    z.object({ offset: z.number().int().min(0) }).strict(),
+    z.object({ timestamp: z.union([z.string(), z.number().int().min(0)]) }).strict(),
+    z.object({ shift_by: z.number().int() }).strict(),
+  ]),
+}).strict();
+
+async function resetOffsets(req: ApiRequest): Promise<ApiResponse> {
+  await clusterUrl(req);
+  const b = validate(resetSchema, parseJson(req.body), 'reset');
+  const g = req.params.group_id ?? '';
+  const counts = await cachedPartitionCounts();
+  const partitions = b.partitions ?? (b.topics ?? []).flatMap((t) => {
+    if (counts[t] === undefined) throw new HttpError(404, 40401, `Topic ${t} not found.`);
+    return Array.from({ length: counts[t] as number }, (_, partition) => ({ topic: t, partition }));
+  });
+  if (partitions.length === 0) throw new HttpError(400, 40002, 'Name the partitions or topics to reset.');
+  const to = b.to;
+  const spec: groups.ResetSpec = typeof to === 'string' ? to
+    : 'offset' in to ? { offset: to.offset }
+      : 'shift_by' in to ? { shiftBy: to.shift_by }
+        : { timestamp: typeof to.timestamp === 'number' ? to.timestamp : Date.parse(to.timestamp) };
+  if (typeof spec === 'object' && 'timestamp' in spec && Number.isNaN(spec.timestamp)) throw new HttpError(400, 40002, 'timestamp must be ISO 8601 or epoch milliseconds.');
+  const out = await groups.resetOffsets(g, partitions, spec);
+  return ok({ kind: 'KafkaConsumerGroupOffsetList', consumer_group_id: g, data: out.map((o) => ({ topic_name: o.topic, partition_id: o.partition, offset: o.offset })) });
+}
+
+const G = '/v3/clusters/{cluster_id}/consumer-groups/{group_id}';
+
+export const groupRoutes: Record<string, RouteHandler> = {
+  'GET /v3/clusters/{cluster_id}/consumer-groups': async (req) => {
+    const { clusterId, base } = await clusterUrl(req);
+    const ids = await groups.listGroups();
+    const described = await Promise.all(ids.map((id) => groups.describeGroup(id).catch(() => undefined)));
+    return ok({ kind: 'KafkaConsumerGroupList', metadata: { self: `${base}/consumer-groups`, next: null }, data: described.flatMap((d) => (d ? [groupJson(base, clusterId, d)] : [])) });
+  },
+  [`GET ${G}`]: async (req) => {
+    const { clusterId, base } = await clusterUrl(req);
+    return ok(groupJson(base, clusterId, await groups.describeGroup(req.params.group_id ?? '')));
+  },
+  [`DELETE ${G}`]: async (req) => {
+    await clusterUrl(req);
+    await groups.deleteGroup(req.params.group_id ?? '');
+    return { status: 204 };
+  },
+  [`GET ${G}/consumers`]: async (req) => {
+    const { clusterId, base } = await clusterUrl(req);
+    const d = await groups.describeGroup(req.params.group_id ?? '');
+    return ok({
+      kind: 'KafkaConsumerList', metadata: { self: `${base}/consumer-groups/${d.groupId}/consumers`, next: null },
+      data: d.members.map((m) => ({
+        kind: 'KafkaConsumer', cluster_id: clusterId, consumer_group_id: d.groupId, consumer_id: m.memberId, instance_id: m.rest ? m.memberId : null,
+        client_id: m.rest ? 'rest-proxy' : 'tributary', member_epoch: m.memberEpoch, expired: m.expired,
+        subscription: m.subscription, assignments: m.assignment,
+        last_heartbeat_at: new Date(m.lastHeartbeatAt).toISOString(), session_timeout_ms: m.sessionTimeoutMs,
+      })),
+    });
+  },
+  [`GET ${G}/lags`]: async (req) => {
+    const { clusterId } = await clusterUrl(req);
+    const g = req.params.group_id ?? '';
+    const lags = await groups.groupLag(g);
+    return ok({
+      kind: 'KafkaConsumerLagList', metadata: { next: null },
+      data: lags.map((l) => ({
+        kind: 'KafkaConsumerLag', cluster_id: clusterId, consumer_group_id: g, topic_name: l.topic, partition_id: l.partition,
+        current_offset: l.currentOffset, log_end_offset: l.logEndOffset, lag: l.lag, consumer_id: l.memberId, instance_id: l.memberId, client_id: null,
+      })),
+    });
+  },
+  [`GET ${G}/lag-summary`]: async (req) => {
+    const { clusterId } = await clusterUrl(req);
+    const g = req.params.group_id ?? '';
+    const lags = await groups.groupLag(g);
+    const max = lags.reduce<(typeof lags)[number] | undefined>((a, b) => (!a || b.lag > a.lag ? b : a), undefined);
+    return ok({
+      kind: 'KafkaConsumerGroupLagSummary', cluster_id: clusterId, consumer_group_id: g,
+      max_lag_consumer_id: max?.memberId ?? null, max_lag_instance_id: max?.memberId ?? null, max_lag_client_id: null,
+      max_lag_topic_name: max?.topic ?? null, max_lag_partition_id: max?.partition ?? null, max_lag: max?.lag ?? 0,
+      total_lag: lags.reduce((n, l) => n + l.lag, 0),
+    });
+  },
+  [`POST ${G}/heartbeat`]: heartbeat,
+  [`POST ${G}/offsets:commit`]: commitOffsets,
+  [`GET ${G}/offsets`]: getOffsets,
+  [`POST ${G}/offsets:reset`]: resetOffsets,
+};
