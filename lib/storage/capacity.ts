@@ -6,13 +6,21 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 export interface CapacityTotals {
+  /** As the store reported them (ReturnConsumedCapacity). */
   readUnits: number;
   writeUnits: number;
+  /**
+   * Write units by DynamoDB's billing rules, from the sizes of the items written: 1 per started
+   * KB, 2 inside a transaction. DynamoDB Local under-reports transactions (2 units for a
+   * six-item transaction that DynamoDB bills 12), so the cost model uses this. Updates count the
+   * key and the values they set — a lower bound when the item is larger.
+   */
+  billedWriteUnits: number;
   /** Requests per operation name (GetItem, TransactWriteItems...). */
   requests: Record<string, number>;
 }
 
-const totals: CapacityTotals = { readUnits: 0, writeUnits: 0, requests: {} };
+const totals: CapacityTotals = { readUnits: 0, writeUnits: 0, billedWriteUnits: 0, requests: {} };
 let enabled = process.env.TRIBUTARY_TRACK_CAPACITY === 'true';
 
 export function trackCapacity(on: boolean): void {
@@ -24,6 +32,7 @@ export function takeCapacity(): CapacityTotals {
   const out = { ...totals, requests: { ...totals.requests } };
   totals.readUnits = 0;
   totals.writeUnits = 0;
+  totals.billedWriteUnits = 0;
   totals.requests = {};
   return out;
 }
@@ -39,6 +48,7 @@ export function countCapacity(client: DynamoDBDocumentClient): void {
     if (op !== 'DescribeTable' && op !== 'CreateTable') input.ReturnConsumedCapacity ??= 'TOTAL';
     const out = await next(args);
     totals.requests[op] = (totals.requests[op] ?? 0) + 1;
+    totals.billedWriteUnits += billedWrites(op, input);
     const consumed = (out.output as { ConsumedCapacity?: Consumed | Consumed[] }).ConsumedCapacity;
     for (const c of Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) {
       const write = c.WriteCapacityUnits ?? 0;
@@ -50,4 +60,36 @@ export function countCapacity(client: DynamoDBDocumentClient): void {
     }
     return out;
   }, { step: 'initialize', name: 'tributaryCapacity' });
+}
+
+/** DynamoDB's item size: attribute names plus values (strings and binaries by length, numbers ~ digits / 2 + 1). */
+function sizeOf(v: unknown): number {
+  if (v === null || v === undefined || typeof v === 'boolean') return 1;
+  if (typeof v === 'string') return Buffer.byteLength(v);
+  if (typeof v === 'number') return Math.ceil(String(v).replace(/[-.]/g, '').length / 2) + 1;
+  if (v instanceof Uint8Array) return v.length;
+  if (Array.isArray(v)) return 3 + v.reduce((n: number, x) => n + 1 + sizeOf(x), 0);
+  if (typeof v === 'object') return 3 + Object.entries(v).reduce((n, [k, x]) => n + Buffer.byteLength(k) + sizeOf(x), 0);
+  return 1;
+}
+
+const units = (bytes: number): number => Math.max(1, Math.ceil(bytes / 1024));
+
+function billedWrites(op: string, input: Record<string, unknown>): number {
+  const one = (w: Record<string, unknown> | undefined): number => {
+    if (!w) return 0;
+    if (w.Item) return units(sizeOf(w.Item));
+    if (w.Key) return units(sizeOf(w.Key) + sizeOf(w.ExpressionAttributeValues ?? {}));
+    return 0;
+  };
+  if (op === 'PutItem' || op === 'UpdateItem' || op === 'DeleteItem') return one(input);
+  if (op === 'TransactWriteItems') {
+    return (input.TransactItems as Record<string, Record<string, unknown>>[]).reduce((n, item) =>
+      n + (item.Put ? 2 * one(item.Put) : item.Update ? 2 * one(item.Update) : item.Delete ? 2 * one(item.Delete) : 0), 0);
+  }
+  if (op === 'BatchWriteItem') {
+    const requests = Object.values(input.RequestItems as Record<string, Record<string, Record<string, unknown>>[]>).flat();
+    return requests.reduce((n, r) => n + (r.PutRequest ? units(sizeOf(r.PutRequest.Item)) : r.DeleteRequest ? 1 : 0), 0);
+  }
+  return 0;
 }
