@@ -235,7 +235,7 @@ function constrained(pb: Problem, owned: readonly number[][]): number[][] {
     ring = again;
   }
   // The remaining P % M − atMax go one each to members at the minimum, those that owned least first:
-  // a member filled from nothing takes the extra rather than one that already kept its partitions.
+  // a member already being filled takes the extra, so a member that kept its partitions sees no change.
   const extras = [...Array(n).keys()].filter((m) => out[m]?.length === minQuota).sort((a, b) => ownedCount(a) - ownedCount(b) || a - b);
   for (const m of extras) {
     if (next >= free.length) break;
@@ -243,6 +243,9 @@ function constrained(pb: Problem, owned: readonly number[][]): number[][] {
   }
   return out;
 }
+
+/** A member's partitions of one topic: those it validly claimed, and the rest (moved first, being free to move). */
+interface Holding { readonly claimed: number[]; readonly other: number[] }
 
 /**
  * For mixed subscriptions: keep every valid owned partition; give each unowned partition to its least
@@ -254,13 +257,21 @@ function general(pb: Problem, claim: Int32Array): number[][] {
   const n = pb.members.length;
   const count = new Int32Array(n);
   const load = (m: number) => count[m] as number;
-  // holdings[t]: member → its partitions of topic t.
-  const holdings = pb.topics.map(() => new Map<number, number[]>());
+  const holdings = pb.topics.map(() => new Map<number, Holding>());
   const give = (m: number, p: number) => {
-    const h = holdings[pb.topicOf[p] as number] as Map<number, number[]>;
-    const list = h.get(m);
-    if (list) list.push(p); else h.set(m, [p]);
+    const h = holdings[pb.topicOf[p] as number] as Map<number, Holding>;
+    let mine = h.get(m);
+    if (!mine) h.set(m, mine = { claimed: [], other: [] });
+    (claim[p] === m ? mine.claimed : mine.other).push(p);
     count[m] = load(m) + 1;
+  };
+  const take = (m: number, t: number): number => {
+    const h = holdings[t] as Map<number, Holding>;
+    const mine = h.get(m) as Holding;
+    const p = (mine.other.length > 0 ? mine.other.pop() : mine.claimed.pop()) as number;
+    if (mine.other.length === 0 && mine.claimed.length === 0) h.delete(m);
+    count[m] = load(m) - 1;
+    return p;
   };
   for (let p = 0; p < pb.total; p++) { const c = claim[p] as number; if (c >= 0) give(c, p); }
 
@@ -280,29 +291,27 @@ function general(pb: Problem, claim: Int32Array): number[][] {
   for (let moved = true; moved;) {
     moved = false;
     for (const t of order) {
-      const h = holdings[t] as Map<number, number[]>;
+      const h = holdings[t] as Map<number, Holding>;
       for (;;) {
         let from = -1;
         for (const m of h.keys()) if (from < 0 || load(m) > load(from) || (load(m) === load(from) && m < from)) from = m;
         let to = -1;
         for (const m of pb.subscribers[t] ?? []) if (to < 0 || less(m, to)) to = m;
         if (from < 0 || load(from) - load(to) < 2) break;
-        const list = h.get(from) as number[];
-        // Move back to its claimant if it can, else one `from` did not own, else the first.
-        let pick = list.findIndex((p) => claim[p] === to);
-        if (pick < 0) pick = list.findIndex((p) => claim[p] !== from);
-        if (pick < 0) pick = 0;
-        const [p] = list.splice(pick, 1) as [number];
-        if (list.length === 0) h.delete(from);
-        count[from] = load(from) - 1;
-        give(to, p);
+        give(to, take(from, t));
         moved = true;
       }
     }
   }
 
   const out: number[][] = pb.members.map(() => []);
-  for (const h of holdings) for (const [m, list] of h) out[m]?.push(...list);
+  for (const h of holdings) {
+    for (const [m, mine] of h) {
+      const list = out[m] as number[];
+      for (const p of mine.claimed) list.push(p);
+      for (const p of mine.other) list.push(p);
+    }
+  }
   return out;
 }
 
