@@ -1,0 +1,273 @@
+/**
+ * `TributaryCluster`: a whole Tributary cluster as one construct — the coordination table, one
+ * replica table per broker, the bucket, one Lambda function per entry of the function catalog
+ * (lib/functions.ts) with exactly the access its entry names, the API built from the route table
+ * (lib/http/routes.ts), the replicator's stream event sources, the controller's schedule, alarms
+ * and a dashboard. Tables come from lib/storage/tables.ts, the same definitions the local stack
+ * creates, so what runs locally is what deploys.
+ *
+ * ```ts
+ * new TributaryCluster(this, 'Events', { brokers: 3 });
+ * ```
+ */
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type * as apigw from 'aws-cdk-lib/aws-apigateway';
+import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import type * as cw from 'aws-cdk-lib/aws-cloudwatch';
+import { Construct } from 'constructs';
+import { ENVIRONMENT, FUNCTIONS, type FunctionName, type FunctionSpec } from '../lib/functions.js';
+import { DEFAULT_ROUTE, ROUTES } from '../lib/http/routes.js';
+import { coordinationTableSpec, replicaTableSpec, type KeyType, type TableSpec } from '../lib/storage/tables.js';
+import { grantCatalogAccess } from './access.js';
+import { buildApi } from './api.js';
+import { FunctionBundler, HANDLER } from './bundling.js';
+import { buildObservability } from './observability.js';
+import { resolveProps, type ResolvedProps, type TributaryClusterProps } from './props.js';
+
+export type { TributaryClusterProps } from './props.js';
+
+/** How the replicator reads the replica tables' streams (one event source mapping per table). */
+export const STREAM_SOURCE = {
+  startingPosition: lambda.StartingPosition.LATEST,
+  batchSize: 100,
+  bisectBatchOnError: true,
+  reportBatchItemFailures: true,
+  // A record that keeps failing is retried this often, then goes to the failure queue; the
+  // controller's catch-up copies whatever the follower still lacks.
+  retryAttempts: 10,
+  // Per shard, in order: one invocation at a time keeps a partition's copies in offset order.
+  parallelizationFactor: 1,
+} as const;
+
+/** The controller's schedule: EventBridge rules run on LocalStack's free plan; Scheduler schedules do not. */
+export const CONTROLLER_SCHEDULE = events.Schedule.rate(Duration.minutes(1));
+
+const ATTRIBUTE_TYPES: Record<KeyType, dynamodb.AttributeType> = {
+  S: dynamodb.AttributeType.STRING, N: dynamodb.AttributeType.NUMBER, B: dynamodb.AttributeType.BINARY,
+};
+
+const capitalized = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+
+export class TributaryCluster extends Construct {
+  /** The props with their defaults applied. */
+  readonly settings: ResolvedProps;
+  /** The coordination table (Kafka's ZooKeeper / KRaft quorum). */
+  readonly coordinationTable: dynamodb.Table;
+  /** One replica table per broker: `replicaTables[i]` is broker `i + 1`'s. */
+  readonly replicaTables: readonly dynamodb.Table[];
+  /** Large batches (`data/`), snapshots (`snapshots/`) and segments. */
+  readonly bucket: s3.Bucket;
+  /** One function per entry of the function catalog, by name. */
+  readonly functions: Readonly<Record<FunctionName, lambda.Function>>;
+  /** The HTTP API (`apiType: 'http'`) or REST API (`apiType: 'rest'`). */
+  readonly api: apigwv2.HttpApi | apigw.RestApi;
+  /** The API's base URL, ending in `/`. */
+  readonly apiUrl: string;
+  /** Where stream batches the replicator gave up on are recorded. */
+  readonly replicationFailureQueue: sqs.Queue;
+  /** The topic every alarm notifies, when `alarmEmail` or `alarmTopic` is set. */
+  readonly alarmTopic: sns.ITopic | undefined;
+  /** Every alarm, by name (`OfflinePartitions`, `AdminErrors`, ...). */
+  readonly alarms: Readonly<Record<string, cw.Alarm>>;
+  /** Cluster health, throughput, API, functions, streams and DynamoDB capacity on one page. */
+  readonly dashboard: cw.Dashboard;
+
+  constructor(scope: Construct, id: string, props: TributaryClusterProps = {}) {
+    super(scope, id);
+    const p = resolveProps(this, props);
+    this.settings = p;
+
+    const coordination = coordinationTableSpec(p.tablePrefix);
+    this.coordinationTable = this.table('CoordinationTable', coordination, p);
+    const brokers = Array.from({ length: p.brokers }, (_, i) => ({
+      brokerId: i + 1, replicaTable: replicaTableSpec(i + 1, p.tablePrefix).name, rack: p.racks[i] ?? null,
+    }));
+    this.replicaTables = brokers.map((b) => this.table(`Broker${b.brokerId}Table`, replicaTableSpec(b.brokerId, p.tablePrefix), p));
+    this.bucket = this.dataBucket(p);
+    this.replicationFailureQueue = new sqs.Queue(this, 'ReplicationFailures', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    Validations.of(this.replicationFailureQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'This queue is itself the failure destination (dead-letter queue) of the replicator\'s stream event sources.',
+    });
+
+    const bundler = new FunctionBundler(FUNCTIONS);
+    const functions: Partial<Record<FunctionName, lambda.Function>> = {};
+    for (const spec of FUNCTIONS) {
+      const fn = this.catalogFunction(spec, p, bundler, {
+        [ENVIRONMENT.coordinationTable]: this.coordinationTable.tableName,
+        [ENVIRONMENT.bucket]: this.bucket.bucketName,
+        TRIBUTARY_S3_FORCE_PATH_STYLE: String(p.s3ForcePathStyle),
+        ...(spec.trigger === 'schedule' ? {
+          [ENVIRONMENT.brokers]: JSON.stringify(brokers),
+          [ENVIRONMENT.tickMs]: String(p.controllerTickMs),
+          [ENVIRONMENT.sessionTimeoutMs]: String(p.brokerSessionTimeoutMs),
+        } : {}),
+      });
+      grantCatalogAccess(spec, fn, { coordination: this.coordinationTable, replicas: this.replicaTables, bucket: this.bucket });
+      this.acknowledgePrefixWildcards(spec, fn);
+      this.trigger(spec, fn);
+      functions[spec.name] = fn;
+    }
+    this.functions = functions as Record<FunctionName, lambda.Function>;
+
+    const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', { retention: p.logRetention, removalPolicy: p.removalPolicy });
+    const api = buildApi(this, {
+      name: p.tablePrefix, type: p.apiType, authorization: p.authorization, routes: ROUTES, defaultRoute: DEFAULT_ROUTE, functions: this.functions, accessLogs,
+    });
+    this.api = api.api;
+    this.apiUrl = api.url;
+
+    this.alarmTopic = p.alarmTopic ?? (p.alarmEmail ? this.emailTopic(p.alarmEmail) : undefined);
+    const observability = buildObservability(this, {
+      name: p.tablePrefix,
+      clusterDimension: coordination.name,
+      coordinationTable: this.coordinationTable,
+      replicaTables: this.replicaTables,
+      specs: FUNCTIONS,
+      functions: this.functions,
+      api,
+      replicationFailures: this.replicationFailureQueue,
+      topic: this.alarmTopic,
+    });
+    this.alarms = observability.alarms;
+    this.dashboard = observability.dashboard;
+  }
+
+  /** A table from its definition in lib/storage/tables.ts. */
+  private table(id: string, spec: TableSpec, p: ResolvedProps): dynamodb.Table {
+    return new dynamodb.Table(this, id, {
+      tableName: spec.name,
+      partitionKey: { name: spec.partitionKey.name, type: ATTRIBUTE_TYPES[spec.partitionKey.type] },
+      sortKey: { name: spec.sortKey.name, type: ATTRIBUTE_TYPES[spec.sortKey.type] },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: p.deletionProtection,
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      ...(spec.stream === 'NEW_IMAGE' ? { stream: dynamodb.StreamViewType.NEW_IMAGE } : {}),
+      removalPolicy: p.removalPolicy,
+    });
+  }
+
+  private dataBucket(p: ResolvedProps): s3.Bucket {
+    const bucket = new s3.Bucket(this, 'Bucket', {
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      versioned: p.bucketVersioning,
+      lifecycleRules: [
+        { id: 'expire-snapshots', prefix: 'snapshots/', expiration: Duration.days(p.snapshotExpirationDays) },
+        { id: 'abort-incomplete-multipart-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        ...(p.bucketVersioning ? [{ id: 'expire-noncurrent-versions', noncurrentVersionExpiration: Duration.days(7) }] : []),
+      ],
+      ...(p.serverAccessLogsBucket ? { serverAccessLogsBucket: p.serverAccessLogsBucket, serverAccessLogsPrefix: 'tributary/' } : {}),
+      removalPolicy: p.removalPolicy,
+    });
+    if (!p.serverAccessLogsBucket) {
+      Validations.of(bucket).acknowledge({
+        id: 'AwsSolutions-S1',
+        reason: 'Only the cluster\'s own functions can reach this bucket (no public access, TLS only, least-privilege roles); its audit trail is CloudTrail data events. Pass serverAccessLogsBucket to add server access logs.',
+      });
+    }
+    return bucket;
+  }
+
+  /** One function of the catalog: its own role and log group, memory and timeout from the catalog. */
+  private catalogFunction(spec: FunctionSpec, p: ResolvedProps, bundler: FunctionBundler, environment: Record<string, string>): lambda.Function {
+    const name = capitalized(spec.name);
+    const logGroup = new logs.LogGroup(this, `${name}Logs`, { retention: p.logRetention, removalPolicy: p.removalPolicy });
+    // An explicit role instead of AWSLambdaBasicExecutionRole: it may write to its own log group only.
+    const role = new iam.Role(this, `${name}Role`, {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Tributary ${spec.name} function`,
+    });
+    logGroup.grantWrite(role);
+    const fn = new lambda.Function(this, `${name}Function`, {
+      description: `Tributary ${spec.name}: ${spec.description}`,
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      handler: HANDLER,
+      code: bundler.code(spec),
+      memorySize: spec.memoryMb,
+      timeout: Duration.seconds(spec.timeoutSeconds),
+      role,
+      logGroup,
+      loggingFormat: lambda.LoggingFormat.JSON,
+      environment: { ...environment, NODE_OPTIONS: '--enable-source-maps' },
+      // The controller ticks until 3 s before its timeout (70 s in the catalog), so each run
+      // outlasts the one-minute schedule and some controller is always ticking; with a timeout of
+      // 60 s or less every minute would open a gap longer than the 3-tick lease. Concurrency 1 makes
+      // the overlapping invocation wait (Lambda's async queue retries it) instead of starting a
+      // second container under a new identity, which would contend for the lease and, on taking
+      // it, bump the controller epoch and re-walk every partition once a minute; with one container
+      // the warm one is reused, keeps its identity and renews its lease.
+      ...(spec.trigger === 'schedule' && p.reserveControllerConcurrency ? { reservedConcurrentExecutions: 1 } : {}),
+    });
+    Validations.of(fn).acknowledge({
+      id: 'AwsSolutions-L1',
+      reason: 'Node.js 22 is the runtime the bundles target (esbuild target node22) and the code is tested on; move to a newer runtime together with the bundle target.',
+    });
+    return fn;
+  }
+
+  /** What invokes a function, from its catalog entry; HTTP functions are wired by the API. */
+  private trigger(spec: FunctionSpec, fn: lambda.Function): void {
+    if (spec.trigger === 'streams') {
+      for (const table of this.replicaTables) {
+        fn.addEventSource(new DynamoEventSource(table, {
+          ...STREAM_SOURCE,
+          onFailure: new SqsDlq(this.replicationFailureQueue),
+          // The handler ignores REMOVE records; so do we, before paying for an invocation.
+          filters: [lambda.FilterCriteria.filter({ eventName: lambda.FilterRule.or('INSERT', 'MODIFY') })],
+        }));
+      }
+      // Lambda's stream poller needs dynamodb:ListStreams, which has no resource-level permissions.
+      Validations.of(fn.role as iam.Role).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason: 'dynamodb:ListStreams (granted for the stream event sources) supports no resource-level permissions; every other stream action is granted on the replica tables\' stream ARNs only.',
+      });
+    }
+    if (spec.trigger === 'schedule') {
+      new events.Rule(this, `${capitalized(spec.name)}Schedule`, {
+        description: `Invokes the Tributary ${spec.name} every minute`,
+        schedule: CONTROLLER_SCHEDULE,
+        targets: [new targets.LambdaFunction(fn, { retryAttempts: 2, maxEventAge: Duration.minutes(1) })],
+      });
+      // An invocation throttled behind the running one is superseded by the next minute's.
+      fn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
+    }
+  }
+
+  /** cdk-nag flags `arn:...:bucket/data/*`; object keys are made at run time, so a prefix is as tight as it gets. */
+  private acknowledgePrefixWildcards(spec: FunctionSpec, fn: lambda.Function): void {
+    const bucketId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as s3.CfnBucket);
+    for (const prefix of new Set([...spec.bucketRead, ...spec.bucketWrite])) {
+      Validations.of(fn.role as iam.Role).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${prefix}*]`,
+        reason: `The ${spec.name} function reads or writes objects whose keys are created at run time under ${prefix}, the prefix its catalog entry names (lib/functions.ts); listing is limited to the same prefixes by an s3:prefix condition.`,
+      });
+    }
+  }
+
+  private emailTopic(email: string): sns.Topic {
+    const topic = new sns.Topic(this, 'AlarmTopic', { displayName: 'Tributary alarms', enforceSSL: true });
+    topic.addSubscription(new subscriptions.EmailSubscription(email));
+    return topic;
+  }
+}

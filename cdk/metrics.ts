@@ -1,0 +1,84 @@
+/**
+ * The cluster's own CloudWatch metrics: what the functions emit as CloudWatch Embedded Metric
+ * Format (EMF) log lines and what the construct's alarms and dashboard read. This list is the
+ * contract between the two; the names follow Kafka's JMX metrics where Kafka has one.
+ *
+ * Every metric is emitted in {@link METRICS_NAMESPACE} with the dimension
+ * {@link CLUSTER_DIMENSION} = the coordination table's name (the environment variable
+ * `TRIBUTARY_COORDINATION_TABLE`), which both the deployment and every function know, so two
+ * clusters in one account and region never mix their metrics.
+ */
+
+export const METRICS_NAMESPACE = 'Tributary';
+export const CLUSTER_DIMENSION = 'CoordinationTable';
+
+export interface ClusterMetricSpec {
+  readonly name: string;
+  readonly unit: 'Count' | 'Bytes' | 'Milliseconds';
+  /** The function that emits it. */
+  readonly emittedBy: 'controller' | 'produce' | 'fetch' | 'replicator' | 'http';
+  /** How often and with what value. */
+  readonly description: string;
+}
+
+const m = (s: ClusterMetricSpec): ClusterMetricSpec => s;
+
+export const CLUSTER_METRICS = {
+  /** Kafka's `kafka.controller:type=KafkaController,name=OfflinePartitionsCount`. */
+  offlinePartitions: m({
+    name: 'OfflinePartitions', unit: 'Count', emittedBy: 'controller',
+    description: 'Every tick (or at least once a minute): partitions without a live leader.',
+  }),
+  /** Kafka's `kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions`, cluster-wide. */
+  underReplicatedPartitions: m({
+    name: 'UnderReplicatedPartitions', unit: 'Count', emittedBy: 'controller',
+    description: 'Every tick (or at least once a minute): partitions whose ISR is smaller than their replica set.',
+  }),
+  /** Kafka's `kafka.controller:type=KafkaController,name=ActiveControllerCount`. */
+  activeControllerCount: m({
+    name: 'ActiveControllerCount', unit: 'Count', emittedBy: 'controller',
+    description: 'Every tick: 1 when this controller holds the lease after the tick, else 0.',
+  }),
+  leaderElections: m({
+    name: 'LeaderElections', unit: 'Count', emittedBy: 'controller',
+    description: 'Per tick that elected leaders: the number of partitions whose leader changed.',
+  }),
+  failoverTimeMs: m({
+    name: 'FailoverTimeMs', unit: 'Milliseconds', emittedBy: 'controller',
+    description: 'Per fenced broker: from its lastSeenAt to the end of the tick that moved its leaderships.',
+  }),
+  isrShrinks: m({
+    name: 'IsrShrinks', unit: 'Count', emittedBy: 'controller',
+    description: 'Per change: followers removed from an ISR (by the controller or an acks=all producer).',
+  }),
+  isrExpands: m({
+    name: 'IsrExpands', unit: 'Count', emittedBy: 'controller',
+    description: 'Per change: followers that rejoined an ISR.',
+  }),
+  replicationLag: m({
+    name: 'ReplicationLag', unit: 'Count', emittedBy: 'replicator',
+    description: 'Per replicated partition: leader log end offset minus the slowest follower\'s, after the copy.',
+  }),
+  produceRecords: m({
+    name: 'ProduceRecords', unit: 'Count', emittedBy: 'produce',
+    description: 'Per request: records appended.',
+  }),
+  produceBytes: m({
+    name: 'ProduceBytes', unit: 'Bytes', emittedBy: 'produce',
+    description: 'Per request: record batch bytes appended.',
+  }),
+  fetchRecords: m({
+    name: 'FetchRecords', unit: 'Count', emittedBy: 'fetch',
+    description: 'Per request: records returned.',
+  }),
+  fetchBytes: m({
+    name: 'FetchBytes', unit: 'Bytes', emittedBy: 'fetch',
+    description: 'Per request: record batch bytes returned.',
+  }),
+  errors: m({
+    name: 'Errors', unit: 'Count', emittedBy: 'http',
+    description: 'Per failed request: 1, with a second dimension set [CoordinationTable, ErrorCode] naming the Kafka error.',
+  }),
+} as const;
+
+export type ClusterMetricKey = keyof typeof CLUSTER_METRICS;

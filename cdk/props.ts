@@ -1,0 +1,208 @@
+/**
+ * The construct's props, their defaults (pure functions) and their validation: every prop is
+ * checked before any resource is created, with a message that names the prop and the value.
+ */
+import { Names, RemovalPolicy, Token } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { Construct } from 'constructs';
+
+export type ApiType = 'http' | 'rest';
+export type ApiAuthorization = 'iam' | 'none';
+
+export interface TributaryClusterProps {
+  /**
+   * Number of brokers: one replica table each, ids 1..N.
+   * @default 3
+   */
+  readonly brokers?: number;
+  /**
+   * Each broker's rack (Kafka's `broker.rack`), by position: `racks[0]` is broker 1's.
+   * @default - no racks
+   */
+  readonly racks?: readonly string[];
+  /**
+   * Prefix of every table name: `<prefix>-coordination`, `<prefix>-broker-<id>`.
+   * @default - derived from the stack name and this construct's path (unique per stack)
+   */
+  readonly tablePrefix?: string;
+  /**
+   * The API flavour: an API Gateway HTTP API (payload 2.0), or a REST API for LocalStack's free
+   * plan, which has no HTTP APIs. Both serve the same routes with the same functions.
+   * @default 'http'
+   */
+  readonly apiType?: ApiType;
+  /**
+   * How callers authenticate: `iam` = SigV4-signed requests (AWS_IAM on every route), allowed by
+   * an `execute-api:Invoke` permission; `none` = open to anyone who knows the URL.
+   * @default 'iam'
+   */
+  readonly authorization?: ApiAuthorization;
+  /**
+   * What happens to the tables, the bucket and the log groups when the stack is deleted.
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
+  /**
+   * DynamoDB deletion protection on every table.
+   * @default - true, unless removalPolicy is DESTROY
+   */
+  readonly deletionProtection?: boolean;
+  /**
+   * Kafka's `controller.tick.ms` analogue (`TRIBUTARY_CONTROLLER_TICK_MS`); the lease lasts 3 ticks.
+   * @default 1000
+   */
+  readonly controllerTickMs?: number;
+  /**
+   * Kafka's `broker.session.timeout.ms` (`TRIBUTARY_BROKER_SESSION_TIMEOUT_MS`).
+   * @default 9000
+   */
+  readonly brokerSessionTimeoutMs?: number;
+  /**
+   * Reserve a concurrency of 1 for the scheduled functions (the controller), so overlapping
+   * schedules never run two containers at once. Turn it off only in an account whose Lambda
+   * concurrency quota is too small to reserve any (new accounts may have 10).
+   * @default true
+   */
+  readonly reserveControllerConcurrency?: boolean;
+  /**
+   * Retention of the functions' logs and the API's access logs.
+   * @default RetentionDays.ONE_MONTH
+   */
+  readonly logRetention?: RetentionDays;
+  /**
+   * Keep old versions of objects in the bucket (noncurrent versions expire after 7 days).
+   * @default false
+   */
+  readonly bucketVersioning?: boolean;
+  /**
+   * Days after which full-sync snapshots (`snapshots/`) expire.
+   * @default 7
+   */
+  readonly snapshotExpirationDays?: number;
+  /**
+   * A bucket for the data bucket's S3 server access logs.
+   * @default - no server access logs (CloudTrail data events are the audit trail)
+   */
+  readonly serverAccessLogsBucket?: IBucket;
+  /**
+   * Set `TRIBUTARY_S3_FORCE_PATH_STYLE=true` in the functions (LocalStack).
+   * @default false
+   */
+  readonly s3ForcePathStyle?: boolean;
+  /**
+   * An email address subscribed to a new SNS topic that receives every alarm.
+   * @default - no subscription
+   */
+  readonly alarmEmail?: string;
+  /**
+   * An existing SNS topic that receives every alarm (instead of `alarmEmail`).
+   * @default - no topic
+   */
+  readonly alarmTopic?: ITopic;
+}
+
+/** Every prop with its default applied. */
+export interface ResolvedProps {
+  readonly brokers: number;
+  readonly racks: readonly (string | null)[];
+  readonly tablePrefix: string;
+  readonly apiType: ApiType;
+  readonly authorization: ApiAuthorization;
+  readonly removalPolicy: RemovalPolicy;
+  readonly deletionProtection: boolean;
+  readonly controllerTickMs: number;
+  readonly brokerSessionTimeoutMs: number;
+  readonly reserveControllerConcurrency: boolean;
+  readonly logRetention: RetentionDays;
+  readonly bucketVersioning: boolean;
+  readonly snapshotExpirationDays: number;
+  readonly serverAccessLogsBucket: IBucket | undefined;
+  readonly s3ForcePathStyle: boolean;
+  readonly alarmEmail: string | undefined;
+  readonly alarmTopic: ITopic | undefined;
+}
+
+export const MAX_BROKERS = 64;
+const MAX_PREFIX = 200;
+const PREFIX_PATTERN = /^[a-zA-Z0-9_.-]+$/;
+const EMAIL_PATTERN = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
+
+const isInt = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n);
+
+/** The default table prefix: the stack name plus this construct's path, with a hash (unique per stack). */
+export function defaultTablePrefix(scope: Construct): string {
+  return Names.uniqueResourceName(scope, { maxLength: 64, separator: '-', allowedSpecialCharacters: '_.-' });
+}
+
+/** Applies the defaults and validates; throws on the first invalid prop. */
+export function resolveProps(scope: Construct, p: TributaryClusterProps = {}): ResolvedProps {
+  const brokers = p.brokers ?? 3;
+  if (!isInt(brokers) || brokers < 1 || brokers > MAX_BROKERS) {
+    throw new Error(`brokers must be an integer from 1 to ${MAX_BROKERS}, got ${String(p.brokers)}`);
+  }
+  if (p.racks !== undefined) {
+    if (p.racks.length !== brokers) {
+      throw new Error(`racks must have one entry per broker: got ${p.racks.length} racks for ${brokers} brokers`);
+    }
+    p.racks.forEach((rack, i) => {
+      if (typeof rack !== 'string' || rack.trim() === '') throw new Error(`racks[${i}] (broker ${i + 1}) must be a non-empty string`);
+    });
+  }
+  const tablePrefix = p.tablePrefix ?? defaultTablePrefix(scope);
+  if (Token.isUnresolved(tablePrefix)) {
+    throw new Error('tablePrefix must be a literal string, not a token: table names are written into the controller\'s broker list at synth time');
+  }
+  if (tablePrefix.length < 1 || tablePrefix.length > MAX_PREFIX || !PREFIX_PATTERN.test(tablePrefix)) {
+    throw new Error(`tablePrefix must be 1 to ${MAX_PREFIX} characters from [a-zA-Z0-9_.-], got "${tablePrefix}"`);
+  }
+  const apiType = p.apiType ?? 'http';
+  if (apiType !== 'http' && apiType !== 'rest') throw new Error(`apiType must be 'http' or 'rest', got '${String(apiType)}'`);
+  const authorization = p.authorization ?? 'iam';
+  if (authorization !== 'iam' && authorization !== 'none') {
+    throw new Error(`authorization must be 'iam' or 'none', got '${String(authorization)}'`);
+  }
+  const controllerTickMs = p.controllerTickMs ?? 1000;
+  if (!isInt(controllerTickMs) || controllerTickMs < 100 || controllerTickMs > 10_000) {
+    throw new Error(`controllerTickMs must be an integer from 100 to 10000, got ${String(p.controllerTickMs)}`);
+  }
+  const brokerSessionTimeoutMs = p.brokerSessionTimeoutMs ?? 9000;
+  if (!isInt(brokerSessionTimeoutMs) || brokerSessionTimeoutMs < 2 * controllerTickMs || brokerSessionTimeoutMs > 300_000) {
+    throw new Error(`brokerSessionTimeoutMs must be an integer from 2 × controllerTickMs (${2 * controllerTickMs}) to 300000, got ${String(p.brokerSessionTimeoutMs)}`);
+  }
+  const logRetention = p.logRetention ?? RetentionDays.ONE_MONTH;
+  if (!Object.values(RetentionDays).includes(logRetention)) {
+    throw new Error(`logRetention must be a RetentionDays value, got ${String(p.logRetention)}`);
+  }
+  const snapshotExpirationDays = p.snapshotExpirationDays ?? 7;
+  if (!isInt(snapshotExpirationDays) || snapshotExpirationDays < 1) {
+    throw new Error(`snapshotExpirationDays must be a positive integer, got ${String(p.snapshotExpirationDays)}`);
+  }
+  if (p.alarmEmail !== undefined && !EMAIL_PATTERN.test(p.alarmEmail)) {
+    throw new Error(`alarmEmail must be an email address, got "${p.alarmEmail}"`);
+  }
+  if (p.alarmEmail !== undefined && p.alarmTopic !== undefined) {
+    throw new Error('alarmEmail and alarmTopic are mutually exclusive: subscribe the address to your topic instead');
+  }
+  const removalPolicy = p.removalPolicy ?? RemovalPolicy.RETAIN;
+  return {
+    brokers,
+    racks: Array.from({ length: brokers }, (_, i) => p.racks?.[i] ?? null),
+    tablePrefix,
+    apiType,
+    authorization,
+    removalPolicy,
+    deletionProtection: p.deletionProtection ?? removalPolicy !== RemovalPolicy.DESTROY,
+    controllerTickMs,
+    brokerSessionTimeoutMs,
+    reserveControllerConcurrency: p.reserveControllerConcurrency ?? true,
+    logRetention,
+    bucketVersioning: p.bucketVersioning ?? false,
+    snapshotExpirationDays,
+    serverAccessLogsBucket: p.serverAccessLogsBucket,
+    s3ForcePathStyle: p.s3ForcePathStyle ?? false,
+    alarmEmail: p.alarmEmail,
+    alarmTopic: p.alarmTopic,
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * The deployable stack: one TributaryCluster plus the outputs a user needs, configured from CDK
+ * context (`-c brokers=5 -c apiType=rest ...`) so the same app serves AWS and LocalStack.
+ */
+import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import type { Node } from 'constructs';
+import type { Construct } from 'constructs';
+import { TributaryCluster } from './cluster.js';
+import type { ApiAuthorization, ApiType, TributaryClusterProps } from './props.js';
+
+export interface TributaryStackProps extends StackProps {
+  /** @default - TributaryCluster's defaults */
+  readonly cluster?: TributaryClusterProps;
+}
+
+export class TributaryStack extends Stack {
+  readonly cluster: TributaryCluster;
+
+  constructor(scope: Construct, id: string, props: TributaryStackProps = {}) {
+    super(scope, id, { description: 'Tributary: Apache Kafka\'s model on AWS serverless parts', ...props });
+    this.cluster = new TributaryCluster(this, 'Cluster', props.cluster);
+    new CfnOutput(this, 'ApiUrl', {
+      description: 'Base URL of the Kafka REST Proxy API (requests are SigV4-signed for execute-api unless authorization=none)',
+      value: this.cluster.apiUrl,
+    });
+    new CfnOutput(this, 'ClusterIdLookup', {
+      description: 'The cluster id is assigned by the controller\'s first run (within a minute of the first deployment)',
+      value: `GET ${this.cluster.apiUrl}v3/clusters -> data[0].cluster_id`,
+    });
+    new CfnOutput(this, 'CoordinationTableName', { value: this.cluster.coordinationTable.tableName });
+    new CfnOutput(this, 'BucketName', { value: this.cluster.bucket.bucketName });
+    new CfnOutput(this, 'DashboardName', { value: this.cluster.dashboard.dashboardName });
+  }
+}
+
+/** A context value as given on the command line (a string) or in cdk.json (typed). */
+function ctx(node: Node, key: string): string | undefined {
+  const v: unknown = node.tryGetContext(key);
+  return v === undefined || v === null || v === '' ? undefined : String(v);
+}
+
+const bool = (v: string | undefined): boolean | undefined => (v === undefined ? undefined : v === 'true');
+
+/**
+ * The cluster's props from context: `brokers`, `racks` (comma-separated), `tablePrefix`,
+ * `apiType` (http|rest), `authorization` (iam|none), `removalPolicy` (retain|destroy),
+ * `alarmEmail`, `s3ForcePathStyle` (true|false), `reserveControllerConcurrency` (true|false).
+ */
+export function clusterPropsFromContext(node: Node): TributaryClusterProps {
+  const brokers = ctx(node, 'brokers');
+  const removal = ctx(node, 'removalPolicy');
+  if (removal !== undefined && removal !== 'retain' && removal !== 'destroy') {
+    throw new Error(`context removalPolicy must be 'retain' or 'destroy', got '${removal}'`);
+  }
+  const props: TributaryClusterProps = {
+    ...(brokers !== undefined ? { brokers: Number(brokers) } : {}),
+    ...(ctx(node, 'racks') !== undefined ? { racks: (ctx(node, 'racks') as string).split(',').map((r) => r.trim()) } : {}),
+    ...(ctx(node, 'tablePrefix') !== undefined ? { tablePrefix: ctx(node, 'tablePrefix') } : {}),
+    ...(ctx(node, 'apiType') !== undefined ? { apiType: ctx(node, 'apiType') as ApiType } : {}),
+    ...(ctx(node, 'authorization') !== undefined ? { authorization: ctx(node, 'authorization') as ApiAuthorization } : {}),
+    ...(removal !== undefined ? { removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN } : {}),
+    ...(ctx(node, 'alarmEmail') !== undefined ? { alarmEmail: ctx(node, 'alarmEmail') } : {}),
+    ...(bool(ctx(node, 's3ForcePathStyle')) !== undefined ? { s3ForcePathStyle: bool(ctx(node, 's3ForcePathStyle')) } : {}),
+    ...(bool(ctx(node, 'reserveControllerConcurrency')) !== undefined ? { reserveControllerConcurrency: bool(ctx(node, 'reserveControllerConcurrency')) } : {}),
+  };
+  return props;
+}

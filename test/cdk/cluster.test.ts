@@ -1,0 +1,293 @@
+/** Template assertions: the security- and cost-relevant properties of a default deployment. */
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { Match } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CLUSTER_DIMENSION, CLUSTER_METRICS, METRICS_NAMESPACE } from '../../cdk/metrics.js';
+import { ENVIRONMENT, FUNCTIONS } from '../../lib/functions.js';
+import { coordinationTableSpec, replicaTableSpec } from '../../lib/storage/tables.js';
+import { permissionsOf } from './iam.js';
+import { logicalId, resourcesOf, synth, type Synthesized } from './synth.js';
+
+let s: Synthesized;
+beforeAll(() => {
+  s = synth({ brokers: 3, racks: ['a', 'b', 'c'] });
+});
+
+const cluster = () => s.stack.cluster;
+const fnId = (name: string) => logicalId(s, (cluster().functions as Record<string, any>)[name]);
+
+describe('TributaryCluster: tables', () => {
+  it('creates every table on demand, with point-in-time recovery, deletion protection and AWS-managed KMS encryption', () => {
+    const tables = resourcesOf(s, 'AWS::DynamoDB::Table');
+    expect(tables).toHaveLength(1 + 3);
+    for (const [, t] of tables) {
+      expect(t.BillingMode).toBe('PAY_PER_REQUEST');
+      expect(t.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+      expect(t.DeletionProtectionEnabled).toBe(true);
+      // SSEEnabled without a key = KMS with the AWS-managed key (aws/dynamodb).
+      expect(t.SSESpecification).toEqual({ SSEEnabled: true });
+    }
+    s.template.allResources('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+  });
+
+  it('streams new images from the replica tables only', () => {
+    const prefix = cluster().settings.tablePrefix;
+    for (const [, t] of resourcesOf(s, 'AWS::DynamoDB::Table')) {
+      const isReplica = /-broker-\d+$/.test(t.TableName);
+      expect(t.StreamSpecification).toEqual(isReplica ? { StreamViewType: 'NEW_IMAGE' } : undefined);
+    }
+    expect(cluster().replicaTables.map((t) => logicalId(s, t))).toHaveLength(3);
+    s.template.hasResourceProperties('AWS::DynamoDB::Table', { TableName: replicaTableSpec(3, prefix).name });
+  });
+
+  it('derives a table prefix unique to the stack and construct by default', () => {
+    expect(cluster().settings.tablePrefix).toMatch(/^TestStack-Cluster-[0-9A-F]{8}$/);
+  });
+
+  it('lets deletion go with the stack when removalPolicy is DESTROY', () => {
+    const d = synth({ brokers: 1, removalPolicy: RemovalPolicy.DESTROY });
+    d.template.allResourcesProperties('AWS::DynamoDB::Table', { DeletionProtectionEnabled: false });
+    d.template.allResources('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
+  });
+});
+
+describe('TributaryCluster: bucket', () => {
+  it('encrypts, blocks public access, and expires snapshots and incomplete uploads', () => {
+    s.template.hasResourceProperties('AWS::S3::Bucket', {
+      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          Match.objectLike({ Prefix: 'snapshots/', ExpirationInDays: 7, Status: 'Enabled' }),
+          Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
+        ]),
+      },
+    });
+  });
+
+  it('denies every request without TLS (and TLS below 1.2)', () => {
+    s.template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          Match.objectLike({ Effect: 'Deny', Action: 's3:*', Condition: { NumericLessThan: { 's3:TlsVersion': 1.2 } } }),
+        ]),
+      },
+    });
+  });
+});
+
+describe('TributaryCluster: functions', () => {
+  it('deploys one Node.js 22 arm64 function per catalog entry, with its memory, timeout and JSON logs', () => {
+    expect(resourcesOf(s, 'AWS::Lambda::Function')).toHaveLength(FUNCTIONS.length);
+    for (const spec of FUNCTIONS) {
+      const fn = s.json.Resources[fnId(spec.name)]?.Properties;
+      expect(fn, spec.name).toMatchObject({
+        Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler',
+        MemorySize: spec.memoryMb, Timeout: spec.timeoutSeconds, LoggingConfig: { LogFormat: 'JSON' },
+      });
+      expect(fn.Environment.Variables).toMatchObject({
+        [ENVIRONMENT.coordinationTable]: { Ref: logicalId(s, cluster().coordinationTable) },
+        [ENVIRONMENT.bucket]: { Ref: logicalId(s, cluster().bucket) },
+        TRIBUTARY_S3_FORCE_PATH_STYLE: 'false',
+      });
+    }
+  });
+
+  it('keeps logs for a month by default', () => {
+    s.template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+  });
+
+  it('tells the controller its brokers, racks, tick and session timeout', () => {
+    const controller = FUNCTIONS.find((f) => f.trigger === 'schedule');
+    const env = s.json.Resources[fnId(controller?.name ?? '')]?.Properties.Environment.Variables;
+    const prefix = cluster().settings.tablePrefix;
+    expect(JSON.parse(env[ENVIRONMENT.brokers])).toEqual([1, 2, 3].map((id, i) => ({ brokerId: id, replicaTable: replicaTableSpec(id, prefix).name, rack: ['a', 'b', 'c'][i] })));
+    expect(env[ENVIRONMENT.tickMs]).toBe('1000');
+    expect(env[ENVIRONMENT.sessionTimeoutMs]).toBe('9000');
+  });
+
+  it('reserves a concurrency of 1 for the scheduled functions only', () => {
+    for (const spec of FUNCTIONS) {
+      const fn = s.json.Resources[fnId(spec.name)]?.Properties;
+      expect(fn.ReservedConcurrentExecutions, spec.name).toBe(spec.trigger === 'schedule' ? 1 : undefined);
+    }
+  });
+
+  it('invokes the scheduled functions every minute with an EventBridge rule', () => {
+    for (const spec of FUNCTIONS.filter((f) => f.trigger === 'schedule')) {
+      s.template.hasResourceProperties('AWS::Events::Rule', {
+        ScheduleExpression: 'rate(1 minute)', State: 'ENABLED',
+        Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [fnId(spec.name), 'Arn'] } })],
+      });
+      s.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+        FunctionName: { Ref: fnId(spec.name) }, MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60,
+      });
+    }
+  });
+
+  it('feeds every replica table\'s stream to the replicator, bisecting failed batches and recording give-ups in an encrypted queue', () => {
+    const replicator = FUNCTIONS.find((f) => f.trigger === 'streams');
+    const mappings = resourcesOf(s, 'AWS::Lambda::EventSourceMapping');
+    expect(mappings).toHaveLength(3);
+    const queue = logicalId(s, cluster().replicationFailureQueue);
+    expect(mappings.map(([, m]) => m.EventSourceArn['Fn::GetAtt']).sort()).toEqual(cluster().replicaTables.map((t) => [logicalId(s, t), 'StreamArn']).sort());
+    for (const [, m] of mappings) {
+      expect(m).toMatchObject({
+        FunctionName: { Ref: fnId(replicator?.name ?? '') }, StartingPosition: 'LATEST', BatchSize: 100, BisectBatchOnFunctionError: true,
+        FunctionResponseTypes: ['ReportBatchItemFailures'], MaximumRetryAttempts: 10, ParallelizationFactor: 1,
+        DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queue, 'Arn'] } } },
+      });
+    }
+    s.template.hasResourceProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true });
+    s.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
+  });
+});
+
+describe('TributaryCluster: least privilege', () => {
+  it('grants each function exactly the table access its catalog entry names', () => {
+    const coordination = logicalId(s, cluster().coordinationTable);
+    const replicas = cluster().replicaTables.map((t) => logicalId(s, t));
+    for (const spec of FUNCTIONS) {
+      const p = permissionsOf(s, fnId(spec.name));
+      const expected = new Map<string, string>();
+      if (spec.coordination !== 'none') expected.set(coordination, spec.coordination);
+      if (spec.replicas !== 'none') for (const r of replicas) expected.set(r, spec.replicas);
+      expect(Object.fromEntries(p.tables), spec.name).toEqual(Object.fromEntries(expected));
+    }
+  });
+
+  it('grants bucket access only under the catalog entry\'s prefixes', () => {
+    for (const spec of FUNCTIONS) {
+      const p = permissionsOf(s, fnId(spec.name));
+      expect([...p.objectsRead].sort(), `${spec.name} reads`).toEqual([...spec.bucketRead].sort());
+      expect([...p.objectsWritten].sort(), `${spec.name} writes`).toEqual([...spec.bucketWrite].sort());
+      expect([...p.listed].sort(), `${spec.name} lists`).toEqual([...new Set([...spec.bucketRead, ...spec.bucketWrite])].sort());
+    }
+  });
+
+  it('grants stream reads to the stream-triggered function alone, and `*` only for dynamodb:ListStreams', () => {
+    const replicas = cluster().replicaTables.map((t) => logicalId(s, t)).sort();
+    for (const spec of FUNCTIONS) {
+      const p = permissionsOf(s, fnId(spec.name));
+      const streams = spec.trigger === 'streams';
+      expect([...p.streams].sort(), spec.name).toEqual(streams ? replicas : []);
+      expect([...p.starActions], spec.name).toEqual(streams ? ['dynamodb:ListStreams'] : []);
+    }
+  });
+
+  it('lets each function write to its own log group only (no AWS managed policy)', () => {
+    for (const [, role] of resourcesOf(s, 'AWS::IAM::Role')) {
+      expect(role.ManagedPolicyArns).toBeUndefined();
+    }
+    for (const spec of FUNCTIONS) {
+      const fn = s.json.Resources[fnId(spec.name)]?.Properties;
+      const logs = permissionsOf(s, fnId(spec.name)).statements.filter((st) => [st.Action].flat().includes('logs:PutLogEvents'));
+      expect(logs.map((st) => st.Resource)).toEqual([{ 'Fn::GetAtt': [fn.LoggingConfig.LogGroup.Ref, 'Arn'] }]);
+    }
+  });
+});
+
+describe('TributaryCluster: API', () => {
+  it('requires IAM authorization on every route, the catch-all included', () => {
+    const routes = resourcesOf(s, 'AWS::ApiGatewayV2::Route');
+    expect(routes.length).toBeGreaterThan(1);
+    for (const [, r] of routes) expect(r.AuthorizationType, r.RouteKey).toBe('AWS_IAM');
+    s.template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: '$default', AuthorizationType: 'AWS_IAM' });
+  });
+
+  it('writes access logs to a log group with retention', () => {
+    s.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default', AutoDeploy: true,
+      AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('"routeKey":"\\$context.routeKey"') },
+    });
+  });
+
+  it('invokes with payload format 2.0, one permission per function scoped to this API', () => {
+    s.template.allResourcesProperties('AWS::ApiGatewayV2::Integration', { IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
+    const apiPermissions = resourcesOf(s, 'AWS::Lambda::Permission').filter(([, p]) => p.Principal === 'apigateway.amazonaws.com');
+    const httpFunctions = FUNCTIONS.filter((f) => f.trigger === 'http').length;
+    // One per HTTP function, plus the catch-all's (its ARN, `<api>/*/$default`, is not covered by `<api>/*/*/*`).
+    expect(apiPermissions).toHaveLength(httpFunctions + 1);
+  });
+
+  it('outputs the API URL and how to find the cluster id', () => {
+    expect(Object.keys(s.json.Outputs ?? {})).toEqual(expect.arrayContaining(['ApiUrl', 'ClusterIdLookup', 'CoordinationTableName', 'BucketName', 'DashboardName']));
+  });
+
+  it('builds a REST API with AWS_IAM on every method when apiType is rest', () => {
+    const r = synth({ brokers: 1, apiType: 'rest' });
+    const methods = resourcesOf(r, 'AWS::ApiGateway::Method');
+    expect(methods.length).toBeGreaterThan(0);
+    for (const [, m] of methods) expect(m.AuthorizationType).toBe('AWS_IAM');
+    r.template.hasResourceProperties('AWS::ApiGateway::Resource', { PathPart: '{proxy+}' });
+    r.template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: 'prod', AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.anyValue() },
+      MethodSettings: [Match.objectLike({ LoggingLevel: 'ERROR', HttpMethod: '*', ResourcePath: '/*' })],
+    });
+    r.template.resourceCountIs('AWS::ApiGatewayV2::Api', 0);
+  });
+
+  it('leaves routes open only when authorization is none', () => {
+    const open = synth({ brokers: 1, authorization: 'none' });
+    for (const [, r] of resourcesOf(open, 'AWS::ApiGatewayV2::Route')) expect(r.AuthorizationType).toBe('NONE');
+  });
+});
+
+describe('TributaryCluster: alarms and dashboard', () => {
+  const clusterMetricAlarm = (metric: string, comparison: string, missing: string) => ({
+    Namespace: METRICS_NAMESPACE, MetricName: metric, ComparisonOperator: comparison, TreatMissingData: missing,
+    Dimensions: [{ Name: CLUSTER_DIMENSION, Value: coordinationTableSpec(cluster().settings.tablePrefix).name }],
+  });
+
+  it('alarms on offline partitions, under-replicated partitions and an absent controller', () => {
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', clusterMetricAlarm(CLUSTER_METRICS.offlinePartitions.name, 'GreaterThanOrEqualToThreshold', 'notBreaching'));
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', clusterMetricAlarm(CLUSTER_METRICS.underReplicatedPartitions.name, 'GreaterThanOrEqualToThreshold', 'notBreaching'));
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', clusterMetricAlarm(CLUSTER_METRICS.activeControllerCount.name, 'LessThanThreshold', 'notBreaching'));
+    const controller = FUNCTIONS.find((f) => f.trigger === 'schedule');
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/Lambda', MetricName: 'Invocations', ComparisonOperator: 'LessThanThreshold', TreatMissingData: 'breaching',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: fnId(controller?.name ?? '') } }],
+    });
+  });
+
+  it('alarms on every function\'s errors, and on throttles of the unscheduled ones', () => {
+    for (const spec of FUNCTIONS) {
+      const dims = [{ Name: 'FunctionName', Value: { Ref: fnId(spec.name) } }];
+      s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'AWS/Lambda', MetricName: 'Errors', Dimensions: dims });
+      const throttles = s.template.findResources('AWS::CloudWatch::Alarm', { Properties: { MetricName: 'Throttles', Dimensions: dims } });
+      expect(Object.keys(throttles), spec.name).toHaveLength(spec.trigger === 'schedule' ? 0 : 1);
+    }
+  });
+
+  it('notifies an email address when one is given', () => {
+    const withEmail = synth({ brokers: 1, alarmEmail: 'ops@example.com' });
+    withEmail.template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
+    const topic = logicalId(withEmail, withEmail.stack.cluster.alarmTopic as never);
+    withEmail.template.allResourcesProperties('AWS::CloudWatch::Alarm', { AlarmActions: [{ Ref: topic }] });
+    s.template.allResourcesProperties('AWS::CloudWatch::Alarm', { AlarmActions: Match.absent() });
+  });
+
+  it('builds one dashboard', () => {
+    s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    expect(Object.keys(cluster().alarms)).toEqual(expect.arrayContaining(['OfflinePartitions', 'UnderReplicatedPartitions', 'NoActiveController']));
+  });
+});
+
+describe('TributaryCluster: cost of a broker', () => {
+  it('adds exactly one replica table and one event source mapping per extra broker', () => {
+    const count = (n: number) => {
+      const b = synth({ brokers: n, tablePrefix: 'count' });
+      const types: Record<string, number> = {};
+      for (const r of Object.values(b.json.Resources)) types[r.Type] = (types[r.Type] ?? 0) + 1;
+      return { total: Object.keys(b.json.Resources).length, types };
+    };
+    const three = count(3);
+    const four = count(4);
+    expect(four.total - three.total).toBe(2);
+    expect(four.types['AWS::DynamoDB::Table']).toBe((three.types['AWS::DynamoDB::Table'] ?? 0) + 1);
+    expect(four.types['AWS::Lambda::EventSourceMapping']).toBe((three.types['AWS::Lambda::EventSourceMapping'] ?? 0) + 1);
+  });
+});

@@ -1,0 +1,76 @@
+/** The construct's props are validated before anything is built, with messages naming the prop and the value. */
+import { App, Aws, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { describe, expect, it } from 'vitest';
+import { TributaryCluster } from '../../cdk/cluster.js';
+import { resolveProps, type TributaryClusterProps } from '../../cdk/props.js';
+import { clusterPropsFromContext } from '../../cdk/stack.js';
+
+const build = (props: TributaryClusterProps) => () => new TributaryCluster(new Stack(new App(), 'S'), 'Events', props);
+
+describe('TributaryCluster: props', () => {
+  it.each([
+    [{ brokers: 0 }, 'brokers must be an integer from 1 to 64, got 0'],
+    [{ brokers: 65 }, 'brokers must be an integer from 1 to 64, got 65'],
+    [{ brokers: 2.5 }, 'brokers must be an integer from 1 to 64, got 2.5'],
+    [{ brokers: Number.NaN }, 'brokers must be an integer from 1 to 64, got NaN'],
+    [{ brokers: 3, racks: ['a', 'b'] }, 'racks must have one entry per broker: got 2 racks for 3 brokers'],
+    [{ brokers: 2, racks: ['a', ' '] }, 'racks[1] (broker 2) must be a non-empty string'],
+    [{ tablePrefix: 'bad prefix' }, 'tablePrefix must be 1 to 200 characters from [a-zA-Z0-9_.-], got "bad prefix"'],
+    [{ tablePrefix: '' }, 'tablePrefix must be 1 to 200 characters from [a-zA-Z0-9_.-], got ""'],
+    [{ tablePrefix: 'x'.repeat(201) }, `tablePrefix must be 1 to 200 characters from [a-zA-Z0-9_.-], got "${'x'.repeat(201)}"`],
+    [{ apiType: 'websocket' as never }, "apiType must be 'http' or 'rest', got 'websocket'"],
+    [{ authorization: 'cognito' as never }, "authorization must be 'iam' or 'none', got 'cognito'"],
+    [{ controllerTickMs: 50 }, 'controllerTickMs must be an integer from 100 to 10000, got 50'],
+    [{ controllerTickMs: 1000, brokerSessionTimeoutMs: 1500 }, 'brokerSessionTimeoutMs must be an integer from 2 × controllerTickMs (2000) to 300000, got 1500'],
+    [{ snapshotExpirationDays: 0 }, 'snapshotExpirationDays must be a positive integer, got 0'],
+    [{ alarmEmail: 'not-an-address' }, 'alarmEmail must be an email address, got "not-an-address"'],
+  ] as [TributaryClusterProps, string][])('rejects %o', (props, message) => {
+    expect(build(props)).toThrow(message);
+  });
+
+  it('rejects an email address together with a topic', () => {
+    const stack = new Stack(new App(), 'S');
+    const alarmTopic = new Topic(stack, 'T');
+    expect(() => new TributaryCluster(stack, 'Events', { alarmEmail: 'ops@example.com', alarmTopic }))
+      .toThrow('alarmEmail and alarmTopic are mutually exclusive: subscribe the address to your topic instead');
+  });
+
+  it('rejects a token as the table prefix', () => {
+    const stack = new Stack(new App(), 'S');
+    expect(() => new TributaryCluster(stack, 'Events', { tablePrefix: Aws.STACK_NAME }))
+      .toThrow("tablePrefix must be a literal string, not a token: table names are written into the controller's broker list at synth time");
+  });
+
+  it('applies the documented defaults', () => {
+    const stack = new Stack(new App(), 'Prod');
+    const p = resolveProps(stack, {});
+    expect(p).toMatchObject({
+      brokers: 3, racks: [null, null, null], apiType: 'http', authorization: 'iam', removalPolicy: RemovalPolicy.RETAIN, deletionProtection: true,
+      controllerTickMs: 1000, brokerSessionTimeoutMs: 9000, reserveControllerConcurrency: true, logRetention: 30, bucketVersioning: false,
+      snapshotExpirationDays: 7, s3ForcePathStyle: false,
+    });
+    expect(resolveProps(stack, { removalPolicy: RemovalPolicy.DESTROY }).deletionProtection).toBe(false);
+  });
+
+  it('gives two clusters in one stack different table prefixes', () => {
+    const stack = new Stack(new App(), 'Prod');
+    const a = new TributaryCluster(stack, 'Events', { brokers: 1 }).settings.tablePrefix;
+    const b = new TributaryCluster(stack, 'Audit', { brokers: 1 }).settings.tablePrefix;
+    expect(a).not.toBe(b);
+    expect(a).toMatch(/^Prod-Events-/);
+  });
+});
+
+describe('TributaryStack: props from context', () => {
+  it('reads strings as the CLI passes them', () => {
+    const app = new App({ context: { brokers: '5', racks: 'a, b,c,d,e', apiType: 'rest', authorization: 'none', removalPolicy: 'destroy', s3ForcePathStyle: 'true' } });
+    expect(clusterPropsFromContext(app.node)).toEqual({
+      brokers: 5, racks: ['a', 'b', 'c', 'd', 'e'], apiType: 'rest', authorization: 'none', removalPolicy: RemovalPolicy.DESTROY, s3ForcePathStyle: true,
+    });
+  });
+
+  it('rejects an unknown removal policy', () => {
+    expect(() => clusterPropsFromContext(new App({ context: { removalPolicy: 'snapshot' } }).node)).toThrow("context removalPolicy must be 'retain' or 'destroy', got 'snapshot'");
+  });
+});

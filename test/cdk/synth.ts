@@ -1,0 +1,53 @@
+/**
+ * Synthesizing the CDK app in-process for tests: the context of cdk.json (tests do not read it
+ * otherwise), bundling skipped unless asked for, and a temporary cloud assembly that is removed.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { TributaryStack } from '../../cdk/stack.js';
+import type { TributaryClusterProps } from '../../cdk/props.js';
+
+export const ROOT = path.resolve(import.meta.dirname, '../..');
+export const CDK_CONTEXT = (JSON.parse(fs.readFileSync(path.join(ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
+
+export interface Synthesized {
+  readonly app: App;
+  readonly stack: TributaryStack;
+  readonly template: Template;
+  /** The cloud assembly directory; removed at once unless `keep` was asked for. */
+  readonly outdir: string;
+  readonly json: { Resources: Record<string, { Type: string; Properties?: any; DeletionPolicy?: string }>; Outputs?: Record<string, any> };
+  cleanup(): void;
+}
+
+export function synth(cluster: TributaryClusterProps = {}, o: { bundle?: boolean; keep?: boolean } = {}): Synthesized {
+  const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-cdk-'));
+  const cleanup = () => fs.rmSync(outdir, { recursive: true, force: true });
+  try {
+    const app = new App({
+      outdir,
+      analyticsReporting: false,
+      context: { ...CDK_CONTEXT, ...(o.bundle ? {} : { 'aws:cdk:bundling-stacks': [] }) },
+    });
+    const stack = new TributaryStack(app, 'TestStack', { cluster });
+    const template = Template.fromStack(stack);
+    if (!o.keep) cleanup();
+    return { app, stack, template, outdir, json: template.toJSON() as Synthesized['json'], cleanup };
+  } catch (err) {
+    cleanup();
+    throw err;
+  }
+}
+
+/** Resources of one type, by logical id. */
+export function resourcesOf(s: Synthesized, type: string): [string, any][] {
+  return Object.entries(s.json.Resources).filter(([, r]) => r.Type === type).map(([id, r]) => [id, r.Properties ?? {}]);
+}
+
+/** The logical id of a construct's CloudFormation resource. */
+export function logicalId(s: Synthesized, construct: { node: { defaultChild?: unknown } }): string {
+  return s.stack.getLogicalId(construct.node.defaultChild as never);
+}
