@@ -6,10 +6,11 @@
  * brokers from ISRs, and pushes role and epoch to the replicas' heads. A steady-state tick costs
  * one lease write, one broker list and one probe per broker, whatever the number of partitions.
  */
+import { randomUUID } from 'node:crypto';
 import { logger } from '../logger.js';
 import * as coordination from '../storage/coordination.js';
 import { topicPartitionKey, type BrokerRecord, type PartitionRecord } from '../storage/model.js';
-import { probeStore, readHeads, setRole, type ReplicaStoreRef } from '../storage/replica.js';
+import { probeStore, readHeads, setRole, writeIncarnation, type ReplicaStoreRef } from '../storage/replica.js';
 import { ConditionFailed } from '../storage/transact.js';
 import { reconcile } from './election.js';
 import { invalidateMetadata } from './metadata.js';
@@ -64,23 +65,26 @@ export class Controller {
     const lease = this.lease as coordination.Lease;
     try {
       const brokers = await coordination.listBrokers();
-      const seen = await Promise.all(brokers.map((b) => probeStore(b, this.o.probeTimeoutMs)));
-      brokers.forEach((b, i) => {
-        if (seen[i]) this.lastSeen.set(b.brokerId, now);
-        else if (!this.lastSeen.has(b.brokerId)) this.lastSeen.set(b.brokerId, now); // grace from takeover
-      });
+      const probes = await Promise.all(brokers.map((b) => probeStore(b, this.o.probeTimeoutMs)));
       const alive = new Set<number>();
       for (const [i, b] of brokers.entries()) {
+        const probe = probes[i];
+        const seen = probe !== undefined;
+        if (seen || !this.lastSeen.has(b.brokerId)) this.lastSeen.set(b.brokerId, now); // unseen ones get grace from takeover
+        // A store that answers with another incarnation (or none) lost what the cluster knows it held.
+        const lostStore = seen && b.incarnation !== undefined && probe !== b.incarnation;
         const unseenFor = now - (this.lastSeen.get(b.brokerId) ?? now);
-        if (b.state === 'alive' && unseenFor > this.o.sessionTimeoutMs) {
+        if (b.state === 'alive' && (unseenFor > this.o.sessionTimeoutMs || lostStore)) {
           await coordination.setBrokerState(lease, b.brokerId, 'fenced');
-          logger.warn({ event: 'broker-fenced', broker: b.brokerId, unseenMs: unseenFor, controllerEpoch: lease.epoch }, 'broker fenced');
+          logger.warn({ event: 'broker-fenced', broker: b.brokerId, unseenMs: unseenFor, lostStore, controllerEpoch: lease.epoch }, lostStore ? 'broker fenced: its store lost its data' : 'broker fenced');
           report.fenced.push(b.brokerId);
-        } else if (b.state === 'fenced' && seen[i]) {
+        } else if (b.state === 'fenced' && seen) {
           report.unfenced.push(b.brokerId);
           alive.add(b.brokerId);
         } else if (b.state === 'alive') {
           alive.add(b.brokerId);
+          // First sight of a store: from now on its contents are this incarnation.
+          if (seen && b.incarnation === undefined) await this.newIncarnation(lease, b, 'alive');
         }
       }
       if (this.offlineSeenAt !== undefined && !this.scanNeeded) {
@@ -93,7 +97,7 @@ export class Controller {
         this.scanNeeded = false;
         // Returning brokers are demoted and reconciled above before they count as alive again.
         for (const id of report.unfenced) {
-          await coordination.setBrokerState(lease, id, 'alive');
+          await this.newIncarnation(lease, brokers.find((b) => b.brokerId === id) as BrokerRecord, 'alive');
           logger.info({ event: 'broker-unfenced', broker: id, controllerEpoch: lease.epoch }, 'broker unfenced');
         }
         invalidateMetadata();
@@ -106,6 +110,16 @@ export class Controller {
       }
       throw err;
     }
+  }
+
+  /**
+   * Stamps a broker's store with a new incarnation and records it with the broker's state: from
+   * now on the cluster accounts for what the store holds (a wiped store will answer without it).
+   */
+  private async newIncarnation(lease: coordination.Lease, b: BrokerRecord, state: BrokerRecord['state']): Promise<void> {
+    const incarnation = randomUUID();
+    await writeIncarnation(b, incarnation);
+    await coordination.setBrokerState(lease, b.brokerId, state, incarnation);
   }
 
   private async holdLease(now: number): Promise<boolean> {

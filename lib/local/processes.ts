@@ -35,6 +35,8 @@ export interface ProcessSpec {
   /** node only: the script (relative to the project root) and its arguments; it must answer HTTP on `--port`. */
   script?: string;
   args?: string[];
+  /** Extra environment for the child (on top of this process's). */
+  env?: Record<string, string>;
 }
 
 export type ProcessState = 'starting' | 'running' | 'paused' | 'killed' | 'exited' | 'stopped';
@@ -289,6 +291,7 @@ export class ProcessSupervisor {
       }
       child = spawn(cmd.file, cmd.args, {
         cwd: cmd.cwd,
+        env: { ...process.env, ...spec.env },
         stdio: ['ignore', logFd ?? 'pipe', logFd ?? 'pipe'],
       });
     } catch (err) {

@@ -42,6 +42,8 @@ export interface LocalStackOptions {
   readonly tablePrefix?: string;
   /** Controller loops contending for the lease, each its own process. @default 2 */
   readonly controllers?: number;
+  /** Clock offsets of the controller loops, by position (fault tests skew them). @default none */
+  readonly controllerClockSkewMs?: readonly number[];
 }
 
 /** The state file's shape (`<data-dir>/local.json`). */
@@ -66,6 +68,8 @@ export interface LocalStack {
   readonly supervisor: ProcessSupervisor;
   /** The environment the handlers run with (for tools and tests that call lib/ directly). */
   readonly env: Readonly<Record<string, string>>;
+  /** Restarts a child process (optionally empty) and re-creates its tables — what the control API's restart does. */
+  restart(name: string, opts?: { wipe?: boolean }): Promise<ProcessInfo>;
   stop(): Promise<void>;
 }
 
@@ -142,6 +146,9 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
   }
 
   let poller: StreamPoller | undefined;
+  let restartProcess: LocalStack['restart'] = async () => {
+    throw new LocalStackError('The local stack is not running.');
+  };
   const stop = async (): Promise<void> => {
     await gateway?.close();
     await poller?.stop();
@@ -180,6 +187,16 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
     })));
     clusterId = cluster.clusterId;
 
+    const afterRestart = async (name: string) => {
+      await ensureTables(name);
+      invalidateMetadata();
+      for (const t of tablesOf.get(name) ?? []) poller?.refresh(t.name, endpoint(name));
+    };
+    restartProcess = async (name, opts = {}) => {
+      const info = await supervisor.restart(name, opts);
+      await afterRestart(name);
+      return info;
+    };
     // The same handlers the CDK deploys, from the same catalog.
     const handlers = Object.fromEntries(await Promise.all(FUNCTIONS.map(async (f) => {
       const mod = (await import(path.join(PROJECT_ROOT, f.entry))) as { handler: unknown };
@@ -200,19 +217,16 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
     await Promise.all(Array.from({ length: o.controllers ?? 2 }, (_, i) => supervisor.start({
       name: `controller-${i + 1}`, role: 'controller loop', kind: 'node', dataDir: null,
       script: 'lib/local/controller-process.ts', args: ['--id', `controller-${i + 1}`], logFile: logFile(`controller-${i + 1}`),
+      env: { TRIBUTARY_CLOCK_SKEW_MS: String(o.controllerClockSkewMs?.[i] ?? 0) },
     })));
     const functions = Object.fromEntries(FUNCTIONS.filter((f) => f.trigger === 'http').map((f) => [f.name, handlers[f.name]])) as Record<HttpFunctionName, HttpHandler>;
     gateway = await startGateway({
       host, port, functions, maxRequestBytes: Number(process.env.TRIBUTARY_MAX_REQUEST_BYTES ?? 6 * 1024 * 1024),
-      control: (method, p, query) => control(supervisor, method, p, query, async (name) => {
-        await ensureTables(name);
-        invalidateMetadata();
-        for (const t of tablesOf.get(name) ?? []) poller?.refresh(t.name, endpoint(name));
-      }),
+      control: (method, p, query) => control(supervisor, method, p, query, afterRestart),
     });
     writeState();
     logger.info({ event: 'local-stack-ready', url: gateway.url, dataDir: dir, brokers: brokerCount, isolated: !!o.isolatedBrokers }, 'local stack ready');
-    return { url: gateway.url, dataDir: dir, stateFile, clusterId, supervisor, env, stop };
+    return { url: gateway.url, dataDir: dir, stateFile, clusterId, supervisor, env, stop, restart: (name, opts) => restartProcess(name, opts) };
   } catch (err) {
     await stop().catch(() => undefined);
     if (err instanceof LocalStackError) throw err;

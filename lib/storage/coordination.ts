@@ -451,7 +451,7 @@ const leaseCheck = (lease: Lease) => ({
  * Condition: the lease is still the caller's. Effects: state, and the metadata version bumped.
  * Errors: `LeaseLost`.
  */
-export async function setBrokerState(lease: Lease, brokerId: number, state: BrokerRecord['state']): Promise<void> {
+export async function setBrokerState(lease: Lease, brokerId: number, state: BrokerRecord['state'], incarnation?: string): Promise<void> {
   try {
     await transactWrite(db(), [
       leaseCheck(lease),
@@ -459,8 +459,9 @@ export async function setBrokerState(lease: Lease, brokerId: number, state: Brok
       {
         Update: {
           TableName: table(), Key: { pk: 'brokers', sk: String(brokerId) },
-          UpdateExpression: 'SET #s = :s, stateChangedAt = :now', ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':s': state, ':now': Date.now() },
+          UpdateExpression: `SET #s = :s, stateChangedAt = :now${incarnation ? ', incarnation = :inc' : ''}`, ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#s': 'state' },
+          ExpressionAttributeValues: { ':s': state, ':now': Date.now(), ...(incarnation ? { ':inc': incarnation } : {}) },
         },
       },
     ]);

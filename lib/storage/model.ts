@@ -18,6 +18,11 @@ export interface BrokerRecord {
   readonly rack: string | null;
   readonly state: BrokerState;
   readonly lastSeenAt?: number;
+  /**
+   * The incarnation of its store's contents, as the controller last accounted for them. A store
+   * that answers with another (or none) lost its data: the broker is treated as having failed.
+   */
+  readonly incarnation?: string;
 }
 
 export type TopicState = 'creating' | 'active';

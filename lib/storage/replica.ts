@@ -3,7 +3,7 @@
  * record batch at `off = lastOffset` (keying by the last offset lets one Query starting at any
  * offset return the batch that holds it first). The only module that reads or writes them.
  */
-import { BatchGetCommand, BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from './clients.js';
 import { producersKey, type BatchRecord, type ReplicaHead, type ReplicaRole, type StoredProducerState } from './model.js';
 import { transactWrite } from './transact.js';
@@ -51,20 +51,29 @@ export async function readHead(store: ReplicaStoreRef, tp: string, consistent = 
   return out.Item ? toHead(out.Item) : undefined;
 }
 
+/** The key of the item that names a replica store's incarnation (who wrote its current contents). */
+const INCARNATION_KEY = { tp: '__incarnation__', off: HEAD_OFFSET };
+
 /**
- * Whether a broker's replica store answers within `timeoutMs` (the controller's liveness probe):
- * one eventually consistent read of a key that never exists.
+ * The controller's liveness probe: one eventually consistent read of the store's incarnation
+ * item, bounded by `timeoutMs`. Returns the incarnation, `null` when the store answers without one
+ * (a new or wiped store), or `undefined` when it did not answer.
  */
-export async function probeStore(store: ReplicaStoreRef, timeoutMs: number): Promise<boolean> {
+export async function probeStore(store: ReplicaStoreRef, timeoutMs: number): Promise<string | null | undefined> {
   try {
-    await client(store).send(
-      new GetCommand({ TableName: store.replicaTable, Key: { tp: '__probe__', off: HEAD_OFFSET }, ConsistentRead: false }),
+    const out = await client(store).send(
+      new GetCommand({ TableName: store.replicaTable, Key: INCARNATION_KEY, ConsistentRead: false }),
       { abortSignal: AbortSignal.timeout(timeoutMs) },
     );
-    return true;
+    return (out.Item?.incarnation as string | undefined) ?? null;
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+/** Marks a store's contents as belonging to `incarnation` (the controller, once it has accounted for them). */
+export async function writeIncarnation(store: ReplicaStoreRef, incarnation: string): Promise<void> {
+  await client(store).send(new PutCommand({ TableName: store.replicaTable, Item: { ...INCARNATION_KEY, incarnation } }));
 }
 
 /** Reads many heads from one replica table (BatchGetItem, strongly consistent); missing ones are absent from the map. */
