@@ -45,6 +45,8 @@ export class Controller {
   private lease: coordination.Lease | undefined;
   private readonly lastSeen = new Map<number, number>();
   private scanNeeded = true;
+  /** Partitions whose replicas were told a new role or lost their log: replicated once the tick's state changes are written. */
+  private readonly catchUps = new Map<string, { topic: string; p: PartitionRecord }>();
   /** Set while the last walk left partitions offline: a metadata change (a config allowing unclean election, say) is worth another walk. */
   private offlineSeenAt: number | undefined;
   readonly o: Required<Omit<ControllerOptions, 'catchUp'>> & Pick<ControllerOptions, 'catchUp'>;
@@ -92,7 +94,7 @@ export class Controller {
         if (version !== this.offlineSeenAt) this.scanNeeded = true;
       }
       if (report.fenced.length > 0 || report.unfenced.length > 0 || this.scanNeeded) {
-        report.elections = await this.reconcilePartitions(lease, brokers, alive);
+        report.elections = await this.reconcilePartitions(lease, brokers, alive, new Set(report.unfenced));
         report.scanned = true;
         this.scanNeeded = false;
         // Returning brokers are demoted and reconciled above before they count as alive again.
@@ -101,6 +103,10 @@ export class Controller {
           logger.info({ event: 'broker-unfenced', broker: id, controllerEpoch: lease.epoch }, 'broker unfenced');
         }
         invalidateMetadata();
+        // Only now (returning brokers are alive again) can caught-up followers rejoin ISRs.
+        const pending = [...this.catchUps.values()];
+        this.catchUps.clear();
+        if (this.o.catchUp) for (const { topic, p } of pending) void this.o.catchUp(topic, p.topicId, p.partition).catch(() => undefined);
       }
       return { role: 'controller', epoch: lease.epoch, ...report };
     } catch (err) {
@@ -149,7 +155,7 @@ export class Controller {
    * Walks every partition: elects where the leader is not alive, drops dead brokers from ISRs,
    * and makes every live replica's head agree with the partition state. Returns the elections made.
    */
-  private async reconcilePartitions(lease: coordination.Lease, brokers: readonly BrokerRecord[], alive: ReadonlySet<number>): Promise<number> {
+  private async reconcilePartitions(lease: coordination.Lease, brokers: readonly BrokerRecord[], alive: ReadonlySet<number>, returning: ReadonlySet<number>): Promise<number> {
     const stores = new Map<number, ReplicaStoreRef>(brokers.map((b) => [b.brokerId, b]));
     let elections = 0;
     const settled: { topic: string; p: PartitionRecord }[] = [];
@@ -180,6 +186,10 @@ export class Controller {
       }
     }
     await this.pushRoles(settled, stores, alive);
+    // A returning broker's followers catch up (and rejoin ISRs) once it is unfenced.
+    for (const x of settled) {
+      if (x.p.leader >= 0 && x.p.replicas.some((r) => returning.has(r) && r !== x.p.leader)) this.catchUps.set(topicPartitionKey(x.p.topicId, x.p.partition), x);
+    }
     this.offlineSeenAt = settled.some((x) => x.p.leader < 0) ? (await coordination.readMetadataVersion()) ?? 0 : undefined;
     return elections;
   }
@@ -197,11 +207,16 @@ export class Controller {
         const tp = topicPartitionKey(p.topicId, p.partition);
         const head = heads.get(tp);
         const role = p.leader === brokerId ? 'leader' : 'follower';
-        if (!head || (head.leaderEpoch === p.leaderEpoch && head.role === role)) continue;
+        if (!head) {
+          // A replica that lost its log (a wiped store) gets it back by a full sync.
+          if (role === 'follower' && p.leader >= 0) this.catchUps.set(tp, { topic, p });
+          continue;
+        }
+        if (head.leaderEpoch === p.leaderEpoch && head.role === role) continue;
         try {
           await setRole(store, tp, role, p.leaderEpoch);
           logger.info({ event: 'role-pushed', topic, partition: p.partition, broker: brokerId, role, leaderEpoch: p.leaderEpoch }, 'replica told its role');
-          if (this.o.catchUp && p.leader >= 0) void this.o.catchUp(topic, p.topicId, p.partition).catch(() => undefined);
+          if (p.leader >= 0) this.catchUps.set(tp, { topic, p });
         } catch (err) {
           if (err instanceof ConditionFailed) continue; // the head knows a newer epoch already
           logger.warn({ event: 'role-push-failed', topic, partition: p.partition, broker: brokerId, err }, 'could not tell a replica its role');

@@ -181,6 +181,33 @@ describe('The controller with real processes', () => {
     process.stdout.write(`failover: elected ${elected.at - killedAt} ms after the kill; producing again ${firstAfter - killedAt} ms after; ${producers.acked.length} acked, ${producers.failed} failed ${JSON.stringify(producers.errors)}\n`);
   });
 
+  it("where the leader's store comes back empty within the session timeout, the controller sees it lost its data, elects an in-sync follower, and nothing acknowledged is lost", async () => {
+    await brokersUp();
+    await createTopic('wiped-leader', 3);
+    const before = await partition('wiped-leader');
+    const acked: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const r = await c.call('POST', c.v3('/topics/wiped-leader/records'), { value: { type: 'STRING', data: `w${i}` } });
+      expect(r.status).toBe(200);
+      acked.push(`w${i}`);
+    }
+    // Back at once (well within the session timeout): only its lost incarnation gives it away.
+    expect((await c.call('POST', `/local/processes/broker-${before.leader_id}/restart?wipe=true`)).body.state).toBe('running');
+    const after = await c.until('a new leader', async () => {
+      const p = await partition('wiped-leader');
+      return p.leader_id !== before.leader_id && p.leader_id !== null ? p : undefined;
+    }, 20_000);
+    expect(after.leader_epoch).toBeGreaterThan(before.leader_epoch);
+    // The new leader's high watermark catches up once its in-sync follower is counted again.
+    const read = await c.until('every acknowledged record readable', async () => {
+      const r = await c.call('GET', c.v3('/topics/wiped-leader/partitions/0/records?offset=0&format=string'));
+      return r.body.records?.length >= acked.length ? r : undefined;
+    }, 15_000);
+    expect(read.body.records.map((r: any) => r.value.data)).toEqual(acked);
+    // The wiped broker gets a full sync and rejoins.
+    await c.until('the wiped broker back in the ISR', async () => (await partition('wiped-leader')).isr.includes(before.leader_id), 30_000);
+  });
+
   it('with two of three brokers dead and min.insync.replicas=2, acks=all fails cleanly with NOT_ENOUGH_REPLICAS and committed data is still read from the survivor', async () => {
     await brokersUp();
     await createTopic('two-dead', 3, [{ name: 'min.insync.replicas', value: '2' }]);

@@ -1,0 +1,37 @@
+/**
+ * `npm run chaos -- [--duration 10m] [--seed N] [--dir DIR] [--faults kill-broker,net-drop,...]`:
+ * a chaos run on the local stack, then its summary; exits 1 when the checker found anomalies.
+ */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+process.env.LOG_LEVEL ??= 'warn';
+const { runChaos } = await import('./run.js');
+const { FAULT_KINDS } = await import('./nemesis.js');
+
+const { values } = parseArgs({ options: { duration: { type: 'string' }, seed: { type: 'string' }, dir: { type: 'string' }, faults: { type: 'string' } } });
+
+function duration(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text);
+  if (!m) throw new Error(`--duration must look like 90s, 10m or 1h, got "${text}"`);
+  return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
+}
+
+const seed = values.seed ? Number(values.seed) : Math.floor(Math.random() * 2 ** 31);
+const kinds = values.faults ? values.faults.split(',').map((k) => k.trim()) : [...FAULT_KINDS];
+for (const k of kinds) if (!(FAULT_KINDS as readonly string[]).includes(k)) throw new Error(`unknown fault ${k}; have ${FAULT_KINDS.join(', ')}`);
+const dir = path.resolve(values.dir ?? path.join('.tributary', 'chaos', `${new Date().toISOString().replace(/[:.]/g, '-')}-seed-${seed}`));
+const s = await runChaos({ durationMs: duration(values.duration ?? '2m'), seed, dir, kinds: kinds as (typeof FAULT_KINDS)[number][] });
+const lines = [
+  `chaos run: seed ${s.seed}, ${(s.durationMs / 1000).toFixed(0)} s of faults, history in ${dir}`,
+  `operations          ${s.operations}`,
+  `acknowledged writes ${s.acknowledgedWrites}`,
+  `faults injected     ${Object.entries(s.faults).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`,
+  `failovers           ${s.failovers}`,
+  `recovery after heal ${s.recoveryMs < 0 ? 'did not recover' : `${(s.recoveryMs / 1000).toFixed(1)} s`}`,
+  `anomalies           ${s.anomalies}${s.anomalies ? ` (${Object.entries(s.anomalyKinds).map(([k, v]) => `${k} ${v}`).join(', ')})` : ''}`,
+  ...s.report.anomalies.slice(0, 20).map((a) => `  ${a.kind}: ${a.message} [events ${a.events.join(', ')}]`),
+];
+process.stdout.write(`${lines.join('\n')}\n`);
+process.exit(s.anomalies > 0 || s.recoveryMs < 0 ? 1 : 0);
