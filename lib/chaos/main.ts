@@ -6,7 +6,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-process.env.LOG_LEVEL ??= 'warn';
+// Faults make the cluster log warnings by design; the run's logs are in its data directory.
+process.env.LOG_LEVEL ??= 'error';
 const { runChaos } = await import('./run.js');
 const { FAULT_KINDS } = await import('./nemesis.js');
 

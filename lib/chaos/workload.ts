@@ -88,6 +88,7 @@ export class Workload {
         const start = Date.now();
         const r = await request(`${this.v3}/topics/${tp.topic}/records?acks=${p.acks}`, 'POST', { partition_id: tp.partition, value: { type: 'STRING', data: value } }, this.o.requestTimeoutMs);
         this.h.add({ type: 'produce', process: p.name, idempotent: false, acks: p.acks, ...tp, value, start, end: Date.now(), outcome: r.outcome, ...(r.outcome === 'ok' ? { offset: r.body.offset } : {}), ...(r.error ? { error: r.error } : {}) });
+        if (r.outcome !== 'ok') await sleep(100); // a client backs off instead of spinning on a dead gateway
         continue;
       }
       // Idempotent: retry the same record (same sequence) until it is acknowledged, or start a new epoch.

@@ -41,7 +41,8 @@ export async function replicateChanges(changes: readonly ReplicaChange[]): Promi
   const firstByTp = new Map<string, ReplicaChange>();
   const lastOffset = new Map<string, number>();
   for (const c of changes) {
-    if (c.off < 0 || !tables.has(c.table)) continue; // heads and producer state are not log data
+    // Heads, producer states and the store's incarnation are not log data.
+    if (c.off < 0 || !tables.has(c.table) || c.tp.split('#').length !== 2) continue;
     if (!firstByTp.has(c.tp)) firstByTp.set(c.tp, c);
     lastOffset.set(c.tp, Math.max(lastOffset.get(c.tp) ?? -1, c.off));
   }
