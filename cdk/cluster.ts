@@ -111,7 +111,7 @@ export class TributaryCluster extends Construct {
       const fn = this.catalogFunction(spec, p, bundler, {
         [ENVIRONMENT.coordinationTable]: this.coordinationTable.tableName,
         [ENVIRONMENT.bucket]: this.bucket.bucketName,
-        TRIBUTARY_S3_FORCE_PATH_STYLE: String(p.s3ForcePathStyle),
+        [ENVIRONMENT.s3ForcePathStyle]: String(p.s3ForcePathStyle),
         ...(spec.trigger === 'schedule' ? {
           [ENVIRONMENT.brokers]: JSON.stringify(brokers),
           [ENVIRONMENT.tickMs]: String(p.controllerTickMs),

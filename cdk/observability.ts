@@ -13,7 +13,7 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { FunctionSpec } from '../lib/functions.js';
 import type { ClusterApi } from './api.js';
-import { CLUSTER_DIMENSION, CLUSTER_METRICS, METRICS_NAMESPACE, type ClusterMetricKey } from './metrics.js';
+import { CLUSTER_DIMENSION, CLUSTER_METRICS, METRICS_NAMESPACE, type ClusterMetricKey } from '../lib/metrics.js';
 
 export interface ObservabilityOptions {
   /** Prefix of the alarm names and the dashboard name (the table prefix: unique per cluster). */

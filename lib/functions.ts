@@ -59,6 +59,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
 export const ENVIRONMENT = {
   coordinationTable: 'TRIBUTARY_COORDINATION_TABLE',
   bucket: 'TRIBUTARY_BUCKET',
+  s3ForcePathStyle: 'TRIBUTARY_S3_FORCE_PATH_STYLE',
   /** JSON `[{brokerId, replicaTable, rack}]`: the controller registers these brokers (and the cluster) at start. */
   brokers: 'TRIBUTARY_BROKERS',
   tickMs: 'TRIBUTARY_CONTROLLER_TICK_MS',

@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { logger } from '../logger.js';
+import { emitMetric } from '../metrics.js';
 import * as coordination from '../storage/coordination.js';
 import { topicPartitionKey, type BrokerRecord, type PartitionRecord } from '../storage/model.js';
 import { probeStore, readHeads, setRole, writeIncarnation, type ReplicaStoreRef } from '../storage/replica.js';
@@ -16,6 +17,8 @@ import { reconcile } from './election.js';
 import { invalidateMetadata } from './metadata.js';
 import { changePartition } from './partition-state.js';
 import { stringConfig } from './topic-configs.js';
+
+const WALK_EVERY_MS = 300_000;
 
 export interface ControllerOptions {
   /** This controller's identity in the lease. */
@@ -47,6 +50,10 @@ export class Controller {
   private scanNeeded = true;
   /** Partitions whose replicas were told a new role or lost their log: replicated once the tick's state changes are written. */
   private readonly catchUps = new Map<string, { topic: string; p: PartitionRecord }>();
+  /** Gauges from the last walk of every partition (emitted every tick). */
+  private offlinePartitions = 0;
+  private underReplicatedPartitions = 0;
+  private lastWalkAt = 0;
   /** Set while the last walk left partitions offline: a metadata change (a config allowing unclean election, say) is worth another walk. */
   private offlineSeenAt: number | undefined;
   readonly o: Required<Omit<ControllerOptions, 'catchUp'>> & Pick<ControllerOptions, 'catchUp'>;
@@ -62,13 +69,28 @@ export class Controller {
   }
 
   async tick(now = Date.now()): Promise<TickReport> {
+    const report = await this.tickOnce(now);
+    emitMetric('activeControllerCount', report.role === 'controller' ? 1 : 0);
+    if (report.role === 'controller') {
+      emitMetric('offlinePartitions', this.offlinePartitions);
+      emitMetric('underReplicatedPartitions', this.underReplicatedPartitions);
+      if (report.elections > 0) emitMetric('leaderElections', report.elections);
+    }
+    return report;
+  }
+
+  private async tickOnce(now: number): Promise<TickReport> {
     const report = { fenced: [] as number[], unfenced: [] as number[], elections: 0, scanned: false };
     if (!(await this.holdLease(now))) return { role: 'standby', ...report };
+    // The gauges above come from walks; one every five minutes keeps them fresh at a cost that
+    // does not grow per tick.
+    if (now - this.lastWalkAt > WALK_EVERY_MS) this.scanNeeded = true;
     const lease = this.lease as coordination.Lease;
     try {
       const brokers = await coordination.listBrokers();
       const probes = await Promise.all(brokers.map((b) => probeStore(b, this.o.probeTimeoutMs)));
       const alive = new Set<number>();
+      const fencedAt = new Map<number, number>();
       for (const [i, b] of brokers.entries()) {
         const probe = probes[i];
         const seen = probe !== undefined;
@@ -78,6 +100,7 @@ export class Controller {
         const unseenFor = now - (this.lastSeen.get(b.brokerId) ?? now);
         if (b.state === 'alive' && (unseenFor > this.o.sessionTimeoutMs || lostStore)) {
           await coordination.setBrokerState(lease, b.brokerId, 'fenced');
+          fencedAt.set(b.brokerId, unseenFor);
           logger.warn({ event: 'broker-fenced', broker: b.brokerId, unseenMs: unseenFor, lostStore, controllerEpoch: lease.epoch }, lostStore ? 'broker fenced: its store lost its data' : 'broker fenced');
           report.fenced.push(b.brokerId);
         } else if (b.state === 'fenced' && seen) {
@@ -97,6 +120,9 @@ export class Controller {
         report.elections = await this.reconcilePartitions(lease, brokers, alive, new Set(report.unfenced));
         report.scanned = true;
         this.scanNeeded = false;
+        this.lastWalkAt = now;
+        // Failover time: from the broker's last sign of life to its leaderships moved.
+        for (const unseenFor of fencedAt.values()) emitMetric('failoverTimeMs', unseenFor + (Date.now() - now));
         // Returning brokers are demoted and reconciled above before they count as alive again.
         for (const id of report.unfenced) {
           await this.newIncarnation(lease, brokers.find((b) => b.brokerId === id) as BrokerRecord, 'alive');
@@ -159,6 +185,8 @@ export class Controller {
     const stores = new Map<number, ReplicaStoreRef>(brokers.map((b) => [b.brokerId, b]));
     let elections = 0;
     const settled: { topic: string; p: PartitionRecord }[] = [];
+    let offline = 0;
+    let underReplicated = 0;
     for (const name of await coordination.listTopicNames()) {
       const view = await coordination.readTopic(name);
       if (!view || view.topic.state !== 'active') continue;
@@ -180,11 +208,18 @@ export class Controller {
           else if (decision.unclean) logger.error({ event: 'unclean-leader-elected', ...fields }, 'unclean leader election: acknowledged records may be lost');
           else logger.warn({ event: 'leader-elected', ...fields }, 'leader elected');
         } else if (next.isr.length !== p.isr.length) {
+          emitMetric('isrShrinks', p.isr.length - next.isr.length);
           logger.warn({ event: 'isr-shrink', topic: name, partition: p.partition, broker: p.isr.filter((b) => !next.isr.includes(b)), isr: next.isr, reason: 'broker fenced', controllerEpoch: lease.epoch }, 'ISR shrink');
         }
         settled.push({ topic: name, p: next });
       }
     }
+    for (const x of settled) {
+      if (x.p.leader < 0) offline++;
+      if (x.p.isr.length < x.p.replicas.length) underReplicated++;
+    }
+    this.offlinePartitions = offline;
+    this.underReplicatedPartitions = underReplicated;
     await this.pushRoles(settled, stores, alive);
     // A returning broker's followers catch up (and rejoin ISRs) once it is unfenced.
     for (const x of settled) {

@@ -8,6 +8,7 @@ import type { ZodType } from 'zod';
 import type { KafkaError} from '../errors.js';
 import { HttpError, asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
+import { emitMetric } from '../metrics.js';
 import { KAFKA_ERRORS } from '../protocol/errors.js';
 
 export interface ApiRequest {
@@ -67,6 +68,7 @@ export function errorResponse(err: unknown, contentType = JSON_TYPE): ApiRespons
     return { status: 500, contentType, body: { error_code: 500, message: 'Internal server error' } };
   }
   const status = KAFKA_ERRORS[kafka.kafkaName].status;
+  emitMetric('errors', 1, { ErrorCode: kafka.kafkaName });
   if (status >= 500) logger.warn({ event: 'request-failed', kafkaError: kafka.kafkaName, ...kafka.context, message: kafka.message }, 'request failed');
   return { status, contentType, body: { error_code: restErrorCode(kafka), message: kafkaMessage(kafka) } };
 }

@@ -13,6 +13,7 @@ import { topicPartitionKey } from '../storage/model.js';
 import type { TopicWithPartitions } from '../storage/coordination.js';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
+import { emitMetric } from '../metrics.js';
 import { appendToLeader } from './append.js';
 import { replicateShared } from './replicate.js';
 import { checkRecord, prepareBatches, type ProducerTag, type BatchOptions, type LogRecord, type PreparedBatch } from './batches.js';
@@ -224,10 +225,16 @@ export async function planProduce(topicName: string, records: readonly ProduceRe
 /** Writes a plan: partitions in parallel; one outcome per record, in order. */
 export async function executePlan(plan: ProducePlan): Promise<ProduceOutcome[]> {
   const outcomes = [...plan.outcomes];
+  let records = 0;
+  let bytes = 0;
   await Promise.all([...plan.prepared].map(async ([p, batches]) => {
     const indexes = plan.byPartition.get(p) as number[];
     try {
       const bases = await appendPartition(plan.topicName, plan.view, p, batches, plan.deadline, plan.acks);
+      for (const b of batches) {
+        records += b.recordCount;
+        bytes += b.bytes.length;
+      }
       let k = 0;
       batches.forEach((b, j) => {
         for (let r = 0; r < b.recordCount; r++, k++) {
@@ -239,6 +246,10 @@ export async function executePlan(plan: ProducePlan): Promise<ProduceOutcome[]> 
       for (const i of indexes) outcomes[i] = { ok: false, partition: p, error };
     }
   }));
+  if (records > 0) {
+    emitMetric('produceRecords', records);
+    emitMetric('produceBytes', bytes);
+  }
   return outcomes as ProduceOutcome[];
 }
 

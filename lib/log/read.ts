@@ -5,6 +5,7 @@
 import { config } from '../config.js';
 import { invalidateMetadata, replicaStore, reportBrokerFailure, requireTopic } from '../cluster/metadata.js';
 import { KafkaError, asKafkaError } from '../errors.js';
+import { emitMetric } from '../metrics.js';
 import { topicPartitionKey } from '../storage/model.js';
 import { decodeBatch, withBaseOffset, type BatchRecord as LogRecordOut } from '../protocol/record-batch.js';
 import type { BatchRecord, ReplicaHead } from '../storage/model.js';
@@ -87,7 +88,10 @@ export async function fetchRecords(t: ReadTarget, req: FetchRequest): Promise<Fe
   });
   if (head.hw <= req.offset) return result([]);
   const batches = await queryBatches(t.leader, t.tp, { fromOffset: req.offset, toOffset: head.hw - 1, maxBytes: req.maxBytes });
-  return result(await recordsOf(batches, req.offset, head.hw));
+  const records = await recordsOf(batches, req.offset, head.hw);
+  emitMetric('fetchRecords', records.length);
+  emitMetric('fetchBytes', batches.reduce((n, b) => n + b.sizeBytes, 0));
+  return result(records);
 }
 
 export type OffsetSpec = 'earliest' | 'latest' | { readonly timestamp: number };

@@ -9,6 +9,7 @@ import { expandIsr, shrinkIsr } from '../cluster/partition-state.js';
 import { cachedBrokers, cachedTopic, replicaStore } from '../cluster/metadata.js';
 import { KafkaError, asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
+import { emitMetric } from '../metrics.js';
 import { readPartition } from '../storage/coordination.js';
 import { topicPartitionKey, type BatchRecord, type FollowerProgress, type PartitionRecord, type ReplicaHead } from '../storage/model.js';
 import { advanceHighWatermark, copyBatches, listProducerStates, queryBatches, readHead, readProducerStates, replaceProducerStates, truncateLog, type ProducerStateWrite, type ReplicaStoreRef } from '../storage/replica.js';
@@ -226,8 +227,10 @@ export async function replicate(topic: string, topicId: string, partition: numbe
     const lagging = !caughtUp && now - (progress[String(r.brokerId)] as FollowerProgress).caughtUpAt > o.lagTimeMaxMs;
     if (inIsr && ((r.error && o.shrinkOnFailure) || r.lostLog || lagging)) {
       current = await shrinkIsr(topic, partition, r.brokerId, state.leaderEpoch, r.error ? r.error.message : `not caught up for ${o.lagTimeMaxMs} ms`);
+      if (!current.isr.includes(r.brokerId)) emitMetric('isrShrinks', 1);
     } else if (!inIsr && caughtUp && !r.error && alive.has(r.brokerId)) {
       current = await expandIsr(topic, partition, r.brokerId, state.leaderEpoch);
+      if (current.isr.includes(r.brokerId)) emitMetric('isrExpands', 1);
     }
   }
   // The high watermark: the smallest log end offset in the ISR; an ISR member we know nothing of holds it back.
@@ -241,6 +244,8 @@ export async function replicate(topic: string, topicId: string, partition: numbe
   // Write only when something moved: the head's stream must not re-trigger replication forever.
   const moved = hw > lHead.hw || followers.some((b) => progress[String(b)]?.leo !== lHead.followers[String(b)]?.leo);
   if (moved) await advanceHighWatermark(leader, tp, state.leaderEpoch, hw, progress);
+  const slowest = Math.min(...results.map((r) => r.leo ?? progress[String(r.brokerId)]?.leo ?? lHead.leo), lHead.leo);
+  emitMetric('replicationLag', lHead.leo - slowest);
   return { highWatermark: hw, isr: current.isr, leaderEpoch: state.leaderEpoch };
 }
 

@@ -82,3 +82,27 @@ export const CLUSTER_METRICS = {
 } as const;
 
 export type ClusterMetricKey = keyof typeof CLUSTER_METRICS;
+
+// ---- emitting -------------------------------------------------------------------------------
+
+/**
+ * Metrics are written as EMF log lines (CloudWatch extracts them from the function's logs) when
+ * running in Lambda, or when `TRIBUTARY_METRICS=emf`; otherwise they cost nothing.
+ */
+const enabled = (): boolean => process.env.TRIBUTARY_METRICS === 'emf' || (process.env.AWS_LAMBDA_FUNCTION_NAME !== undefined && process.env.TRIBUTARY_METRICS !== 'off');
+
+/** Emits one metric value (as one EMF line on stderr, which Lambda sends to CloudWatch Logs). */
+export function emitMetric(key: ClusterMetricKey, value: number, extra: Readonly<Record<string, string>> = {}): void {
+  if (!enabled()) return;
+  const spec = CLUSTER_METRICS[key];
+  const dimensions = { [CLUSTER_DIMENSION]: process.env.TRIBUTARY_COORDINATION_TABLE ?? 'unknown', ...extra };
+  const line = {
+    _aws: {
+      Timestamp: Date.now(),
+      CloudWatchMetrics: [{ Namespace: METRICS_NAMESPACE, Dimensions: [Object.keys(dimensions)], Metrics: [{ Name: spec.name, Unit: spec.unit }] }],
+    },
+    ...dimensions,
+    [spec.name]: value,
+  };
+  process.stderr.write(`${JSON.stringify(line)}\n`);
+}
