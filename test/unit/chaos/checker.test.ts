@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { rng } from '../../../lib/chaos/recorder.js';
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { ANOMALY_KINDS, check, type AnomalyKind, type CheckReport } from '../../../lib/chaos/checker.js';
@@ -491,17 +492,8 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
 );
 const actionsArb = fc.array(actionArb, { minLength: 5, maxLength: 120 });
 
-/** A seeded pseudo-random generator (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The harness's seeded generator: model histories replay from a seed. */
+const prng = rng;
 
 function randomActions(n: number, seed: number): Action[] {
   const rand = prng(seed);
