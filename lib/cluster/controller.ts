@@ -91,6 +91,7 @@ export class Controller {
       const probes = await Promise.all(brokers.map((b) => probeStore(b, this.o.probeTimeoutMs)));
       const alive = new Set<number>();
       const fencedAt = new Map<number, number>();
+      const lostLog = new Set<number>();
       for (const [i, b] of brokers.entries()) {
         const probe = probes[i];
         const seen = probe !== undefined;
@@ -101,6 +102,7 @@ export class Controller {
         if (b.state === 'alive' && (unseenFor > this.o.sessionTimeoutMs || lostStore)) {
           await coordination.setBrokerState(lease, b.brokerId, 'fenced');
           fencedAt.set(b.brokerId, unseenFor);
+          if (lostStore) lostLog.add(b.brokerId);
           logger.warn({ event: 'broker-fenced', broker: b.brokerId, unseenMs: unseenFor, lostStore, controllerEpoch: lease.epoch }, lostStore ? 'broker fenced: its store lost its data' : 'broker fenced');
           report.fenced.push(b.brokerId);
         } else if (b.state === 'fenced' && seen) {
@@ -117,7 +119,7 @@ export class Controller {
         if (version !== this.offlineSeenAt) this.scanNeeded = true;
       }
       if (report.fenced.length > 0 || report.unfenced.length > 0 || this.scanNeeded) {
-        report.elections = await this.reconcilePartitions(lease, brokers, alive, new Set(report.unfenced));
+        report.elections = await this.reconcilePartitions(lease, brokers, alive, new Set(report.unfenced), lostLog);
         report.scanned = true;
         this.scanNeeded = false;
         this.lastWalkAt = now;
@@ -181,7 +183,9 @@ export class Controller {
    * Walks every partition: elects where the leader is not alive, drops dead brokers from ISRs,
    * and makes every live replica's head agree with the partition state. Returns the elections made.
    */
-  private async reconcilePartitions(lease: coordination.Lease, brokers: readonly BrokerRecord[], alive: ReadonlySet<number>, returning: ReadonlySet<number>): Promise<number> {
+  private async reconcilePartitions(
+    lease: coordination.Lease, brokers: readonly BrokerRecord[], alive: ReadonlySet<number>, returning: ReadonlySet<number>, lostLog: ReadonlySet<number>,
+  ): Promise<number> {
     const stores = new Map<number, ReplicaStoreRef>(brokers.map((b) => [b.brokerId, b]));
     let elections = 0;
     const settled: { topic: string; p: PartitionRecord }[] = [];
@@ -192,13 +196,13 @@ export class Controller {
       if (!view || view.topic.state !== 'active') continue;
       const unclean = stringConfig(view.topic.configs, 'unclean.leader.election.enable') === 'true';
       for (const p of view.partitions) {
-        const decision = reconcile(p, alive, unclean);
+        const decision = reconcile(p, alive, unclean, lostLog);
         if (!decision) {
           settled.push({ topic: name, p });
           continue;
         }
         const next = await changePartition(name, p, (cur) => {
-          const d = reconcile(cur, alive, unclean);
+          const d = reconcile(cur, alive, unclean, lostLog);
           return d && { leader: d.leader, isr: d.isr, ...(d.newEpoch ? { leaderEpoch: cur.leaderEpoch + 1 } : {}) };
         }, lease);
         if (next.leader !== p.leader) {

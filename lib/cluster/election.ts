@@ -29,15 +29,20 @@ export function chooseLeader(p: PartitionRecord, alive: ReadonlySet<number>, unc
  * (with a new epoch) when the current one is not alive, or an ISR without dead members. Undefined
  * when nothing needs to change.
  */
-export function reconcile(p: PartitionRecord, alive: ReadonlySet<number>, uncleanAllowed: boolean): (ElectionDecision & { newEpoch: boolean }) | undefined {
-  if (p.leader < 0 || !alive.has(p.leader)) {
+export function reconcile(
+  part: PartitionRecord, alive: ReadonlySet<number>, uncleanAllowed: boolean, lostLog: ReadonlySet<number> = new Set(),
+): (ElectionDecision & { newEpoch: boolean }) | undefined {
+  // A replica whose store lost its data is in sync with nothing: it leaves the ISR even as its last
+  // member (the partition then stays offline unless unclean election is allowed).
+  const p = lostLog.size === 0 ? part : { ...part, isr: part.isr.filter((r) => !lostLog.has(r)) };
+  if (p.leader < 0 || !alive.has(p.leader) || lostLog.has(p.leader)) {
     const d = chooseLeader(p, alive, uncleanAllowed);
-    if (d.leader === p.leader && sameMembers(d.isr, p.isr)) return undefined;
-    return { ...d, newEpoch: d.leader !== p.leader };
+    if (d.leader === part.leader && sameMembers(d.isr, part.isr)) return undefined;
+    return { ...d, newEpoch: d.leader !== part.leader };
   }
   // The leader lives: dead followers leave the ISR (the leader never does).
   const isr = p.isr.filter((r) => alive.has(r) || r === p.leader);
-  return sameMembers(isr, p.isr) ? undefined : { leader: p.leader, isr, unclean: false, newEpoch: false };
+  return sameMembers(isr, part.isr) ? undefined : { leader: p.leader, isr, unclean: false, newEpoch: false };
 }
 
 const sameMembers = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((x) => b.includes(x));

@@ -63,8 +63,28 @@ function epochEntries(follower: ReplicaHead, batches: readonly BatchRecord[]): [
 }
 
 /** One copy step from `leader` to `follower`. Store failures propagate. */
+/**
+ * The leader's store failed during a copy step: nothing can be said about the follower, and no
+ * follower may be blamed for it (leave the ISR alone; the controller deals with the leader).
+ */
+export class LeaderUnavailable extends Error {
+  override readonly name = 'LeaderUnavailable';
+  constructor(override readonly cause: unknown) {
+    super(`the leader's store failed: ${(cause as Error)?.message ?? cause}`);
+  }
+}
+
+/** Runs a read of the leader's store, telling its failure apart from the follower's. */
+async function onLeaderStore<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    throw new LeaderUnavailable(err);
+  }
+}
+
 export async function copyStep(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string, leaderHead?: ReplicaHead): Promise<CopyOutcome> {
-  const lHead = leaderHead ?? (await readHead(leader, tp));
+  const lHead = leaderHead ?? (await onLeaderStore(() => readHead(leader, tp)));
   if (!lHead || lHead.role !== 'leader') return { kind: 'fenced' };
   let fHead = await readHead(follower, tp);
   if (!fHead || fHead.snapshotting) return { kind: 'needs-snapshot', leaderLeo: lHead.leo };
@@ -92,7 +112,7 @@ export async function copyStep(leader: ReplicaStoreRef, follower: ReplicaStoreRe
   if (fHead.leo < lHead.logStartOffset) return { kind: 'needs-snapshot', leaderLeo: lHead.leo };
   if (fHead.leo >= lHead.leo) return { kind: 'caught-up', followerLeo: fHead.leo, leaderLeo: lHead.leo };
 
-  let batches = await queryBatches(leader, tp, { fromOffset: fHead.leo, toOffset: lHead.leo - 1, maxBytes: COPY_BYTES });
+  let batches = await onLeaderStore(() => queryBatches(leader, tp, { fromOffset: fHead.leo, toOffset: lHead.leo - 1, maxBytes: COPY_BYTES }));
   // Room in the transaction for the head, the batches and each idempotent producer's state.
   const room = (n: number) => n + new Set(batches.slice(0, n).flatMap((b) => (b.producerId !== undefined ? [b.producerId] : []))).size <= MAX_TRANSACTION_ITEMS - 1;
   let take = Math.min(batches.length, MAX_TRANSACTION_ITEMS - 1);
@@ -175,6 +195,8 @@ async function catchUp(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: s
       if (out.kind === 'needs-snapshot') {
         const lost = { brokerId: follower.brokerId, lostLog: true, error: new KafkaError('REPLICA_NOT_AVAILABLE', `follower ${follower.brokerId} needs a full sync`) };
         if (!o.fullSync || !(await o.fullSync(leader, follower, tp))) return lost;
+        // (a full sync that fails on the leader's side surfaces as a store error of this follower's
+        // sync; the follower is out of the ISR already, having lost its log)
         continue;
       }
       if (out.kind === 'behind-epoch' || out.kind === 'fenced') {
@@ -187,6 +209,7 @@ async function catchUp(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: s
     if (leo === undefined) leo = (await readHead(follower, tp))?.leo;
     return { brokerId: follower.brokerId, ...(leo !== undefined ? { leo } : {}) };
   } catch (err) {
+    if (err instanceof LeaderUnavailable) throw err;
     return { brokerId: follower.brokerId, error: asKafkaError(err) };
   }
 }
@@ -212,7 +235,13 @@ export async function replicate(topic: string, topicId: string, partition: numbe
   }
   const target = o.until ?? lHead.leo;
   const followers = state.replicas.filter((b) => b !== state.leader);
-  const results = await Promise.all(followers.map(async (b) => catchUp(leader, await replicaStore(b), tp, target, o, lHead)));
+  let results: FollowerResult[];
+  try {
+    results = await Promise.all(followers.map(async (b) => catchUp(leader, await replicaStore(b), tp, target, o, lHead)));
+  } catch (err) {
+    // The leader failed mid-copy: no ISR change, no high watermark move — a store failure of the leader.
+    throw err instanceof LeaderUnavailable ? err.cause : err;
+  }
 
   let current: PartitionRecord = state;
   const now = Date.now();

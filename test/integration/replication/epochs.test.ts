@@ -10,7 +10,7 @@ import { createTopic } from '../../../lib/cluster/topics.js';
 import { appendToLeader } from '../../../lib/log/append.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
 import { produce } from '../../../lib/log/produce.js';
-import { copyStep, endOffsetForEpoch, replicate, truncationOffset } from '../../../lib/log/replicate.js';
+import { copyStep, endOffsetForEpoch, LeaderUnavailable, replicate, truncationOffset } from '../../../lib/log/replicate.js';
 import { topicPartitionKey, type ReplicaHead } from '../../../lib/storage/model.js';
 import { queryBatches, readHead, setRole, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
 
@@ -35,6 +35,17 @@ describe('Function: truncationOffset (KIP-101)', () => {
     expect(truncationOffset(head({ leo: 14, epochs: [[0, 0], [1, 12]] }), leader)).toBe(10);
     expect(truncationOffset(head({ leo: 8, epochs: [[0, 0]] }), leader)).toBe(8);
     expect(truncationOffset(head({ leo: 25, epochs: [[0, 0], [2, 10]] }), leader)).toBe(20);
+  });
+});
+
+describe('Function: copyStep when the leader fails', () => {
+  it("blames the leader's store, not the follower (so no follower is dropped from the ISR for it)", async () => {
+    const name = `dead-leader-${process.pid}-${n++}`;
+    const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 2 });
+    const p0 = partitions[0]!;
+    const deadLeader = { ...(await replicaStore(p0.leader)), endpoint: 'http://127.0.0.1:1' };
+    const err = await copyStep(deadLeader, await replicaStore(p0.replicas[1]!), topicPartitionKey(topic.topicId, 0)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LeaderUnavailable);
   });
 });
 

@@ -39,3 +39,17 @@ describe('Function: reconcile', () => {
     expect(reconcile(part({ leader: -1, isr: [1] }), alive(2, 3), false)).toBeUndefined();
   });
 });
+
+describe('Function: reconcile with a replica that lost its log', () => {
+  it('drops it from the ISR even as the last member, so it can never lead with an empty log', () => {
+    const p = part({ leader: 2, isr: [2], replicas: [1, 2, 3] });
+    expect(reconcile(p, alive(1, 3), false, new Set([2]))).toEqual({ leader: -1, isr: [], unclean: false, newEpoch: true });
+    // Back and unfenced, it is not elected: the partition stays offline without unclean election.
+    expect(reconcile({ ...p, leader: -1, isr: [] }, alive(1, 2, 3), false)).toBeUndefined();
+    expect(reconcile({ ...p, leader: -1, isr: [] }, alive(1, 2, 3), true)).toMatchObject({ leader: 1, unclean: true });
+  });
+
+  it('elects another in-sync replica when the leader lost its log', () => {
+    expect(reconcile(part({ leader: 2, isr: [1, 2, 3] }), alive(1, 3), false, new Set([2]))).toEqual({ leader: 1, isr: [1, 3], unclean: false, newEpoch: true });
+  });
+});
