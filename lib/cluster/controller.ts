@@ -253,7 +253,8 @@ export class Controller {
         }
         if (head.leaderEpoch === p.leaderEpoch && head.role === role) continue;
         try {
-          await setRole(store, tp, role, p.leaderEpoch);
+          // A new leader counts exactly the partition state's ISR toward its high watermark.
+          await setRole(store, tp, role, p.leaderEpoch, role === 'leader' ? p.isr : undefined);
           logger.info({ event: 'role-pushed', topic, partition: p.partition, broker: brokerId, role, leaderEpoch: p.leaderEpoch }, 'replica told its role');
           if (p.leader >= 0) this.catchUps.set(tp, { topic, p });
         } catch (err) {

@@ -90,7 +90,7 @@ export async function createTopic(input: CreateTopicInput): Promise<TopicDescrip
   await Promise.all(brokers.map(async (b) => {
     const heads = states.flatMap((s) =>
       s.replicas.includes(b.brokerId)
-        ? [{ tp: topicPartitionKey(topic.topicId, s.partition), role: s.leader === b.brokerId ? 'leader' as const : 'follower' as const, leaderEpoch: 0 }]
+        ? [{ tp: topicPartitionKey(topic.topicId, s.partition), role: s.leader === b.brokerId ? 'leader' as const : 'follower' as const, leaderEpoch: 0, isr: s.isr }]
         : []);
     if (heads.length > 0) await createHeads(b, heads);
   }));

@@ -223,11 +223,19 @@ async function appendChunk(t: AppendTarget, chunk: readonly StagedBatch[]): Prom
   const cached = knownHeads.get(headKey(t));
   let head = cached ?? (await readHead(t.leader, t.tp));
   let states = await producerStates(t, chunk, false);
+  let statesFresh = false;
   for (let attempt = 1; ; attempt++) {
     // A cached head may be behind a role or epoch change: only a fresh read may refuse the append.
     if (cached && head === cached && (cached.leaderEpoch !== t.leaderEpoch || cached.role !== 'leader')) head = await readHead(t.leader, t.tp);
     checkLeadership(head, t);
-    const plan = planChunk(t, head, chunk, states);
+    let plan = planChunk(t, head, chunk, states);
+    // A duplicate or a refusal must be judged on the stored producer state, never on a cached one
+    // (the log may have been truncated since): an answer without a write proves nothing else.
+    if (!statesFresh && plan.records.length < chunk.length) {
+      states = await producerStates(t, chunk, true);
+      statesFresh = true;
+      plan = planChunk(t, head, chunk, states);
+    }
     if (plan.records.length === 0) return plan.results;
     const lastEpoch = head.epochs[head.epochs.length - 1];
     const needsEpochEntry = !lastEpoch || lastEpoch[0] < t.leaderEpoch;
@@ -253,7 +261,10 @@ async function appendChunk(t: AppendTarget, chunk: readonly StagedBatch[]): Prom
       }
       const failed = err.at(0);
       head = failed?.code === 'ConditionalCheckFailed' ? headFromItem(failed.current) : await readHead(t.leader, t.tp);
-      if (err.items.some((i) => i.index > plan.records.length)) states = await producerStates(t, chunk, true);
+      if (err.items.some((i) => i.index > plan.records.length)) {
+        states = await producerStates(t, chunk, true);
+        statesFresh = true;
+      }
       // Full jitter: racing instances spread out instead of colliding again in lockstep.
       if (attempt > 1) await sleep(Math.random() * Math.min(200, 5 * 2 ** attempt));
     }

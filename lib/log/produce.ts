@@ -101,7 +101,7 @@ async function appendPartition(
       const end = (ranges[ranges.length - 1]?.lastOffset ?? -1) + 1;
       // Written: from here a failure must not append again. With one replica the leader's append
       // is the commit, so the high watermark moves now whatever the acks.
-      if (acks === 'all' || state.replicas.length === 1) await commit(topicName, current.topic.topicId, partition, end, minIsr, deadline);
+      if (acks === 'all' || state.replicas.length === 1) await commit(topicName, current.topic.topicId, partition, end, state.leaderEpoch, minIsr, deadline);
       return ranges.map((r) => r.baseOffset);
     } catch (caught) {
       if (caught instanceof CommitFailed) throw caught.cause;
@@ -129,11 +129,11 @@ async function freshIsr(topicName: string, partition: number): Promise<number> {
  * Errors: NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below min.insync.replicas (the
  * records are on the leader but not acknowledged); REQUEST_TIMED_OUT when the deadline passed.
  */
-async function commit(topicName: string, topicId: string, partition: number, end: number, minIsr: number, deadline: number): Promise<void> {
+async function commit(topicName: string, topicId: string, partition: number, end: number, leaderEpoch: number, minIsr: number, deadline: number): Promise<void> {
   let result;
   try {
     result = await replicateShared(topicName, topicId, partition, {
-      until: end, deadline, shrinkOnFailure: true, lagTimeMaxMs: config().replicaLagTimeMaxMs,
+      until: end, leaderEpoch, deadline, shrinkOnFailure: true, lagTimeMaxMs: config().replicaLagTimeMaxMs,
     });
   } catch (err) {
     throw new CommitFailed(asKafkaError(err));

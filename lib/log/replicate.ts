@@ -5,14 +5,14 @@
  * offset in the ISR. Safe to run concurrently from anywhere: every write is conditional, so a
  * copier that lost a race wrote nothing.
  */
-import { expandIsr, shrinkIsr } from '../cluster/partition-state.js';
-import { cachedBrokers, cachedTopic, replicaStore } from '../cluster/metadata.js';
+import { shrinkIsr } from '../cluster/partition-state.js';
+import { cachedBrokers, cachedTopic, invalidateMetadata, replicaStore } from '../cluster/metadata.js';
 import { KafkaError, asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
-import { readPartition } from '../storage/coordination.js';
+import { alterPartition, PartitionChanged, readPartition } from '../storage/coordination.js';
 import { topicPartitionKey, type BatchRecord, type FollowerProgress, type PartitionRecord, type ReplicaHead } from '../storage/model.js';
-import { advanceHighWatermark, copyBatches, listProducerStates, queryBatches, readHead, readProducerStates, replaceProducerStates, truncateLog, type ProducerStateWrite, type ReplicaStoreRef } from '../storage/replica.js';
+import { advanceHighWatermark, copyBatches, setHeadIsr, listProducerStates, queryBatches, readHead, readProducerStates, replaceProducerStates, truncateLog, type ProducerStateWrite, type ReplicaStoreRef } from '../storage/replica.js';
 import { applyBatch, truncateState, type ProducerState } from './producer-state.js';
 import { ConditionFailed, MAX_TRANSACTION_ITEMS } from '../storage/transact.js';
 
@@ -159,6 +159,11 @@ async function followerProducerStates(follower: ReplicaStoreRef, tp: string, bat
 export interface ReplicateOptions {
   /** Keep copying until every ISR follower holds offsets below this (acks=all). */
   readonly until?: number;
+  /**
+   * The leader epoch the records to commit were appended under. A commit is only proven under
+   * that epoch: the same offsets under a later leader may hold other records.
+   */
+  readonly leaderEpoch?: number;
   readonly deadline: number;
   /** Remove an ISR follower whose store fails at once (acks=all must not wait on a dead broker). */
   readonly shrinkOnFailure: boolean;
@@ -215,6 +220,92 @@ async function catchUp(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: s
 }
 
 /**
+ * Edits the leader's ISR count with compare-and-set on its version, re-reading on conflict.
+ * `decide` sees the current count and returns the next one, or undefined for no change. Returns
+ * the head after the change, or undefined when the broker stopped leading under `leaderEpoch`.
+ */
+async function editCount(
+  leader: ReplicaStoreRef, tp: string, leaderEpoch: number,
+  decide: (head: ReplicaHead) => Promise<{ isr: readonly number[]; joining: readonly number[] } | undefined>,
+): Promise<boolean> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const head = await readHead(leader, tp);
+    if (!head || head.role !== 'leader' || head.leaderEpoch !== leaderEpoch) return false;
+    const next = await decide(head);
+    if (!next) return true;
+    if (await setHeadIsr(leader, tp, leaderEpoch, head.isrVersion, next)) return true;
+  }
+  return false;
+}
+
+/**
+ * Takes `b` out of the leader's count — only if the partition state, read after the head, no
+ * longer has it (an expander that re-added it must have bumped the head's version first, which
+ * fails this write).
+ */
+async function dropFromCount(topic: string, partition: number, leader: ReplicaStoreRef, tp: string, leaderEpoch: number, b: number): Promise<void> {
+  await editCount(leader, tp, leaderEpoch, async (head) => {
+    if (!head.isr.includes(b)) return undefined;
+    const state = await readPartition(topic, partition);
+    if (state?.isr.includes(b)) return undefined;
+    return { isr: head.isr.filter((x) => x !== b), joining: head.joining };
+  });
+}
+
+/**
+ * Adds a caught-up follower to the ISR without letting the high watermark get ahead of it:
+ * (1) the leader counts it as joining (from then on no high watermark passes its log end),
+ * (2) it is brought up to the high watermark, (3) the partition state takes it — by
+ * compare-and-set on the state read before (1), so a shrink that raced wins — and (4) the leader
+ * counts it as in sync. Returns the new partition state, or undefined when it did not join.
+ */
+async function joinIsr(
+  topic: string, partition: number, state: PartitionRecord, leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string, deadline: number,
+): Promise<PartitionRecord | undefined> {
+  const b = follower.brokerId;
+  const epoch = state.leaderEpoch;
+  const leave = () => editCount(leader, tp, epoch, async (h) => (h.joining.includes(b) ? { isr: h.isr, joining: h.joining.filter((x) => x !== b) } : undefined));
+  const counting = await editCount(leader, tp, epoch, async (h) => (h.isr.includes(b) || h.joining.includes(b) ? undefined : { isr: h.isr, joining: [...h.joining, b] }));
+  if (!counting) return undefined;
+  try {
+    for (;;) {
+      const [lh, fh] = await Promise.all([readHead(leader, tp), readHead(follower, tp)]);
+      if (!lh || !fh) return undefined;
+      if (fh.leo >= lh.hw) break;
+      const out = await copyStep(leader, follower, tp, lh);
+      if ((out.kind !== 'copied' && out.kind !== 'caught-up' && out.kind !== 'lost-race') || Date.now() > deadline) return undefined;
+    }
+    let next: PartitionRecord;
+    try {
+      next = await alterPartition(topic, state, { isr: state.replicas.filter((r) => state.isr.includes(r) || r === b) });
+    } catch (err) {
+      if (err instanceof PartitionChanged) return undefined;
+      throw err;
+    }
+    invalidateMetadata(topic);
+    logger.info({ event: 'isr-expand', topic, partition, broker: b, leaderEpoch: epoch, isr: next.isr }, 'ISR expand');
+    await editCount(leader, tp, epoch, async (h) => ({ isr: h.isr.includes(b) ? h.isr : [...h.isr, b], joining: h.joining.filter((x) => x !== b) }));
+    return next;
+  } finally {
+    await leave().catch(() => undefined);
+  }
+}
+
+/**
+ * The high watermark a leader may move to: the smallest log end offset over every member it
+ * counts (its ISR, followers joining it, and the partition state's ISR `stateIsr`), where a
+ * member whose log end offset is unknown (`leoOf` lacks it) holds it where it is. Never moves
+ * backwards, never past the leader's own log end.
+ */
+export function highWatermarkOf(head: ReplicaHead, leaderId: number, stateIsr: readonly number[], leoOf: ReadonlyMap<number, number>): number {
+  let hw = head.leo;
+  for (const b of new Set([...head.isr, ...head.joining, ...stateIsr])) {
+    if (b !== leaderId) hw = Math.min(hw, leoOf.get(b) ?? head.hw);
+  }
+  return Math.max(hw, head.hw);
+}
+
+/**
  * Brings a partition's followers up to the leader (or to `until`), maintains the ISR, and
  * advances the leader's high watermark to the smallest log end offset in the ISR.
  * Errors: NOT_LEADER_OR_FOLLOWER when the leader moved; store failures of the leader.
@@ -228,6 +319,9 @@ export async function replicate(topic: string, topicId: string, partition: numbe
     guess !== undefined && guess >= 0 ? replicaStore(guess).then((s) => readHead(s, tp)) : Promise.resolve(undefined),
   ]);
   if (!state || state.topicId !== topicId) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of ${topic} not found.`, { topic, partition });
+  if (o.leaderEpoch !== undefined && state.leaderEpoch !== o.leaderEpoch) {
+    throw new KafkaError('NOT_LEADER_OR_FOLLOWER', `The leadership of ${topic}-${partition} moved on (epoch ${state.leaderEpoch}, appended under ${o.leaderEpoch}): the append's fate is unknown.`, { topic, partition });
+  }
   const leader = await replicaStore(state.leader);
   const lHead = guess === state.leader ? guessed : await readHead(leader, tp);
   if (!lHead || lHead.role !== 'leader' || lHead.leaderEpoch !== state.leaderEpoch) {
@@ -248,31 +342,41 @@ export async function replicate(topic: string, topicId: string, partition: numbe
   // A fenced broker rejoins the ISR only after the controller has demoted and unfenced it.
   const alive = new Set((await cachedBrokers()).filter((b) => b.state === 'alive').map((b) => b.brokerId));
   const progress: Record<string, FollowerProgress> = {};
+  const leoOf = new Map<number, number>();
   for (const r of results) {
     const before = lHead.followers[String(r.brokerId)];
     const caughtUp = r.leo !== undefined && r.leo >= lHead.leo;
+    if (r.leo !== undefined) leoOf.set(r.brokerId, r.leo);
     progress[String(r.brokerId)] = { leo: r.leo ?? before?.leo ?? 0, caughtUpAt: caughtUp ? now : before?.caughtUpAt ?? now };
     const inIsr = current.isr.includes(r.brokerId);
     const lagging = !caughtUp && now - (progress[String(r.brokerId)] as FollowerProgress).caughtUpAt > o.lagTimeMaxMs;
     if (inIsr && ((r.error && o.shrinkOnFailure) || r.lostLog || lagging)) {
+      // Out of the partition state first, then out of the leader's count.
       current = await shrinkIsr(topic, partition, r.brokerId, state.leaderEpoch, r.error ? r.error.message : `not caught up for ${o.lagTimeMaxMs} ms`);
       if (!current.isr.includes(r.brokerId)) emitMetric('isrShrinks', 1);
     } else if (!inIsr && caughtUp && !r.error && alive.has(r.brokerId)) {
-      current = await expandIsr(topic, partition, r.brokerId, state.leaderEpoch);
-      if (current.isr.includes(r.brokerId)) emitMetric('isrExpands', 1);
+      const joined = await joinIsr(topic, partition, current, leader, await replicaStore(r.brokerId), tp, o.deadline);
+      if (joined) {
+        current = joined;
+        emitMetric('isrExpands', 1);
+        leoOf.set(r.brokerId, (await readHead(await replicaStore(r.brokerId), tp))?.leo ?? 0);
+      }
     }
   }
-  // The high watermark: the smallest log end offset in the ISR; an ISR member we know nothing of holds it back.
-  let hw = lHead.leo;
-  for (const b of current.isr) {
-    if (b === state.leader) continue;
-    const r = results.find((x) => x.brokerId === b);
-    hw = Math.min(hw, r?.leo ?? Math.min(lHead.hw, progress[String(b)]?.leo ?? lHead.hw));
+  // Members the partition state no longer has leave the leader's count (whoever removed them).
+  for (const b of lHead.isr) if (b !== state.leader && !current.isr.includes(b)) await dropFromCount(topic, partition, leader, tp, state.leaderEpoch, b);
+
+  // The high watermark: the smallest log end offset over every member the leader counts (its
+  // ISR, followers joining it, and the partition state's ISR); a member we know nothing of holds it back.
+  const head = await readHead(leader, tp);
+  if (!head || head.role !== 'leader' || head.leaderEpoch !== state.leaderEpoch) {
+    throw new KafkaError('NOT_LEADER_OR_FOLLOWER', `Broker ${state.leader} stopped leading ${topic}-${partition}.`, { topic, partition });
   }
-  hw = Math.max(hw, lHead.hw);
+  let hw = highWatermarkOf(head, state.leader, current.isr, leoOf);
   // Write only when something moved: the head's stream must not re-trigger replication forever.
-  const moved = hw > lHead.hw || followers.some((b) => progress[String(b)]?.leo !== lHead.followers[String(b)]?.leo);
-  if (moved) await advanceHighWatermark(leader, tp, state.leaderEpoch, hw, progress);
+  const moved = hw > head.hw || followers.some((b) => progress[String(b)]?.leo !== head.followers[String(b)]?.leo);
+  const written = moved ? await advanceHighWatermark(leader, tp, state.leaderEpoch, hw, progress, head.isrVersion) : true;
+  if (!written) hw = head.hw; // someone changed the count meanwhile: this high watermark proves nothing
   const slowest = Math.min(...results.map((r) => r.leo ?? progress[String(r.brokerId)]?.leo ?? lHead.leo), lHead.leo);
   emitMetric('replicationLag', lHead.leo - slowest);
   return { highWatermark: hw, isr: current.isr, leaderEpoch: state.leaderEpoch };
@@ -285,17 +389,18 @@ const inflight = new Map<string, Promise<ReplicateResult>>();
  * while one run is in flight, others wait for it and need their own run only if it did not get
  * far enough — acks=all producers of one partition then replicate together (group commit).
  */
-export async function replicateShared(topic: string, topicId: string, partition: number, o: ReplicateOptions & { until: number }): Promise<ReplicateResult> {
-  const key = topicPartitionKey(topicId, partition);
+export async function replicateShared(topic: string, topicId: string, partition: number, o: ReplicateOptions & { until: number; leaderEpoch: number }): Promise<ReplicateResult> {
+  const key = `${topicPartitionKey(topicId, partition)}@${o.leaderEpoch}`;
   for (;;) {
     const running = inflight.get(key);
     if (running) {
       const result = await running.catch(() => undefined);
-      if (result && result.highWatermark >= o.until) return result;
+      if (result && result.highWatermark >= o.until && result.leaderEpoch === o.leaderEpoch) return result;
       if (Date.now() >= o.deadline) return result ?? replicate(topic, topicId, partition, o);
       continue;
     }
     const run = replicate(topic, topicId, partition, { ...o, until: undefined }).finally(() => inflight.delete(key));
+    // (the run keeps o.leaderEpoch: it refuses to prove anything under another leader)
     inflight.set(key, run);
     const result = await run;
     if (result.highWatermark >= o.until || Date.now() >= o.deadline) return result;

@@ -74,6 +74,16 @@ export interface ReplicaHead {
   readonly snapshotting?: number;
   /** On a leader: what it last learned of each follower (broker id → log end offset, time it was last caught up). */
   readonly followers: Readonly<Record<string, FollowerProgress>>;
+  /**
+   * On a leader: the ISR its high watermark is computed over — always a superset of the partition
+   * state's ISR (a follower joins here before it joins there, and leaves there before it leaves
+   * here), so a member the controller may elect always holds everything below the high watermark.
+   */
+  readonly isr: readonly number[];
+  /** On a leader: followers being added to the ISR (counted for the high watermark already). */
+  readonly joining: readonly number[];
+  /** On a leader: bumped by every change of `isr` or `joining`; high watermark writes are conditioned on it. */
+  readonly isrVersion: number;
 }
 
 export interface FollowerProgress {

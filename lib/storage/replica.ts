@@ -30,6 +30,9 @@ function toHead(item: Record<string, unknown>): ReplicaHead {
     syncEpoch: (item.syncEpoch as number | undefined) ?? 0,
     ...(typeof item.snapshotting === 'number' ? { snapshotting: item.snapshotting } : {}),
     followers: (item.followers as ReplicaHead['followers'] | undefined) ?? {},
+    isr: (item.isr as number[] | undefined) ?? [],
+    joining: (item.joining as number[] | undefined) ?? [],
+    isrVersion: (item.isrVersion as number | undefined) ?? 0,
   };
 }
 
@@ -117,14 +120,14 @@ async function batchWriteAll(store: ReplicaStoreRef, requests: Record<string, un
  */
 export async function createHeads(
   store: ReplicaStoreRef,
-  heads: readonly { tp: string; role: ReplicaRole; leaderEpoch: number }[],
+  heads: readonly { tp: string; role: ReplicaRole; leaderEpoch: number; isr: readonly number[] }[],
 ): Promise<void> {
-  await batchWriteAll(store, heads.map((h) => ({ PutRequest: { Item: headItem(emptyHead(h.tp, h.role, h.leaderEpoch)) } })));
+  await batchWriteAll(store, heads.map((h) => ({ PutRequest: { Item: headItem(emptyHead(h.tp, h.role, h.leaderEpoch, h.isr)) } })));
 }
 
 /** A head with an empty log. */
-export const emptyHead = (tp: string, role: ReplicaRole, leaderEpoch: number): ReplicaHead => ({
-  tp, leo: 0, hw: 0, logStartOffset: 0, leaderEpoch, role, epochs: [], syncEpoch: leaderEpoch, followers: {},
+export const emptyHead = (tp: string, role: ReplicaRole, leaderEpoch: number, isr: readonly number[] = []): ReplicaHead => ({
+  tp, leo: 0, hw: 0, logStartOffset: 0, leaderEpoch, role, epochs: [], syncEpoch: leaderEpoch, followers: {}, isr, joining: [], isrVersion: 0,
 });
 
 /**
@@ -151,21 +154,52 @@ export async function putBatches(store: ReplicaStoreRef, tp: string, batches: re
 }
 
 /**
- * Sets a replica's role and leader epoch (what the controller pushes after an election).
+ * Sets a replica's role and leader epoch (what the controller pushes after an election), and for
+ * a leader the ISR its high watermark counts (the partition state's ISR at the election).
  * Condition: the head exists and its leader epoch is not newer than `leaderEpoch` — epochs never
  * go backwards. Errors: `ConditionFailed` (index 0 carries the current head).
  */
-export async function setRole(store: ReplicaStoreRef, tp: string, role: ReplicaRole, leaderEpoch: number): Promise<void> {
+export async function setRole(store: ReplicaStoreRef, tp: string, role: ReplicaRole, leaderEpoch: number, isr?: readonly number[]): Promise<void> {
   await transactWrite(client(store), [{
     Update: {
       TableName: store.replicaTable,
       Key: { tp, off: HEAD_OFFSET },
-      UpdateExpression: 'SET #role = :role, leaderEpoch = :epoch',
+      UpdateExpression: `SET #role = :role, leaderEpoch = :epoch${isr ? ', isr = :isr, joining = :none, isrVersion = if_not_exists(isrVersion, :zero) + :one' : ''}`,
       ConditionExpression: 'attribute_exists(tp) AND leaderEpoch <= :epoch',
       ExpressionAttributeNames: { '#role': 'role' },
-      ExpressionAttributeValues: { ':role': role, ':epoch': leaderEpoch },
+      ExpressionAttributeValues: { ':role': role, ':epoch': leaderEpoch, ...(isr ? { ':isr': [...isr], ':none': [], ':zero': 0, ':one': 1 } : {}) },
     },
   }]);
+}
+
+/** Condition on a head's `isrVersion` (`:v`); a head written before it existed is at version 0. */
+const isrVersionIs = (v: number) => (v === 0 ? '(attribute_not_exists(isrVersion) OR isrVersion = :v)' : 'isrVersion = :v');
+
+/**
+ * Changes the ISR a leader's high watermark counts (`isr`, and `joining` for followers on their
+ * way in). Followers join here before they join the partition state, and leave here after.
+ * Condition: still the leader under `leaderEpoch`, and `isrVersion` is still `expectVersion`.
+ * Effect: the lists, `isrVersion` + 1. Returns false when the condition failed.
+ */
+export async function setHeadIsr(
+  store: ReplicaStoreRef, tp: string, leaderEpoch: number, expectVersion: number, next: { isr: readonly number[]; joining: readonly number[] },
+): Promise<boolean> {
+  try {
+    await client(store).send(new UpdateCommand({
+      TableName: store.replicaTable,
+      Key: { tp, off: HEAD_OFFSET },
+      UpdateExpression: 'SET isr = :isr, joining = :joining, isrVersion = :next',
+      ConditionExpression: `leaderEpoch = :epoch AND #role = :leader AND ${isrVersionIs(expectVersion)}`,
+      ExpressionAttributeNames: { '#role': 'role' },
+      ExpressionAttributeValues: {
+        ':isr': [...next.isr], ':joining': [...next.joining], ':next': expectVersion + 1, ':v': expectVersion, ':epoch': leaderEpoch, ':leader': 'leader',
+      },
+    }));
+    return true;
+  } catch (err) {
+    if ((err as Error).name === 'ConditionalCheckFailedException') return false;
+    throw err;
+  }
 }
 
 /** A producer state to write with an append or copy: `expectVer` null means it must not exist yet. */
@@ -347,11 +381,13 @@ export async function copyBatches(store: ReplicaStoreRef, tp: string, write: Cop
 
 /**
  * Advances a leader's high watermark and records its followers' progress.
- * Condition: still the leader under `leaderEpoch`, and `hw` does not move backwards.
+ * Condition: still the leader under `leaderEpoch`, `hw` does not move backwards, and the head's
+ * ISR is still the one `hw` was computed over.
  * Returns false when the condition failed (another copier got further, or leadership moved).
  */
 export async function advanceHighWatermark(
   store: ReplicaStoreRef, tp: string, leaderEpoch: number, hw: number, followers: Readonly<Record<string, { leo: number; caughtUpAt: number }>>,
+  isrVersion: number,
 ): Promise<boolean> {
   // A single-item write outside a transaction: half the write units of a one-item transaction.
   try {
@@ -359,9 +395,10 @@ export async function advanceHighWatermark(
       TableName: store.replicaTable,
       Key: { tp, off: HEAD_OFFSET },
       UpdateExpression: 'SET hw = :hw, followers = :f',
-      ConditionExpression: 'leaderEpoch = :epoch AND #role = :leader AND hw <= :hw AND leo >= :hw',
+      // Computed over the ISR of this version: if a follower joined meanwhile, the minimum may be wrong.
+      ConditionExpression: `leaderEpoch = :epoch AND #role = :leader AND hw <= :hw AND leo >= :hw AND ${isrVersionIs(isrVersion)}`,
       ExpressionAttributeNames: { '#role': 'role' },
-      ExpressionAttributeValues: { ':hw': hw, ':f': followers, ':epoch': leaderEpoch, ':leader': 'leader' },
+      ExpressionAttributeValues: { ':hw': hw, ':f': followers, ':epoch': leaderEpoch, ':leader': 'leader', ':v': isrVersion },
     }));
     return true;
   } catch (err) {

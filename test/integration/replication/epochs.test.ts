@@ -24,7 +24,7 @@ async function logOf(store: ReplicaStoreRef, tp: string): Promise<string[]> {
   return batches.filter((b) => b.lastOffset < (head?.leo ?? 0)).map((b) => `${b.baseOffset}-${b.lastOffset}@${b.leaderEpoch}:${Buffer.from(b.data ?? []).toString('base64')}`);
 }
 
-const head = (h: Partial<ReplicaHead>): ReplicaHead => ({ tp: 't', leo: 0, hw: 0, logStartOffset: 0, leaderEpoch: 0, role: 'follower', epochs: [], syncEpoch: 0, followers: {}, ...h });
+const head = (h: Partial<ReplicaHead>): ReplicaHead => ({ tp: 't', leo: 0, hw: 0, logStartOffset: 0, leaderEpoch: 0, role: 'follower', epochs: [], syncEpoch: 0, followers: {}, isr: [], joining: [], isrVersion: 0, ...h });
 
 describe('Function: truncationOffset (KIP-101)', () => {
   it('truncates a follower to where its last epoch ended on the leader', () => {
