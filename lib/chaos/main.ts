@@ -5,13 +5,17 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
+const { values } = parseArgs({ options: { duration: { type: 'string' }, seed: { type: 'string' }, dir: { type: 'string' }, faults: { type: 'string' } } });
+const seed = values.seed ? Number(values.seed) : Math.floor(Math.random() * 2 ** 31);
+const dir = path.resolve(values.dir ?? path.join('.tributary', 'chaos', `${new Date().toISOString().replace(/[:.]/g, '-')}-seed-${seed}`));
+
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-// Faults make the cluster log warnings by design; the run's logs are in its data directory.
-process.env.LOG_LEVEL ??= 'error';
+// Faults make the cluster log warnings by design: every process logs to a file in the run's data
+// directory (this one to chaos.log), and the console shows the summary.
+process.env.LOG_LEVEL ??= 'info';
+process.env.LOG_FILE ??= path.join(dir, 'data', 'logs', 'chaos.log');
 const { runChaos } = await import('./run.js');
 const { FAULT_KINDS } = await import('./nemesis.js');
-
-const { values } = parseArgs({ options: { duration: { type: 'string' }, seed: { type: 'string' }, dir: { type: 'string' }, faults: { type: 'string' } } });
 
 function duration(text: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text);
@@ -19,10 +23,8 @@ function duration(text: string): number {
   return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
 }
 
-const seed = values.seed ? Number(values.seed) : Math.floor(Math.random() * 2 ** 31);
 const kinds = values.faults ? values.faults.split(',').map((k) => k.trim()) : [...FAULT_KINDS];
 for (const k of kinds) if (!(FAULT_KINDS as readonly string[]).includes(k)) throw new Error(`unknown fault ${k}; have ${FAULT_KINDS.join(', ')}`);
-const dir = path.resolve(values.dir ?? path.join('.tributary', 'chaos', `${new Date().toISOString().replace(/[:.]/g, '-')}-seed-${seed}`));
 const s = await runChaos({ durationMs: duration(values.duration ?? '2m'), seed, dir, kinds: kinds as (typeof FAULT_KINDS)[number][] });
 const lines = [
   `chaos run: seed ${s.seed}, ${(s.durationMs / 1000).toFixed(0)} s of faults, history in ${dir}`,

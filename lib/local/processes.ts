@@ -291,7 +291,8 @@ export class ProcessSupervisor {
       }
       child = spawn(cmd.file, cmd.args, {
         cwd: cmd.cwd,
-        env: { ...process.env, ...spec.env },
+        // (a child logs to its own log file through stderr, never to this process's LOG_FILE)
+        env: { ...withoutKey(process.env, 'LOG_FILE'), ...spec.env },
         stdio: ['ignore', logFd ?? 'pipe', logFd ?? 'pipe'],
       });
     } catch (err) {
@@ -505,4 +506,9 @@ function commandLine(pid: number): string | null {
   } catch {
     return null;
   }
+}
+
+function withoutKey(env: NodeJS.ProcessEnv, key: string): NodeJS.ProcessEnv {
+  const { [key]: _drop, ...rest } = env;
+  return rest;
 }

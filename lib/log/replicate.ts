@@ -12,7 +12,7 @@ import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
 import { alterPartition, PartitionChanged, readPartition } from '../storage/coordination.js';
 import { topicPartitionKey, type BatchRecord, type FollowerProgress, type PartitionRecord, type ReplicaHead } from '../storage/model.js';
-import { advanceHighWatermark, copyBatches, setHeadIsr, listProducerStates, queryBatches, readHead, readProducerStates, replaceProducerStates, truncateLog, type ProducerStateWrite, type ReplicaStoreRef } from '../storage/replica.js';
+import { advanceHighWatermark, copyBatches, listProducerStates, queryBatches, readHead, readProducerStates, replaceProducerStates, setHeadIsr, setRole, truncateLog, type ProducerStateWrite, type ReplicaStoreRef } from '../storage/replica.js';
 import { applyBatch, truncateState, type ProducerState } from './producer-state.js';
 import { ConditionFailed, MAX_TRANSACTION_ITEMS } from '../storage/transact.js';
 
@@ -62,7 +62,6 @@ function epochEntries(follower: ReplicaHead, batches: readonly BatchRecord[]): [
   return out;
 }
 
-/** One copy step from `leader` to `follower`. Store failures propagate. */
 /**
  * The leader's store failed during a copy step: nothing can be said about the follower, and no
  * follower may be blamed for it (leave the ISR alone; the controller deals with the leader).
@@ -83,6 +82,7 @@ async function onLeaderStore<T>(read: () => Promise<T>): Promise<T> {
   }
 }
 
+/** One copy step from `leader` to `follower`. Store failures propagate. */
 export async function copyStep(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string, leaderHead?: ReplicaHead): Promise<CopyOutcome> {
   const lHead = leaderHead ?? (await onLeaderStore(() => readHead(leader, tp)));
   if (!lHead || lHead.role !== 'leader') return { kind: 'fenced' };
@@ -191,6 +191,7 @@ interface FollowerResult {
 /** Copies to one follower until it holds `target` (or the leader's end), the deadline passes, or it cannot progress. */
 async function catchUp(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string, target: number, o: ReplicateOptions, leaderHead: ReplicaHead): Promise<FollowerResult> {
   let leo: number | undefined;
+  let told = false;
   try {
     for (let step = 0; Date.now() < o.deadline; step++) {
       // The leader's head was just read: the first step need not read it again.
@@ -203,6 +204,18 @@ async function catchUp(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: s
         // (a full sync that fails on the leader's side surfaces as a store error of this follower's
         // sync; the follower is out of the ISR already, having lost its log)
         continue;
+      }
+      if (out.kind === 'behind-epoch' && !told) {
+        // The follower missed a role push (it was down, or a full sync ended after it): the
+        // leader, current under the partition state, tells it, as the controller would.
+        told = await setRole(follower, tp, 'follower', leaderHead.leaderEpoch).then(() => true, (err) => {
+          if (err instanceof ConditionFailed) return false;
+          throw err;
+        });
+        if (told) {
+          logger.info({ event: 'role-pushed', tp, broker: follower.brokerId, role: 'follower', leaderEpoch: leaderHead.leaderEpoch, by: 'leader' }, 'replica told its role');
+          continue;
+        }
       }
       if (out.kind === 'behind-epoch' || out.kind === 'fenced') {
         leo = (await readHead(follower, tp))?.leo;

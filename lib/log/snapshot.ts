@@ -3,18 +3,22 @@
  * the leader's log start. The follower is first claimed (its head says `snapshotting` since when,
  * so no copy step touches it and no second full sync starts), then the leader's log up to offset X
  * and its state are written to `snapshots/` in S3 while the leader keeps serving writes, the
- * follower replays the snapshot, and copying resumes from X.
+ * follower replays the snapshot, and copying resumes from X. The claimant renews its claim while it
+ * works; a claim not renewed for FULL_SYNC_STALE_MS may be taken over, and every write of a replay
+ * checks that its claim still holds, so a paused claimant that wakes up writes nothing.
  */
 import { randomUUID } from 'node:crypto';
 import { logger } from '../logger.js';
 import type { BatchRecord, ReplicaHead, StoredProducerState } from '../storage/model.js';
 import { putObject, readObject } from '../storage/objects.js';
-import { deletePartition, emptyHead, listProducerStates, putBatches, putHead, queryBatches, readHead, replaceProducerStates, type ReplicaStoreRef } from '../storage/replica.js';
+import { deleteLog, deletePartition, emptyHead, fillClaimed, listProducerStates, putHead, queryBatches, readHead, renewClaim, type ReplicaStoreRef } from '../storage/replica.js';
 import { ConditionFailed } from '../storage/transact.js';
 import { truncateState, type ProducerState } from './producer-state.js';
 
-/** A full sync silent for this long is presumed dead and may be taken over. */
-export const FULL_SYNC_STALE_MS = 120_000;
+/** A full sync whose claim was not renewed for this long is presumed dead and may be taken over. */
+export const FULL_SYNC_STALE_MS = 20_000;
+/** How often a running full sync renews its claim. */
+const RENEW_EVERY_MS = FULL_SYNC_STALE_MS / 4;
 
 interface SnapshotFile {
   readonly version: 1;
@@ -67,11 +71,14 @@ export async function writeSnapshot(leader: ReplicaStoreRef, tp: string): Promis
 async function claim(follower: ReplicaStoreRef, tp: string, leaderEpoch: number): Promise<number | undefined> {
   const existing = await readHead(follower, tp);
   const now = Date.now();
-  if (existing?.snapshotting !== undefined && now - existing.snapshotting < FULL_SYNC_STALE_MS) return undefined;
-  const claimed = { ...emptyHead(tp, 'follower', leaderEpoch), snapshotting: now };
+  if (existing?.snapshotting !== undefined && now - (existing.snapshotRenewedAt ?? existing.snapshotting) < FULL_SYNC_STALE_MS) return undefined;
+  // (never behind an epoch the follower was already told)
+  const claimed = { ...emptyHead(tp, 'follower', Math.max(leaderEpoch, existing?.leaderEpoch ?? 0)), snapshotting: now };
   try {
     if (existing?.snapshotting !== undefined) {
       await putHead(follower, claimed, { snapshotting: existing.snapshotting });
+      // From here the dead sync can write nothing (its writes check its claim); clear what it wrote.
+      await deleteLog(follower, tp);
     } else {
       // A follower with a log that cannot be caught up incrementally starts again from nothing.
       if (existing) await deletePartition(follower, tp);
@@ -84,16 +91,38 @@ async function claim(follower: ReplicaStoreRef, tp: string, leaderEpoch: number)
   }
 }
 
-/** Replays a snapshot into a claimed follower and hands it to the copy step at the snapshot's end. */
-async function install(follower: ReplicaStoreRef, tp: string, key: string, leaderEpoch: number, claimedAt: number): Promise<void> {
+/**
+ * Replays a snapshot into a claimed follower and hands it to the copy step at the snapshot's end.
+ * The log is reconciled with the snapshot's epoch (`syncEpoch`); a role pushed to the follower
+ * during the sync is kept, so a sync from a leader that was replaced meanwhile leaves a follower
+ * of the new leader that truncates whatever the old one had alone (KIP-101), never a head that
+ * went back to the old epoch.
+ */
+async function install(follower: ReplicaStoreRef, tp: string, key: string, leaderEpoch: number, claimedAt: number): Promise<'done' | 'superseded'> {
   const file = JSON.parse((await readObject(key)).toString('utf8')) as SnapshotFile;
-  await putBatches(follower, tp, file.batches.map((b) => ({ ...b, ...(b.data ? { data: Buffer.from(b.data, 'base64') } : {}) }) as BatchRecord));
-  await replaceProducerStates(follower, tp, file.producers.map((state) => ({ producerId: state.producerId, state })));
-  await putHead(follower, {
-    ...emptyHead(tp, 'follower', leaderEpoch),
-    leo: file.endOffset, hw: Math.min(file.head.hw, file.endOffset), logStartOffset: file.head.logStartOffset,
-    epochs: file.head.epochs.filter(([, start]) => start < file.endOffset),
-  }, { snapshotting: claimedAt });
+  try {
+    await fillClaimed(follower, tp, claimedAt, file.batches.map((b) => ({ ...b, ...(b.data ? { data: Buffer.from(b.data, 'base64') } : {}) }) as BatchRecord), file.producers);
+  } catch (err) {
+    if (err instanceof ConditionFailed) return 'superseded';
+    throw err;
+  }
+  for (let attempt = 0; ; attempt++) {
+    const current = await readHead(follower, tp);
+    if (current?.snapshotting !== claimedAt) return 'superseded';
+    const told = current.leaderEpoch > leaderEpoch;
+    try {
+      await putHead(follower, {
+        ...emptyHead(tp, told ? current.role : 'follower', Math.max(leaderEpoch, current.leaderEpoch)),
+        syncEpoch: leaderEpoch,
+        leo: file.endOffset, hw: Math.min(file.head.hw, file.endOffset), logStartOffset: file.head.logStartOffset,
+        epochs: file.head.epochs.filter(([, start]) => start < file.endOffset),
+      }, { snapshotting: claimedAt, leaderEpoch: current.leaderEpoch });
+      return 'done';
+    } catch (err) {
+      // A role pushed between the read and the write: read again.
+      if (!(err instanceof ConditionFailed) || attempt >= 5) throw err;
+    }
+  }
 }
 
 /**
@@ -107,13 +136,21 @@ export async function fullSync(leader: ReplicaStoreRef, follower: ReplicaStoreRe
   const claimedAt = await claim(follower, tp, leaderHead.leaderEpoch);
   if (claimedAt === undefined) return false;
   logger.info({ event: 'full-sync-started', tp, leader: leader.brokerId, follower: follower.brokerId, leaderEpoch: leaderHead.leaderEpoch }, 'full sync started');
-  const snap = await writeSnapshot(leader, tp);
+  let snap: Awaited<ReturnType<typeof writeSnapshot>>;
+  const renewing = setInterval(() => void renewClaim(follower, tp, claimedAt, Date.now()).catch(() => undefined), RENEW_EVERY_MS);
   try {
-    await install(follower, tp, snap.key, snap.head.leaderEpoch, claimedAt);
+    snap = await writeSnapshot(leader, tp);
+    if ((await install(follower, tp, snap.key, snap.head.leaderEpoch, claimedAt)) === 'superseded') {
+      logger.info({ event: 'full-sync-superseded', tp, follower: follower.brokerId }, 'another full sync took this one over');
+      return false;
+    }
   } catch (err) {
-    if (!(err instanceof ConditionFailed)) throw err;
-    logger.info({ event: 'full-sync-superseded', tp, follower: follower.brokerId }, 'another full sync took this one over');
-    return false;
+    logger.warn({ event: 'full-sync-failed', tp, leader: leader.brokerId, follower: follower.brokerId, err }, 'full sync failed');
+    // Give the claim up, so that the next sync need not wait for it to go stale.
+    await renewClaim(follower, tp, claimedAt, 0).catch(() => undefined);
+    throw err;
+  } finally {
+    clearInterval(renewing);
   }
   logger.info({
     event: 'full-sync-done', tp, leader: leader.brokerId, follower: follower.brokerId, endOffset: snap.endOffset,

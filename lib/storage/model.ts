@@ -72,6 +72,8 @@ export interface ReplicaHead {
   readonly syncEpoch: number;
   /** While a full sync (snapshot replay) fills this replica: when it began (ms since epoch). */
   readonly snapshotting?: number;
+  /** While a full sync runs: when its claimant last showed it is alive (0: it gave up). */
+  readonly snapshotRenewedAt?: number;
   /** On a leader: what it last learned of each follower (broker id → log end offset, time it was last caught up). */
   readonly followers: Readonly<Record<string, FollowerProgress>>;
   /**

@@ -6,7 +6,7 @@
 import { BatchGetCommand, BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from './clients.js';
 import { producersKey, type BatchRecord, type ReplicaHead, type ReplicaRole, type StoredProducerState } from './model.js';
-import { transactWrite } from './transact.js';
+import { MAX_TRANSACTION_ITEMS, transactWrite } from './transact.js';
 
 /** Where a broker's replica table lives. */
 export interface ReplicaStoreRef {
@@ -29,6 +29,7 @@ function toHead(item: Record<string, unknown>): ReplicaHead {
     epochs: (item.epochs as [number, number][] | undefined) ?? [],
     syncEpoch: (item.syncEpoch as number | undefined) ?? 0,
     ...(typeof item.snapshotting === 'number' ? { snapshotting: item.snapshotting } : {}),
+    ...(typeof item.snapshotRenewedAt === 'number' ? { snapshotRenewedAt: item.snapshotRenewedAt } : {}),
     followers: (item.followers as ReplicaHead['followers'] | undefined) ?? {},
     isr: (item.isr as number[] | undefined) ?? [],
     joining: (item.joining as number[] | undefined) ?? [],
@@ -133,24 +134,74 @@ export const emptyHead = (tp: string, role: ReplicaRole, leaderEpoch: number, is
 /**
  * Writes a whole head.
  * Condition: `ifAbsent` — no head exists; `{ snapshotting: t }` — the head is still in the full
- * sync that began at `t` (so one that finished, or was taken over, is left alone).
+ * sync that began at `t` (so one that finished, or was taken over, is left alone), and, with
+ * `leaderEpoch`, still at that epoch (no role was pushed to it since it was read).
  * Errors: `ConditionFailed`.
  */
-export async function putHead(store: ReplicaStoreRef, head: ReplicaHead, condition: 'ifAbsent' | { snapshotting: number }): Promise<void> {
+export async function putHead(store: ReplicaStoreRef, head: ReplicaHead, condition: 'ifAbsent' | { snapshotting: number; leaderEpoch?: number }): Promise<void> {
+  const epoch = condition !== 'ifAbsent' && condition.leaderEpoch !== undefined;
   await transactWrite(client(store), [{
     Put: {
       TableName: store.replicaTable,
       Item: headItem(head),
       ...(condition === 'ifAbsent'
         ? { ConditionExpression: 'attribute_not_exists(tp)' }
-        : { ConditionExpression: 'snapshotting = :t', ExpressionAttributeValues: { ':t': condition.snapshotting } }),
+        : {
+          ConditionExpression: `snapshotting = :t${epoch ? ' AND leaderEpoch = :e' : ''}`,
+          ExpressionAttributeValues: { ':t': condition.snapshotting, ...(epoch ? { ':e': condition.leaderEpoch } : {}) },
+        }),
     },
   }]);
 }
 
-/** Writes batch items as they are (a snapshot replay into a replica that is still snapshotting). */
-export async function putBatches(store: ReplicaStoreRef, tp: string, batches: readonly BatchRecord[]): Promise<void> {
-  await batchWriteAll(store, batches.map((b) => ({ PutRequest: { Item: { tp, off: b.lastOffset, ...b } } })));
+/**
+ * Writes a snapshot's batches and producer states into a replica that a full sync claimed, in
+ * transactions that each check the claim: once another sync took the replica over, a stale one
+ * (paused, or slow) cannot write a single item into it.
+ * Condition: the head's `snapshotting` is `claimedAt`. Errors: `ConditionFailed`.
+ */
+export async function fillClaimed(
+  store: ReplicaStoreRef, tp: string, claimedAt: number,
+  batches: readonly BatchRecord[], producers: readonly Omit<StoredProducerState, 'ver'>[],
+): Promise<void> {
+  const items = [
+    ...batches.map((b) => ({ tp, off: b.lastOffset, ...b })),
+    ...producers.map((st) => ({ tp: producersKey(tp), off: st.producerId, ...st, ver: Date.now() })),
+  ];
+  const check = { ConditionCheck: { TableName: store.replicaTable, Key: { tp, off: HEAD_OFFSET }, ConditionExpression: 'snapshotting = :t', ExpressionAttributeValues: { ':t': claimedAt } } };
+  for (let i = 0; i < items.length;) {
+    // Up to 99 items and well under the 4 MB a transaction may carry.
+    let bytes = 0;
+    let j = i;
+    while (j < items.length && j - i < MAX_TRANSACTION_ITEMS - 1 && bytes < 2_000_000) bytes += approxBytes(items[j++]);
+    await transactWrite(client(store), [check, ...items.slice(i, j).map((Item) => ({ Put: { TableName: store.replicaTable, Item } }))]);
+    i = j;
+  }
+}
+
+const approxBytes = (item: Record<string, unknown> | undefined): number => {
+  const data = item?.data;
+  return 200 + (data instanceof Uint8Array ? data.length : 0);
+};
+
+/**
+ * Shows a full sync's claim is alive (`at` = now), or gives it up (`at` = 0: stale at once).
+ * Condition: the head's `snapshotting` is `claimedAt`. Returns false when it failed.
+ */
+export async function renewClaim(store: ReplicaStoreRef, tp: string, claimedAt: number, at: number): Promise<boolean> {
+  try {
+    await client(store).send(new UpdateCommand({
+      TableName: store.replicaTable,
+      Key: { tp, off: HEAD_OFFSET },
+      UpdateExpression: 'SET snapshotRenewedAt = :at',
+      ConditionExpression: 'snapshotting = :t',
+      ExpressionAttributeValues: { ':t': claimedAt, ':at': at },
+    }));
+    return true;
+  } catch (err) {
+    if ((err as Error).name === 'ConditionalCheckFailedException') return false;
+    throw err;
+  }
 }
 
 /**
@@ -504,13 +555,19 @@ export async function deletePartition(store: ReplicaStoreRef, tp: string): Promi
   for (const key of [tp, producersKey(tp)]) await deleteAll(store, key);
 }
 
-async function deleteAll(store: ReplicaStoreRef, key: string): Promise<void> {
+/** Deletes a partition's batches and producer states, keeping its head. */
+export async function deleteLog(store: ReplicaStoreRef, tp: string): Promise<void> {
+  await deleteAll(store, tp, 0);
+  await deleteAll(store, producersKey(tp));
+}
+
+async function deleteAll(store: ReplicaStoreRef, key: string, fromOff?: number): Promise<void> {
   let start: Record<string, unknown> | undefined;
   do {
     const out = await client(store).send(new QueryCommand({
       TableName: store.replicaTable,
-      KeyConditionExpression: 'tp = :tp',
-      ExpressionAttributeValues: { ':tp': key },
+      KeyConditionExpression: fromOff === undefined ? 'tp = :tp' : 'tp = :tp AND off >= :from',
+      ExpressionAttributeValues: { ':tp': key, ...(fromOff === undefined ? {} : { ':from': fromOff }) },
       ProjectionExpression: 'tp, off',
       ExclusiveStartKey: start,
     }));

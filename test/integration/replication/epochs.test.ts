@@ -86,6 +86,21 @@ describe('Replication under leader epochs', () => {
     expect((await readHead(stores.get(old)!, tp))?.epochs).toEqual([[0, 0], [state.leaderEpoch, 1]]);
   });
 
+  it('where a follower missed its role push, the leader tells it while replicating, and it catches up', async () => {
+    const name = `untold-${process.pid}-${n++}`;
+    const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3 });
+    const p0 = partitions[0]!;
+    const tp = topicPartitionKey(topic.topicId, 0);
+    const [, next, untold] = [p0.replicas[0]!, p0.replicas[1]!, p0.replicas[2]!];
+    const stores = new Map(await Promise.all(p0.replicas.map(async (b) => [b, await replicaStore(b)] as const)));
+    const state = await electLeader(name, 0, next);
+    await setRole(stores.get(next)!, tp, 'leader', state.leaderEpoch, state.isr);
+    expect((await readHead(stores.get(untold)!, tp))?.leaderEpoch).toBeLessThan(state.leaderEpoch);
+    expect((await produce(name, [{ partition: 0, key: null, value: Buffer.from('after'), headers: [] }], { acks: 'all' })).every((o) => o.ok)).toBe(true);
+    expect(await readHead(stores.get(untold)!, tp)).toMatchObject({ leaderEpoch: state.leaderEpoch, role: 'follower', leo: 1 });
+    expect(await logOf(stores.get(untold)!, tp)).toEqual(await logOf(stores.get(next)!, tp));
+  });
+
   it('with acks=all, every ISR replica holds a record before it is acknowledged, and the high watermark covers it', async () => {
     const name = `acks-all-${process.pid}-${n++}`;
     const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3 });
