@@ -12,7 +12,7 @@ import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
 import { alterPartition, PartitionChanged, readPartition } from '../storage/coordination.js';
 import { topicPartitionKey, type BatchRecord, type FollowerProgress, type PartitionRecord, type ReplicaHead } from '../storage/model.js';
-import { advanceHighWatermark, copyBatches, listProducerStates, queryBatches, readHead, readProducerStates, replaceProducerStates, setHeadIsr, setRole, truncateLog, type ProducerStateWrite, type ReplicaStoreRef } from '../storage/replica.js';
+import { advanceHighWatermark, copyBatches, listProducerStates, queryBatches, readHead, readProducerStates, setHeadIsr, setRole, truncateLog, type ProducerStateWrite, type ReplicaStoreRef } from '../storage/replica.js';
 import { applyBatch, truncateState, type ProducerState } from './producer-state.js';
 import { ConditionFailed, MAX_TRANSACTION_ITEMS } from '../storage/transact.js';
 
@@ -92,16 +92,14 @@ export async function copyStep(leader: ReplicaStoreRef, follower: ReplicaStoreRe
   if (fHead.leaderEpoch > lHead.leaderEpoch || fHead.role !== 'follower') return { kind: 'fenced' };
   if (fHead.syncEpoch !== fHead.leaderEpoch || fHead.leo > lHead.leo) {
     const to = Math.min(truncationOffset(fHead, lHead), lHead.leo);
-    if (to < fHead.leo) {
-      // Producer states forget the truncated batches first, as Kafka rebuilds them from the log.
-      const states = await listProducerStates(follower, tp);
-      await replaceProducerStates(follower, tp, states.filter((st) => st.batches.some((b) => b.lastOffset >= to)).map((st) => {
-        const kept = truncateState(st, to);
-        return { producerId: st.producerId, ...(kept ? { state: { producerId: kept.producerId, producerEpoch: kept.producerEpoch, batches: kept.batches } } : {}) };
-      }));
-    }
+    // Producer states forget the truncated batches, as Kafka rebuilds them from the log.
+    const states = to < fHead.leo ? await listProducerStates(follower, tp) : [];
+    const producers = states.filter((st) => st.batches.some((b) => b.lastOffset >= to)).map((st) => {
+      const kept = truncateState(st, to);
+      return { producerId: st.producerId, expectVer: st.ver, ...(kept ? { state: { producerId: kept.producerId, producerEpoch: kept.producerEpoch, batches: kept.batches } } : {}) };
+    });
     try {
-      await truncateLog(follower, tp, fHead, to);
+      await truncateLog(follower, tp, fHead, to, producers);
     } catch (err) {
       if (err instanceof ConditionFailed) return { kind: 'lost-race' };
       throw err;

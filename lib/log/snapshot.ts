@@ -113,7 +113,7 @@ async function install(follower: ReplicaStoreRef, tp: string, key: string, leade
     try {
       await putHead(follower, {
         ...emptyHead(tp, told ? current.role : 'follower', Math.max(leaderEpoch, current.leaderEpoch)),
-        syncEpoch: leaderEpoch,
+        syncEpoch: leaderEpoch, logId: randomUUID(),
         leo: file.endOffset, hw: Math.min(file.head.hw, file.endOffset), logStartOffset: file.head.logStartOffset,
         epochs: file.head.epochs.filter(([, start]) => start < file.endOffset),
       }, { snapshotting: claimedAt, leaderEpoch: current.leaderEpoch });

@@ -86,6 +86,8 @@ export interface ReplicaHead {
   readonly joining: readonly number[];
   /** On a leader: bumped by every change of `isr` or `joining`; high watermark writes are conditioned on it. */
   readonly isrVersion: number;
+  /** A new value on every truncation or full sync: a truncation is conditioned on the one it read, so no two apply to one log. */
+  readonly logId?: string;
 }
 
 export interface FollowerProgress {

@@ -3,7 +3,8 @@
  * record batch at `off = lastOffset` (keying by the last offset lets one Query starting at any
  * offset return the batch that holds it first). The only module that reads or writes them.
  */
-import { BatchGetCommand, BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { BatchGetCommand, BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from './clients.js';
 import { producersKey, type BatchRecord, type ReplicaHead, type ReplicaRole, type StoredProducerState } from './model.js';
 import { MAX_TRANSACTION_ITEMS, transactWrite } from './transact.js';
@@ -34,6 +35,7 @@ function toHead(item: Record<string, unknown>): ReplicaHead {
     isr: (item.isr as number[] | undefined) ?? [],
     joining: (item.joining as number[] | undefined) ?? [],
     isrVersion: (item.isrVersion as number | undefined) ?? 0,
+    ...(typeof item.logId === 'string' ? { logId: item.logId } : {}),
   };
 }
 
@@ -309,13 +311,6 @@ export async function listProducerStates(store: ReplicaStoreRef, tp: string): Pr
   return out;
 }
 
-/** Replaces a partition's producer states wholesale (after truncation, or from a snapshot): `undefined` deletes. */
-export async function replaceProducerStates(store: ReplicaStoreRef, tp: string, states: readonly { producerId: number; state?: Omit<StoredProducerState, 'ver'> }[]): Promise<void> {
-  await batchWriteAll(store, states.map((s) => s.state
-    ? { PutRequest: { Item: { tp: producersKey(tp), off: s.producerId, ...s.state, ver: Date.now() } } }
-    : { DeleteRequest: { Key: { tp: producersKey(tp), off: s.producerId } } }));
-}
-
 export interface AppendWrite {
   /** The head must still say this log end offset... */
   readonly expectLeo: number;
@@ -458,43 +453,81 @@ export async function advanceHighWatermark(
   }
 }
 
+/** A producer's state after a truncation (none: delete it), written only if its version is still `expectVer`. */
+export interface ProducerStateTruncation {
+  readonly producerId: number;
+  readonly state?: Omit<StoredProducerState, 'ver'>;
+  readonly expectVer: number;
+}
+
 /**
- * Truncates a replica's log to `toOffset` and marks it reconciled with its current leader epoch.
- * Batches at or above `toOffset` are deleted first (readers never see them: they are above the
- * high watermark), then the head moves; a crash between the two leaves `syncEpoch` behind, so the
- * next copy step truncates again.
- * Condition: the head still has `leo = expectLeo` and `leaderEpoch`.
- * Errors: `ConditionFailed`.
+ * Truncates a follower's log to `toOffset` (KIP-101) and marks it reconciled with its epoch.
+ *
+ *   1. delete the batches at or above `toOffset` of an epoch up to the last in `head`'s cache
+ *   2. one transaction: the head (leo, hw, epoch cache, `syncEpoch`, a new `logId`) on condition
+ *      that it is the head `head` was read as (same leo, epoch and `logId`, no full sync), with
+ *      the producers' states on condition of their versions
+ *
+ * Another copier may have truncated the same follower since `head` was read, and copied the
+ * leader's batches into it: the leader's batches at or above `toOffset` all have later epochs
+ * (that is where the follower's last epoch ended on the leader), so step 1 leaves them, and step
+ * 2 fails on `logId`. A truncation that stops between 1 and 2 leaves holes only in the tail the
+ * next attempt truncates again.
+ * Errors: `ConditionFailed` (nothing in step 2 was written).
  */
-export async function truncateLog(store: ReplicaStoreRef, tp: string, head: ReplicaHead, toOffset: number): Promise<void> {
-  if (toOffset < head.leo) {
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await client(store).send(new QueryCommand({
-        TableName: store.replicaTable,
-        KeyConditionExpression: 'tp = :tp AND off >= :from',
-        ExpressionAttributeValues: { ':tp': tp, ':from': toOffset },
-        ProjectionExpression: 'tp, off',
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }));
-      await batchWriteAll(store, (out.Items ?? []).map((k) => ({ DeleteRequest: { Key: { tp: k.tp, off: k.off } } })));
-      start = out.LastEvaluatedKey;
-    } while (start);
-  }
+export async function truncateLog(store: ReplicaStoreRef, tp: string, head: ReplicaHead, toOffset: number, producers: readonly ProducerStateTruncation[] = []): Promise<void> {
+  if (toOffset < head.leo) await deleteBatchesFrom(store, tp, toOffset, head.epochs[head.epochs.length - 1]?.[0] ?? head.leaderEpoch);
   const leo = Math.min(head.leo, toOffset);
+  const stateWrites = producers.map((p) => p.state
+    ? producerPut(store, tp, { state: p.state, expectVer: p.expectVer })
+    : { Delete: { TableName: store.replicaTable, Key: { tp: producersKey(tp), off: p.producerId }, ConditionExpression: 'ver = :v', ExpressionAttributeValues: { ':v': p.expectVer } } });
+  const room = MAX_TRANSACTION_ITEMS - 1;
+  // (more producers than one transaction holds: the rest first, each still conditioned on its version)
+  for (let i = room; i < stateWrites.length; i += MAX_TRANSACTION_ITEMS) await transactWrite(client(store), stateWrites.slice(i, i + MAX_TRANSACTION_ITEMS));
   await transactWrite(client(store), [{
     Update: {
       TableName: store.replicaTable,
       Key: { tp, off: HEAD_OFFSET },
-      UpdateExpression: 'SET leo = :leo, hw = :hw, epochs = :epochs, syncEpoch = :epoch',
-      ConditionExpression: 'leo = :expect AND leaderEpoch = :epoch',
+      UpdateExpression: 'SET leo = :leo, hw = :hw, epochs = :epochs, syncEpoch = :epoch, logId = :newLogId',
+      ConditionExpression: `leo = :expect AND leaderEpoch = :epoch AND attribute_not_exists(snapshotting) AND ${head.logId === undefined ? 'attribute_not_exists(logId)' : 'logId = :logId'}`,
       ExpressionAttributeValues: {
         ':leo': leo, ':hw': Math.min(head.hw, leo), ':epochs': head.epochs.filter(([, start]) => start < leo).map((e) => [...e]),
-        ':epoch': head.leaderEpoch, ':expect': head.leo,
+        ':epoch': head.leaderEpoch, ':expect': head.leo, ':newLogId': randomUUID(),
+        ...(head.logId === undefined ? {} : { ':logId': head.logId }),
       },
     },
-  }]);
+  }, ...stateWrites.slice(0, room)]);
+}
+
+/** Deletes the batches at or above `fromOffset` written under epochs up to `maxEpoch`, each on that condition. */
+async function deleteBatchesFrom(store: ReplicaStoreRef, tp: string, fromOffset: number, maxEpoch: number): Promise<void> {
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await client(store).send(new QueryCommand({
+      TableName: store.replicaTable,
+      KeyConditionExpression: 'tp = :tp AND off >= :from',
+      FilterExpression: 'leaderEpoch <= :e',
+      ExpressionAttributeValues: { ':tp': tp, ':from': fromOffset, ':e': maxEpoch },
+      ProjectionExpression: 'tp, off',
+      ConsistentRead: true,
+      ExclusiveStartKey: start,
+    }));
+    const keys = out.Items ?? [];
+    for (let i = 0; i < keys.length; i += 16) {
+      await Promise.all(keys.slice(i, i + 16).map(async (k) => {
+        try {
+          await client(store).send(new DeleteCommand({
+            TableName: store.replicaTable, Key: { tp: k.tp, off: k.off },
+            ConditionExpression: 'leaderEpoch <= :e', ExpressionAttributeValues: { ':e': maxEpoch },
+          }));
+        } catch (err) {
+          // (the leader's batch was copied there meanwhile: it stays)
+          if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+        }
+      }));
+    }
+    start = out.LastEvaluatedKey;
+  } while (start);
 }
 
 export interface BatchQuery {

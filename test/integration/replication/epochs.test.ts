@@ -12,7 +12,8 @@ import { prepareBatches } from '../../../lib/log/batches.js';
 import { produce } from '../../../lib/log/produce.js';
 import { copyStep, endOffsetForEpoch, LeaderUnavailable, replicate, truncationOffset } from '../../../lib/log/replicate.js';
 import { topicPartitionKey, type ReplicaHead } from '../../../lib/storage/model.js';
-import { queryBatches, readHead, setRole, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
+import { queryBatches, readHead, setRole, truncateLog, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
+import { ConditionFailed } from '../../../lib/storage/transact.js';
 
 const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
 const batchOf = (...values: string[]) => prepareBatches(values.map((v) => ({ key: null, value: Buffer.from(v), headers: [] })), opts);
@@ -84,6 +85,38 @@ describe('Replication under leader epochs', () => {
     expect(await logOf(stores.get(old)!, tp)).toEqual(leaderLog);
     expect(await logOf(stores.get(third)!, tp)).toEqual(leaderLog);
     expect((await readHead(stores.get(old)!, tp))?.epochs).toEqual([[0, 0], [state.leaderEpoch, 1]]);
+  });
+
+  it('where two copiers truncate one follower, the one that read its head first deletes nothing the other copied since, and writes nothing', async () => {
+    const name = `truncate-race-${process.pid}-${n++}`;
+    const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3 });
+    const p0 = partitions[0]!;
+    const tp = topicPartitionKey(topic.topicId, 0);
+    const [old, next, third] = [p0.replicas[0]!, p0.replicas[1]!, p0.replicas[2]!];
+    const stores = new Map(await Promise.all(p0.replicas.map(async (b) => [b, await replicaStore(b)] as const)));
+    expect((await produce(name, [{ partition: 0, key: null, value: Buffer.from('committed'), headers: [] }])).every((o) => o.ok)).toBe(true);
+    const state = await electLeader(name, 0, next);
+    await setRole(stores.get(next)!, tp, 'leader', state.leaderEpoch, state.isr);
+    await setRole(stores.get(third)!, tp, 'follower', state.leaderEpoch);
+    // The old leader holds two batches no one else has, then learns the new epoch.
+    await appendToLeader({ leader: stores.get(old)!, topicId: topic.topicId, partition: 0, tp, leaderEpoch: 0, inlineMaxBytes: 8192 }, batchOf('zombie-1'));
+    await appendToLeader({ leader: stores.get(old)!, topicId: topic.topicId, partition: 0, tp, leaderEpoch: 0, inlineMaxBytes: 8192 }, batchOf('zombie-2'));
+    await setRole(stores.get(old)!, tp, 'follower', state.leaderEpoch);
+
+    // A slow copier reads the follower's head; a fast one truncates it, and acks=all copies two
+    // new records in, so the follower's log end is again what the slow one read.
+    const stale = (await readHead(stores.get(old)!, tp))!;
+    expect(stale.leo).toBe(3);
+    expect((await copyStep(stores.get(next)!, stores.get(old)!, tp)).kind).toBe('caught-up');
+    for (const v of ['epoch-1-a', 'epoch-1-b']) expect((await produce(name, [{ partition: 0, key: null, value: Buffer.from(v), headers: [] }], { acks: 'all' })).every((o) => o.ok)).toBe(true);
+    expect((await readHead(stores.get(old)!, tp))?.leo).toBe(3);
+
+    // The slow copier's truncation, from the head it read, loses the race and removes nothing.
+    await expect(truncateLog(stores.get(old)!, tp, stale, 1)).rejects.toBeInstanceOf(ConditionFailed);
+    const leaderLog = await logOf(stores.get(next)!, tp);
+    expect(leaderLog).toHaveLength(3);
+    expect(await logOf(stores.get(old)!, tp)).toEqual(leaderLog);
+    expect((await readHead(stores.get(old)!, tp))?.leo).toBe(3);
   });
 
   it('where a follower missed its role push, the leader tells it while replicating, and it catches up', async () => {
