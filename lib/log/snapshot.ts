@@ -146,7 +146,9 @@ export async function fullSync(leader: ReplicaStoreRef, follower: ReplicaStoreRe
     }
   } catch (err) {
     logger.warn({ event: 'full-sync-failed', tp, leader: leader.brokerId, follower: follower.brokerId, err }, 'full sync failed');
-    // Give the claim up, so that the next sync need not wait for it to go stale.
+    // Give the claim up, so that the next sync need not wait for it to go stale (renewals stop
+    // first, so that no later tick renews it again).
+    clearInterval(renewing);
     await renewClaim(follower, tp, claimedAt, 0).catch(() => undefined);
     throw err;
   } finally {

@@ -272,6 +272,10 @@ function producerPut(store: ReplicaStoreRef, tp: string, w: ProducerStateWrite) 
   };
 }
 
+function producerDelete(store: ReplicaStoreRef, tp: string, producerId: number, expectVer: number) {
+  return { Delete: { TableName: store.replicaTable, Key: { tp: producersKey(tp), off: producerId }, ConditionExpression: 'ver = :v', ExpressionAttributeValues: { ':v': expectVer } } };
+}
+
 const toProducerState = (item: Record<string, unknown>): StoredProducerState => ({
   producerId: item.off as number,
   producerEpoch: item.producerEpoch as number,
@@ -480,7 +484,7 @@ export async function truncateLog(store: ReplicaStoreRef, tp: string, head: Repl
   const leo = Math.min(head.leo, toOffset);
   const stateWrites = producers.map((p) => p.state
     ? producerPut(store, tp, { state: p.state, expectVer: p.expectVer })
-    : { Delete: { TableName: store.replicaTable, Key: { tp: producersKey(tp), off: p.producerId }, ConditionExpression: 'ver = :v', ExpressionAttributeValues: { ':v': p.expectVer } } });
+    : producerDelete(store, tp, p.producerId, p.expectVer));
   const room = MAX_TRANSACTION_ITEMS - 1;
   // (more producers than one transaction holds: the rest first, each still conditioned on its version)
   for (let i = room; i < stateWrites.length; i += MAX_TRANSACTION_ITEMS) await transactWrite(client(store), stateWrites.slice(i, i + MAX_TRANSACTION_ITEMS));
