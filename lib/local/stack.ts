@@ -44,6 +44,12 @@ export interface LocalStackOptions {
   readonly controllers?: number;
   /** Clock offsets of the controller loops, by position (fault tests skew them). @default none */
   readonly controllerClockSkewMs?: readonly number[];
+  /**
+   * Run the stream poller that feeds the replicator (Lambda's event source mapping). Tests that
+   * drive an interleaving step by step turn it off, so nothing copies behind their back.
+   * @default true
+   */
+  readonly replicator?: boolean;
 }
 
 /** The state file's shape (`<data-dir>/local.json`). */
@@ -212,7 +218,8 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
       },
       log: logger.child({ event: 'stream-poller' }),
     });
-    await poller.start();
+    if (o.replicator ?? true) await poller.start();
+    else poller = undefined;
     // Controller loops in their own processes (so a fault test can pause or kill one).
     await Promise.all(Array.from({ length: o.controllers ?? 2 }, (_, i) => supervisor.start({
       name: `controller-${i + 1}`, role: 'controller loop', kind: 'node', dataDir: null,

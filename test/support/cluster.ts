@@ -30,6 +30,8 @@ export interface FaultClusterOptions {
   readonly controllers?: number;
   /** One DynamoDB Local per broker, on disk. @default true */
   readonly isolatedBrokers?: boolean;
+  /** Run the stream poller (the background replicator); interleaving tests turn it off. @default true */
+  readonly replicator?: boolean;
 }
 
 export async function startFaultCluster(o: FaultClusterOptions = {}): Promise<FaultCluster> {
@@ -38,7 +40,7 @@ export async function startFaultCluster(o: FaultClusterOptions = {}): Promise<Fa
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-faults-'));
   const isolated = o.isolatedBrokers ?? true;
   const stack = await startLocalStack({
-    port: 0, brokers: o.brokers ?? 3, isolatedBrokers: isolated, ...(isolated ? { dataDir: tmp } : { inMemory: true }), controllers: o.controllers ?? 2,
+    port: 0, brokers: o.brokers ?? 3, isolatedBrokers: isolated, ...(isolated ? { dataDir: tmp } : { inMemory: true }), controllers: o.controllers ?? 2, replicator: o.replicator ?? true,
   });
   const state = JSON.parse(fs.readFileSync(stack.stateFile, 'utf8')) as { brokers: { brokerId: number; store: string; replicaTable: string }[] };
   const call = async (method: string, p: string, body?: unknown) => {
