@@ -1,123 +1,128 @@
 /**
- * Full sync via snapshot (DESIGN §5, seed 3.1.2.1): for a follower that is empty, wiped, or behind
- * the leader's log start. The follower is first claimed (its head says `snapshotting` since when,
- * so no copy step touches it and no second full sync starts), then the leader's log up to offset X
- * and its state are written to `snapshots/` in S3 while the leader keeps serving writes, the
- * follower replays the snapshot, and copying resumes from X. The claimant renews its claim while it
- * works; a claim not renewed for FULL_SYNC_STALE_MS may be taken over, and every write of a replay
- * checks that its claim still holds, so a paused claimant that wakes up writes nothing.
+ * Full sync via snapshot (DESIGN §5, seed 3.1.2.1): for a follower that is empty, wiped, behind
+ * the leader's log start, or diverged. Bounded: the snapshot is written to and read from S3 in
+ * parts (lib/log/snapshot-parts.ts), never held whole in memory. Safe to fail: the follower's log
+ * is not touched until the snapshot is complete.
+ *
+ *   1. claim    the follower's head gets `snapshotting` (when); its log and head stay as they are,
+ *               but no copy step or truncation writes to it and no second full sync starts
+ *   2. build    the leader's log up to offset X (its end when the sync began) and its producer
+ *               states go to `snapshots/` part by part, the manifest last, while the leader keeps
+ *               serving writes
+ *   3. install  the follower's head says an empty log (still claimed), its old items are deleted,
+ *               the parts are replayed one by one, then the head says [logStart, X)
+ *   4. copying resumes from X
+ *
+ * What a failure leaves ("no worse off"):
+ *   - in 1-2: the follower exactly as it was (the claim released, its log never touched); when it
+ *     took over a dead sync's claim, that claim given up (it was already a claimed replica);
+ *   - in 3: a claimed replica whose claim is given up (stale at once): nothing reads or copies into
+ *     its half-installed log, and the next sync takes it over at once, deletes what is there and
+ *     installs again. Its old log is gone — as in Kafka, where a follower below the leader's log
+ *     start truncates fully before it fetches again.
+ * The claimant renews its claim while it works, and checks it between parts; a claim not renewed
+ * for FULL_SYNC_STALE_MS may be taken over, and every write of an install checks that its claim
+ * still holds, so a paused claimant that wakes up writes (and deletes) nothing.
  */
 import { randomUUID } from 'node:crypto';
 import { logger } from '../logger.js';
-import type { BatchRecord, ReplicaHead, StoredProducerState } from '../storage/model.js';
+import type { ReplicaHead } from '../storage/model.js';
 import { putObject, readObject } from '../storage/objects.js';
-import { deleteLog, deletePartition, emptyHead, fillClaimed, listProducerStates, putHead, queryBatches, readHead, renewClaim, type ReplicaStoreRef } from '../storage/replica.js';
+import {
+  claimHead, deleteLog, emptyHead, fillClaimed, listProducerStates, putHead, queryBatches, readHead, releaseClaim, renewClaim, type ReplicaStoreRef,
+} from '../storage/replica.js';
 import { ConditionFailed } from '../storage/transact.js';
-import { truncateState, type ProducerState } from './producer-state.js';
+import { truncateState } from './producer-state.js';
+import { SnapshotWriter, readManifest, readParts, type SnapshotManifest } from './snapshot-parts.js';
 
 /** A full sync whose claim was not renewed for this long is presumed dead and may be taken over. */
 export const FULL_SYNC_STALE_MS = 20_000;
-/** How often a running full sync renews its claim. */
+/** How often a running full sync renews its claim (besides between parts). */
 const RENEW_EVERY_MS = FULL_SYNC_STALE_MS / 4;
+/** The largest part of a snapshot: a sync holds about two parts' worth of batches at a time. */
+export const SNAPSHOT_PART_BYTES = 4 * 1024 * 1024;
 
-interface SnapshotFile {
-  readonly version: 1;
-  readonly tp: string;
-  /** The log it holds is [logStartOffset, endOffset). */
-  readonly endOffset: number;
-  readonly head: ReplicaHead;
-  /** Batches with inline bytes as base64. */
-  readonly batches: readonly (Omit<BatchRecord, 'data'> & { data?: string })[];
-  /** Idempotent producer states as of `endOffset`. */
-  readonly producers: readonly Omit<StoredProducerState, 'ver'>[];
+/** A point between the parts of a full sync: before part `part` is written (build) or read and replayed (install). */
+export interface FullSyncStep {
+  readonly phase: 'build' | 'install';
+  readonly part: number;
 }
 
-export interface Snapshot {
-  readonly key: string;
-  readonly endOffset: number;
-  readonly batches: number;
-  readonly bytes: number;
+export interface FullSyncOptions {
+  /** The largest part of the snapshot (a single batch above it gets a part of its own). @default SNAPSHOT_PART_BYTES */
+  readonly partBytes?: number;
+  /** Called at each step; what it throws fails the sync there (tests inject faults with it). */
+  readonly onStep?: (step: FullSyncStep) => Promise<void> | void;
 }
 
-/** Writes the leader's log up to its current end, and its state, to S3. */
-export async function writeSnapshot(leader: ReplicaStoreRef, tp: string): Promise<Snapshot & { head: ReplicaHead }> {
+/** The sync lost its claim (another took it over): it stops and writes nothing more. */
+class Superseded extends Error {}
+
+/**
+ * Writes the leader's log up to its current end, and its producer states, to S3 in parts of at
+ * most `partBytes`, the manifest last. `beforePart` runs before each part is put.
+ */
+export async function writeSnapshot(
+  leader: ReplicaStoreRef, tp: string, o: { partBytes?: number; beforePart?: (part: number) => Promise<void> | void } = {},
+): Promise<{ key: string; manifest: SnapshotManifest }> {
   const head = await readHead(leader, tp);
   if (!head || head.role !== 'leader') throw new Error(`broker ${leader.brokerId} does not lead ${tp}`);
-  const batches: BatchRecord[] = [];
+  const partBytes = o.partBytes ?? SNAPSHOT_PART_BYTES;
+  const prefix = `snapshots/${tp.replace('#', '/')}/${String(head.leo).padStart(20, '0')}-${randomUUID()}`;
+  const writer = new SnapshotWriter(prefix, partBytes, putObject, o.beforePart);
   for (let from = head.logStartOffset; from < head.leo;) {
-    const page = await queryBatches(leader, tp, { fromOffset: from, toOffset: head.leo - 1, maxBytes: 8_000_000 });
+    // (one part's worth at a time: the page is in the part, or put, before the next is read)
+    const page = await queryBatches(leader, tp, { fromOffset: from, toOffset: head.leo - 1, maxBytes: partBytes });
     const last = page[page.length - 1];
-    if (!last) break;
-    batches.push(...page);
+    if (!last) throw new Error(`leader ${leader.brokerId} of ${tp} has no batch at offset ${from} below its log end ${head.leo}`);
+    for (const b of page) await writer.addBatch(b);
     from = last.lastOffset + 1;
   }
-  const producers = (await listProducerStates(leader, tp))
-    .map((st) => truncateState(st, head.leo))
-    .filter((st): st is ProducerState => st !== undefined);
-  const file: SnapshotFile = {
-    version: 1, tp, endOffset: head.leo, head, producers,
-    batches: batches.map(({ data, ...rest }) => ({ ...rest, ...(data ? { data: Buffer.from(data).toString('base64') } : {}) })),
-  };
-  const body = Buffer.from(JSON.stringify(file));
-  const key = `snapshots/${tp.replace('#', '/')}/${String(head.leo).padStart(20, '0')}-${randomUUID()}.json`;
-  await putObject(key, body);
-  return { key, endOffset: head.leo, batches: batches.length, bytes: body.length, head };
+  for (const st of await listProducerStates(leader, tp)) {
+    const kept = truncateState(st, head.leo);
+    if (kept) await writer.addProducer(kept);
+  }
+  return writer.finish({ tp, endOffset: head.leo, head });
 }
 
 /**
- * Claims a follower for a full sync: returns the claim's start time, or undefined when another
- * full sync of it is under way (and not stale).
+ * Claims a follower for a full sync. Returns when it claimed and whether it took a dead sync's
+ * claim over, or undefined when another full sync of it is under way (and not stale).
  */
-async function claim(follower: ReplicaStoreRef, tp: string, leaderEpoch: number): Promise<number | undefined> {
+async function claim(follower: ReplicaStoreRef, tp: string, leaderEpoch: number): Promise<{ at: number; tookOver: boolean } | undefined> {
   const existing = await readHead(follower, tp);
   const now = Date.now();
   if (existing?.snapshotting !== undefined && now - (existing.snapshotRenewedAt ?? existing.snapshotting) < FULL_SYNC_STALE_MS) return undefined;
-  // (never behind an epoch the follower was already told)
-  const claimed = { ...emptyHead(tp, 'follower', Math.max(leaderEpoch, existing?.leaderEpoch ?? 0)), snapshotting: now };
-  try {
-    if (existing?.snapshotting !== undefined) {
-      await putHead(follower, claimed, { snapshotting: existing.snapshotting });
-      // From here the dead sync can write nothing (its writes check its claim); clear what it wrote.
-      await deleteLog(follower, tp);
-    } else {
-      // A follower with a log that cannot be caught up incrementally starts again from nothing.
-      if (existing) await deletePartition(follower, tp);
-      await putHead(follower, claimed, 'ifAbsent');
+  if (!existing) {
+    try {
+      await putHead(follower, { ...emptyHead(tp, 'follower', leaderEpoch), snapshotting: now, snapshotRenewedAt: now }, 'ifAbsent');
+    } catch (err) {
+      if (err instanceof ConditionFailed) return undefined;
+      throw err;
     }
-    return now;
-  } catch (err) {
-    if (err instanceof ConditionFailed) return undefined;
-    throw err;
+    return { at: now, tookOver: false };
   }
+  const prior = existing.snapshotting === undefined ? undefined
+    : { snapshotting: existing.snapshotting, ...(existing.snapshotRenewedAt === undefined ? {} : { snapshotRenewedAt: existing.snapshotRenewedAt }) };
+  return (await claimHead(follower, tp, now, prior)) ? { at: now, tookOver: prior !== undefined } : undefined;
 }
 
 /**
- * Replays a snapshot into a claimed follower and hands it to the copy step at the snapshot's end.
- * The log is reconciled with the snapshot's epoch (`syncEpoch`); a role pushed to the follower
- * during the sync is kept, so a sync from a leader that was replaced meanwhile leaves a follower
- * of the new leader that truncates whatever the old one had alone (KIP-101), never a head that
- * went back to the old epoch.
+ * Rewrites a claimed head, keeping a role pushed to the follower during the sync: a head that
+ * was told a newer epoch than the snapshot's keeps it (and its role), so a sync from a leader
+ * replaced meanwhile leaves a follower of the new leader that truncates whatever the old one had
+ * alone (KIP-101), never a head that went back to the old epoch. Returns the head it replaced.
  */
-async function install(follower: ReplicaStoreRef, tp: string, key: string, leaderEpoch: number, claimedAt: number): Promise<'done' | 'superseded'> {
-  const file = JSON.parse((await readObject(key)).toString('utf8')) as SnapshotFile;
-  try {
-    await fillClaimed(follower, tp, claimedAt, file.batches.map((b) => ({ ...b, ...(b.data ? { data: Buffer.from(b.data, 'base64') } : {}) }) as BatchRecord), file.producers);
-  } catch (err) {
-    if (err instanceof ConditionFailed) return 'superseded';
-    throw err;
-  }
+async function putClaimedHead(
+  follower: ReplicaStoreRef, tp: string, claimedAt: number, snapEpoch: number, next: (role: ReplicaHead['role'], leaderEpoch: number) => ReplicaHead,
+): Promise<ReplicaHead> {
   for (let attempt = 0; ; attempt++) {
     const current = await readHead(follower, tp);
-    if (current?.snapshotting !== claimedAt) return 'superseded';
-    const told = current.leaderEpoch > leaderEpoch;
+    if (current?.snapshotting !== claimedAt) throw new Superseded();
+    const told = current.leaderEpoch > snapEpoch;
     try {
-      await putHead(follower, {
-        ...emptyHead(tp, told ? current.role : 'follower', Math.max(leaderEpoch, current.leaderEpoch)),
-        syncEpoch: leaderEpoch, logId: randomUUID(),
-        leo: file.endOffset, hw: Math.min(file.head.hw, file.endOffset), logStartOffset: file.head.logStartOffset,
-        epochs: file.head.epochs.filter(([, start]) => start < file.endOffset),
-      }, { snapshotting: claimedAt, leaderEpoch: current.leaderEpoch });
-      return 'done';
+      await putHead(follower, next(told ? current.role : 'follower', Math.max(snapEpoch, current.leaderEpoch)), { snapshotting: claimedAt, leaderEpoch: current.leaderEpoch });
+      return current;
     } catch (err) {
       // A role pushed between the read and the write: read again.
       if (!(err instanceof ConditionFailed) || attempt >= 5) throw err;
@@ -125,38 +130,83 @@ async function install(follower: ReplicaStoreRef, tp: string, key: string, leade
   }
 }
 
+/** Replays a snapshot into a claimed follower, part by part, and hands it to the copy step at the snapshot's end. */
+async function install(
+  follower: ReplicaStoreRef, tp: string, manifest: SnapshotManifest, claimedAt: number, step: (s: FullSyncStep) => Promise<void>,
+): Promise<void> {
+  const snapEpoch = manifest.head.leaderEpoch;
+  // From here the follower's old log is given up: its head says an empty log, still claimed.
+  await putClaimedHead(follower, tp, claimedAt, snapEpoch, (role, leaderEpoch) => ({ ...emptyHead(tp, role, leaderEpoch), snapshotting: claimedAt, snapshotRenewedAt: Date.now() }));
+  await deleteLog(follower, tp, claimedAt);
+  for await (const part of readParts(manifest, async (key, index) => {
+    await step({ phase: 'install', part: index });
+    return readObject(key);
+  })) {
+    await fillClaimed(follower, tp, claimedAt, part.batches, part.producers);
+  }
+  const { head, endOffset } = manifest;
+  await putClaimedHead(follower, tp, claimedAt, snapEpoch, (role, leaderEpoch) => ({
+    ...emptyHead(tp, role, leaderEpoch),
+    syncEpoch: snapEpoch, logId: randomUUID(),
+    leo: endOffset, hw: Math.min(head.hw, endOffset), logStartOffset: head.logStartOffset,
+    epochs: head.epochs.filter(([, start]) => start < endOffset),
+  }));
+}
+
 /**
  * A full sync of `follower` from `leader`, logged with its size and duration. Returns false when
- * another full sync of the follower is under way (nothing was done).
+ * another full sync of the follower is under way or took this one over (nothing more was done),
+ * or when the follower became a leader meanwhile (its log is left alone).
  */
-export async function fullSync(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string): Promise<boolean> {
+export async function fullSync(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string, o: FullSyncOptions = {}): Promise<boolean> {
   const started = Date.now();
   const leaderHead = await readHead(leader, tp);
   if (!leaderHead) return false;
-  const claimedAt = await claim(follower, tp, leaderHead.leaderEpoch);
-  if (claimedAt === undefined) return false;
+  const claimed = await claim(follower, tp, leaderHead.leaderEpoch);
+  if (!claimed) return false;
+  const claimedAt = claimed.at;
   logger.info({ event: 'full-sync-started', tp, leader: leader.brokerId, follower: follower.brokerId, leaderEpoch: leaderHead.leaderEpoch }, 'full sync started');
-  let snap: Awaited<ReturnType<typeof writeSnapshot>>;
   const renewing = setInterval(() => void renewClaim(follower, tp, claimedAt, Date.now()).catch(() => undefined), RENEW_EVERY_MS);
+  // Between parts: the claim must still be ours (and is renewed), then the caller's hook.
+  const step = async (s: FullSyncStep) => {
+    if (!(await renewClaim(follower, tp, claimedAt, Date.now()))) throw new Superseded();
+    await o.onStep?.(s);
+  };
+  let phase: FullSyncStep['phase'] = 'build';
+  let snap: Awaited<ReturnType<typeof writeSnapshot>> | undefined;
   try {
-    snap = await writeSnapshot(leader, tp);
-    if ((await install(follower, tp, snap.key, snap.head.leaderEpoch, claimedAt)) === 'superseded') {
+    snap = await writeSnapshot(leader, tp, { partBytes: o.partBytes ?? SNAPSHOT_PART_BYTES, beforePart: (part) => step({ phase: 'build', part }) });
+    const current = await readHead(follower, tp);
+    if (current?.snapshotting !== claimedAt) throw new Superseded();
+    if (current.role === 'leader' && current.leaderEpoch > snap.manifest.head.leaderEpoch) {
+      // Elected while this sync built its snapshot: a leader's log is not this sync's to replace.
+      clearInterval(renewing);
+      await releaseClaim(follower, tp, claimedAt);
+      logger.warn({ event: 'full-sync-abandoned', tp, follower: follower.brokerId, leaderEpoch: current.leaderEpoch }, 'follower became leader during its full sync');
+      return false;
+    }
+    phase = 'install';
+    await install(follower, tp, await readManifest(snap.key, readObject), claimedAt, step);
+  } catch (err) {
+    clearInterval(renewing);
+    if (err instanceof Superseded || (err instanceof ConditionFailed && (await readHead(follower, tp).catch(() => undefined))?.snapshotting !== claimedAt)) {
       logger.info({ event: 'full-sync-superseded', tp, follower: follower.brokerId }, 'another full sync took this one over');
       return false;
     }
-  } catch (err) {
-    logger.warn({ event: 'full-sync-failed', tp, leader: leader.brokerId, follower: follower.brokerId, err }, 'full sync failed');
-    // Give the claim up, so that the next sync need not wait for it to go stale (renewals stop
-    // first, so that no later tick renews it again).
-    clearInterval(renewing);
-    await renewClaim(follower, tp, claimedAt, 0).catch(() => undefined);
+    logger.warn({ event: 'full-sync-failed', tp, leader: leader.brokerId, follower: follower.brokerId, phase, err }, 'full sync failed');
+    // Give the claim up, so that the next sync need not wait for it to go stale (renewals stopped
+    // first, so that no later tick renews it again). Before the install, the follower's log was
+    // never touched: it is released as it was. A dead sync's claim that this one took over stays
+    // claimed, as it was (its log may be half-installed).
+    if (phase === 'build' && !claimed.tookOver) await releaseClaim(follower, tp, claimedAt).catch(() => undefined);
+    else await renewClaim(follower, tp, claimedAt, 0).catch(() => undefined);
     throw err;
   } finally {
     clearInterval(renewing);
   }
   logger.info({
-    event: 'full-sync-done', tp, leader: leader.brokerId, follower: follower.brokerId, endOffset: snap.endOffset,
-    batches: snap.batches, bytes: snap.bytes, ms: Date.now() - started,
+    event: 'full-sync-done', tp, leader: leader.brokerId, follower: follower.brokerId, endOffset: snap.manifest.endOffset,
+    batches: snap.manifest.batches, producers: snap.manifest.producers, parts: snap.manifest.parts.length, bytes: snap.manifest.bytes, ms: Date.now() - started,
   }, 'full sync done');
   return true;
 }

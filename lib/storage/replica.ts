@@ -187,6 +187,34 @@ const approxBytes = (item: Record<string, unknown> | undefined): number => {
 };
 
 /**
+ * Claims a replica for a full sync without touching its log: the head gets `snapshotting` (and
+ * `snapshotRenewedAt`) = `at`, and from then on no copy step or truncation writes to it.
+ * Condition: without `prior`, the head exists and is not claimed; with `prior`, it is still the
+ * claim that was read as stale (same `snapshotting` and `snapshotRenewedAt`: one renewed since
+ * is not taken over). Returns false when the condition failed.
+ */
+export async function claimHead(
+  store: ReplicaStoreRef, tp: string, at: number, prior?: { readonly snapshotting: number; readonly snapshotRenewedAt?: number },
+): Promise<boolean> {
+  const renewed = prior?.snapshotRenewedAt;
+  try {
+    await client(store).send(new UpdateCommand({
+      TableName: store.replicaTable,
+      Key: { tp, off: HEAD_OFFSET },
+      UpdateExpression: 'SET snapshotting = :at, snapshotRenewedAt = :at',
+      ConditionExpression: !prior
+        ? 'attribute_exists(tp) AND attribute_not_exists(snapshotting)'
+        : `snapshotting = :p AND ${renewed === undefined ? 'attribute_not_exists(snapshotRenewedAt)' : 'snapshotRenewedAt = :r'}`,
+      ExpressionAttributeValues: { ':at': at, ...(prior ? { ':p': prior.snapshotting } : {}), ...(renewed === undefined ? {} : { ':r': renewed }) },
+    }));
+    return true;
+  } catch (err) {
+    if ((err as Error).name === 'ConditionalCheckFailedException') return false;
+    throw err;
+  }
+}
+
+/**
  * Shows a full sync's claim is alive (`at` = now), or gives it up (`at` = 0: stale at once).
  * Condition: the head's `snapshotting` is `claimedAt`. Returns false when it failed.
  */
@@ -198,6 +226,28 @@ export async function renewClaim(store: ReplicaStoreRef, tp: string, claimedAt: 
       UpdateExpression: 'SET snapshotRenewedAt = :at',
       ConditionExpression: 'snapshotting = :t',
       ExpressionAttributeValues: { ':t': claimedAt, ':at': at },
+    }));
+    return true;
+  } catch (err) {
+    if ((err as Error).name === 'ConditionalCheckFailedException') return false;
+    throw err;
+  }
+}
+
+/**
+ * Ends a full sync's claim of a replica whose log it never touched: the head is left as it was
+ * before the claim (and any role pushed meanwhile).
+ * Condition: the head's `snapshotting` is `claimedAt`. Effect: `snapshotting` and
+ * `snapshotRenewedAt` removed. Returns false when the condition failed.
+ */
+export async function releaseClaim(store: ReplicaStoreRef, tp: string, claimedAt: number): Promise<boolean> {
+  try {
+    await client(store).send(new UpdateCommand({
+      TableName: store.replicaTable,
+      Key: { tp, off: HEAD_OFFSET },
+      UpdateExpression: 'REMOVE snapshotting, snapshotRenewedAt',
+      ConditionExpression: 'snapshotting = :t',
+      ExpressionAttributeValues: { ':t': claimedAt },
     }));
     return true;
   } catch (err) {
@@ -592,13 +642,28 @@ export async function deletePartition(store: ReplicaStoreRef, tp: string): Promi
   for (const key of [tp, producersKey(tp)]) await deleteAll(store, key);
 }
 
-/** Deletes a partition's batches and producer states, keeping its head. */
-export async function deleteLog(store: ReplicaStoreRef, tp: string): Promise<void> {
-  await deleteAll(store, tp, 0);
-  await deleteAll(store, producersKey(tp));
+/**
+ * Deletes a partition's batches and producer states, keeping its head, for the full sync that
+ * holds the claim `claimedAt`: each transaction of deletes checks the claim, so a claimant that
+ * lost it (paused, then taken over) deletes nothing of what its successor wrote.
+ * Condition: the head's `snapshotting` is `claimedAt`. Errors: `ConditionFailed`.
+ */
+export async function deleteLog(store: ReplicaStoreRef, tp: string, claimedAt: number): Promise<void> {
+  const check = { ConditionCheck: { TableName: store.replicaTable, Key: { tp, off: HEAD_OFFSET }, ConditionExpression: 'snapshotting = :t', ExpressionAttributeValues: { ':t': claimedAt } } };
+  const remove = async (keys: Record<string, unknown>[]) => {
+    for (let i = 0; i < keys.length; i += MAX_TRANSACTION_ITEMS - 1) {
+      await transactWrite(client(store), [check, ...keys.slice(i, i + MAX_TRANSACTION_ITEMS - 1).map((Key) => ({ Delete: { TableName: store.replicaTable, Key } }))]);
+    }
+  };
+  await deleteAll(store, tp, 0, remove);
+  await deleteAll(store, producersKey(tp), undefined, remove);
 }
 
-async function deleteAll(store: ReplicaStoreRef, key: string, fromOff?: number): Promise<void> {
+/** Deletes every item under `key` (from offset `fromOff` on), a page of keys at a time (`remove`: unconditional batch deletes by default). */
+async function deleteAll(
+  store: ReplicaStoreRef, key: string, fromOff?: number,
+  remove: (keys: Record<string, unknown>[]) => Promise<void> = (keys) => batchWriteAll(store, keys.map((Key) => ({ DeleteRequest: { Key } }))),
+): Promise<void> {
   let start: Record<string, unknown> | undefined;
   do {
     const out = await client(store).send(new QueryCommand({
@@ -606,9 +671,11 @@ async function deleteAll(store: ReplicaStoreRef, key: string, fromOff?: number):
       KeyConditionExpression: fromOff === undefined ? 'tp = :tp' : 'tp = :tp AND off >= :from',
       ExpressionAttributeValues: { ':tp': key, ...(fromOff === undefined ? {} : { ':from': fromOff }) },
       ProjectionExpression: 'tp, off',
+      // (what a failed sync wrote just before it gave its claim up must be seen)
+      ConsistentRead: true,
       ExclusiveStartKey: start,
     }));
-    await batchWriteAll(store, (out.Items ?? []).map((k) => ({ DeleteRequest: { Key: { tp: k.tp, off: k.off } } })));
+    await remove((out.Items ?? []).map((k) => ({ tp: k.tp, off: k.off })));
     start = out.LastEvaluatedKey;
   } while (start);
 }

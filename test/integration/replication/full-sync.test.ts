@@ -3,8 +3,11 @@
  * a snapshot in S3; two syncs of one follower never both run; a sync that fails gives its claim
  * up; a stale sync that was taken over can write nothing; and a role pushed to the follower
  * during a sync survives it.
+ *
+ * A private quiet stack (no stream poller, no controllers): nothing but this file syncs the
+ * follower, so no test waits for a background replicator to settle.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { electLeader } from '../../../lib/cluster/partition-state.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
@@ -15,6 +18,15 @@ import { FULL_SYNC_STALE_MS, fullSync } from '../../../lib/log/snapshot.js';
 import { ConditionFailed } from '../../../lib/storage/transact.js';
 import { topicPartitionKey, type BatchRecord } from '../../../lib/storage/model.js';
 import { deletePartition, emptyHead, fillClaimed, putHead, queryBatches, readHead, renewClaim, setRole, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
+import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
+
+let c: FaultCluster;
+beforeAll(async () => {
+  c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false });
+});
+afterAll(async () => {
+  await c?.stop();
+});
 
 const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
 let n = 0;
@@ -32,10 +44,9 @@ async function setup(batches: number) {
     const chunk = Array.from({ length: Math.min(25, batches - i) }, (_, j) => prepareBatches([{ key: null, value: Buffer.from(`v${i + j}`), headers: [] }], opts)).flat();
     await appendToLeader(target, chunk);
   }
-  // Let the replicator (the stack's stream poller) finish with these appends first: it skips a
-  // change below the high watermark, so once this run has moved it, nothing else syncs the follower.
+  // Every follower gets the log (the last test elects `other`), then `follower` loses it; no
+  // replicator runs on this stack, so nothing but these tests syncs it from here.
   await replicate(name, topic.topicId, 0, { deadline: Date.now() + 30_000, shrinkOnFailure: false, lagTimeMaxMs: 60_000 });
-  await new Promise((r) => setTimeout(r, 300));
   await deletePartition(follower!, tp);
   return { name, p0, tp, leader: leader!, follower: follower!, other: other! };
 }
@@ -58,9 +69,11 @@ describe('Function: fullSync', () => {
 
   it('gives its claim up when it fails, so the next sync need not wait for it to go stale', async () => {
     const { tp, leader, follower, other } = await setup(10);
-    // `other` is a follower: snapshotting "from" it fails after the claim.
+    // `other` is a follower: snapshotting "from" it fails after the claim, before the install.
     await expect(fullSync(other, follower, tp)).rejects.toThrow(/does not lead/);
-    expect((await readHead(follower, tp))?.snapshotting).toBeDefined();
+    // The claim is released, not left to go stale (the head the claim created stays, empty).
+    expect(await readHead(follower, tp)).toMatchObject({ leo: 0, role: 'follower' });
+    expect((await readHead(follower, tp))?.snapshotting).toBeUndefined();
     expect(await fullSync(leader, follower, tp)).toBe(true);
     expect((await readHead(follower, tp))?.leo).toBe(10);
   });
