@@ -99,8 +99,9 @@ for (const perBatch of [100, 10]) {
     await sleep(20);
   }
   const seconds = (performance.now() - started) / 1000;
-  const snapshots = (await listKeys(`snapshots/${tp.replace('#', '/')}/`)).sort();
-  const bytes = (await readObject(snapshots[snapshots.length - 1] as string)).length;
+  // (the snapshot is a manifest naming its parts: its size is the parts' sum)
+  const manifests = (await listKeys(`snapshots/${tp.replace('#', '/')}/`)).filter((k) => k.endsWith('/manifest.json')).sort();
+  const bytes = (JSON.parse((await readObject(manifests[manifests.length - 1] as string)).toString('utf8')) as { bytes: number }).bytes;
   out(`| ${name} | ${batches} | 100000 | ${(bytes / 1e6).toFixed(1)} | ${seconds.toFixed(1)} | ${(100_000 / seconds).toFixed(0)} |`);
 }
 await stack.stop();

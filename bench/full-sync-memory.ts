@@ -1,0 +1,63 @@
+/**
+ * Memory and time of one full sync: a follower that lost its log gets a partition of 20,000
+ * one-record batches of 1 KiB back from the leader. Peak growth of the JS heap and of the
+ * memory outside it (Buffers: `arrayBuffers`) over the sync, sampled every 2 ms, from a baseline
+ * taken after a GC (run with `node --expose-gc --import tsx` for a clean baseline).
+ * Run: `node --expose-gc --import tsx bench/full-sync-memory.ts`; results in bench/results/full-sync-memory.md.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+process.env.LOG_LEVEL ??= 'warn';
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+const { startLocalStack } = await import('../lib/local/stack.js');
+const { createTopic } = await import('../lib/cluster/topics.js');
+const { replicaStore } = await import('../lib/cluster/metadata.js');
+const { appendToLeader } = await import('../lib/log/append.js');
+const { prepareBatches } = await import('../lib/log/batches.js');
+const { fullSync } = await import('../lib/log/snapshot.js');
+const { deletePartition, readHead } = await import('../lib/storage/replica.js');
+const { topicPartitionKey } = await import('../lib/storage/model.js');
+
+const RECORDS = Number(process.env.FULL_SYNC_RECORDS ?? 20_000);
+const stack = await startLocalStack({ port: 0, brokers: 3, inMemory: true, controllers: 0, replicator: false });
+const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
+const { topic, partitions } = await createTopic({ name: 'sync-memory', partitions: 1, replicationFactor: 3 });
+const p = partitions[0]!;
+const tp = topicPartitionKey(topic.topicId, 0);
+const leader = (await replicaStore(p.leader))!;
+const follower = (await replicaStore(p.replicas.find((r) => r !== p.leader)!))!;
+const target = { leader, topicId: topic.topicId, partition: 0, tp, leaderEpoch: p.leaderEpoch, inlineMaxBytes: 8192 };
+for (let i = 0; i < RECORDS; i += 50) {
+  await appendToLeader(target, Array.from({ length: Math.min(50, RECORDS - i) }, (_, j) => prepareBatches([{ key: null, value: Buffer.alloc(1024, (i + j) % 251), headers: [] }], opts)[0]!));
+}
+await deletePartition(follower, tp);
+
+const gc = (globalThis as { gc?: () => void }).gc;
+gc?.();
+const base = process.memoryUsage();
+const peak = { heapUsed: base.heapUsed, arrayBuffers: base.arrayBuffers, sum: base.heapUsed + base.arrayBuffers, rss: base.rss };
+const sample = setInterval(() => {
+  const m = process.memoryUsage();
+  peak.heapUsed = Math.max(peak.heapUsed, m.heapUsed);
+  peak.arrayBuffers = Math.max(peak.arrayBuffers, m.arrayBuffers);
+  peak.sum = Math.max(peak.sum, m.heapUsed + m.arrayBuffers);
+  peak.rss = Math.max(peak.rss, m.rss);
+}, 2);
+const started = performance.now();
+const ok = await fullSync(leader, follower, tp);
+const seconds = (performance.now() - started) / 1000;
+clearInterval(sample);
+const head = await readHead(follower, tp);
+await stack.stop();
+
+const mb = (n: number) => (n / 2 ** 20).toFixed(1);
+const lines = [
+  '| records × size | synced | follower leo | seconds | peak heap growth MiB | peak Buffer growth MiB | peak heap+Buffer growth MiB | peak RSS growth MiB |',
+  '|---|---|---|---|---|---|---|---|',
+  `| ${RECORDS} × 1 KiB | ${ok} | ${head?.leo} | ${seconds.toFixed(1)} | ${mb(peak.heapUsed - base.heapUsed)} | ${mb(peak.arrayBuffers - base.arrayBuffers)} | ${mb(peak.sum - base.heapUsed - base.arrayBuffers)} | ${mb(peak.rss - base.rss)} |`,
+];
+process.stdout.write(`${lines.join('\n')}\n`);
+const header = `# full-sync-memory — ${new Date().toISOString()}\n\nLocal stack (DynamoDB Local in memory, one process; s3rver; no replicator), RF 3. Node ${process.version}, ${os.cpus().length} cores, GC exposed: ${gc !== undefined}.\n\n`;
+fs.writeFileSync(path.join(import.meta.dirname, 'results', 'full-sync-memory.md'), `${header}${lines.join('\n')}\n`);
