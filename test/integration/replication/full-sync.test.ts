@@ -17,7 +17,7 @@ import { copyStep, replicate } from '../../../lib/log/replicate.js';
 import { FULL_SYNC_STALE_MS, fullSync } from '../../../lib/log/snapshot.js';
 import { ConditionFailed } from '../../../lib/storage/transact.js';
 import { topicPartitionKey, type BatchRecord } from '../../../lib/storage/model.js';
-import { deletePartition, emptyHead, fillClaimed, putHead, queryBatches, readHead, renewClaim, setRole, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
+import { deleteLog, deletePartition, emptyHead, fillClaimed, putHead, queryBatches, readHead, renewClaim, setRole, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
 import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
 
 let c: FaultCluster;
@@ -78,7 +78,7 @@ describe('Function: fullSync', () => {
     expect((await readHead(follower, tp))?.leo).toBe(10);
   });
 
-  it('where a stale sync was taken over, the stale one can write nothing into the follower, and the new one clears what it left', async () => {
+  it('where a stale sync was taken over, the stale one can write or delete nothing in the follower, and the new one clears what it left', async () => {
     const { tp, leader, follower } = await setup(30);
     // A sync claimed the follower and wrote a stray batch, then went silent past the stale time.
     const stale = Date.now() - FULL_SYNC_STALE_MS - 1000;
@@ -86,8 +86,9 @@ describe('Function: fullSync', () => {
     const stray = { baseOffset: 1000, lastOffset: 1000, leaderEpoch: 0, recordCount: 1, bytes: 10, maxTimestamp: 0, data: Buffer.from('stray') } as unknown as BatchRecord;
     await fillClaimed(follower, tp, stale, [stray], []);
     expect(await fullSync(leader, follower, tp)).toBe(true);
-    // The woken-up stale sync is refused, and its stray batch is gone.
+    // The woken-up stale sync is refused (it can neither write nor delete), and its stray batch is gone.
     await expect(fillClaimed(follower, tp, stale, [stray], [])).rejects.toBeInstanceOf(ConditionFailed);
+    await expect(deleteLog(follower, tp, stale)).rejects.toBeInstanceOf(ConditionFailed);
     const offsets = (await queryBatches(follower, tp, { fromOffset: 0, toOffset: 1e9, maxBytes: 1e9 })).map((b) => b.lastOffset);
     expect(offsets).not.toContain(1000);
     expect(await logOf(follower, tp)).toEqual(await logOf(leader, tp));
