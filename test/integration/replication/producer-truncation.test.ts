@@ -2,7 +2,8 @@
  * Idempotent producer state across a follower's truncation (KIP-101), on a quiet private stack
  * whose copy steps this test drives: the truncated replica keeps the producer's epoch and last
  * sequence while older batches stay in its log, so when it leads again an older producer epoch
- * is still fenced and the producer's retry of what was truncated goes in.
+ * is still fenced and the producer's retry of what was truncated goes in. And the append path's
+ * cache of producer states never outlives the leader epoch it was written under.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
@@ -14,7 +15,7 @@ import { prepareBatches } from '../../../lib/log/batches.js';
 import { produce } from '../../../lib/log/produce.js';
 import { copyStep } from '../../../lib/log/replicate.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
-import { readHead, readProducerStates, setRole } from '../../../lib/storage/replica.js';
+import { readHead, readProducerStates, setRole, truncateLog } from '../../../lib/storage/replica.js';
 import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
 
 let c: FaultCluster;
@@ -75,5 +76,39 @@ describe('Producer state across truncation', () => {
     expect(offsets(await produce(name, records(2, 2), { producer, acks: 1 }))).toEqual([2, 3]);
     expect(offsets(await produce(name, records(2, 2), { producer, acks: 1 }))).toEqual([2, 3]);
     expect((await readHead(zombie.leader, tp))?.leo).toBe(4);
+  });
+
+  it('where a broker leads again under a new epoch, it judges a retry on its stored producer state, not on what it cached under the old epoch', async () => {
+    const name = `prod-cache-${process.pid}`;
+    const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3 });
+    const p0 = partitions[0]!;
+    const tp = topicPartitionKey(topic.topicId, 0);
+    const [a, b, third] = p0.replicas as [number, number, number];
+    const target = async (leader: number, leaderEpoch: number) => ({ leader: await replicaStore(leader), topicId: topic.topicId, partition: 0, tp, leaderEpoch, inlineMaxBytes: 8192 });
+    const producer = await initProducer();
+    const tagged = (seq: number, count: number) => prepareBatches(values(seq, count), opts, Date.now(), { ...producer, baseSequence: seq });
+
+    // `a` leads under epoch 0 and appends sequence 0 (acks=1, not replicated): it caches the state, version 1.
+    expect(await appendToLeader(await target(a, p0.leaderEpoch), tagged(0, 1))).toEqual([{ baseOffset: 0, lastOffset: 0 }]);
+    // `b` takes over; the producer's retry and its next request land there: sequences 0..2 at 0..2.
+    const e1 = await electLeader(name, 0, b);
+    await setRole(await replicaStore(b), tp, 'leader', e1.leaderEpoch);
+    for (const f of [a, third]) await setRole(await replicaStore(f), tp, 'follower', e1.leaderEpoch);
+    await appendToLeader(await target(b, e1.leaderEpoch), tagged(0, 1));
+    await appendToLeader(await target(b, e1.leaderEpoch), tagged(1, 2));
+    // `a` truncates its epoch-0 batch, dropping the producer's state (as truncations did before
+    // they kept it), and copies `b`'s log: the state is written anew — version 1 again.
+    const aHead = (await readHead(await replicaStore(a), tp))!;
+    const aState = (await readProducerStates(await replicaStore(a), tp, [producer.producerId])).get(producer.producerId)!;
+    await truncateLog(await replicaStore(a), tp, aHead, 0, [{ producerId: producer.producerId, expectVer: aState.ver }]);
+    expect((await copyStep(await replicaStore(b), await replicaStore(a), tp)).kind).toBe('caught-up');
+    expect((await readProducerStates(await replicaStore(a), tp, [producer.producerId])).get(producer.producerId)?.ver).toBe(aState.ver);
+
+    // `a` leads again. The retry of sequences 1..2 is a duplicate, answered with their offsets.
+    const e2 = await electLeader(name, 0, a);
+    await setRole(await replicaStore(a), tp, 'leader', e2.leaderEpoch, e2.isr);
+    for (const f of [b, third]) await setRole(await replicaStore(f), tp, 'follower', e2.leaderEpoch);
+    expect(await appendToLeader(await target(a, e2.leaderEpoch), tagged(1, 2))).toEqual([{ baseOffset: 1, lastOffset: 2 }]);
+    expect((await readHead(await replicaStore(a), tp))?.leo).toBe(3);
   });
 });
