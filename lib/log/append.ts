@@ -4,7 +4,7 @@
  * the head the failed condition returned, batches above `inline.max.bytes` stored in S3 first.
  */
 import { randomUUID } from 'node:crypto';
-import { KafkaError } from '../errors.js';
+import { KafkaError, asKafkaError } from '../errors.js';
 import { withBaseOffset } from '../protocol/record-batch.js';
 import type { BatchRecord, ReplicaHead, StoredProducerState } from '../storage/model.js';
 import { putObject } from '../storage/objects.js';
@@ -93,10 +93,21 @@ export class AppendOutcomeUnknown extends KafkaError {
   }
 }
 
+/** A store that did not answer (timeout, reset, 5xx, throttled), as lib/errors.ts tells them. */
+function isStoreFailure(err: unknown): boolean {
+  try {
+    return asKafkaError(err).kafkaName === 'KAFKA_STORAGE_ERROR';
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Appends batches in order; returns the offset range each batch got.
  * Errors: NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH (refresh metadata and
- * retry), UNKNOWN_TOPIC_OR_PARTITION (no head), REQUEST_TIMED_OUT (contention outlasted retries).
+ * retry), UNKNOWN_TOPIC_OR_PARTITION (no head), REQUEST_TIMED_OUT (contention outlasted retries),
+ * AppendOutcomeUnknown — REQUEST_TIMED_OUT too — (the append transaction got no answer: it may
+ * have been written, and must not be sent again), KAFKA_STORAGE_ERROR (a read before it failed).
  */
 export async function appendToLeader(t: AppendTarget, batches: readonly PreparedBatch[]): Promise<AppendedRange[]> {
   // Large batches go to S3 once, with base offset 0; readers set the offset from the table item.
@@ -261,10 +272,10 @@ async function appendChunk(t: AppendTarget, chunk: readonly StagedBatch[]): Prom
       return plan.results;
     } catch (err) {
       knownHeads.delete(headKey(t));
-      // Only a failed condition proves the transaction was not applied (the store refused it);
-      // a request the store rejected as malformed was not applied either, and is a bug to see.
-      if ((err as Error).name === 'ValidationException') throw err;
-      if (!(err instanceof ConditionFailed)) throw new AppendOutcomeUnknown(t, err);
+      // Only a failed condition proves the transaction was not applied: the store answered and
+      // refused it. A store that did not answer may have applied it. (Anything else — a request
+      // the store rejected as malformed — is a bug, and propagates as it is.)
+      if (!(err instanceof ConditionFailed)) throw isStoreFailure(err) ? new AppendOutcomeUnknown(t, err) : err;
       if (Date.now() >= deadline) {
         throw new KafkaError('REQUEST_TIMED_OUT', `Append to partition ${t.partition} lost ${attempt} races in ${RACE_BUDGET_MS} ms.`, { topicId: t.topicId, partition: t.partition });
       }
