@@ -4,12 +4,13 @@
  * the head the failed condition returned, batches above `inline.max.bytes` stored in S3 first.
  */
 import { randomUUID } from 'node:crypto';
-import { KafkaError } from '../errors.js';
+import { KafkaError, asKafkaError } from '../errors.js';
 import { withBaseOffset } from '../protocol/record-batch.js';
 import type { BatchRecord, ReplicaHead, StoredProducerState } from '../storage/model.js';
 import { putObject } from '../storage/objects.js';
 import { appendBatches, headFromItem, readHead, readProducerStates, type ProducerStateWrite, type ReplicaStoreRef } from '../storage/replica.js';
-import { ConditionFailed, MAX_TRANSACTION_ITEMS } from '../storage/transact.js';
+import { ConditionFailed } from '../storage/transact.js';
+import { packChunks, type ChunkCost } from './append-chunks.js';
 import type { PreparedBatch } from './batches.js';
 import { check, type ProducerState } from './producer-state.js';
 
@@ -29,8 +30,6 @@ export interface AppendedRange {
   readonly lastOffset: number;
 }
 
-/** Inline bytes per transaction, under DynamoDB's 4 MB transaction limit with room for keys. */
-const MAX_TRANSACTION_BYTES = 3_500_000;
 /** How long an append keeps retrying lost races before REQUEST_TIMED_OUT. */
 const RACE_BUDGET_MS = 10_000;
 
@@ -76,29 +75,39 @@ function checkLeadership(head: ReplicaHead | undefined, t: AppendTarget): assert
   }
 }
 
-/** Splits staged batches into groups that fit one transaction each. */
-function chunks(staged: readonly StagedBatch[]): StagedBatch[][] {
-  const out: StagedBatch[][] = [];
-  let current: StagedBatch[] = [];
-  let bytes = 0;
-  for (const b of staged) {
-    const inlineBytes = b.s3 ? 200 : b.batch.bytes.length;
-    if (current.length > 0 && (current.length >= MAX_TRANSACTION_ITEMS - 1 || bytes + inlineBytes > MAX_TRANSACTION_BYTES)) {
-      out.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(b);
-    bytes += inlineBytes;
+/** What a staged batch costs its transaction (lib/log/append-chunks.ts). */
+const costOf = (b: StagedBatch): ChunkCost => ({
+  inlineBytes: b.s3 ? 0 : b.batch.bytes.length,
+  ...(b.batch.producer ? { producerId: b.batch.producer.producerId } : {}),
+});
+
+/**
+ * An append transaction that was sent but whose answer never came (a timeout, a reset
+ * connection): it may have been applied. Nothing appends it again — a new attempt would be a
+ * second copy — so the caller answers REQUEST_TIMED_OUT (Kafka's answer to a produce whose
+ * outcome is unknown; an idempotent producer's retry is then answered from its state).
+ */
+export class AppendOutcomeUnknown extends KafkaError {
+  constructor(t: AppendTarget, override readonly cause: unknown) {
+    super('REQUEST_TIMED_OUT', `REQUEST_TIMED_OUT: the append to partition ${t.partition} on broker ${t.leader.brokerId} got no answer (${(cause as Error)?.name ?? 'error'}); it may or may not have been written.`, { topicId: t.topicId, partition: t.partition, broker: t.leader.brokerId });
   }
-  if (current.length > 0) out.push(current);
-  return out;
+}
+
+/** A store that did not answer (timeout, reset, 5xx, throttled), as lib/errors.ts tells them. */
+function isStoreFailure(err: unknown): boolean {
+  try {
+    return asKafkaError(err).kafkaName === 'KAFKA_STORAGE_ERROR';
+  } catch {
+    return false;
+  }
 }
 
 /**
  * Appends batches in order; returns the offset range each batch got.
  * Errors: NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH (refresh metadata and
- * retry), UNKNOWN_TOPIC_OR_PARTITION (no head), REQUEST_TIMED_OUT (contention outlasted retries).
+ * retry), UNKNOWN_TOPIC_OR_PARTITION (no head), REQUEST_TIMED_OUT (contention outlasted retries),
+ * AppendOutcomeUnknown — REQUEST_TIMED_OUT too — (the append transaction got no answer: it may
+ * have been written, and must not be sent again), KAFKA_STORAGE_ERROR (a read before it failed).
  */
 export async function appendToLeader(t: AppendTarget, batches: readonly PreparedBatch[]): Promise<AppendedRange[]> {
   // Large batches go to S3 once, with base offset 0; readers set the offset from the table item.
@@ -128,7 +137,7 @@ async function drain(t: AppendTarget, key: string, lane: { running: boolean; wai
     for (const w of group) for (const b of w.staged) owners.set(b, w);
     const pending = new Set(group);
     try {
-      for (const chunk of chunks(group.flatMap((w) => w.staged))) {
+      for (const chunk of packChunks(group.map((w) => w.staged), costOf)) {
         const results = await appendChunk(t, chunk);
         chunk.forEach((b, i) => {
           const w = owners.get(b) as Waiter;
@@ -154,14 +163,21 @@ async function drain(t: AppendTarget, key: string, lane: { running: boolean; wai
   lanes.delete(key);
 }
 
-/** Producer states this instance last saw per replica and partition. */
+/**
+ * Producer states this instance last wrote per replica, partition and leader epoch. The epoch is
+ * part of the key: under a later epoch the replica may have been a follower meanwhile (truncated,
+ * copied into, fully synced) and a state version number may have come round again, so a broker
+ * leading again never starts from what it cached under an earlier epoch.
+ */
 const knownProducers = new Map<string, StoredProducerState>();
+const KNOWN_PRODUCERS_MAX = 10_000;
+const producerKey = (t: AppendTarget, producerId: number): string => `${headKey(t)}/${t.leaderEpoch}/${producerId}`;
 
 async function producerStates(t: AppendTarget, chunk: readonly StagedBatch[], fresh: boolean): Promise<Map<number, StoredProducerState>> {
   const ids = [...new Set(chunk.flatMap((b) => (b.batch.producer ? [b.batch.producer.producerId] : [])))];
   const out = new Map<number, StoredProducerState>();
   const missing = fresh ? ids : ids.filter((id) => {
-    const known = knownProducers.get(`${headKey(t)}/${id}`);
+    const known = knownProducers.get(producerKey(t, id));
     if (known) out.set(id, known);
     return !known;
   });
@@ -251,11 +267,15 @@ async function appendChunk(t: AppendTarget, chunk: readonly StagedBatch[]): Prom
         ...head, leo: plan.end,
         epochs: needsEpochEntry ? [...head.epochs, [t.leaderEpoch, head.leo]] : head.epochs,
       });
-      for (const w of plan.producers) knownProducers.set(`${headKey(t)}/${w.state.producerId}`, { ...w.state, ver: (w.expectVer ?? 0) + 1 });
+      if (knownProducers.size > KNOWN_PRODUCERS_MAX) knownProducers.clear();
+      for (const w of plan.producers) knownProducers.set(producerKey(t, w.state.producerId), { ...w.state, ver: (w.expectVer ?? 0) + 1 });
       return plan.results;
     } catch (err) {
-      if (!(err instanceof ConditionFailed)) throw err;
       knownHeads.delete(headKey(t));
+      // Only a failed condition proves the transaction was not applied: the store answered and
+      // refused it. A store that did not answer may have applied it. (Anything else — a request
+      // the store rejected as malformed — is a bug, and propagates as it is.)
+      if (!(err instanceof ConditionFailed)) throw isStoreFailure(err) ? new AppendOutcomeUnknown(t, err) : err;
       if (Date.now() >= deadline) {
         throw new KafkaError('REQUEST_TIMED_OUT', `Append to partition ${t.partition} lost ${attempt} races in ${RACE_BUDGET_MS} ms.`, { topicId: t.topicId, partition: t.partition });
       }

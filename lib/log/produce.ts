@@ -14,7 +14,7 @@ import type { TopicWithPartitions } from '../storage/coordination.js';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
-import { appendToLeader } from './append.js';
+import { AppendOutcomeUnknown, appendToLeader } from './append.js';
 import { replicateShared } from './replicate.js';
 import { checkRecord, prepareBatches, type ProducerTag, type BatchOptions, type LogRecord, type PreparedBatch } from './batches.js';
 
@@ -106,7 +106,8 @@ async function appendPartition(
     } catch (caught) {
       if (caught instanceof CommitFailed) throw caught.cause;
       const err = asKafkaError(caught);
-      if (err.kafkaName === 'KAFKA_STORAGE_ERROR' && state && state.leader >= 0) reportBrokerFailure(state.leader);
+      if ((err.kafkaName === 'KAFKA_STORAGE_ERROR' || caught instanceof AppendOutcomeUnknown) && state && state.leader >= 0) reportBrokerFailure(state.leader);
+      // (an append that may have been written is never sent again: REQUEST_TIMED_OUT is not retried here)
       const stale = RETRY_ON_STALE_ROUTE.has(err.kafkaName);
       if (!stale || Date.now() + 50 * attempt > deadline) throw err;
       invalidateMetadata(topicName);

@@ -1,14 +1,29 @@
 /**
  * Idempotent producer rules (Kafka's ProducerStateManager): per partition and producer id, the
- * producer epoch and the last five batches' sequence ranges and offsets. A batch is appended when
- * its first sequence follows the last one; a retry of one of the last five is answered with its
- * original offsets; anything else is refused. Pure: the stores keep the state, this decides.
+ * producer epoch and where the producer's most recent records went. A batch is appended when its
+ * first sequence follows the last one; a retry of recent records is answered with their original
+ * offsets; older sequences are duplicates, anything else is out of order. Pure: the stores keep
+ * the state, this decides.
+ *
+ * The window is kept in *runs*, not batches: a run is records contiguous in both sequence and
+ * offset (consecutive batches of one producer written back to back merge into one), so any
+ * sub-range of a run maps to exact offsets. One request's batches for a partition go into one
+ * transaction when they fit (lib/log/append.ts), so a request is one run however many batches
+ * `max.message.bytes` split it into, and five runs cover Kafka's five in-flight requests.
  */
 import { KafkaError } from '../errors.js';
 
-/** How many recent batches per producer are remembered for duplicate detection (Kafka: 5). */
+/** How many recent runs per producer are remembered for duplicate detection (Kafka: 5 in-flight requests). */
 export const RECENT_BATCHES = 5;
 
+/** Sequences wrap after 2^31 - 1 to 0, as Kafka's do. */
+const SEQ_SPACE = 2 ** 31;
+
+/**
+ * A run of records contiguous in sequence and offset. `baseOffset = -1` marks a position only
+ * (left by a truncation that removed every remembered run): the producer's last sequence is known,
+ * not where it is.
+ */
 export interface ProducerBatch {
   readonly firstSeq: number;
   readonly lastSeq: number;
@@ -19,7 +34,7 @@ export interface ProducerBatch {
 export interface ProducerState {
   readonly producerId: number;
   readonly producerEpoch: number;
-  /** Oldest first. */
+  /** Oldest first; all of `producerEpoch`. Empty: the epoch has no records here, its next sequence is 0. */
   readonly batches: readonly ProducerBatch[];
 }
 
@@ -35,21 +50,39 @@ export type Verdict =
   | { readonly kind: 'duplicate'; readonly baseOffset: number; readonly lastOffset: number }
   | { readonly kind: 'reject'; readonly error: KafkaError };
 
-/** Sequences wrap at 2^31 - 1 as Kafka's do. */
-const lastSeqOf = (first: number, count: number): number => (first + count - 1) % 2 ** 31;
-const nextSeq = (seq: number): number => (seq + 1) % 2 ** 31;
+const mod = (n: number): number => ((n % SEQ_SPACE) + SEQ_SPACE) % SEQ_SPACE;
+const lastSeqOf = (first: number, count: number): number => mod(first + count - 1);
+const nextSeq = (seq: number): number => mod(seq + 1);
+const isPosition = (r: ProducerBatch): boolean => r.baseOffset < 0;
+
+/** The runs after appending `count` records from `firstSeq` at `baseOffset`: merged into the last run when contiguous. */
+function extend(runs: readonly ProducerBatch[], firstSeq: number, count: number, baseOffset: number): ProducerBatch[] {
+  const kept = runs.filter((r) => !isPosition(r));
+  const last = kept[kept.length - 1];
+  const lastSeq = lastSeqOf(firstSeq, count);
+  const lastOffset = baseOffset + count - 1;
+  if (last && last.lastOffset + 1 === baseOffset && nextSeq(last.lastSeq) === firstSeq) {
+    return [...kept.slice(0, -1), { ...last, lastSeq, lastOffset }];
+  }
+  return [...kept, { firstSeq, lastSeq, baseOffset, lastOffset }].slice(-RECENT_BATCHES);
+}
+
+/** The offsets of `b`'s records when one remembered run holds all of them. */
+function findWritten(runs: readonly ProducerBatch[], b: IncomingBatch): { baseOffset: number; lastOffset: number } | undefined {
+  for (const r of runs) {
+    if (isPosition(r)) continue;
+    const delta = mod(b.firstSeq - r.firstSeq);
+    if (delta + b.recordCount <= r.lastOffset - r.baseOffset + 1) return { baseOffset: r.baseOffset + delta, lastOffset: r.baseOffset + delta + b.recordCount - 1 };
+  }
+  return undefined;
+}
 
 export function check(state: ProducerState | undefined, b: IncomingBatch): Verdict {
-  const lastSeq = lastSeqOf(b.firstSeq, b.recordCount);
   const append = (kept: readonly ProducerBatch[]): Verdict => ({
     kind: 'append',
-    next: (baseOffset) => ({
-      producerId: b.producerId,
-      producerEpoch: b.producerEpoch,
-      batches: [...kept, { firstSeq: b.firstSeq, lastSeq, baseOffset, lastOffset: baseOffset + b.recordCount - 1 }].slice(-RECENT_BATCHES),
-    }),
+    next: (baseOffset) => ({ producerId: b.producerId, producerEpoch: b.producerEpoch, batches: extend(kept, b.firstSeq, b.recordCount, baseOffset) }),
   });
-  const reject = (name: 'OUT_OF_ORDER_SEQUENCE_NUMBER' | 'INVALID_PRODUCER_EPOCH', message: string): Verdict =>
+  const reject = (name: 'OUT_OF_ORDER_SEQUENCE_NUMBER' | 'DUPLICATE_SEQUENCE_NUMBER' | 'INVALID_PRODUCER_EPOCH', message: string): Verdict =>
     ({ kind: 'reject', error: new KafkaError(name, `${name}: ${message}`, { producerId: b.producerId }) });
 
   if (!state) {
@@ -61,25 +94,43 @@ export function check(state: ProducerState | undefined, b: IncomingBatch): Verdi
   if (b.producerEpoch > state.producerEpoch) {
     return b.firstSeq === 0 ? append([]) : reject('OUT_OF_ORDER_SEQUENCE_NUMBER', `a new producer epoch must start at sequence 0, not ${b.firstSeq}.`);
   }
-  const dup = state.batches.find((x) => x.firstSeq === b.firstSeq && x.lastSeq === lastSeq);
-  if (dup) return { kind: 'duplicate', baseOffset: dup.baseOffset, lastOffset: dup.lastOffset };
+  const written = findWritten(state.batches, b);
+  if (written) return { kind: 'duplicate', ...written };
   const last = state.batches[state.batches.length - 1];
-  if (!last || b.firstSeq === nextSeq(last.lastSeq)) return append(state.batches);
-  return reject('OUT_OF_ORDER_SEQUENCE_NUMBER', `expected sequence ${last ? nextSeq(last.lastSeq) : 0} from producer ${b.producerId}, got ${b.firstSeq}.`);
+  const expected = last ? nextSeq(last.lastSeq) : 0;
+  if (b.firstSeq === expected) return append(state.batches);
+  // Behind the last sequence (by less than half the sequence space, so a wrap reads as ahead):
+  // written already, but before the remembered runs, so its offsets are unknown.
+  if (last && mod(last.lastSeq - lastSeqOf(b.firstSeq, b.recordCount)) < SEQ_SPACE / 2) {
+    return reject('DUPLICATE_SEQUENCE_NUMBER', `sequences ${b.firstSeq}..${lastSeqOf(b.firstSeq, b.recordCount)} of producer ${b.producerId} were written before its last ${RECENT_BATCHES} remembered runs; their offsets are no longer known.`);
+  }
+  return reject('OUT_OF_ORDER_SEQUENCE_NUMBER', `expected sequence ${expected} from producer ${b.producerId}, got ${b.firstSeq}.`);
 }
 
-/** The state after a batch the leader accepted (a follower mirrors the leader's decisions). */
+/** The state after a batch the leader accepted (a follower mirrors the leader's decisions, run for run). */
 export function applyBatch(state: ProducerState | undefined, b: IncomingBatch & { readonly baseOffset: number }): ProducerState {
   const kept = state && state.producerEpoch === b.producerEpoch ? state.batches : [];
-  return {
-    producerId: b.producerId,
-    producerEpoch: b.producerEpoch,
-    batches: [...kept, { firstSeq: b.firstSeq, lastSeq: lastSeqOf(b.firstSeq, b.recordCount), baseOffset: b.baseOffset, lastOffset: b.baseOffset + b.recordCount - 1 }].slice(-RECENT_BATCHES),
-  };
+  return { producerId: b.producerId, producerEpoch: b.producerEpoch, batches: extend(kept, b.firstSeq, b.recordCount, b.baseOffset) };
 }
 
-/** The state after truncating the log to `offset` (batches at or above it are gone); undefined when none remain. */
+/**
+ * The state after truncating the log to `offset` (records at or above it are gone). The epoch is
+ * never forgotten (an older epoch stays fenced) and neither is the last sequence: a run cut by
+ * the truncation keeps its part below `offset`, and when every remembered run is gone, a position
+ * one before the oldest of them remains (within an epoch the producer's records run on without
+ * gaps, so that is its last sequence below the removed runs). Records older than the window were
+ * acknowledged long ago (at most five requests are in flight), so a retry of them stays refused
+ * as a duplicate. Never undefined; the type stays optional for callers written against the old rule.
+ */
 export function truncateState(state: ProducerState, offset: number): ProducerState | undefined {
-  const batches = state.batches.filter((x) => x.lastOffset < offset);
-  return batches.length > 0 ? { ...state, batches } : undefined;
+  const kept: ProducerBatch[] = [];
+  for (const r of state.batches) {
+    if (isPosition(r) || r.lastOffset < offset) kept.push(r);
+    else if (r.baseOffset < offset) kept.push({ ...r, lastOffset: offset - 1, lastSeq: lastSeqOf(r.firstSeq, offset - r.baseOffset) });
+  }
+  if (kept.length > 0) return { ...state, batches: kept };
+  const oldest = state.batches[0];
+  if (!oldest || oldest.firstSeq === 0) return { ...state, batches: [] };
+  const seq = mod(oldest.firstSeq - 1);
+  return { ...state, batches: [{ firstSeq: seq, lastSeq: seq, baseOffset: -1, lastOffset: -1 }] };
 }
