@@ -213,6 +213,14 @@ export interface ReplicateOptions {
   /** Keep copying until every ISR follower holds offsets below this (acks=all). */
   readonly until?: number;
   /**
+   * Copy only to the followers the high watermark waits for — the partition state's ISR and the
+   * followers joining it — and contact no other replica (acks=all: a replica outside the ISR,
+   * catching up or paused, must never delay an answer; the replicator, the controller and the sweep
+   * bring it up, and it joins the ISR on one of their runs).
+   * @default true when `until` is given, else false
+   */
+  readonly isrOnly?: boolean;
+  /**
    * The leader epoch the records to commit were appended under. A commit is only proven under
    * that epoch: the same offsets under a later leader may hold other records.
    */
@@ -301,31 +309,43 @@ async function editCount(
     if (!next) return true;
     if (await setHeadIsr(leader, tp, leaderEpoch, head.isrVersion, next)) return true;
   }
+  // (every attempt lost a race: whatever `decide` said last was not written)
   return false;
 }
 
 /**
  * Takes `b` out of the leader's count — only if the partition state, read after the head, no
  * longer has it (an expander that re-added it must have bumped the head's version first, which
- * fails this write).
+ * fails this write; the next attempt then finds it in the state and leaves it). `readState` reads
+ * the partition state (a seam for tests that interleave a change there). Returns whether this call
+ * removed `b`.
  */
-async function dropFromCount(topic: string, partition: number, leader: ReplicaStoreRef, tp: string, leaderEpoch: number, b: number): Promise<void> {
+export async function dropFromCount(
+  topic: string, partition: number, leader: ReplicaStoreRef, tp: string, leaderEpoch: number, b: number,
+  readState: (topic: string, partition: number) => Promise<PartitionRecord | undefined> = readPartition,
+): Promise<boolean> {
+  let dropped = false;
   await editCount(leader, tp, leaderEpoch, async (head) => {
+    dropped = false;
     if (!head.isr.includes(b)) return undefined;
-    const state = await readPartition(topic, partition);
+    const state = await readState(topic, partition);
     if (state?.isr.includes(b)) return undefined;
+    dropped = true;
     return { isr: head.isr.filter((x) => x !== b), joining: head.joining };
   });
+  return dropped;
 }
 
 /**
  * Adds a caught-up follower to the ISR without letting the high watermark get ahead of it:
  * (1) the leader counts it as joining (from then on no high watermark passes its log end),
  * (2) it is brought up to the high watermark, (3) the partition state takes it — by
- * compare-and-set on the state read before (1), so a shrink that raced wins — and (4) the leader
- * counts it as in sync. Returns the new partition state, or undefined when it did not join.
+ * compare-and-set on `state`, read before (1), so any change that raced (a shrink, an election)
+ * wins and this one writes nothing to the partition state — and (4) the leader counts it as in
+ * sync. Returns the new partition state, or undefined when it did not join (the leader's count is
+ * then as it was: the follower leaves `joining`).
  */
-async function joinIsr(
+export async function joinIsr(
   topic: string, partition: number, state: PartitionRecord, leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string, deadline: number,
 ): Promise<PartitionRecord | undefined> {
   const b = follower.brokerId;
@@ -394,7 +414,8 @@ export async function replicate(topic: string, topicId: string, partition: numbe
     throw new KafkaError('NOT_LEADER_OR_FOLLOWER', `Broker ${state.leader} is not the leader of ${topic}-${partition} under epoch ${state.leaderEpoch}.`, { topic, partition });
   }
   const target = o.until ?? lHead.leo;
-  const followers = state.replicas.filter((b) => b !== state.leader);
+  const isrOnly = o.isrOnly ?? o.until !== undefined;
+  const followers = state.replicas.filter((b) => b !== state.leader && (!isrOnly || state.isr.includes(b) || lHead.joining.includes(b)));
   let results: FollowerResult[];
   try {
     results = await Promise.all(followers.map(async (b) => catchUp(leader, await replicaStore(b), tp, target, o, lHead)));
@@ -407,7 +428,11 @@ export async function replicate(topic: string, topicId: string, partition: numbe
   const now = Date.now();
   // A fenced broker rejoins the ISR only after the controller has demoted and unfenced it.
   const alive = new Set((await cachedBrokers()).filter((b) => b.state === 'alive').map((b) => b.brokerId));
-  const progress: Record<string, FollowerProgress> = {};
+  // (what the leader knew of the followers this run did not contact stays as it was)
+  const progress: Record<string, FollowerProgress> = Object.fromEntries(state.replicas.flatMap((b) => {
+    const before = lHead.followers[String(b)];
+    return b !== state.leader && before ? [[String(b), before]] : [];
+  }));
   const leoOf = new Map<number, number>();
   for (const r of results) {
     const before = lHead.followers[String(r.brokerId)];
@@ -418,8 +443,9 @@ export async function replicate(topic: string, topicId: string, partition: numbe
     const lagging = !caughtUp && now - (progress[String(r.brokerId)] as FollowerProgress).caughtUpAt > o.lagTimeMaxMs;
     if (inIsr && ((r.error && o.shrinkOnFailure) || r.lostLog || lagging)) {
       // Out of the partition state first, then out of the leader's count.
-      current = await shrinkIsr(topic, partition, r.brokerId, state.leaderEpoch, r.error ? r.error.message : `not caught up for ${o.lagTimeMaxMs} ms`);
-      if (!current.isr.includes(r.brokerId)) emitMetric('isrShrinks', 1);
+      const shrink = await shrinkIsr(topic, partition, r.brokerId, state.leaderEpoch, r.error ? r.error.message : `not caught up for ${o.lagTimeMaxMs} ms`, current);
+      current = shrink.state;
+      if (shrink.shrunk) emitMetric('isrShrinks', 1);
     } else if (!inIsr && caughtUp && !r.error && alive.has(r.brokerId)) {
       const joined = await joinIsr(topic, partition, current, leader, await replicaStore(r.brokerId), tp, o.deadline);
       if (joined) {
@@ -443,7 +469,7 @@ export async function replicate(topic: string, topicId: string, partition: numbe
   const moved = hw > head.hw || followers.some((b) => progress[String(b)]?.leo !== head.followers[String(b)]?.leo);
   const written = moved ? await advanceHighWatermark(leader, tp, state.leaderEpoch, hw, progress, head.isrVersion) : true;
   if (!written) hw = head.hw; // someone changed the count meanwhile: this high watermark proves nothing
-  const slowest = Math.min(...results.map((r) => r.leo ?? progress[String(r.brokerId)]?.leo ?? lHead.leo), lHead.leo);
+  const slowest = Math.min(...state.replicas.filter((b) => b !== state.leader).map((b) => leoOf.get(b) ?? progress[String(b)]?.leo ?? lHead.leo), lHead.leo);
   emitMetric('replicationLag', lHead.leo - slowest);
   return { highWatermark: hw, isr: current.isr, leaderEpoch: state.leaderEpoch };
 }
@@ -465,7 +491,7 @@ export async function replicateShared(topic: string, topicId: string, partition:
       if (Date.now() >= o.deadline) return result ?? replicate(topic, topicId, partition, o);
       continue;
     }
-    const run = replicate(topic, topicId, partition, { ...o, until: undefined }).finally(() => inflight.delete(key));
+    const run = replicate(topic, topicId, partition, { ...o, until: undefined, isrOnly: true }).finally(() => inflight.delete(key));
     // (the run keeps o.leaderEpoch: it refuses to prove anything under another leader)
     inflight.set(key, run);
     const result = await run;
