@@ -11,9 +11,16 @@ import { invalidateMetadata } from './metadata.js';
 
 const ATTEMPTS = 5;
 
+/** The state after a change, and whether this call wrote it (false: no change was needed any more). */
+interface Changed {
+  readonly state: PartitionRecord;
+  readonly wrote: boolean;
+}
+
 /**
  * Applies `decide` to the current state until a compare-and-set succeeds; `decide` returns
- * undefined when no change is needed any more. Returns the resulting state.
+ * undefined when no change is needed any more (a concurrent change that won may have made it so:
+ * then nothing is written). Returns the resulting state.
  */
 async function change(
   topic: string,
@@ -21,16 +28,16 @@ async function change(
   decide: (current: PartitionRecord) => PartitionChange | undefined,
   start?: PartitionRecord,
   lease?: Lease,
-): Promise<PartitionRecord> {
+): Promise<Changed> {
   let current = start ?? (await readPartition(topic, partition));
   for (let attempt = 1; ; attempt++) {
     if (!current) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of ${topic} not found.`, { topic, partition });
     const wanted = decide(current);
-    if (!wanted) return current;
+    if (!wanted) return { state: current, wrote: false };
     try {
       const next = await alterPartition(topic, current, wanted, lease);
       invalidateMetadata(topic);
-      return next;
+      return { state: next, wrote: true };
     } catch (err) {
       if (!(err instanceof PartitionChanged) || attempt >= ATTEMPTS) throw err;
       current = err.current ?? (await readPartition(topic, partition));
@@ -38,23 +45,34 @@ async function change(
   }
 }
 
-/** Removes a follower from the ISR (it failed or fell behind), under the leader epoch the caller saw. */
-export async function shrinkIsr(topic: string, partition: number, brokerId: number, leaderEpoch: number, reason: string): Promise<PartitionRecord> {
-  const next = await change(topic, partition, (p) =>
+/** The outcome of an ISR shrink. */
+export interface IsrShrink {
+  /** The partition state after it (as written, or as found when no change was needed). */
+  readonly state: PartitionRecord;
+  /** Whether this call removed the follower (false: it was gone already, or the leader epoch moved on). */
+  readonly shrunk: boolean;
+}
+
+/**
+ * Removes a follower from the ISR (it failed or fell behind), under the leader epoch the caller
+ * saw. `expect` is the state the caller decided on (read now when absent): when a concurrent
+ * change won the compare-and-set, the shrink is decided again on the state that won, and writes
+ * nothing if the follower is gone already or the leader epoch moved on.
+ */
+export async function shrinkIsr(topic: string, partition: number, brokerId: number, leaderEpoch: number, reason: string, expect?: PartitionRecord): Promise<IsrShrink> {
+  const { state, wrote } = await change(topic, partition, (p) =>
     p.leaderEpoch === leaderEpoch && p.isr.includes(brokerId) && p.leader !== brokerId
-      ? { isr: p.isr.filter((b) => b !== brokerId) } : undefined);
-  if (!next.isr.includes(brokerId)) {
-    logger.warn({ event: 'isr-shrink', topic, partition, broker: brokerId, leaderEpoch, isr: next.isr, reason }, 'ISR shrink');
-  }
-  return next;
+      ? { isr: p.isr.filter((b) => b !== brokerId) } : undefined, expect);
+  if (wrote) logger.warn({ event: 'isr-shrink', topic, partition, broker: brokerId, leaderEpoch, isr: state.isr, reason }, 'ISR shrink');
+  return { state, shrunk: wrote };
 }
 
 /** Adds a caught-up follower back to the ISR, under the leader epoch the caller saw. */
 export async function expandIsr(topic: string, partition: number, brokerId: number, leaderEpoch: number): Promise<PartitionRecord> {
-  const next = await change(topic, partition, (p) =>
+  const { state: next, wrote } = await change(topic, partition, (p) =>
     p.leaderEpoch === leaderEpoch && !p.isr.includes(brokerId) && p.replicas.includes(brokerId)
       ? { isr: p.replicas.filter((b) => p.isr.includes(b) || b === brokerId) } : undefined);
-  if (next.isr.includes(brokerId)) logger.info({ event: 'isr-expand', topic, partition, broker: brokerId, leaderEpoch, isr: next.isr }, 'ISR expand');
+  if (wrote) logger.info({ event: 'isr-expand', topic, partition, broker: brokerId, leaderEpoch, isr: next.isr }, 'ISR expand');
   return next;
 }
 
@@ -65,7 +83,7 @@ export async function expandIsr(topic: string, partition: number, brokerId: numb
  */
 export async function electLeader(topic: string, partition: number, leader: number, expect?: PartitionRecord): Promise<PartitionRecord> {
   const before = expect ?? (await readPartition(topic, partition));
-  const next = await change(topic, partition, (p) => ({
+  const { state: next } = await change(topic, partition, (p) => ({
     leader, leaderEpoch: p.leaderEpoch + 1, isr: p.isr.includes(leader) ? p.isr : [...p.isr, leader],
   }), before);
   logger.info({ event: 'leader-elected', topic, partition, from: before?.leader, to: leader, leaderEpoch: next.leaderEpoch }, 'leader elected');
@@ -79,7 +97,7 @@ export async function electLeader(topic: string, partition: number, leader: numb
 export function changePartition(
   topic: string, current: PartitionRecord, decide: (p: PartitionRecord) => PartitionChange | undefined, lease: Lease,
 ): Promise<PartitionRecord> {
-  return change(topic, current.partition, decide, current, lease);
+  return change(topic, current.partition, decide, current, lease).then((c) => c.state);
 }
 
 /** A partition's state as stored now (strongly consistent). */

@@ -12,7 +12,7 @@ import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
 import { alterPartition, PartitionChanged, readPartition } from '../storage/coordination.js';
 import { topicPartitionKey, type BatchRecord, type FollowerProgress, type PartitionRecord, type ReplicaHead } from '../storage/model.js';
-import { advanceHighWatermark, copyBatches, listProducerStates, queryBatches, readHead, readProducerStates, setHeadIsr, setRole, truncateLog, type ProducerStateWrite, type ReplicaStoreRef } from '../storage/replica.js';
+import { advanceHighWatermark, batchStartAt, copyBatches, listProducerStates, queryBatches, readHead, readProducerStates, setHeadIsr, setRole, truncateLog, type ProducerStateWrite, type ReplicaStoreRef } from '../storage/replica.js';
 import { applyBatch, truncateState, type ProducerState } from './producer-state.js';
 import { ConditionFailed, MAX_TRANSACTION_ITEMS } from '../storage/transact.js';
 
@@ -33,20 +33,51 @@ export type CopyOutcome =
   /** The follower knows a newer epoch than the leader: the leader is stale and may copy nothing. */
   | { readonly kind: 'fenced' };
 
-/**
- * Kafka's OffsetsForLeaderEpoch on the leader: where `epoch` ended in the leader's log — the
- * start of the first later epoch, or the log end when `epoch` is the leader's latest.
- */
-export function endOffsetForEpoch(leader: ReplicaHead, epoch: number): number {
-  const later = leader.epochs.find(([e]) => e > epoch);
-  return later ? later[1] : leader.leo;
+/** What a log answers to Kafka's OffsetsForLeaderEpoch for one requested epoch. */
+export interface EpochEnd {
+  /** The largest epoch at or below the requested one that the log has (the requested one when the log's first epoch is later). */
+  readonly epoch: number;
+  /** Where that epoch ended: the start of the log's next epoch, or its log end for its latest. */
+  readonly endOffset: number;
 }
 
-/** The offset a follower must truncate to before copying under the leader's epoch (KIP-101). */
+/**
+ * Kafka's OffsetsForLeaderEpoch (KIP-279) answered from a log's leader-epoch cache: the largest
+ * epoch at or below `epoch` that the log has, and where it ended in the log — the start of the
+ * next epoch, or the log end for its latest. A request below the log's first epoch gets that
+ * epoch back with the first epoch's start offset (as Kafka answers); an empty cache knows nothing.
+ */
+export function endOffsetForEpoch(log: Pick<ReplicaHead, 'epochs' | 'leo'>, epoch: number): EpochEnd | undefined {
+  const epochs = log.epochs;
+  const first = epochs[0];
+  if (!first) return undefined;
+  let i = epochs.length - 1;
+  while (i >= 0 && (epochs[i] as readonly [number, number])[0] > epoch) i--;
+  if (i < 0) return { epoch, endOffset: first[1] };
+  const next = epochs[i + 1];
+  return { epoch: (epochs[i] as readonly [number, number])[0], endOffset: next ? next[1] : log.leo };
+}
+
+/**
+ * The offset a follower must truncate to before copying under the leader's epoch: KIP-101, with
+ * KIP-279's rounds. The leader answers for the follower's last epoch with its largest epoch E at
+ * or below it and where E ended on the leader; the follower truncates to the smaller of that and
+ * its own end of E. When the follower's largest epoch at or below E is an older one, its log
+ * after that epoch's end differs from the leader's whatever the offsets say: cut there and ask
+ * again (the follower's last epoch drops every round, so this ends). A follower without an epoch
+ * cache keeps only its high watermark, as Kafka's did before KIP-101.
+ */
 export function truncationOffset(follower: ReplicaHead, leader: ReplicaHead): number {
-  const last = follower.epochs[follower.epochs.length - 1];
-  if (!last) return Math.min(follower.leo, follower.hw);
-  return Math.min(follower.leo, endOffsetForEpoch(leader, last[0]));
+  let log: Pick<ReplicaHead, 'epochs' | 'leo'> = follower;
+  for (;;) {
+    const last = log.epochs[log.epochs.length - 1];
+    const theirs = last && endOffsetForEpoch(leader, last[0]);
+    if (!theirs) return Math.min(log.leo, follower.hw);
+    const mine = endOffsetForEpoch(log, theirs.epoch) as EpochEnd;
+    const to = Math.min(theirs.endOffset, mine.endOffset, log.leo);
+    if (mine.epoch === theirs.epoch) return to;
+    log = { leo: to, epochs: log.epochs.filter(([, start]) => start < to) };
+  }
 }
 
 /** Epoch cache entries that copying `batches` onto `follower` starts. */
@@ -82,30 +113,54 @@ async function onLeaderStore<T>(read: () => Promise<T>): Promise<T> {
   }
 }
 
-/** One copy step from `leader` to `follower`. Store failures propagate. */
+/**
+ * One copy step from `leader` to `follower`. `leaderHead`, when given, is a read of the leader's
+ * head the caller made before (it may be stale by now). Store failures propagate.
+ *
+ * A follower's log never shrinks within one leader epoch: a follower reconciled with its epoch
+ * holds only batches the leader wrote under it or before, and a leader's log only grows within its
+ * epoch, so a follower ahead of the leader's head is ahead of a stale read of it, never diverged.
+ * Only a follower not yet reconciled with a new epoch truncates, and then from a read of the
+ * leader made after the follower's head was read:
+ *
+ *   copier A: read leader (leo 100) ─────────────────────────────────── read follower (leo 110)
+ *   copier B:        append 100..109, copy them to the follower, hw → 110 (acknowledged)
+ *   A must not truncate the follower to 100: it learns nothing from its head but that it is stale.
+ */
 export async function copyStep(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string, leaderHead?: ReplicaHead): Promise<CopyOutcome> {
-  const lHead = leaderHead ?? (await onLeaderStore(() => readHead(leader, tp)));
+  let lHead = leaderHead ?? (await onLeaderStore(() => readHead(leader, tp)));
   if (!lHead || lHead.role !== 'leader') return { kind: 'fenced' };
   let fHead = await readHead(follower, tp);
   if (!fHead || fHead.snapshotting) return { kind: 'needs-snapshot', leaderLeo: lHead.leo };
   if (fHead.leaderEpoch < lHead.leaderEpoch) return { kind: 'behind-epoch' };
   if (fHead.leaderEpoch > lHead.leaderEpoch || fHead.role !== 'follower') return { kind: 'fenced' };
-  if (fHead.syncEpoch !== fHead.leaderEpoch || fHead.leo > lHead.leo) {
-    const to = Math.min(truncationOffset(fHead, lHead), lHead.leo);
+  if (fHead.syncEpoch === fHead.leaderEpoch && fHead.leo > lHead.leo) {
+    // Within the epoch: the leader's head was read before the follower got these records from it.
+    return { kind: 'caught-up', followerLeo: fHead.leo, leaderLeo: fHead.leo };
+  }
+  if (fHead.syncEpoch !== fHead.leaderEpoch) {
+    // A new epoch: where the follower's log leaves the leader's is decided on a fresh read of the leader.
+    lHead = await onLeaderStore(() => readHead(leader, tp));
+    if (!lHead || lHead.role !== 'leader' || lHead.leaderEpoch < fHead.leaderEpoch) return { kind: 'fenced' };
+    if (lHead.leaderEpoch > fHead.leaderEpoch) return { kind: 'behind-epoch' };
+    const target = Math.min(truncationOffset(fHead, lHead), lHead.leo);
+    // Whole batches only: the follower's log ends where the batch holding the target starts.
+    const to = target < fHead.leo ? await batchStartAt(follower, tp, target) : fHead.leo;
     // Producer states forget the truncated batches, as Kafka rebuilds them from the log.
     const states = to < fHead.leo ? await listProducerStates(follower, tp) : [];
     const producers = states.filter((st) => st.batches.some((b) => b.lastOffset >= to)).map((st) => {
       const kept = truncateState(st, to);
       return { producerId: st.producerId, expectVer: st.ver, ...(kept ? { state: { producerId: kept.producerId, producerEpoch: kept.producerEpoch, batches: kept.batches } } : {}) };
     });
+    let end: number;
     try {
-      await truncateLog(follower, tp, fHead, to, producers);
+      end = await truncateLog(follower, tp, fHead, to, producers);
     } catch (err) {
       if (err instanceof ConditionFailed) return { kind: 'lost-race' };
       throw err;
     }
-    if (to < fHead.leo) logger.info({ event: 'replica-truncated', tp, broker: follower.brokerId, from: fHead.leo, to, leaderEpoch: fHead.leaderEpoch }, 'follower truncated');
-    fHead = { ...fHead, leo: to, hw: Math.min(fHead.hw, to), epochs: fHead.epochs.filter(([, s]) => s < to), syncEpoch: fHead.leaderEpoch };
+    if (end < fHead.leo) logger.info({ event: 'replica-truncated', tp, broker: follower.brokerId, from: fHead.leo, to: end, leaderEpoch: fHead.leaderEpoch }, 'follower truncated');
+    fHead = { ...fHead, leo: end, hw: Math.min(fHead.hw, end), epochs: fHead.epochs.filter(([, s]) => s < end), syncEpoch: fHead.leaderEpoch };
   }
   if (fHead.leo < lHead.logStartOffset) return { kind: 'needs-snapshot', leaderLeo: lHead.leo };
   if (fHead.leo >= lHead.leo) return { kind: 'caught-up', followerLeo: fHead.leo, leaderLeo: lHead.leo };
@@ -157,6 +212,14 @@ async function followerProducerStates(follower: ReplicaStoreRef, tp: string, bat
 export interface ReplicateOptions {
   /** Keep copying until every ISR follower holds offsets below this (acks=all). */
   readonly until?: number;
+  /**
+   * Copy only to the followers the high watermark waits for — the partition state's ISR and the
+   * followers joining it — and contact no other replica (acks=all: a replica outside the ISR,
+   * catching up or paused, must never delay an answer; the replicator, the controller and the sweep
+   * bring it up, and it joins the ISR on one of their runs).
+   * @default true when `until` is given, else false
+   */
+  readonly isrOnly?: boolean;
   /**
    * The leader epoch the records to commit were appended under. A commit is only proven under
    * that epoch: the same offsets under a later leader may hold other records.
@@ -246,31 +309,43 @@ async function editCount(
     if (!next) return true;
     if (await setHeadIsr(leader, tp, leaderEpoch, head.isrVersion, next)) return true;
   }
+  // (every attempt lost a race: whatever `decide` said last was not written)
   return false;
 }
 
 /**
  * Takes `b` out of the leader's count — only if the partition state, read after the head, no
  * longer has it (an expander that re-added it must have bumped the head's version first, which
- * fails this write).
+ * fails this write; the next attempt then finds it in the state and leaves it). `readState` reads
+ * the partition state (a seam for tests that interleave a change there). Returns whether this call
+ * removed `b`.
  */
-async function dropFromCount(topic: string, partition: number, leader: ReplicaStoreRef, tp: string, leaderEpoch: number, b: number): Promise<void> {
+export async function dropFromCount(
+  topic: string, partition: number, leader: ReplicaStoreRef, tp: string, leaderEpoch: number, b: number,
+  readState: (topic: string, partition: number) => Promise<PartitionRecord | undefined> = readPartition,
+): Promise<boolean> {
+  let dropped = false;
   await editCount(leader, tp, leaderEpoch, async (head) => {
+    dropped = false;
     if (!head.isr.includes(b)) return undefined;
-    const state = await readPartition(topic, partition);
+    const state = await readState(topic, partition);
     if (state?.isr.includes(b)) return undefined;
+    dropped = true;
     return { isr: head.isr.filter((x) => x !== b), joining: head.joining };
   });
+  return dropped;
 }
 
 /**
  * Adds a caught-up follower to the ISR without letting the high watermark get ahead of it:
  * (1) the leader counts it as joining (from then on no high watermark passes its log end),
  * (2) it is brought up to the high watermark, (3) the partition state takes it — by
- * compare-and-set on the state read before (1), so a shrink that raced wins — and (4) the leader
- * counts it as in sync. Returns the new partition state, or undefined when it did not join.
+ * compare-and-set on `state`, read before (1), so any change that raced (a shrink, an election)
+ * wins and this one writes nothing to the partition state — and (4) the leader counts it as in
+ * sync. Returns the new partition state, or undefined when it did not join (the leader's count is
+ * then as it was: the follower leaves `joining`).
  */
-async function joinIsr(
+export async function joinIsr(
   topic: string, partition: number, state: PartitionRecord, leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string, deadline: number,
 ): Promise<PartitionRecord | undefined> {
   const b = follower.brokerId;
@@ -339,7 +414,8 @@ export async function replicate(topic: string, topicId: string, partition: numbe
     throw new KafkaError('NOT_LEADER_OR_FOLLOWER', `Broker ${state.leader} is not the leader of ${topic}-${partition} under epoch ${state.leaderEpoch}.`, { topic, partition });
   }
   const target = o.until ?? lHead.leo;
-  const followers = state.replicas.filter((b) => b !== state.leader);
+  const isrOnly = o.isrOnly ?? o.until !== undefined;
+  const followers = state.replicas.filter((b) => b !== state.leader && (!isrOnly || state.isr.includes(b) || lHead.joining.includes(b)));
   let results: FollowerResult[];
   try {
     results = await Promise.all(followers.map(async (b) => catchUp(leader, await replicaStore(b), tp, target, o, lHead)));
@@ -352,7 +428,11 @@ export async function replicate(topic: string, topicId: string, partition: numbe
   const now = Date.now();
   // A fenced broker rejoins the ISR only after the controller has demoted and unfenced it.
   const alive = new Set((await cachedBrokers()).filter((b) => b.state === 'alive').map((b) => b.brokerId));
-  const progress: Record<string, FollowerProgress> = {};
+  // (what the leader knew of the followers this run did not contact stays as it was)
+  const progress: Record<string, FollowerProgress> = Object.fromEntries(state.replicas.flatMap((b) => {
+    const before = lHead.followers[String(b)];
+    return b !== state.leader && before ? [[String(b), before]] : [];
+  }));
   const leoOf = new Map<number, number>();
   for (const r of results) {
     const before = lHead.followers[String(r.brokerId)];
@@ -363,8 +443,9 @@ export async function replicate(topic: string, topicId: string, partition: numbe
     const lagging = !caughtUp && now - (progress[String(r.brokerId)] as FollowerProgress).caughtUpAt > o.lagTimeMaxMs;
     if (inIsr && ((r.error && o.shrinkOnFailure) || r.lostLog || lagging)) {
       // Out of the partition state first, then out of the leader's count.
-      current = await shrinkIsr(topic, partition, r.brokerId, state.leaderEpoch, r.error ? r.error.message : `not caught up for ${o.lagTimeMaxMs} ms`);
-      if (!current.isr.includes(r.brokerId)) emitMetric('isrShrinks', 1);
+      const shrink = await shrinkIsr(topic, partition, r.brokerId, state.leaderEpoch, r.error ? r.error.message : `not caught up for ${o.lagTimeMaxMs} ms`, current);
+      current = shrink.state;
+      if (shrink.shrunk) emitMetric('isrShrinks', 1);
     } else if (!inIsr && caughtUp && !r.error && alive.has(r.brokerId)) {
       const joined = await joinIsr(topic, partition, current, leader, await replicaStore(r.brokerId), tp, o.deadline);
       if (joined) {
@@ -388,7 +469,7 @@ export async function replicate(topic: string, topicId: string, partition: numbe
   const moved = hw > head.hw || followers.some((b) => progress[String(b)]?.leo !== head.followers[String(b)]?.leo);
   const written = moved ? await advanceHighWatermark(leader, tp, state.leaderEpoch, hw, progress, head.isrVersion) : true;
   if (!written) hw = head.hw; // someone changed the count meanwhile: this high watermark proves nothing
-  const slowest = Math.min(...results.map((r) => r.leo ?? progress[String(r.brokerId)]?.leo ?? lHead.leo), lHead.leo);
+  const slowest = Math.min(...state.replicas.filter((b) => b !== state.leader).map((b) => leoOf.get(b) ?? progress[String(b)]?.leo ?? lHead.leo), lHead.leo);
   emitMetric('replicationLag', lHead.leo - slowest);
   return { highWatermark: hw, isr: current.isr, leaderEpoch: state.leaderEpoch };
 }
@@ -410,7 +491,7 @@ export async function replicateShared(topic: string, topicId: string, partition:
       if (Date.now() >= o.deadline) return result ?? replicate(topic, topicId, partition, o);
       continue;
     }
-    const run = replicate(topic, topicId, partition, { ...o, until: undefined }).finally(() => inflight.delete(key));
+    const run = replicate(topic, topicId, partition, { ...o, until: undefined, isrOnly: true }).finally(() => inflight.delete(key));
     // (the run keeps o.leaderEpoch: it refuses to prove anything under another leader)
     inflight.set(key, run);
     const result = await run;

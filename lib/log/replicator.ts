@@ -52,12 +52,15 @@ export async function replicateChanges(changes: readonly ReplicaChange[]): Promi
     const topic = await topicName(topicId);
     if (!topic) return; // deleted meanwhile
     // Only the leader's own changes drive replication; a follower's copy writes are echoes.
-    const leader = (await cachedTopic(topic))?.partitions[Number(p)]?.leader;
+    const view = (await cachedTopic(topic))?.partitions[Number(p)];
+    const leader = view?.leader;
     if (leader !== undefined && leader !== tables.get(c.table)) return;
     try {
-      // An acks=all producer usually replicated it already: one read tells.
+      // An acks=all producer usually replicated it already: one read tells. (acks=all copies to
+      // the ISR only: a follower outside it is still behind, and this run brings it up.)
       const head = leader === undefined ? undefined : await readHead(await replicaStore(leader), c.tp);
-      if (head && head.role === 'leader' && head.hw > (lastOffset.get(c.tp) ?? -1)) return;
+      const last = lastOffset.get(c.tp) ?? -1;
+      if (head && head.role === 'leader' && head.hw > last && view?.replicas.every((b) => b === leader || (head.followers[String(b)]?.leo ?? -1) > last)) return;
       await replicate(topic, topicId, Number(p), {
         deadline: Date.now() + REPLICATE_BUDGET_MS, shrinkOnFailure: false, lagTimeMaxMs: config().replicaLagTimeMaxMs, fullSync,
       });

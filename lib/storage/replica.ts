@@ -4,7 +4,7 @@
  * offset return the batch that holds it first). The only module that reads or writes them.
  */
 import { randomUUID } from 'node:crypto';
-import { BatchGetCommand, BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from './clients.js';
 import { producersKey, type BatchRecord, type ReplicaHead, type ReplicaRole, type StoredProducerState } from './model.js';
 import { MAX_TRANSACTION_ITEMS, transactWrite } from './transact.js';
@@ -515,73 +515,107 @@ export interface ProducerStateTruncation {
 }
 
 /**
- * Truncates a follower's log to `toOffset` (KIP-101) and marks it reconciled with its epoch.
+ * Truncates a follower's log to `toOffset` and marks it reconciled with its leader epoch (KIP-101).
+ * Whole batches only, as Kafka truncates: when `toOffset` falls inside a batch, the log ends at
+ * that batch's base offset (batch items are keyed by their last offset, so the batch holding
+ * `toOffset` is one of those deleted; a log end inside it would leave a hole).
  *
- *   1. delete the batches at or above `toOffset` of an epoch up to the last in `head`'s cache
- *   2. one transaction: the head (leo, hw, epoch cache, `syncEpoch`, a new `logId`) on condition
- *      that it is the head `head` was read as (same leo, epoch and `logId`, no full sync), with
- *      the producers' states on condition of their versions
+ *   1. delete every batch item from the truncation point up, in transactions that each check the
+ *      head is still the one `head` was read as
+ *   2. one transaction: the head (leo, hw, epoch cache, `syncEpoch`, a new `logId`) on the same
+ *      condition, with the producers' states on condition of their versions
  *
- * Another copier may have truncated the same follower since `head` was read, and copied the
- * leader's batches into it: the leader's batches at or above `toOffset` all have later epochs
- * (that is where the follower's last epoch ended on the leader), so step 1 leaves them, and step
- * 2 fails on `logId`. A truncation that stops between 1 and 2 leaves holes only in the tail the
- * next attempt truncates again.
- * Errors: `ConditionFailed` (nothing in step 2 was written).
+ * Condition (both steps): the head has `head`'s leo, leader epoch and `logId`, no full sync, and
+ * is not yet reconciled with its leader epoch (`syncEpoch` ≠ `leaderEpoch`): a follower's log never
+ * shrinks within one leader epoch — only a new epoch truncates, once. So a truncator that read the
+ * head before another one truncated it (and copied the leader's batches in) deletes nothing; one
+ * that stops between 1 and 2 leaves the head unreconciled (no copier writes to it) over a tail
+ * the next attempt deletes again.
+ * Returns the log end it set. Errors: `ConditionFailed` (that transaction wrote nothing).
  */
-export async function truncateLog(store: ReplicaStoreRef, tp: string, head: ReplicaHead, toOffset: number, producers: readonly ProducerStateTruncation[] = []): Promise<void> {
-  if (toOffset < head.leo) await deleteBatchesFrom(store, tp, toOffset, head.epochs[head.epochs.length - 1]?.[0] ?? head.leaderEpoch);
-  const leo = Math.min(head.leo, toOffset);
+export async function truncateLog(store: ReplicaStoreRef, tp: string, head: ReplicaHead, toOffset: number, producers: readonly ProducerStateTruncation[] = []): Promise<number> {
+  const check = headUnchanged(head);
+  const leo = toOffset < head.leo ? await batchStartAt(store, tp, toOffset) : head.leo;
+  if (leo < head.leo) await deleteBatchesFrom(store, tp, leo, check);
   const stateWrites = producers.map((p) => p.state
     ? producerPut(store, tp, { state: p.state, expectVer: p.expectVer })
     : producerDelete(store, tp, p.producerId, p.expectVer));
   const room = MAX_TRANSACTION_ITEMS - 1;
   // (more producers than one transaction holds: the rest first, each still conditioned on its version)
-  for (let i = room; i < stateWrites.length; i += MAX_TRANSACTION_ITEMS) await transactWrite(client(store), stateWrites.slice(i, i + MAX_TRANSACTION_ITEMS));
+  for (let i = room; i < stateWrites.length; i += MAX_TRANSACTION_ITEMS - 1) await transactWrite(client(store), [headCheck(store, tp, check), ...stateWrites.slice(i, i + MAX_TRANSACTION_ITEMS - 1)]);
   await transactWrite(client(store), [{
     Update: {
       TableName: store.replicaTable,
       Key: { tp, off: HEAD_OFFSET },
       UpdateExpression: 'SET leo = :leo, hw = :hw, epochs = :epochs, syncEpoch = :epoch, logId = :newLogId',
-      ConditionExpression: `leo = :expect AND leaderEpoch = :epoch AND attribute_not_exists(snapshotting) AND ${head.logId === undefined ? 'attribute_not_exists(logId)' : 'logId = :logId'}`,
+      ConditionExpression: check.expression,
       ExpressionAttributeValues: {
+        ...check.values,
         ':leo': leo, ':hw': Math.min(head.hw, leo), ':epochs': head.epochs.filter(([, start]) => start < leo).map((e) => [...e]),
-        ':epoch': head.leaderEpoch, ':expect': head.leo, ':newLogId': randomUUID(),
-        ...(head.logId === undefined ? {} : { ':logId': head.logId }),
+        ':newLogId': randomUUID(),
       },
     },
   }, ...stateWrites.slice(0, room)]);
+  return leo;
 }
 
-/** Deletes the batches at or above `fromOffset` written under epochs up to `maxEpoch`, each on that condition. */
-async function deleteBatchesFrom(store: ReplicaStoreRef, tp: string, fromOffset: number, maxEpoch: number): Promise<void> {
-  let start: Record<string, unknown> | undefined;
-  do {
+/** A condition that a head is still the one `head` was read as, and still to be reconciled with its epoch. */
+interface HeadCondition {
+  readonly expression: string;
+  readonly values: Record<string, unknown>;
+}
+
+function headUnchanged(head: ReplicaHead): HeadCondition {
+  return {
+    expression: 'leo = :expect AND leaderEpoch = :epoch AND (attribute_not_exists(syncEpoch) OR syncEpoch <> :epoch) AND attribute_not_exists(snapshotting) AND '
+      + (head.logId === undefined ? 'attribute_not_exists(logId)' : 'logId = :logId'),
+    values: { ':expect': head.leo, ':epoch': head.leaderEpoch, ...(head.logId === undefined ? {} : { ':logId': head.logId }) },
+  };
+}
+
+const headCheck = (store: ReplicaStoreRef, tp: string, c: HeadCondition) => ({
+  ConditionCheck: { TableName: store.replicaTable, Key: { tp, off: HEAD_OFFSET }, ConditionExpression: c.expression, ExpressionAttributeValues: c.values },
+});
+
+/**
+ * Where a log truncated at `offset` must end so that it holds whole batches: the base offset of
+ * the batch holding `offset`, or `offset` itself when a batch starts there (or none holds it).
+ */
+export async function batchStartAt(store: ReplicaStoreRef, tp: string, offset: number): Promise<number> {
+  const out = await client(store).send(new QueryCommand({
+    TableName: store.replicaTable,
+    KeyConditionExpression: 'tp = :tp AND off >= :from',
+    ExpressionAttributeValues: { ':tp': tp, ':from': offset },
+    ProjectionExpression: 'baseOffset',
+    ConsistentRead: true,
+    Limit: 1,
+  }));
+  const base = out.Items?.[0]?.baseOffset as number | undefined;
+  return base !== undefined && base < offset ? base : offset;
+}
+
+/**
+ * Deletes every batch item at or above `fromOffset` (the key is the batch's last offset), up to
+ * 99 per transaction, each transaction on `check` of the head: once the head moved, nothing more
+ * is deleted. Errors: `ConditionFailed`.
+ */
+async function deleteBatchesFrom(store: ReplicaStoreRef, tp: string, fromOffset: number, check: HeadCondition): Promise<void> {
+  for (;;) {
     const out = await client(store).send(new QueryCommand({
       TableName: store.replicaTable,
       KeyConditionExpression: 'tp = :tp AND off >= :from',
-      FilterExpression: 'leaderEpoch <= :e',
-      ExpressionAttributeValues: { ':tp': tp, ':from': fromOffset, ':e': maxEpoch },
+      ExpressionAttributeValues: { ':tp': tp, ':from': fromOffset },
       ProjectionExpression: 'tp, off',
       ConsistentRead: true,
-      ExclusiveStartKey: start,
+      Limit: MAX_TRANSACTION_ITEMS - 1,
     }));
     const keys = out.Items ?? [];
-    for (let i = 0; i < keys.length; i += 16) {
-      await Promise.all(keys.slice(i, i + 16).map(async (k) => {
-        try {
-          await client(store).send(new DeleteCommand({
-            TableName: store.replicaTable, Key: { tp: k.tp, off: k.off },
-            ConditionExpression: 'leaderEpoch <= :e', ExpressionAttributeValues: { ':e': maxEpoch },
-          }));
-        } catch (err) {
-          // (the leader's batch was copied there meanwhile: it stays)
-          if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
-        }
-      }));
-    }
-    start = out.LastEvaluatedKey;
-  } while (start);
+    if (keys.length === 0) return;
+    await transactWrite(client(store), [
+      headCheck(store, tp, check),
+      ...keys.map((k) => ({ Delete: { TableName: store.replicaTable, Key: { tp: k.tp, off: k.off } } })),
+    ]);
+  }
 }
 
 export interface BatchQuery {

@@ -1,19 +1,22 @@
 /**
- * Leader epochs against the real stores (shared stack): a zombie leader of an old epoch can make
- * no follower accept its batches; when it learns the new epoch it truncates what only it had
- * (KIP-101) and its log converges on the new leader's; acks=all replicates to every ISR member.
+ * Leader epochs against the real stores: a zombie leader of an old epoch can make no follower
+ * accept its batches; when it learns the new epoch it truncates what only it had (KIP-101) and its
+ * log converges on the new leader's; acks=all replicates to every ISR member. A private quiet
+ * stack (no background replicator): the tests assert high watermarks and log ends that only the
+ * steps they drive may move.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { electLeader } from '../../../lib/cluster/partition-state.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { appendToLeader } from '../../../lib/log/append.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
 import { produce } from '../../../lib/log/produce.js';
-import { copyStep, endOffsetForEpoch, LeaderUnavailable, replicate, truncationOffset } from '../../../lib/log/replicate.js';
+import { copyStep, LeaderUnavailable, replicate } from '../../../lib/log/replicate.js';
 import { topicPartitionKey, type ReplicaHead } from '../../../lib/storage/model.js';
 import { queryBatches, readHead, setRole, truncateLog, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
 import { ConditionFailed } from '../../../lib/storage/transact.js';
+import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
 
 const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
 const batchOf = (...values: string[]) => prepareBatches(values.map((v) => ({ key: null, value: Buffer.from(v), headers: [] })), opts);
@@ -25,18 +28,12 @@ async function logOf(store: ReplicaStoreRef, tp: string): Promise<string[]> {
   return batches.filter((b) => b.lastOffset < (head?.leo ?? 0)).map((b) => `${b.baseOffset}-${b.lastOffset}@${b.leaderEpoch}:${Buffer.from(b.data ?? []).toString('base64')}`);
 }
 
-const head = (h: Partial<ReplicaHead>): ReplicaHead => ({ tp: 't', leo: 0, hw: 0, logStartOffset: 0, leaderEpoch: 0, role: 'follower', epochs: [], syncEpoch: 0, followers: {}, isr: [], joining: [], isrVersion: 0, ...h });
-
-describe('Function: truncationOffset (KIP-101)', () => {
-  it('truncates a follower to where its last epoch ended on the leader', () => {
-    const leader = head({ leo: 20, epochs: [[0, 0], [2, 10]], role: 'leader', leaderEpoch: 2 });
-    expect(endOffsetForEpoch(leader, 0)).toBe(10);
-    expect(endOffsetForEpoch(leader, 1)).toBe(10);
-    expect(endOffsetForEpoch(leader, 2)).toBe(20);
-    expect(truncationOffset(head({ leo: 14, epochs: [[0, 0], [1, 12]] }), leader)).toBe(10);
-    expect(truncationOffset(head({ leo: 8, epochs: [[0, 0]] }), leader)).toBe(8);
-    expect(truncationOffset(head({ leo: 25, epochs: [[0, 0], [2, 10]] }), leader)).toBe(20);
-  });
+let c: FaultCluster;
+beforeAll(async () => {
+  c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false });
+}, 120_000);
+afterAll(async () => {
+  await c?.stop();
 });
 
 describe('Function: copyStep when the leader fails', () => {
@@ -104,9 +101,9 @@ describe('Replication under leader epochs', () => {
     const before = (await readHead(stores.get(old)!, tp))!;
     await setRole(stores.get(old)!, tp, 'follower', state.leaderEpoch);
 
-    // A slow copier read the follower's head as the role push left it; a fast one truncates it
-    // (this test's copy step, or the stack's replicator: either wins), and acks=all copies two new
-    // records in, so the follower's log end is again what the slow one read.
+    // A slow copier read the follower's head as the role push left it; a fast one truncates it,
+    // and acks=all copies two new records in, so the follower's log end is again what the slow
+    // one read.
     const stale: ReplicaHead = { ...before, role: 'follower', leaderEpoch: state.leaderEpoch };
     expect(stale.leo).toBe(3);
     for (let i = 0; i < 10 && (await copyStep(stores.get(next)!, stores.get(old)!, tp)).kind !== 'caught-up'; i++);

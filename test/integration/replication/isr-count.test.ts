@@ -2,13 +2,23 @@
  * The leader's ISR count (the members its high watermark waits for) against the real store: a
  * new topic's leader counts the partition state's ISR, and every write to the count or to the
  * high watermark is compare-and-set on the count's version — the loser of a race writes nothing.
+ * A private quiet stack (no background replicator): only these tests move a high watermark.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { produce } from '../../../lib/log/produce.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { advanceHighWatermark, readHead, setHeadIsr, setRole } from '../../../lib/storage/replica.js';
+import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
+
+let c: FaultCluster;
+beforeAll(async () => {
+  c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false });
+}, 120_000);
+afterAll(async () => {
+  await c?.stop();
+});
 
 let n = 0;
 async function setup() {
