@@ -220,7 +220,11 @@ export function planHeartbeat(stored: GroupMeta, storedTarget: TargetAssignment,
     member = { ...member, owned: {} };
   }
 
-  const meta: GroupMeta = { ...stored, groupEpoch, subscriptionHash: hash };
+  // Field by field: nothing else a stored meta carries (an older layout's per-member maps) is written back.
+  const meta: GroupMeta = {
+    groupId: stored.groupId, groupEpoch, assignor: stored.assignor, subscriptionHash: hash, createdAt: stored.createdAt, ver: stored.ver,
+    ...(stored.target ? { target: stored.target } : {}),
+  };
   const ownedChanged = member !== undefined && JSON.stringify(byTopic(keysOf(asRead?.owned))) !== JSON.stringify(member.owned);
   const metaChanged = groupEpoch !== stored.groupEpoch || hash !== stored.subscriptionHash || removed.length > 0 || ownedChanged || (!asRead && member !== undefined);
   return {

@@ -124,7 +124,9 @@ export async function readGroup(groupId: string): Promise<GroupState> {
     const metaItem = items.find((i) => i.sk === 'meta');
     const meta = metaItem ? strip<GroupMeta>(metaItem) : undefined;
     const members = items.filter((i) => String(i.sk).startsWith('member#')).map((i) => strip<MemberRecord>(i));
-    if (!meta?.target) return { ...(meta ? { meta } : {}), target: {}, members };
+    // A meta of the older layout (target inline, no chunk reference) counts as no target: the next
+    // heartbeat recomputes it.
+    if (!meta?.target || typeof meta.target.id !== 'string') return { ...(meta ? { meta: { ...meta, target: undefined } } : {}), target: {}, members };
     const ref = meta.target;
     const chunks = Array.from({ length: ref.chunks }, (_, n) => items.find((i) => i.sk === targetSk(ref.id, n))?.data as string | undefined);
     if (chunks.every((c) => c !== undefined)) return { meta, target: JSON.parse(chunks.join('')) as TargetAssignment, members };
