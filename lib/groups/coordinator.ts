@@ -10,9 +10,9 @@ import { KafkaError } from '../errors.js';
 import { logger } from '../logger.js';
 import { listOffset, readFromLeader } from '../log/read.js';
 import * as store from '../storage/groups.js';
-import type { CommittedOffset, GroupMeta, MemberRecord, Subscription } from '../storage/groups.js';
+import type { CommittedOffset, GroupMeta, MemberRecord, Subscription, TargetAssignment } from '../storage/groups.js';
 import { ASSIGNORS, tpKey, type AssignorName, type TopicPartition } from './assignors.js';
-import { emptyMeta, expired, planHeartbeat, type HeartbeatRequest } from './membership.js';
+import { emptyMeta, expired, keysOf, planHeartbeat, targetKeys, type HeartbeatRequest } from './membership.js';
 
 /** Kafka 3's group.consumer.session.timeout.ms default. */
 export const DEFAULT_SESSION_TIMEOUT_MS = 45_000;
@@ -46,6 +46,12 @@ export interface HeartbeatResult {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * Interleaving points for tests: `afterRead` runs after a heartbeat read the group and before it
+ * decides and writes, so a test can make another member act in between (no sleeps that hope).
+ */
+export const heartbeatHooks: { afterRead?: (groupId: string, memberId: string | undefined) => Promise<void> } = {};
+
+/**
  * Every topic's partition count, from the metadata cache — refreshed when a subscription names a
  * topic the cache does not know (it may have just been created).
  */
@@ -68,17 +74,27 @@ export async function heartbeat(groupId: string, req: HeartbeatRequest, assignor
   if (!ASSIGNORS.includes(assignor)) throw new KafkaError('INVALID_REQUEST', `Unknown assignor ${assignor}; use ${ASSIGNORS.join(', ')}.`);
   for (let attempt = 1; ; attempt++) {
     const state = await store.readGroup(groupId);
+    await heartbeatHooks.afterRead?.(groupId, req.memberId);
     const now = Date.now();
     const meta = state.meta ?? emptyMeta(groupId, assignor, now);
-    const plan = planHeartbeat(meta, state.members, req, {
+    const plan = planHeartbeat(meta, state.target, state.members, req, {
       now, newMemberId: () => randomUUID(), partitionsPerTopic: await partitionCounts([...state.members.map((m) => m.subscription), req.subscription]),
       assignor: (meta.assignor as AssignorName) ?? assignor, defaultSessionTimeoutMs: DEFAULT_SESSION_TIMEOUT_MS,
     });
     try {
-      if (plan.metaChanged || plan.removed.length > 0 || !state.meta) {
-        await store.writeGroup({ meta: plan.meta, expectVer: state.meta?.ver ?? null, putMembers: plan.member ? [plan.member] : [], deleteMembers: plan.removed });
+      if (plan.metaChanged || !state.meta) {
+        const { target: _ref, ...nextMeta } = plan.meta;
+        const asRead = state.members.find((m) => m.memberId === plan.member?.memberId);
+        await store.writeGroup({
+          meta: nextMeta,
+          expectVer: state.meta?.ver ?? null,
+          ...(plan.targetChanged ? { target: plan.target } : {}),
+          ...(state.meta?.target ? { keepTarget: state.meta.target } : {}),
+          putMembers: plan.member ? [{ member: plan.member, readHeartbeatAt: asRead ? asRead.lastHeartbeatAt : null }] : [],
+          deleteMembers: plan.removed.map((m) => ({ memberId: m.memberId, readHeartbeatAt: m.lastHeartbeatAt })),
+        });
         const before = state.members.map((m) => m.memberId);
-        for (const id of plan.removed) logger.info({ event: req.memberId === id ? 'member-left' : 'member-expired', group: groupId, member: id, groupEpoch: plan.meta.groupEpoch }, 'member removed');
+        for (const m of plan.removed) logger.info({ event: req.memberId === m.memberId ? 'member-left' : 'member-expired', group: groupId, member: m.memberId, groupEpoch: plan.meta.groupEpoch }, 'member removed');
         if (plan.member && !before.includes(plan.member.memberId)) logger.info({ event: 'member-joined', group: groupId, member: plan.member.memberId, groupEpoch: plan.meta.groupEpoch }, 'member joined');
       } else if (plan.member) {
         await store.updateMember(groupId, plan.member.memberId, { lastHeartbeatAt: plan.member.lastHeartbeatAt, memberEpoch: plan.member.memberEpoch });
@@ -148,7 +164,8 @@ export async function commit(groupId: string, offsets: readonly OffsetToCommit[]
       const state = await store.readGroup(groupId);
       const member = state.members.find((m) => m.memberId === fence?.memberId);
       if (!member) throw new KafkaError('UNKNOWN_MEMBER_ID', `UNKNOWN_MEMBER_ID: member ${fence?.memberId} is not in group ${groupId}.`);
-      const notOwned = chunk.filter((o) => state.meta?.owners[tpKey(o)] !== member.memberId).map((o) => `${o.topic}-${o.partition}`);
+      const owns = new Set(keysOf(member.owned));
+      const notOwned = chunk.filter((o) => !owns.has(tpKey(o))).map((o) => `${o.topic}-${o.partition}`);
       throw new KafkaError('FENCED_MEMBER_EPOCH', `FENCED_MEMBER_EPOCH: member ${member.memberId} is at epoch ${member.memberEpoch} (commit said ${fence?.memberEpoch})${notOwned.length ? ` and does not own ${notOwned.join(', ')}` : ''}.`);
     }
   }
@@ -174,29 +191,30 @@ export interface GroupDescription {
   readonly members: readonly (MemberRecord & { readonly assignment: readonly TopicPartition[]; readonly expired: boolean })[];
 }
 
-export function groupState(meta: GroupMeta | undefined, members: readonly MemberRecord[], now = Date.now()): GroupStateName {
+export function groupState(meta: GroupMeta | undefined, target: TargetAssignment, members: readonly MemberRecord[], now = Date.now()): GroupStateName {
   if (!meta) return 'Dead';
   const live = members.filter((m) => m.subscription !== null && !expired([m], now).length);
   if (live.length === 0) return 'Empty';
+  const owned = new Map(members.map((m) => [m.memberId, new Set(keysOf(m.owned))]));
   const settled = live.every((m) => m.memberEpoch === meta.groupEpoch)
-    && Object.entries(meta.target).every(([id, tps]) => tps.every((k) => meta.owners[k] === id));
+    && Object.entries(targetKeys(target)).every(([id, tps]) => tps.every((k) => owned.get(id)?.has(k)));
   return settled ? 'Stable' : 'Reconciling';
 }
 
 export async function describeGroup(groupId: string): Promise<GroupDescription> {
   validateGroupId(groupId);
-  const { meta, members } = await store.readGroup(groupId);
+  const { meta, target, members } = await store.readGroup(groupId);
   if (!meta && members.length === 0) throw new KafkaError('GROUP_ID_NOT_FOUND', `GROUP_ID_NOT_FOUND: group ${groupId} does not exist.`);
   const now = Date.now();
   return {
     groupId,
-    state: groupState(meta, members, now),
+    state: groupState(meta, target, members, now),
     groupEpoch: meta?.groupEpoch ?? 0,
     assignor: meta?.assignor ?? 'sticky',
     members: members.map((m) => ({
       ...m,
       expired: expired([m], now).length > 0,
-      assignment: Object.entries(meta?.owners ?? {}).filter(([, o]) => o === m.memberId).map(([k]) => ({ topic: k.slice(0, k.lastIndexOf('#')), partition: Number(k.slice(k.lastIndexOf('#') + 1)) })),
+      assignment: Object.entries(m.owned ?? {}).flatMap(([topic, parts]) => parts.map((partition) => ({ topic, partition }))),
     })),
   };
 }
@@ -219,8 +237,9 @@ export type ResetSpec = 'earliest' | 'latest' | { readonly offset: number } | { 
  */
 export async function resetOffsets(groupId: string, partitions: readonly TopicPartition[], spec: ResetSpec): Promise<CommittedOffset[]> {
   validateGroupId(groupId);
-  const { meta, members } = await store.readGroup(groupId);
-  if (groupState(meta, members) !== 'Empty' && groupState(meta, members) !== 'Dead') {
+  const { meta, target, members } = await store.readGroup(groupId);
+  const state = groupState(meta, target, members);
+  if (state !== 'Empty' && state !== 'Dead') {
     throw new KafkaError('NON_EMPTY_GROUP', `NON_EMPTY_GROUP: stop the consumers of group ${groupId} before resetting its offsets.`);
   }
   const current = new Map((await store.readOffsets(groupId)).map((o) => [tpKey(o), o.offset]));

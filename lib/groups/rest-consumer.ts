@@ -109,8 +109,8 @@ export async function assignments(group: string, id: string): Promise<TopicParti
   const m = await instance(group, id);
   if (m.manual && m.manual.length > 0) return m.manual.map(parseKey);
   if (m.subscription === null) return [];
-  const { meta } = await store.readGroup(group);
-  return Object.entries(meta?.owners ?? {}).filter(([, o]) => o === id).map(([k]) => parseKey(k)).sort(byTp);
+  // What it owns now, as its member record says (partitions it is still revoking included).
+  return Object.entries(m.owned ?? {}).flatMap(([topic, parts]) => parts.map((partition) => ({ topic, partition }))).sort(byTp);
 }
 
 const parseKey = (k: string): TopicPartition => ({ topic: k.slice(0, k.lastIndexOf('#')), partition: Number(k.slice(k.lastIndexOf('#') + 1)) });
@@ -120,7 +120,10 @@ const byTp = (a: TopicPartition, b: TopicPartition) => a.topic.localeCompare(b.t
 async function startOffset(group: string, tp: TopicPartition, reset: RestConsumerState['autoOffsetReset'], commits: ReadonlyMap<string, number>): Promise<number> {
   const c = commits.get(tpKey(tp));
   if (c !== undefined) return c;
-  if (reset === 'none') throw new KafkaError('OFFSET_OUT_OF_RANGE', `OFFSET_OUT_OF_RANGE: ${tp.topic}-${tp.partition} has no committed offset in group ${group} and auto.offset.reset is none.`);
+  if (reset === 'none') {
+    // Kafka's consumer throws NoOffsetForPartitionException here; its wire error is OFFSET_OUT_OF_RANGE.
+    throw new KafkaError('OFFSET_OUT_OF_RANGE', `OFFSET_OUT_OF_RANGE: ${tp.topic}-${tp.partition} has no committed offset in group ${group} and auto.offset.reset is none (NoOffsetForPartition).`);
+  }
   return (await readFromLeader(tp.topic, tp.partition, (t) => listOffset(t, reset))).offset ?? 0;
 }
 

@@ -1,12 +1,18 @@
 /**
  * Consumer group state in the coordination table (DESIGN §8). Keys:
- * `groups`/`<group>` (the group list); `group#<g>`/`meta` (group epoch, target assignment, who owns
- * each partition — one item, changed only by compare-and-set on `ver`); `group#<g>`/`member#<id>`
- * (liveness, member epoch, subscription, a REST consumer's positions — so a steady-state heartbeat
- * rewrites one small item); `offsets#<g>`/`<topic>#<partition>` (committed offsets).
+ * `groups`/`<group>` (the group list); `group#<g>`/`meta` (group epoch, assignor, a digest of what
+ * the target was computed from, a pointer to the target — small and of fixed size whatever the
+ * group's members and partitions; changed only by compare-and-set on `ver`);
+ * `group#<g>`/`member#<id>` (liveness, member epoch, subscription, the partitions it owns now, a
+ * REST consumer's positions — so a steady-state heartbeat rewrites one small item);
+ * `group#<g>`/`target#<targetId>#<n>` (the target assignment of one group epoch, immutable, split
+ * into chunks that each stay far below DynamoDB's 400 KB item limit);
+ * `offsets#<g>`/`<topic>#<partition>` (committed offsets).
  */
+import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand, DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config.js';
+import { logger } from '../logger.js';
 import { dynamo } from './clients.js';
 import { ConditionFailed, MAX_TRANSACTION_ITEMS, transactWrite } from './transact.js';
 
@@ -15,20 +21,27 @@ const db = () => dynamo();
 const groupPk = (g: string): string => `group#${g}`;
 const offsetsPk = (g: string): string => `offsets#${g}`;
 const memberSk = (m: string): string => `member#${m}`;
+const targetSk = (id: string, n: number): string => `target#${id}#${String(n).padStart(4, '0')}`;
+/** Characters of serialized target per chunk item: at most 4 UTF-8 bytes each, so under 400 KB. */
+const TARGET_CHUNK_CHARS = 90_000;
+
+/** Partitions by topic (`{ orders: [0, 3] }`): the compact form per-member partition lists are stored in. */
+export type PartitionsByTopic = Readonly<Record<string, readonly number[]>>;
+
+/** A target assignment: member id → its partitions. */
+export type TargetAssignment = Readonly<Record<string, PartitionsByTopic>>;
 
 export interface GroupMeta {
   readonly groupId: string;
   /** Bumped whenever membership, subscriptions or the subscribed partitions change (KIP-848's group epoch). */
   readonly groupEpoch: number;
   readonly assignor: string;
-  /** The target assignment of `groupEpoch`: member id → `topic#partition` keys. */
-  readonly target: Readonly<Record<string, readonly string[]>>;
-  /** Who owns each partition now: `topic#partition` → member id. A partition has one owner at most. */
-  readonly owners: Readonly<Record<string, string>>;
-  /** What the target was computed from (subscribed topics and their partition counts). */
+  /** Where the target assignment of `groupEpoch` is stored (absent: nobody is assigned anything). */
+  readonly target?: { readonly id: string; readonly chunks: number };
+  /** A digest of what the target was computed from (members, their topics, partition counts). */
   readonly subscriptionHash: string;
   readonly createdAt: string;
-  /** Compare-and-set token. */
+  /** Compare-and-set token: bumped by every change of membership, ownership or target. */
   readonly ver: number;
 }
 
@@ -54,6 +67,12 @@ export interface MemberRecord {
   readonly subscription: Subscription | null;
   /** Manually assigned partitions (`topic#partition`), outside the group's balancing. */
   readonly manual?: readonly string[];
+  /**
+   * The partitions the member owns now, including those it is still revoking. Changed only in a
+   * group write (compare-and-set on the meta item), so no two members ever list one partition.
+   */
+  readonly owned?: PartitionsByTopic;
+  /** When the member last heartbeated: its liveness, and the version an expiry is conditioned on. */
   readonly lastHeartbeatAt: number;
   readonly sessionTimeoutMs: number;
   readonly joinedAt: string;
@@ -70,6 +89,8 @@ export interface CommittedOffset {
 
 export interface GroupState {
   readonly meta?: GroupMeta;
+  /** The target assignment the meta item points at ({} when none). */
+  readonly target: TargetAssignment;
   readonly members: readonly MemberRecord[];
 }
 
@@ -91,14 +112,26 @@ async function queryAll(pk: string): Promise<Record<string, unknown>[]> {
   return items;
 }
 
-/** A group's meta item and members, in one strongly consistent Query. */
+const READ_ATTEMPTS = 5;
+
+/**
+ * A group's meta item, target assignment and members, in one strongly consistent Query. A target
+ * replaced (and its chunks deleted) between the pages of the Query is read again.
+ */
 export async function readGroup(groupId: string): Promise<GroupState> {
-  const items = await queryAll(groupPk(groupId));
-  const meta = items.find((i) => i.sk === 'meta');
-  return {
-    ...(meta ? { meta: strip<GroupMeta>(meta) } : {}),
-    members: items.filter((i) => String(i.sk).startsWith('member#')).map((i) => strip<MemberRecord>(i)),
-  };
+  for (let attempt = 1; ; attempt++) {
+    const items = await queryAll(groupPk(groupId));
+    const metaItem = items.find((i) => i.sk === 'meta');
+    const meta = metaItem ? strip<GroupMeta>(metaItem) : undefined;
+    const members = items.filter((i) => String(i.sk).startsWith('member#')).map((i) => strip<MemberRecord>(i));
+    // A meta of the older layout (target inline, no chunk reference) counts as no target: the next
+    // heartbeat recomputes it.
+    if (!meta?.target || typeof meta.target.id !== 'string') return { ...(meta ? { meta: { ...meta, target: undefined } } : {}), target: {}, members };
+    const ref = meta.target;
+    const chunks = Array.from({ length: ref.chunks }, (_, n) => items.find((i) => i.sk === targetSk(ref.id, n))?.data as string | undefined);
+    if (chunks.every((c) => c !== undefined)) return { meta, target: JSON.parse(chunks.join('')) as TargetAssignment, members };
+    if (attempt >= READ_ATTEMPTS) throw new Error(`group ${groupId}: target ${ref.id} is missing chunks after ${attempt} reads`);
+  }
 }
 
 export async function listGroupIds(): Promise<string[]> {
@@ -110,44 +143,83 @@ export class GroupChanged extends Error {
 }
 
 export interface GroupWrite {
-  /** The new meta item; written only if the stored one still has `expectVer` (null: must not exist). */
-  readonly meta: GroupMeta;
+  /** The new meta item (its `target` is set here); written only if the stored one still has `expectVer` (null: must not exist). */
+  readonly meta: Omit<GroupMeta, 'target'>;
   readonly expectVer: number | null;
-  readonly putMembers: readonly MemberRecord[];
-  readonly deleteMembers: readonly string[];
+  /** A new target assignment (written to new chunks first), or undefined to keep `keepTarget`. */
+  readonly target?: TargetAssignment;
+  /** The stored meta's target reference, kept when `target` is undefined, deleted when replaced. */
+  readonly keepTarget?: GroupMeta['target'];
+  /** Members to write; each on condition that its liveness is still what was read (`readHeartbeatAt`; null: must not exist). */
+  readonly putMembers: readonly { readonly member: MemberRecord; readonly readHeartbeatAt: number | null }[];
+  /** Members to delete (left or expired), on the same condition: a member that heartbeated since is not removed. */
+  readonly deleteMembers: readonly { readonly memberId: string; readonly readHeartbeatAt: number }[];
+}
+
+/** Members one group write may put or delete: they go in one transaction with the meta item. */
+export const MAX_MEMBER_WRITES = MAX_TRANSACTION_ITEMS - 2;
+
+/** Best effort: a leftover chunk costs storage only, and deleteGroupItems removes it. */
+async function deleteTargetChunks(groupId: string, ref: NonNullable<GroupMeta['target']>): Promise<void> {
+  try {
+    for (let n = 0; n < ref.chunks; n += 25) {
+      const keys = Array.from({ length: Math.min(25, ref.chunks - n) }, (_, i) => ({ pk: groupPk(groupId), sk: targetSk(ref.id, n + i) }));
+      await db().send(new BatchWriteCommand({ RequestItems: { [table()]: keys.map((Key) => ({ DeleteRequest: { Key } })) } }));
+    }
+  } catch (err) {
+    logger.warn({ event: 'group-target-cleanup-failed', group: groupId, target: ref.id, err: (err as Error).message }, 'could not delete old target chunks');
+  }
 }
 
 /**
- * Writes a group change: the meta item by compare-and-set, plus member puts and deletes, in one
- * transaction (members beyond its size limit follow in later ones).
- * Errors: `GroupChanged` when someone changed the group first (re-read and decide again).
+ * Writes a group change in one transaction: the meta item by compare-and-set on `ver`, the member
+ * puts and deletes each on condition of the liveness (`lastHeartbeatAt`) it was decided from.
+ * A new target assignment is first written to new, immutable chunk items the new meta points at;
+ * the replaced target's chunks are deleted after the transaction (the chunks of a lost write, too).
+ *
+ *   A reads B (last heartbeat t0, expired)   B heartbeats (t1)        A deletes B if lastHeartbeatAt = t0
+ *   ─────────────────────────────────────────────────────────────────▶ fails: GroupChanged, A re-reads
+ *
+ * Errors: `GroupChanged` when someone changed the group, or a member it writes, first (re-read
+ * and decide again); `Error` for more than MAX_MEMBER_WRITES members.
  */
 export async function writeGroup(w: GroupWrite): Promise<void> {
-  const metaPut = {
-    Put: {
-      TableName: table(),
-      Item: { pk: groupPk(w.meta.groupId), sk: 'meta', ...w.meta, ver: (w.expectVer ?? 0) + 1 },
-      ...(w.expectVer === null
-        ? { ConditionExpression: 'attribute_not_exists(pk)' }
-        : { ConditionExpression: 'ver = :v', ExpressionAttributeValues: { ':v': w.expectVer } }),
+  const g = w.meta.groupId;
+  if (w.putMembers.length + w.deleteMembers.length > MAX_MEMBER_WRITES) throw new Error(`at most ${MAX_MEMBER_WRITES} member writes per group write`);
+  let newRef: GroupMeta['target'];
+  if (w.target !== undefined && Object.keys(w.target).length > 0) {
+    const json = JSON.stringify(w.target);
+    newRef = { id: randomUUID(), chunks: Math.max(1, Math.ceil(json.length / TARGET_CHUNK_CHARS)) };
+    for (let n = 0; n < newRef.chunks; n++) {
+      await db().send(new PutCommand({ TableName: table(), Item: { pk: groupPk(g), sk: targetSk(newRef.id, n), data: json.slice(n * TARGET_CHUNK_CHARS, (n + 1) * TARGET_CHUNK_CHARS) } }));
+    }
+  }
+  const ref = w.target !== undefined ? newRef : w.keepTarget;
+  const liveness = (seen: number | null) => (seen === null
+    ? { ConditionExpression: 'attribute_not_exists(pk)' }
+    : { ConditionExpression: 'lastHeartbeatAt = :hb', ExpressionAttributeValues: { ':hb': seen } });
+  const items = [
+    {
+      Put: {
+        TableName: table(),
+        Item: { pk: groupPk(g), sk: 'meta', ...w.meta, ...(ref ? { target: ref } : {}), ver: (w.expectVer ?? 0) + 1 },
+        ...(w.expectVer === null
+          ? { ConditionExpression: 'attribute_not_exists(pk)' }
+          : { ConditionExpression: 'ver = :v', ExpressionAttributeValues: { ':v': w.expectVer } }),
+      },
     },
-  };
-  const others = [
-    ...w.putMembers.map((m) => ({ Put: { TableName: table(), Item: { pk: groupPk(w.meta.groupId), sk: memberSk(m.memberId), ...m } } })),
-    ...w.deleteMembers.map((id) => ({ Delete: { TableName: table(), Key: { pk: groupPk(w.meta.groupId), sk: memberSk(id) } } })),
+    ...(w.expectVer === null ? [{ Put: { TableName: table(), Item: { pk: 'groups', sk: g } } }] : []),
+    ...w.putMembers.map((p) => ({ Put: { TableName: table(), Item: { pk: groupPk(g), sk: memberSk(p.member.memberId), ...p.member }, ...liveness(p.readHeartbeatAt) } })),
+    ...w.deleteMembers.map((d) => ({ Delete: { TableName: table(), Key: { pk: groupPk(g), sk: memberSk(d.memberId) }, ...liveness(d.readHeartbeatAt) } })),
   ];
-  const first = others.slice(0, MAX_TRANSACTION_ITEMS - 2);
   try {
-    await transactWrite(db(), [
-      metaPut,
-      ...(w.expectVer === null ? [{ Put: { TableName: table(), Item: { pk: 'groups', sk: w.meta.groupId } } }] : []),
-      ...first,
-    ]);
+    await transactWrite(db(), items);
   } catch (err) {
-    if (err instanceof ConditionFailed && err.at(0)?.code === 'ConditionalCheckFailed') throw new GroupChanged(`group ${w.meta.groupId} changed`);
+    if (newRef) await deleteTargetChunks(g, newRef);
+    if (err instanceof ConditionFailed) throw new GroupChanged(`group ${g} changed`);
     throw err;
   }
-  for (let i = first.length; i < others.length; i += MAX_TRANSACTION_ITEMS) await transactWrite(db(), others.slice(i, i + MAX_TRANSACTION_ITEMS));
+  if (w.target !== undefined && w.keepTarget && w.keepTarget.id !== newRef?.id) await deleteTargetChunks(g, w.keepTarget);
 }
 
 export class UnknownMember extends Error {
@@ -217,26 +289,25 @@ export class CommitRejected extends Error {
 
 /**
  * Commits offsets in one transaction.
- * Conditions: with a fence, the member still has `memberEpoch` and owns every partition committed;
+ * Conditions: with a fence, the member still has `memberEpoch` and owns every partition committed
+ * (one check on its member item);
  * each offset is not below the committed one (offsets move backwards only by a reset, `force`).
  * Errors: `CommitRejected` saying which condition failed (`index` of a backwards offset).
  */
 export async function commitOffsets(groupId: string, offsets: readonly CommittedOffset[], fence: CommitFence | null, force = false): Promise<void> {
   if (offsets.length === 0) return;
-  if (offsets.length > MAX_TRANSACTION_ITEMS - 2) throw new Error(`at most ${MAX_TRANSACTION_ITEMS - 2} offsets per commit`);
+  if (offsets.length > MAX_TRANSACTION_ITEMS - 1) throw new Error(`at most ${MAX_TRANSACTION_ITEMS - 1} offsets per commit`);
+  // The member's item holds both its epoch and what it owns, so one check fences the commit.
+  const byTopic = new Map<string, number[]>();
+  for (const o of offsets) byTopic.set(o.topic, [...(byTopic.get(o.topic) ?? []), o.partition]);
+  const topics = [...byTopic.keys()];
   const fenceItems = fence ? [
     {
       ConditionCheck: {
         TableName: table(), Key: { pk: groupPk(groupId), sk: memberSk(fence.memberId) },
-        ConditionExpression: 'memberEpoch = :e', ExpressionAttributeValues: { ':e': fence.memberEpoch },
-      },
-    },
-    {
-      ConditionCheck: {
-        TableName: table(), Key: { pk: groupPk(groupId), sk: 'meta' },
-        ConditionExpression: offsets.map((_, i) => `owners.#k${i} = :m`).join(' AND '),
-        ExpressionAttributeNames: Object.fromEntries(offsets.map((o, i) => [`#k${i}`, `${o.topic}#${o.partition}`])),
-        ExpressionAttributeValues: { ':m': fence.memberId },
+        ConditionExpression: ['memberEpoch = :e', ...offsets.map((o, i) => `contains(#owned.#t${topics.indexOf(o.topic)}, :p${i})`)].join(' AND '),
+        ExpressionAttributeNames: { '#owned': 'owned', ...Object.fromEntries(topics.map((t, i) => [`#t${i}`, t])) },
+        ExpressionAttributeValues: { ':e': fence.memberEpoch, ...Object.fromEntries(offsets.map((o, i) => [`:p${i}`, o.partition])) },
       },
     },
   ] : [];
@@ -252,8 +323,9 @@ export async function commitOffsets(groupId: string, offsets: readonly Committed
     ]);
   } catch (err) {
     if (!(err instanceof ConditionFailed)) throw err;
-    if (fence && err.at(0)?.code === 'ConditionalCheckFailed') throw new CommitRejected('member');
-    if (fence && err.at(1)?.code === 'ConditionalCheckFailed') throw new CommitRejected('ownership');
+    if (fence && err.at(0)?.code === 'ConditionalCheckFailed') {
+      throw new CommitRejected(err.at(0)?.current?.memberEpoch === fence.memberEpoch ? 'ownership' : 'member');
+    }
     const backwards = err.items.find((i) => i.code === 'ConditionalCheckFailed');
     if (backwards) throw new CommitRejected('backwards', backwards.index - fenceItems.length);
     throw err;
