@@ -1,5 +1,5 @@
 /**
- * A large legal group end to end: hundreds of members subscribed to thousands of partitions with
+ * A large legal group end to end: many members subscribed to thousands of partitions with
  * long topic names. DynamoDB refuses items over 400 KB, so the group's meta item must not grow with
  * its members or partitions (per-member data lives in the member items).
  */
@@ -9,8 +9,8 @@ import { config } from '../../../lib/config.js';
 import { dynamo } from '../../../lib/storage/clients.js';
 import { call, createTopic, uniqueTopic, v3 } from '../../support/api.js';
 
-/** Hundreds of members on thousands of partitions; the 500-member case is measured without the store in membership.test.ts. */
-const MEMBERS = 100;
+/** Tens of members on thousands of partitions (the old meta item passed 400 KB with any member count here, as the target grows with partitions); the 500-member case is measured without the store in membership.test.ts. */
+const MEMBERS = 24;
 const TOPICS = 20;
 const PARTITIONS = 256;
 
@@ -70,5 +70,5 @@ describe('Consumer groups at scale', () => {
     const size = itemBytes(meta);
     process.stdout.write(`groups: meta item of a ${MEMBERS}-member group on ${TOPICS * PARTITIONS} partitions: ${size} bytes\n`);
     expect(size).toBeLessThan(2048);
-  }, 900_000);
+  }, 300_000);
 });
