@@ -39,7 +39,7 @@ let ids = 0;
 function controller(extra: Partial<ControllerOptions> = {}) {
   const caughtUp: string[] = [];
   const ctl = new Controller({
-    id: `liveness-${ids++}`, tickMs: 1000, leaseMs: LEASE, sessionTimeoutMs: SESSION, probeTimeoutMs: 2000, clock: () => t,
+    id: `liveness-${ids++}`, tickMs: 1000, leaseMs: LEASE, sessionTimeoutMs: SESSION, probeTimeoutMs: 15_000, clock: () => t,
     catchUp: async (topic, _topicId, partition) => {
       caughtUp.push(`${topic}/${partition}`);
     },
@@ -67,7 +67,11 @@ async function newTopic(count: number): Promise<{ name: string; topicId: string;
 
 /** Every store running and every broker alive again, for the next test. */
 async function healAll(): Promise<void> {
-  for (const id of [1, 2, 3]) if (c.stack.supervisor.get(storeName(id))?.state === 'paused') c.stack.supervisor.resume(storeName(id));
+  for (const id of [1, 2, 3]) {
+    const state = c.stack.supervisor.get(storeName(id))?.state;
+    if (state === 'paused') c.stack.supervisor.resume(storeName(id));
+    else if (state !== 'running') await c.stack.restart(storeName(id));
+  }
   const { ctl } = takeOver();
   for (let i = 0; i < 5 && (await listBrokers()).some((b) => b.state !== 'alive'); i++) {
     await ctl.tick(t);
@@ -81,7 +85,7 @@ describe('Controller: broker liveness', () => {
     await healAll();
     const { name, topicId, parts } = await newTopic(3);
     const { ctl, caughtUp } = takeOver();
-    c.stack.supervisor.pause(storeName(2));
+    c.stack.supervisor.kill(storeName(2)); // refuses at once: unseen, whatever the probe timeout
     expect((await ctl.tick(t)).role).toBe('controller'); // an unseen broker gets grace from the takeover
     t += SESSION - 1;
     expect((await ctl.tick(t)).fenced).toEqual([]);
@@ -96,7 +100,7 @@ describe('Controller: broker liveness', () => {
     }
     expect(fencing.elections).toBe(parts.filter((p) => p.leader === 2).length);
 
-    c.stack.supervisor.resume(storeName(2));
+    await c.stack.restart(storeName(2)); // back with its data
     caughtUp.length = 0;
     t += 1000;
     const back = await ctl.tick(t);
@@ -144,20 +148,22 @@ describe('Controller: broker liveness', () => {
     const victim = parts.find((p) => p.leader === 3) ?? parts[0]!;
     const dead = victim.leader;
     const heir = victim.replicas.find((r) => r !== dead)!;
+    let armed = false;
     let paused = false;
     const { ctl } = takeOver({
       hooks: {
         // The new leader's store stops answering just as the roles go out.
         beforePush: async (list) => {
-          if (paused || !list.some((x) => x.topic === name)) return;
+          if (!armed || paused || !list.some((x) => x.topic === name)) return;
           paused = true;
           c.stack.supervisor.pause(storeName(heir));
         },
       },
     });
-    c.stack.supervisor.pause(storeName(dead));
+    c.stack.supervisor.kill(storeName(dead));
     await ctl.tick(t);
     t += SESSION + 1;
+    armed = true;
     const fencing = await ctl.tick(t);
     expect(fencing.fenced).toEqual([dead]);
     expect(paused).toBe(true);
@@ -206,11 +212,11 @@ describe('Controller: store incarnation', () => {
         },
       },
     });
-    c.stack.supervisor.pause(storeName(1));
+    c.stack.supervisor.kill(storeName(1));
     await deposed.tick(t);
     t += SESSION + 1;
     expect((await deposed.tick(t)).fenced).toEqual([1]);
-    c.stack.supervisor.resume(storeName(1));
+    await c.stack.restart(storeName(1));
     t += 1000;
     const isrBefore = (await partitions(name)).map((p) => p.isr);
     expect((await deposed.tick(t)).role).toBe('standby');

@@ -35,7 +35,7 @@ let ids = 0;
 
 function controller(extra: Partial<ControllerOptions> = {}): Controller {
   return new Controller({
-    id: `walk-${ids++}`, tickMs: 1000, leaseMs: LEASE, sessionTimeoutMs: SESSION, probeTimeoutMs: 2000, clock: () => t,
+    id: `walk-${ids++}`, tickMs: 1000, leaseMs: LEASE, sessionTimeoutMs: SESSION, probeTimeoutMs: 15_000, clock: () => t,
     catchUp: async () => undefined, ...extra,
   });
 }
@@ -66,7 +66,11 @@ async function announced(topicId: string, parts: readonly PartitionRecord[], dea
 
 /** Every store running and every broker alive again. */
 async function healAll(): Promise<void> {
-  for (const id of [1, 2, 3]) if (c.stack.supervisor.get(storeName(id))?.state === 'paused') c.stack.supervisor.resume(storeName(id));
+  for (const id of [1, 2, 3]) {
+    const state = c.stack.supervisor.get(storeName(id))?.state;
+    if (state === 'paused') c.stack.supervisor.resume(storeName(id));
+    else if (state !== 'running') await c.stack.restart(storeName(id));
+  }
   t += 10 * 60_000;
   const ctl = controller();
   for (let i = 0; i < 5 && (await listBrokers()).some((b) => b.state !== 'alive'); i++) {
@@ -95,7 +99,7 @@ describe('Controller: long partition walks', () => {
       },
     });
     t += 10 * 60_000;
-    c.stack.supervisor.pause(storeName(1));
+    c.stack.supervisor.kill(storeName(1));
     expect((await ctl.tick(t)).role).toBe('controller');
     const epoch = ctl.held?.epoch;
     t += SESSION + 1;
@@ -129,7 +133,7 @@ describe('Controller: long partition walks', () => {
       },
     });
     t += 10 * 60_000;
-    c.stack.supervisor.pause(storeName(2));
+    c.stack.supervisor.kill(storeName(2));
     await ctl.tick(t);
     t += SESSION + 1;
     armed = true;
