@@ -152,11 +152,12 @@ describe('Controller: broker liveness', () => {
     let paused = false;
     const { ctl } = takeOver({
       hooks: {
-        // The new leader's store stops answering just as the roles go out.
+        // The new leader's store dies just as the roles go out (killed, not paused: a paused
+        // store would still apply the buffered push when it resumes).
         beforePush: async (list) => {
           if (!armed || paused || !list.some((x) => x.topic === name)) return;
           paused = true;
-          c.stack.supervisor.pause(storeName(heir));
+          c.stack.supervisor.kill(storeName(heir));
         },
       },
     });
@@ -169,7 +170,7 @@ describe('Controller: broker liveness', () => {
     expect(paused).toBe(true);
     const elected = (await partitions(name)).find((p) => p.partition === victim.partition)!;
     expect(elected.leader).toBe(heir);
-    c.stack.supervisor.resume(storeName(heir));
+    await c.stack.restart(storeName(heir));
     const tp = topicPartitionKey(topicId, victim.partition);
     expect((await readHead(c.store(heir), tp))?.role).toBe('follower'); // the push did fail
     t += 1000;
