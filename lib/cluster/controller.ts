@@ -3,8 +3,9 @@
  * take it), probes every broker's store, fences brokers unseen for `broker.session.timeout.ms`
  * and unfences those that answer again, and — only when brokers changed state or it just took
  * over — walks the partitions: elects leaders for partitions whose leader died, removes dead
- * brokers from ISRs, and pushes role and epoch to the replicas' heads. A steady-state tick costs
- * one lease write, one broker list and one probe per broker, whatever the number of partitions.
+ * brokers from ISRs, and pushes role and epoch to the replicas' heads as it goes, renewing its
+ * lease on the way (a walk may outlast a lease). A steady-state tick costs one lease write, one
+ * broker list and one probe per broker, whatever the number of partitions.
  */
 import { randomUUID } from 'node:crypto';
 import { logger } from '../logger.js';
@@ -19,6 +20,8 @@ import { changePartition } from './partition-state.js';
 import { stringConfig } from './topic-configs.js';
 
 const WALK_EVERY_MS = 300_000;
+/** Partitions decided before their roles are pushed (one BatchGetItem of heads per broker). */
+const WALK_CHUNK = 100;
 
 export interface ControllerOptions {
   /** This controller's identity in the lease. */
@@ -33,6 +36,24 @@ export interface ControllerOptions {
   readonly probeTimeoutMs?: number;
   /** Runs after an election or unfencing so followers catch up (replication lives in lib/log). */
   readonly catchUp?: (topic: string, topicId: string, partition: number) => Promise<void>;
+  /**
+   * The clock that measures time passing within a tick (a long walk renews the lease by it). A
+   * tick's own `now` may be offset from it (a skewed clock): the offset is kept through the tick.
+   * @default Date.now
+   */
+  readonly clock?: () => number;
+  /** Points where a fault test delays or interleaves a tick. @default none */
+  readonly hooks?: ControllerHooks;
+}
+
+/** Test hooks: each runs at one point of a tick and may take as long as it likes. */
+export interface ControllerHooks {
+  /** Before a partition of a walk is decided. */
+  readonly beforePartition?: (topic: string, partition: number) => Promise<void>;
+  /** Before roles are pushed to the heads of walked partitions. */
+  readonly beforePush?: (parts: readonly { topic: string; partition: number }[]) => Promise<void>;
+  /** Before a new incarnation is written to a broker's store. */
+  readonly beforeIncarnationWrite?: (brokerId: number) => Promise<void>;
 }
 
 export interface TickReport {
@@ -46,6 +67,8 @@ export interface TickReport {
 
 export class Controller {
   private lease: coordination.Lease | undefined;
+  /** When the lease was last taken or renewed, on the tick's clock. */
+  private renewedAt = 0;
   private readonly lastSeen = new Map<number, number>();
   private scanNeeded = true;
   /** Partitions whose replicas were told a new role or lost their log: replicated once the tick's state changes are written. */
@@ -56,11 +79,18 @@ export class Controller {
   private lastWalkAt = 0;
   /** Set while the last walk left partitions offline: a metadata change (a config allowing unclean election, say) is worth another walk. */
   private offlineSeenAt: number | undefined;
-  readonly o: Required<Omit<ControllerOptions, 'catchUp'>> & Pick<ControllerOptions, 'catchUp'>;
+  /** The tick's `now` minus the clock at its start: a skewed tick keeps its skew as time passes. */
+  private skew = 0;
+  readonly o: Required<Omit<ControllerOptions, 'catchUp' | 'hooks'>> & Pick<ControllerOptions, 'catchUp' | 'hooks'>;
 
   constructor(o: ControllerOptions) {
     const tickMs = o.tickMs ?? 1000;
-    this.o = { leaseMs: 3 * tickMs, sessionTimeoutMs: 9000, probeTimeoutMs: 1000, ...o, tickMs };
+    this.o = { leaseMs: 3 * tickMs, sessionTimeoutMs: 9000, probeTimeoutMs: 1000, clock: () => Date.now(), ...o, tickMs };
+  }
+
+  /** The time now, on the tick's clock. */
+  private now(): number {
+    return this.o.clock() + this.skew;
   }
 
   /** The lease this controller holds, if any. */
@@ -68,7 +98,8 @@ export class Controller {
     return this.lease;
   }
 
-  async tick(now = Date.now()): Promise<TickReport> {
+  async tick(now = this.o.clock()): Promise<TickReport> {
+    this.skew = now - this.o.clock();
     const report = await this.tickOnce(now);
     emitMetric('activeControllerCount', report.role === 'controller' ? 1 : 0);
     if (report.role === 'controller') {
@@ -92,12 +123,15 @@ export class Controller {
       const alive = new Set<number>();
       const fencedAt = new Map<number, number>();
       const lostLog = new Set<number>();
+      const probed = new Map<number, string | null>();
       for (const [i, b] of brokers.entries()) {
         const probe = probes[i];
         const seen = probe !== undefined;
+        if (seen) probed.set(b.brokerId, probe);
         if (seen || !this.lastSeen.has(b.brokerId)) this.lastSeen.set(b.brokerId, now); // unseen ones get grace from takeover
-        // A store that answers with another incarnation (or none) lost what the cluster knows it held.
-        const lostStore = seen && b.incarnation !== undefined && probe !== b.incarnation;
+        // A store that answers with another incarnation (or none) lost what the cluster knows it
+        // held. One a controller recorded as pending may be there: its write landed, maybe late.
+        const lostStore = seen && b.incarnation !== undefined && probe !== b.incarnation && !(probe !== null && b.pendingIncarnations?.includes(probe));
         const unseenFor = now - (this.lastSeen.get(b.brokerId) ?? now);
         if (b.state === 'alive' && (unseenFor > this.o.sessionTimeoutMs || lostStore)) {
           await coordination.setBrokerState(lease, b.brokerId, 'fenced');
@@ -111,7 +145,7 @@ export class Controller {
         } else if (b.state === 'alive') {
           alive.add(b.brokerId);
           // First sight of a store: from now on its contents are this incarnation.
-          if (seen && b.incarnation === undefined) await this.newIncarnation(lease, b, 'alive');
+          if (seen && b.incarnation === undefined) await this.newIncarnation(lease, b, 'alive', probe);
         }
       }
       if (this.offlineSeenAt !== undefined && !this.scanNeeded) {
@@ -119,17 +153,27 @@ export class Controller {
         if (version !== this.offlineSeenAt) this.scanNeeded = true;
       }
       if (report.fenced.length > 0 || report.unfenced.length > 0 || this.scanNeeded) {
-        report.elections = await this.reconcilePartitions(lease, brokers, alive, new Set(report.unfenced), lostLog);
-        report.scanned = true;
+        // Cleared before the walk, not after: a push that fails during it asks for the next walk.
         this.scanNeeded = false;
+        try {
+          report.elections = await this.reconcilePartitions(lease, brokers, alive, new Set(report.unfenced), lostLog);
+        } catch (err) {
+          this.scanNeeded = true;
+          throw err;
+        }
+        report.scanned = true;
         this.lastWalkAt = now;
         // Failover time: from the broker's last sign of life to its leaderships moved.
-        for (const unseenFor of fencedAt.values()) emitMetric('failoverTimeMs', unseenFor + (Date.now() - now));
+        for (const unseenFor of fencedAt.values()) emitMetric('failoverTimeMs', unseenFor + (this.now() - now));
         // Returning brokers are demoted and reconciled above before they count as alive again.
+        // One whose store changed since the probe stays fenced: the next tick looks again.
+        const returned: number[] = [];
         for (const id of report.unfenced) {
-          await this.newIncarnation(lease, brokers.find((b) => b.brokerId === id) as BrokerRecord, 'alive');
+          if (!(await this.newIncarnation(lease, brokers.find((b) => b.brokerId === id) as BrokerRecord, 'alive', probed.get(id) ?? null))) continue;
+          returned.push(id);
           logger.info({ event: 'broker-unfenced', broker: id, controllerEpoch: lease.epoch }, 'broker unfenced');
         }
+        report.unfenced = returned;
         invalidateMetadata();
         // Only now (returning brokers are alive again) can caught-up followers rejoin ISRs.
         const pending = [...this.catchUps.values()];
@@ -149,11 +193,41 @@ export class Controller {
   /**
    * Stamps a broker's store with a new incarnation and records it with the broker's state: from
    * now on the cluster accounts for what the store holds (a wiped store will answer without it).
+   * The store may be on another endpoint than the lease, so no transaction spans both: the new
+   * incarnation is first recorded as pending under the lease, then written to the store on
+   * condition of this controller's epoch and of what the probe read (`replaces`), then made the
+   * broker's under the lease. Returns false, writing nothing more, when the store's item changed
+   * since the probe; throws `LeaseLost` when a newer controller wrote it.
    */
-  private async newIncarnation(lease: coordination.Lease, b: BrokerRecord, state: BrokerRecord['state']): Promise<void> {
+  private async newIncarnation(lease: coordination.Lease, b: BrokerRecord, state: BrokerRecord['state'], replaces: string | null): Promise<boolean> {
     const incarnation = randomUUID();
-    await writeIncarnation(b, incarnation);
+    await coordination.addPendingIncarnation(lease, b.brokerId, incarnation);
+    await this.o.hooks?.beforeIncarnationWrite?.(b.brokerId);
+    if (!(await writeIncarnation(b, { incarnation, controllerEpoch: lease.epoch, replaces }))) {
+      // Either a newer controller stamped the store (then this one was deposed: renewing fails)...
+      await this.keepLease(true);
+      // ...or the store changed under the probe (wiped, say): the next probe tells.
+      logger.warn({ event: 'incarnation-write-failed', broker: b.brokerId, replaces, controllerEpoch: lease.epoch }, 'store incarnation changed since the probe');
+      return false;
+    }
     await coordination.setBrokerState(lease, b.brokerId, state, incarnation);
+    return true;
+  }
+
+  /**
+   * Renews the lease mid-tick once a third of it has passed since the last renewal (or at once
+   * with `force`), so a walk longer than the lease keeps it. Errors: `LeaseLost` when another
+   * controller took it: the caller stops writing at once.
+   */
+  private async keepLease(force = false): Promise<void> {
+    const lease = this.lease;
+    if (!lease) throw new coordination.LeaseLost('no lease held');
+    const now = this.now();
+    if (!force && now - this.renewedAt < this.o.leaseMs / 3) return;
+    const renewed = await coordination.renewLease(lease, this.o.leaseMs, now);
+    if (!renewed) throw new coordination.LeaseLost('the controller lease was taken over');
+    this.lease = renewed;
+    this.renewedAt = now;
   }
 
   private async holdLease(now: number): Promise<boolean> {
@@ -161,6 +235,7 @@ export class Controller {
       const renewed = await coordination.renewLease(this.lease, this.o.leaseMs, now);
       if (renewed) {
         this.lease = renewed;
+        this.renewedAt = now;
         return true;
       }
       this.loseLease('renewal failed');
@@ -168,6 +243,7 @@ export class Controller {
     const acquired = await coordination.acquireLease(this.o.id, this.o.leaseMs, now);
     if (!acquired) return false;
     this.lease = acquired;
+    this.renewedAt = now;
     this.lastSeen.clear();
     this.scanNeeded = true;
     logger.info({ event: 'lease-acquired', controller: this.o.id, controllerEpoch: acquired.epoch }, 'controller lease acquired');
@@ -177,59 +253,72 @@ export class Controller {
   private loseLease(why: string): void {
     if (this.lease) logger.warn({ event: 'lease-lost', controller: this.o.id, controllerEpoch: this.lease.epoch, why }, 'controller lease lost');
     this.lease = undefined;
+    // What a deposed controller meant to replicate is its successor's to decide.
+    this.catchUps.clear();
   }
 
   /**
    * Walks every partition: elects where the leader is not alive, drops dead brokers from ISRs,
-   * and makes every live replica's head agree with the partition state. Returns the elections made.
+   * and makes every live replica's head agree with the partition state — a chunk at a time, so
+   * the leaders it elects are announced as it goes, and renewing the lease on the way: a walk
+   * longer than a lease neither loses it nor leaves its elected leaders unannounced. Stops at
+   * once (`LeaseLost`) when the lease was taken over; the successor's walk pushes what was left.
+   * Returns the elections made.
    */
   private async reconcilePartitions(
     lease: coordination.Lease, brokers: readonly BrokerRecord[], alive: ReadonlySet<number>, returning: ReadonlySet<number>, lostLog: ReadonlySet<number>,
   ): Promise<number> {
     const stores = new Map<number, ReplicaStoreRef>(brokers.map((b) => [b.brokerId, b]));
     let elections = 0;
-    const settled: { topic: string; p: PartitionRecord }[] = [];
     let offline = 0;
     let underReplicated = 0;
     for (const name of await coordination.listTopicNames()) {
       const view = await coordination.readTopic(name);
       if (!view || view.topic.state !== 'active') continue;
       const unclean = stringConfig(view.topic.configs, 'unclean.leader.election.enable') === 'true';
-      for (const p of view.partitions) {
-        const decision = reconcile(p, alive, unclean, lostLog);
-        if (!decision) {
-          settled.push({ topic: name, p });
-          continue;
+      for (let i = 0; i < view.partitions.length; i += WALK_CHUNK) {
+        const settled: { topic: string; p: PartitionRecord }[] = [];
+        for (const p of view.partitions.slice(i, i + WALK_CHUNK)) {
+          await this.o.hooks?.beforePartition?.(name, p.partition);
+          const decision = reconcile(p, alive, unclean, lostLog);
+          if (!decision) {
+            settled.push({ topic: name, p });
+            continue;
+          }
+          await this.keepLease();
+          const next = await changePartition(name, p, (cur) => {
+            const d = reconcile(cur, alive, unclean, lostLog);
+            return d && { leader: d.leader, isr: d.isr, ...(d.newEpoch ? { leaderEpoch: cur.leaderEpoch + 1 } : {}) };
+          }, lease);
+          if (next.leader !== p.leader) {
+            elections++;
+            const fields = { topic: name, partition: p.partition, from: p.leader, to: next.leader, leaderEpoch: next.leaderEpoch, isr: next.isr, controllerEpoch: lease.epoch };
+            if (next.leader < 0) logger.error({ event: 'partition-offline', ...fields }, 'no live in-sync replica: partition offline');
+            else if (decision.unclean) logger.error({ event: 'unclean-leader-elected', ...fields }, 'unclean leader election: acknowledged records may be lost');
+            else logger.warn({ event: 'leader-elected', ...fields }, 'leader elected');
+          } else if (next.isr.length !== p.isr.length) {
+            emitMetric('isrShrinks', p.isr.length - next.isr.length);
+            logger.warn({ event: 'isr-shrink', topic: name, partition: p.partition, broker: p.isr.filter((b) => !next.isr.includes(b)), isr: next.isr, reason: 'broker fenced', controllerEpoch: lease.epoch }, 'ISR shrink');
+          }
+          settled.push({ topic: name, p: next });
         }
-        const next = await changePartition(name, p, (cur) => {
-          const d = reconcile(cur, alive, unclean, lostLog);
-          return d && { leader: d.leader, isr: d.isr, ...(d.newEpoch ? { leaderEpoch: cur.leaderEpoch + 1 } : {}) };
-        }, lease);
-        if (next.leader !== p.leader) {
-          elections++;
-          const fields = { topic: name, partition: p.partition, from: p.leader, to: next.leader, leaderEpoch: next.leaderEpoch, isr: next.isr, controllerEpoch: lease.epoch };
-          if (next.leader < 0) logger.error({ event: 'partition-offline', ...fields }, 'no live in-sync replica: partition offline');
-          else if (decision.unclean) logger.error({ event: 'unclean-leader-elected', ...fields }, 'unclean leader election: acknowledged records may be lost');
-          else logger.warn({ event: 'leader-elected', ...fields }, 'leader elected');
-        } else if (next.isr.length !== p.isr.length) {
-          emitMetric('isrShrinks', p.isr.length - next.isr.length);
-          logger.warn({ event: 'isr-shrink', topic: name, partition: p.partition, broker: p.isr.filter((b) => !next.isr.includes(b)), isr: next.isr, reason: 'broker fenced', controllerEpoch: lease.epoch }, 'ISR shrink');
+        for (const x of settled) {
+          if (x.p.leader < 0) offline++;
+          if (x.p.isr.length < x.p.replicas.length) underReplicated++;
         }
-        settled.push({ topic: name, p: next });
+        await this.o.hooks?.beforePush?.(settled.map((x) => ({ topic: x.topic, partition: x.p.partition })));
+        // Role pushes are not fenced by the lease (the stores are elsewhere): check it is still ours.
+        await this.keepLease();
+        await this.pushRoles(settled, stores, alive);
+        // A returning broker's followers catch up (and rejoin ISRs) once it is unfenced.
+        for (const x of settled) {
+          if (x.p.leader >= 0 && x.p.replicas.some((r) => returning.has(r) && r !== x.p.leader)) this.catchUps.set(topicPartitionKey(x.p.topicId, x.p.partition), x);
+        }
       }
-    }
-    for (const x of settled) {
-      if (x.p.leader < 0) offline++;
-      if (x.p.isr.length < x.p.replicas.length) underReplicated++;
     }
     this.offlinePartitions = offline;
     this.underReplicatedPartitions = underReplicated;
-    await this.pushRoles(settled, stores, alive);
-    // A returning broker's followers catch up (and rejoin ISRs) once it is unfenced.
-    for (const x of settled) {
-      if (x.p.leader >= 0 && x.p.replicas.some((r) => returning.has(r) && r !== x.p.leader)) this.catchUps.set(topicPartitionKey(x.p.topicId, x.p.partition), x);
-    }
-    this.offlineSeenAt = settled.some((x) => x.p.leader < 0) ? (await coordination.readMetadataVersion()) ?? 0 : undefined;
+    this.offlineSeenAt = offline > 0 ? (await coordination.readMetadataVersion()) ?? 0 : undefined;
     return elections;
   }
 
@@ -240,7 +329,12 @@ export class Controller {
     await Promise.all([...byBroker].map(async ([brokerId, list]) => {
       const store = stores.get(brokerId);
       if (!store) return;
-      const heads = await readHeads(store, list.map((x) => topicPartitionKey(x.p.topicId, x.p.partition))).catch(() => undefined);
+      const heads = await readHeads(store, list.map((x) => topicPartitionKey(x.p.topicId, x.p.partition))).catch((err: unknown) => {
+        // Not forgotten: the next tick walks again and pushes what this one could not.
+        logger.warn({ event: 'role-push-failed', broker: brokerId, partitions: list.length, err }, 'could not read the heads to push roles to');
+        this.scanNeeded = true;
+        return undefined;
+      });
       if (!heads) return;
       for (const { topic, p } of list) {
         const tp = topicPartitionKey(p.topicId, p.partition);

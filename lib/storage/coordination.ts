@@ -447,7 +447,8 @@ const leaseCheck = (lease: Lease) => ({
 });
 
 /**
- * Sets a broker's state (the controller fencing or unfencing it).
+ * Sets a broker's state (the controller fencing or unfencing it), and with `incarnation` the
+ * incarnation its store now holds (the pending ones are cleared: see `addPendingIncarnation`).
  * Condition: the lease is still the caller's. Effects: state, and the metadata version bumped.
  * Errors: `LeaseLost`.
  */
@@ -459,9 +460,36 @@ export async function setBrokerState(lease: Lease, brokerId: number, state: Brok
       {
         Update: {
           TableName: table(), Key: { pk: 'brokers', sk: String(brokerId) },
-          UpdateExpression: `SET #s = :s, stateChangedAt = :now${incarnation ? ', incarnation = :inc' : ''}`, ConditionExpression: 'attribute_exists(pk)',
+          UpdateExpression: `SET #s = :s, stateChangedAt = :now${incarnation ? ', incarnation = :inc REMOVE pendingIncarnations' : ''}`, ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeNames: { '#s': 'state' },
           ExpressionAttributeValues: { ':s': state, ':now': Date.now(), ...(incarnation ? { ':inc': incarnation } : {}) },
+        },
+      },
+    ]);
+  } catch (err) {
+    if (err instanceof ConditionFailed && err.at(0)?.code === 'ConditionalCheckFailed') throw new LeaseLost('the controller lease was lost');
+    throw err;
+  }
+}
+
+/**
+ * Records that the caller is about to write `incarnation` to the broker's store, before it does
+ * (the store is in another table, beyond the lease's transaction). A controller that stalls and
+ * writes it late, after losing the lease, then leaves a value the record knows: the probe takes
+ * it for what it is, the contents the cluster accounted for, not a wiped store.
+ * Condition: the lease is still the caller's. Effect: `incarnation` appended to
+ * `pendingIncarnations`. Errors: `LeaseLost`.
+ */
+export async function addPendingIncarnation(lease: Lease, brokerId: number, incarnation: string): Promise<void> {
+  try {
+    await transactWrite(db(), [
+      leaseCheck(lease),
+      {
+        Update: {
+          TableName: table(), Key: { pk: 'brokers', sk: String(brokerId) },
+          UpdateExpression: 'SET pendingIncarnations = list_append(if_not_exists(pendingIncarnations, :none), :inc)',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':none': [], ':inc': [incarnation] },
         },
       },
     ]);

@@ -23,6 +23,12 @@ export interface BrokerRecord {
    * that answers with another (or none) lost its data: the broker is treated as having failed.
    */
   readonly incarnation?: string;
+  /**
+   * Incarnations a controller recorded (under its lease) before writing one to the store, and
+   * may still write, late: until a write completes the store may hold any of them, and that is
+   * no loss. Cleared when the record's `incarnation` is set.
+   */
+  readonly pendingIncarnations?: readonly string[];
 }
 
 export type TopicState = 'creating' | 'active';

@@ -1,0 +1,255 @@
+/**
+ * Broker liveness as the controller judges it, on a private quiet stack (one store process per
+ * broker, no controller loops, no replicator), with controllers ticked by hand on a made-up clock:
+ * fencing a broker unseen for the session timeout, unfencing it and catching its partitions up,
+ * a store that lost its data, a role push that failed, and the store incarnation that tells a
+ * wiped store from a healthy one — which a deposed controller must not be able to overwrite.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Controller, type ControllerOptions } from '../../../lib/cluster/controller.js';
+import { resetConfig } from '../../../lib/config.js';
+import { createTopic } from '../../../lib/cluster/topics.js';
+import { takeCapacity, trackCapacity } from '../../../lib/storage/capacity.js';
+import { resetClients } from '../../../lib/storage/clients.js';
+import { acquireLease, listBrokers, readTopic } from '../../../lib/storage/coordination.js';
+import { topicPartitionKey, type BrokerRecord, type PartitionRecord } from '../../../lib/storage/model.js';
+import { probeStore, readHead, writeIncarnation } from '../../../lib/storage/replica.js';
+import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
+
+let c: FaultCluster;
+beforeAll(async () => {
+  // Patient while the stores start on a busy machine...
+  c = await startFaultCluster({ isolatedBrokers: true, controllers: 0, replicator: false, env: { TRIBUTARY_STORE_TIMEOUT_MS: '30000' } });
+  // ...then this process's clients give up on a paused store in seconds.
+  Object.assign(process.env, { TRIBUTARY_STORE_TIMEOUT_MS: '3000', TRIBUTARY_STORE_MAX_ATTEMPTS: '2' });
+  resetConfig();
+  resetClients();
+}, 120_000);
+afterAll(async () => {
+  await c?.stop();
+});
+
+const LEASE = 3000;
+const SESSION = 9000;
+/** The controllers' clock: far past any lease, moved only by the tests. */
+let t = Date.now() + 60 * 60_000;
+let ids = 0;
+
+/** A controller on the test clock that records the partitions it asks to catch up. */
+function controller(extra: Partial<ControllerOptions> = {}) {
+  const caughtUp: string[] = [];
+  const ctl = new Controller({
+    id: `liveness-${ids++}`, tickMs: 1000, leaseMs: LEASE, sessionTimeoutMs: SESSION, probeTimeoutMs: 15_000, clock: () => t,
+    catchUp: async (topic, _topicId, partition) => {
+      caughtUp.push(`${topic}/${partition}`);
+    },
+    ...extra,
+  });
+  return { ctl, caughtUp };
+}
+
+/** A new controller takes over (the last one's lease long expired). */
+function takeOver(extra: Partial<ControllerOptions> = {}) {
+  t += 10 * 60_000;
+  return controller(extra);
+}
+
+const broker = async (id: number): Promise<BrokerRecord> => (await listBrokers()).find((b) => b.brokerId === id)!;
+const partitions = async (topic: string): Promise<readonly PartitionRecord[]> => (await readTopic(topic))!.partitions;
+const storeName = (id: number) => `broker-${id}`;
+
+let n = 0;
+async function newTopic(count: number): Promise<{ name: string; topicId: string; parts: readonly PartitionRecord[] }> {
+  const name = `live-${n++}`;
+  const { topic, partitions: parts } = await createTopic({ name, partitions: count, replicationFactor: 3 });
+  return { name, topicId: topic.topicId, parts };
+}
+
+/** Every store running and every broker alive again, for the next test. */
+async function healAll(): Promise<void> {
+  for (const id of [1, 2, 3]) {
+    const state = c.stack.supervisor.get(storeName(id))?.state;
+    if (state === 'paused') c.stack.supervisor.resume(storeName(id));
+    else if (state !== 'running') await c.stack.restart(storeName(id));
+  }
+  const { ctl } = takeOver();
+  for (let i = 0; i < 5 && (await listBrokers()).some((b) => b.state !== 'alive'); i++) {
+    await ctl.tick(t);
+    t += 1000;
+  }
+  expect((await listBrokers()).map((b) => b.state)).toEqual(['alive', 'alive', 'alive']);
+}
+
+describe('Controller: broker liveness', () => {
+  it('fences a broker unseen for the session timeout (not before), then unfences it, demotes its heads and catches up its partitions', async () => {
+    await healAll();
+    const { name, topicId, parts } = await newTopic(3);
+    const { ctl, caughtUp } = takeOver();
+    c.stack.supervisor.kill(storeName(2)); // refuses at once: unseen, whatever the probe timeout
+    expect((await ctl.tick(t)).role).toBe('controller'); // an unseen broker gets grace from the takeover
+    t += SESSION - 1;
+    expect((await ctl.tick(t)).fenced).toEqual([]);
+    t += 2;
+    const fencing = await ctl.tick(t);
+    expect(fencing.fenced).toEqual([2]);
+    expect((await broker(2)).state).toBe('fenced');
+    const after = await partitions(name);
+    for (const p of after) {
+      expect(p.leader).not.toBe(2);
+      expect(p.isr).not.toContain(2);
+    }
+    expect(fencing.elections).toBe(parts.filter((p) => p.leader === 2).length);
+
+    await c.stack.restart(storeName(2)); // back with its data
+    caughtUp.length = 0;
+    t += 1000;
+    const back = await ctl.tick(t);
+    expect(back.unfenced).toEqual([2]);
+    const record = await broker(2);
+    expect(record.state).toBe('alive');
+    expect(await probeStore(c.store(2), 1000)).toBe(record.incarnation);
+    // Its heads follow the current epochs, and every partition it replicates is caught up.
+    for (const p of after) {
+      expect(await readHead(c.store(2), topicPartitionKey(topicId, p.partition))).toMatchObject({ role: 'follower', leaderEpoch: p.leaderEpoch });
+    }
+    expect(caughtUp.filter((x) => x.startsWith(`${name}/`)).sort()).toEqual(parts.map((p) => `${name}/${p.partition}`));
+  });
+
+  it('treats a store that lost its data as a failed broker: fenced, its replicas out of every ISR, then unfenced as a new incarnation and fully synced', async () => {
+    await healAll();
+    const { name, parts } = await newTopic(3);
+    const { ctl, caughtUp } = takeOver();
+    await ctl.tick(t);
+    const before = (await broker(1)).incarnation;
+    expect(before).toBeDefined();
+    // Back at once, empty: only its incarnation gives it away.
+    await c.stack.restart(storeName(1), { wipe: true });
+    t += 1000;
+    const lost = await ctl.tick(t);
+    expect(lost.fenced).toEqual([1]);
+    for (const p of await partitions(name)) {
+      expect(p.leader).not.toBe(1);
+      expect(p.isr).not.toContain(1);
+    }
+    caughtUp.length = 0;
+    t += 1000;
+    expect((await ctl.tick(t)).unfenced).toEqual([1]);
+    const record = await broker(1);
+    expect(record.state).toBe('alive');
+    expect(record.incarnation).not.toBe(before);
+    expect(await probeStore(c.store(1), 1000)).toBe(record.incarnation);
+    // Every partition it replicates lost its log there: each gets a catch-up (a full sync).
+    expect(caughtUp.filter((x) => x.startsWith(`${name}/`)).sort()).toEqual(parts.map((p) => `${name}/${p.partition}`));
+  });
+
+  it('retries a role push that failed on a later tick instead of forgetting it', async () => {
+    await healAll();
+    const { name, topicId, parts } = await newTopic(3);
+    const victim = parts.find((p) => p.leader === 3) ?? parts[0]!;
+    const dead = victim.leader;
+    const heir = victim.replicas.find((r) => r !== dead)!;
+    let armed = false;
+    let paused = false;
+    const { ctl } = takeOver({
+      hooks: {
+        // The new leader's store dies just as the roles go out (killed, not paused: a paused
+        // store would still apply the buffered push when it resumes).
+        beforePush: async (list) => {
+          if (!armed || paused || !list.some((x) => x.topic === name)) return;
+          paused = true;
+          c.stack.supervisor.kill(storeName(heir));
+        },
+      },
+    });
+    c.stack.supervisor.kill(storeName(dead));
+    await ctl.tick(t);
+    t += SESSION + 1;
+    armed = true;
+    const fencing = await ctl.tick(t);
+    expect(fencing.fenced).toEqual([dead]);
+    expect(paused).toBe(true);
+    const elected = (await partitions(name)).find((p) => p.partition === victim.partition)!;
+    expect(elected.leader).toBe(heir);
+    await c.stack.restart(storeName(heir));
+    const tp = topicPartitionKey(topicId, victim.partition);
+    expect((await readHead(c.store(heir), tp))?.role).toBe('follower'); // the push did fail
+    t += 1000;
+    await ctl.tick(t);
+    expect(await readHead(c.store(heir), tp)).toMatchObject({ role: 'leader', leaderEpoch: elected.leaderEpoch });
+  });
+});
+
+describe('Controller: store incarnation', () => {
+  it('probes with a strongly consistent read (an eventually consistent one may miss the last incarnation written)', async () => {
+    await healAll();
+    trackCapacity(true);
+    try {
+      const { incarnation } = await broker(1);
+      takeCapacity();
+      expect(await probeStore(c.store(1), 1000)).toBe(incarnation);
+      // DynamoDB bills a strongly consistent read of a small item one unit, an eventually consistent one half.
+      expect(takeCapacity().readUnits).toBe(1);
+    } finally {
+      trackCapacity(false);
+    }
+  });
+
+  it("where a deposed controller's incarnation write lands after its successor's, it fails and the healthy broker is not fenced", async () => {
+    await healAll();
+    const { name } = await newTopic(3);
+    const successor = controller();
+    let late = false;
+    const { ctl: deposed } = takeOver({
+      hooks: {
+        // The deposed controller stalls just before stamping the store; meanwhile its lease
+        // expires and the successor unfences the broker with its own incarnation.
+        beforeIncarnationWrite: async (id) => {
+          if (late || id !== 1) return;
+          late = true;
+          t += LEASE + 1;
+          const r = await successor.ctl.tick(t);
+          expect(r.role).toBe('controller');
+          expect(r.unfenced).toEqual([1]);
+        },
+      },
+    });
+    c.stack.supervisor.kill(storeName(1));
+    await deposed.tick(t);
+    t += SESSION + 1;
+    expect((await deposed.tick(t)).fenced).toEqual([1]);
+    await c.stack.restart(storeName(1));
+    t += 1000;
+    const isrBefore = (await partitions(name)).map((p) => p.isr);
+    expect((await deposed.tick(t)).role).toBe('standby');
+    expect(late).toBe(true);
+    // The store still holds the successor's incarnation, so its next probe finds the broker healthy.
+    const record = await broker(1);
+    expect(await probeStore(c.store(1), 1000)).toBe(record.incarnation);
+    t += 1000;
+    const next = await successor.ctl.tick(t);
+    expect(next.fenced).toEqual([]);
+    expect((await broker(1)).state).toBe('alive');
+    expect((await partitions(name)).map((p) => p.isr)).toEqual(isrBefore);
+  });
+
+  it('a write from an older controller epoch, or one expecting an incarnation the store no longer holds, changes nothing', async () => {
+    await healAll();
+    const store = c.store(2);
+    const current = (await probeStore(store, 1000)) ?? null;
+    t += 10 * 60_000;
+    const old = (await acquireLease('incarnation-old', LEASE, t))!;
+    t += 10 * 60_000;
+    const newer = (await acquireLease('incarnation-new', LEASE, t))!;
+    expect(await writeIncarnation(store, { incarnation: 'from-newer', controllerEpoch: newer.epoch, replaces: current })).toBe(true);
+    // The deposed controller read the same value before it stalled.
+    expect(await writeIncarnation(store, { incarnation: 'from-older', controllerEpoch: old.epoch, replaces: current })).toBe(false);
+    expect(await probeStore(store, 1000)).toBe('from-newer');
+    // Even when it expects the right value, its epoch is too old.
+    expect(await writeIncarnation(store, { incarnation: 'from-older', controllerEpoch: old.epoch, replaces: 'from-newer' })).toBe(false);
+    // A store wiped (or rewritten) after the probe is not stamped as if it held what was accounted for.
+    expect(await writeIncarnation(store, { incarnation: 'blind', controllerEpoch: newer.epoch, replaces: current })).toBe(false);
+    expect(await probeStore(store, 1000)).toBe('from-newer');
+    // Put the controller's own incarnation back.
+    expect(await writeIncarnation(store, { incarnation: current as string, controllerEpoch: newer.epoch, replaces: 'from-newer' })).toBe(true);
+  });
+});
