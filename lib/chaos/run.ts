@@ -13,7 +13,7 @@ import { FaultProxy } from '../local/fault-proxy.js';
 import { startLocalStack } from '../local/stack.js';
 import { check, type CheckReport } from './checker.js';
 import { Nemesis, FAULT_KINDS, type FaultKind } from './nemesis.js';
-import { Recorder, rng } from './recorder.js';
+import { generators, Recorder } from './recorder.js';
 import { finalReads, Workload, type WorkloadTarget } from './workload.js';
 
 export interface ChaosOptions {
@@ -53,7 +53,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
   fs.mkdirSync(o.dir, { recursive: true });
   Object.assign(process.env, ENV);
-  const random = rng(o.seed);
+  const random = generators(o.seed);
   const h = new Recorder(path.join(o.dir, 'history.jsonl'));
   const stack = await startLocalStack({
     port: 0, brokers: 3, isolatedBrokers: true, dataDir: path.join(o.dir, 'data'), controllers: 2, controllerClockSkewMs: [400, -400],
@@ -112,10 +112,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
         { name: 'idem-0', idempotent: true, acks: 'all' }, { name: 'idem-1', idempotent: true, acks: 'all' },
         { name: 'all-0', idempotent: false, acks: 'all' }, { name: 'one-0', idempotent: false, acks: '1' },
       ],
-      consumers: 3, readers: 2, sessionTimeoutMs: 6000, random, requestTimeoutMs: 15_000,
+      consumers: 3, readers: 2, sessionTimeoutMs: 6000, random: random.workload, requestTimeoutMs: 15_000,
     }, h);
     const nemesis = new Nemesis(stack, {
-      random, kinds: o.kinds ?? FAULT_KINDS, brokers: state.brokers.map((b) => b.brokerId), controllers: ['controller-1', 'controller-2'], proxies,
+      random: random.nemesis, kinds: o.kinds ?? FAULT_KINDS, brokers: state.brokers.map((b) => b.brokerId), controllers: ['controller-1', 'controller-2'], proxies,
       holdMs: [3000, 9000], gapMs: [3000, 7000], sessionTimeoutMs: Number(ENV.TRIBUTARY_BROKER_SESSION_TIMEOUT_MS), leaseMs: 1500, healthy,
     }, h);
     workload.start();
