@@ -17,11 +17,12 @@ export interface LivenessViolation {
 }
 
 /**
- * Every record acknowledged before a quiet phase began is read by someone (a reader, a consumer,
+ * Two rules. Every record acknowledged before a quiet phase began is read by someone (a reader, a consumer,
  * the quiet phase's prober, the final read) by `start + boundMs` of the first quiet phase after
  * its acknowledgement. An acks=1 record missing from the final read was lost with its leader
  * (allowed for acks=1), so it is not held to the bound. Each record is reported once, with the
- * time waited: until it was first read, or until the quiet phase ended if it never was.
+ * time waited: until it was first read, or until the quiet phase ended if it never was. And in
+ * every quiet phase each partition's high watermark reaches past its acks=all records (below).
  */
 export function checkLiveness(
   produces: readonly ProduceEvent[], reads: readonly ReadEvent[], polls: readonly PollEvent[], finals: readonly FinalReadEvent[],
@@ -45,7 +46,12 @@ export function checkLiveness(
   }
   const sorted = [...quiets].sort((a, b) => a.start - b.start || a.id - b.id);
   const faultById = new Map(faults.map((f) => [f.id, f]));
+  const afterFault = (q: QuietEvent): string => {
+    const fault = q.fault === undefined ? undefined : faultById.get(q.fault);
+    return fault ? ` after ${fault.kind} of ${fault.target} (event ${fault.id})` : '';
+  };
   const out: LivenessViolation[] = [];
+  const reported = new Set<number>(); // ids of the produce events reported
   for (const p of produces) {
     if (!acknowledged(p)) continue;
     const q = firstAtOrAfter(sorted, p.end);
@@ -55,7 +61,8 @@ export function checkLiveness(
     if (seen && seen.at <= deadline) continue;
     if (p.acks === '1' && !lastFinal.get(key(p.topic, p.partition))?.has(p.value)) continue;
     const fault = q.fault === undefined ? undefined : faultById.get(q.fault);
-    const after = fault ? ` after ${fault.kind} of ${fault.target} (event ${fault.id})` : '';
+    const after = afterFault(q);
+    reported.add(p.id);
     const waited = seen
       ? `first read ${seen.at - q.start} ms after it began (event ${seen.id})`
       : `never read; waited ${q.end - q.start} ms, to the phase's end`;
@@ -64,6 +71,60 @@ export function checkLiveness(
         `was not readable within ${q.boundMs} ms of the quiet phase that began at ${q.start}${after}: ${waited}`,
       events: [p.id, q.id, ...(seen ? [seen.id] : []), ...(fault ? [fault.id] : [])],
     });
+  }
+  out.push(...checkHighWatermarks(produces, reads, sorted, afterFault, reported));
+  return out;
+}
+
+/**
+ * In every quiet phase, the high watermark of each partition, as fetches during the phase saw it,
+ * reaches past every acks=all record acknowledged before the phase began — even one read earlier
+ * (a new leader's high watermark must catch up with no new write). Reported with the first record
+ * left below it, once per record (a partition stuck on one record is one anomaly).
+ */
+function checkHighWatermarks(
+  produces: readonly ProduceEvent[], reads: readonly ReadEvent[], quiets: readonly QuietEvent[],
+  afterFault: (q: QuietEvent) => string, reported: Set<number>,
+): LivenessViolation[] {
+  const byPartition = new Map<string, ProduceEvent[]>();
+  for (const p of produces) {
+    if (p.acks !== 'all' || !acknowledged(p)) continue;
+    const k = key(p.topic, p.partition);
+    let list = byPartition.get(k);
+    if (!list) byPartition.set(k, (list = []));
+    list.push(p);
+  }
+  const readsOf = new Map<string, ReadEvent[]>();
+  for (const r of reads) {
+    if (r.outcome !== 'ok' || r.highWatermark === undefined) continue;
+    const k = key(r.topic, r.partition);
+    let list = readsOf.get(k);
+    if (!list) readsOf.set(k, (list = []));
+    list.push(r);
+  }
+  const out: LivenessViolation[] = [];
+  for (const q of quiets) {
+    const deadline = q.start + q.boundMs;
+    for (const [k, acked] of byPartition) {
+      const before = acked.filter((p) => p.end <= q.start);
+      if (before.length === 0) continue;
+      const need = Math.max(...before.map((p) => p.offset! + 1));
+      let best: ReadEvent | undefined;
+      for (const r of readsOf.get(k) ?? []) {
+        if (r.start >= q.start && r.end <= deadline && (!best || r.highWatermark! > best.highWatermark!)) best = r;
+      }
+      const hw = best?.highWatermark ?? -1;
+      if (hw >= need) continue;
+      const first = before.filter((p) => p.offset! >= hw).sort((a, b) => a.offset! - b.offset!)[0]!;
+      if (reported.has(first.id)) continue;
+      reported.add(first.id);
+      out.push({
+        message: `${first.topic}/${first.partition}: acks=all write "${first.value}" by ${first.process} acknowledged at offset ${first.offset} (event ${first.id}) ` +
+          `was not below the high watermark within ${q.boundMs} ms of the quiet phase that began at ${q.start}${afterFault(q)}: ` +
+          `${best ? `the highest high watermark fetched in time was ${hw} (event ${best.id})` : 'no fetch of the partition succeeded in time'}; waited ${q.end - q.start} ms, to the phase's end`,
+        events: [first.id, q.id, ...(best ? [best.id] : [])],
+      });
+    }
   }
   return out;
 }
@@ -90,11 +151,19 @@ export class Readability {
   private scanned = 0;
   private readonly unread = new Map<string, { topic: string; partition: number; byOffset: Map<number, Unread> }>();
   private readonly seen = new Set<string>(); // partition#value, read before its acknowledgement came back
+  /** Per partition, the acks=all acknowledgements: (end, offset + 1), for the high watermark they need. */
+  private readonly ends = new Map<string, { topic: string; partition: number; acks: { end: number; next: number }[] }>();
 
   update(events: readonly HistoryEvent[]): void {
     for (; this.scanned < events.length; this.scanned++) {
       const e = events[this.scanned]!;
       if (e.type === 'produce' && acknowledged(e)) {
+        if (e.acks === 'all') {
+          const k = key(e.topic, e.partition);
+          let a = this.ends.get(k);
+          if (!a) this.ends.set(k, (a = { topic: e.topic, partition: e.partition, acks: [] }));
+          a.acks.push({ end: e.end, next: e.offset! + 1 });
+        }
         if (this.seen.has(`${key(e.topic, e.partition)}#${e.value}`)) continue;
         const k = key(e.topic, e.partition);
         let u = this.unread.get(k);
@@ -136,6 +205,17 @@ export class Readability {
         if (offset < from) from = offset;
       }
       if (count > 0) out.push({ topic: u.topic, partition: u.partition, from, count });
+    }
+    return out;
+  }
+
+  /** Per partition, the high watermark that puts every acks=all record acknowledged by `at` below it. */
+  needed(at: number): { topic: string; partition: number; hw: number }[] {
+    const out: { topic: string; partition: number; hw: number }[] = [];
+    for (const a of this.ends.values()) {
+      let hw = 0;
+      for (const x of a.acks) if (x.end <= at && x.next > hw) hw = x.next;
+      if (hw > 0) out.push({ topic: a.topic, partition: a.partition, hw });
     }
     return out;
   }

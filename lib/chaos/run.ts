@@ -9,9 +9,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { bootstrapCluster } from '../cluster/bootstrap.js';
+import { resetConfig } from '../config.js';
 import { logger } from '../logger.js';
 import { FaultProxy } from '../local/fault-proxy.js';
-import { startLocalStack } from '../local/stack.js';
+import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/stack.js';
+import { resetClients } from '../storage/clients.js';
+import { resetStreamClients } from '../storage/streams.js';
 import { check, type CheckReport } from './checker.js';
 import type { FaultEvent, TP } from './history.js';
 import { Readability } from './liveness.js';
@@ -59,19 +62,44 @@ const ENV: Record<string, string> = {
   TRIBUTARY_STORE_TIMEOUT_MS: '2000',
   TRIBUTARY_STORE_MAX_ATTEMPTS: '2',
 };
+/** While the stack starts: fresh JVMs on a busy machine answer their first requests slowly. */
+const SETUP_ENV: Record<string, string> = { TRIBUTARY_STORE_TIMEOUT_MS: '20000', TRIBUTARY_STORE_MAX_ATTEMPTS: '4' };
+
+/** Applies the run's timeouts to this process (its clients are built again on next use). */
+function useEnv(env: Record<string, string>): void {
+  Object.assign(process.env, env);
+  resetConfig();
+  resetClients();
+  resetStreamClients();
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * On a busy machine six JVMs and node processes starting at once can miss a readiness wait or a
+ * short store timeout; nothing has run yet, so starting again is safe.
+ */
+async function startStack(opts: LocalStackOptions, attempts = 3): Promise<LocalStack> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startLocalStack(opts);
+    } catch (err) {
+      if (attempt >= attempts) throw err;
+      logger.warn({ event: 'chaos-stack-start-failed', attempt, err }, 'the chaos stack did not start; trying again');
+    }
+  }
+}
+
 export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
   fs.mkdirSync(o.dir, { recursive: true });
-  Object.assign(process.env, ENV);
+  useEnv({ ...ENV, ...SETUP_ENV });
   const random = generators(o.seed);
   const quietBoundMs = o.quietBoundMs ?? 20_000;
   const h = new Recorder(path.join(o.dir, 'history.jsonl'));
   // drop-stream-batch: the stream poller's deliveries go nowhere while this is set.
   let dropping = false;
   let dropped = 0;
-  const stack = await startLocalStack({
+  const stack = await startStack({
     port: 0, brokers: 3, isolatedBrokers: true, dataDir: path.join(o.dir, 'data'), controllers: 2, controllerClockSkewMs: [400, -400],
     dropDelivery: () => {
       if (dropping) dropped++;
@@ -88,6 +116,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
       proxies.set(b.brokerId, proxy);
     }
     await bootstrapCluster(state.brokers.map((b) => ({ brokerId: b.brokerId, replicaTable: b.replicaTable, rack: b.rack, endpoint: (proxies.get(b.brokerId) as FaultProxy).endpoint })));
+    // From here on the run's short timeouts, in this process and (restarted) in the controllers.
+    useEnv(ENV);
+    const controllers = ['controller-1', 'controller-2'];
+    for (const name of controllers) await stack.supervisor.restart(name);
     // Two gateways: some producers write through the second, the copier pause-copier stops mid-copy
     // while the first serves everyone else.
     const gateways = ['gateway', 'gateway-2'];
@@ -140,7 +172,6 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
       ],
       consumers: 3, readers: 2, sessionTimeoutMs: 6000, random: random.workload, requestTimeoutMs: 15_000,
     }, h);
-    const controllers = ['controller-1', 'controller-2'];
     const unread = new Readability();
     let quietPhases = 0;
     const controls: NemesisControls = {

@@ -306,27 +306,42 @@ export async function finalReads(t: WorkloadTarget, h: Recorder, deadline: numbe
 
 /**
  * The quiet phase's prober: fetches every partition from its lowest acknowledged-but-unread offset
- * up to the high watermark, again every 250 ms, until nothing acknowledged by `start` is unread or
- * `start + boundMs` has passed. Its fetches go to the history as reads of process `liveness`.
- * Returns how many records were still unread.
+ * up to the high watermark — or, with nothing unread, just below the high watermark its acks=all
+ * records need — again every 250 ms, until nothing acknowledged by `start` is unread and every
+ * partition's high watermark has been seen past its acks=all records, or `start + boundMs` has
+ * passed. Its fetches go to the history as reads of process `liveness`. Returns how many records
+ * and partitions were still waited for.
  */
 export async function probeReadable(t: WorkloadTarget, h: Recorder, unread: Readability, start: number, boundMs: number): Promise<number> {
   const v3 = `${t.urls[0]}/v3/clusters/${t.clusterId}`;
   const deadline = start + boundMs;
+  const hwSeen = new Map<string, number>();
+  const fetchFrom = async (tp: TP, from: number, maxBytes: number): Promise<Reply> => {
+    const begun = Date.now();
+    const r = await request(`${v3}/topics/${tp.topic}/partitions/${tp.partition}/records?offset=${from}&format=string&max_bytes=${maxBytes}`, 'GET', undefined, Math.max(1000, Math.min(5000, deadline - begun)));
+    const records = r.outcome === 'ok' ? (r.body.records as any[]).map((x) => ({ offset: x.offset, value: x.value.data })) : [];
+    h.add({ type: 'read', process: 'liveness', topic: tp.topic, partition: tp.partition, fromOffset: from, start: begun, end: Date.now(), outcome: r.outcome, records, ...(r.outcome === 'ok' ? { highWatermark: r.body.high_watermark } : {}), ...(r.error ? { error: r.error } : {}) });
+    if (r.outcome === 'ok') hwSeen.set(key(tp), Math.max(hwSeen.get(key(tp)) ?? -1, r.body.high_watermark));
+    return r;
+  };
   for (;;) {
     unread.update(h.events);
     const pending = unread.pending(start);
-    const left = pending.reduce((n, p) => n + p.count, 0);
+    const short = unread.needed(start).filter((n) => (hwSeen.get(key(n)) ?? -1) < n.hw && !pending.some((p) => key(p) === key(n)));
+    const left = pending.reduce((n, p) => n + p.count, 0) + short.length;
     if (left === 0 || Date.now() >= deadline) return left;
     for (const p of pending) {
       for (let from = p.from; Date.now() < deadline;) {
-        const begun = Date.now();
-        const r = await request(`${v3}/topics/${p.topic}/partitions/${p.partition}/records?offset=${from}&format=string&max_bytes=1000000`, 'GET', undefined, Math.max(1000, Math.min(5000, deadline - begun)));
-        const records = r.outcome === 'ok' ? (r.body.records as any[]).map((x) => ({ offset: x.offset, value: x.value.data })) : [];
-        h.add({ type: 'read', process: 'liveness', topic: p.topic, partition: p.partition, fromOffset: from, start: begun, end: Date.now(), outcome: r.outcome, records, ...(r.outcome === 'ok' ? { highWatermark: r.body.high_watermark } : {}), ...(r.error ? { error: r.error } : {}) });
-        if (r.outcome !== 'ok' || records.length === 0 || r.body.next_offset >= r.body.high_watermark) break;
+        const r = await fetchFrom(p, from, 1_000_000);
+        if (r.outcome !== 'ok' || r.body.records.length === 0 || r.body.next_offset >= r.body.high_watermark) break;
         from = r.body.next_offset;
       }
+    }
+    for (const n of short) {
+      if (Date.now() >= deadline) break;
+      // Past the log end a fetch fails: then from the start, for its high watermark only.
+      const r = await fetchFrom(n, n.hw - 1, 1024);
+      if (r.outcome === 'fail' && Date.now() < deadline) await fetchFrom(n, 0, 1024);
     }
     await sleep(250);
   }

@@ -63,6 +63,21 @@ describe('Function: check (liveness)', () => {
     expect(check(survived).anomalies.map((x) => x.kind)).toEqual(['unreadable-in-quiet']);
   });
 
+  it('reports a high watermark that stays below an acks=all record read before the phase (a new leader behind)', () => {
+    // Prepare: 'b' was read before the phase; during it every fetch says the high watermark is 1.
+    const h = history(ack('a', 0, 700), ack('b', 1, 800), read(850, [{ offset: 0, value: 'a' }, { offset: 1, value: 'b' }], 2), fault,
+      quiet(1000, 2000, 4), read(1500, [], 1), read(1900, [], 1), final(3000, ['a', 'b']));
+    // Act
+    const r = check(h);
+    // Assess
+    expect(r.anomalies).toEqual([{
+      kind: 'unreadable-in-quiet',
+      message: 'orders/0: acks=all write "b" by p acknowledged at offset 1 (event 2) was not below the high watermark within 1000 ms of the quiet phase that began at 1000 ' +
+        'after kill-leader-after-ack of broker-2 (event 4): the highest high watermark fetched in time was 1 (event 6); waited 1000 ms, to the phase\'s end',
+      events: [2, 5, 6],
+    }]);
+  });
+
   it('judges nothing without a quiet phase', () => {
     expect(check(history(ack('a', 0, 700), final(3000, ['a']))).anomalies).toEqual([]);
   });
@@ -89,6 +104,13 @@ describe('Class: Readability', () => {
     expect(r.pending(200)).toEqual([{ ...TP, from: 1, count: 1 }]);
     r.forget(200);
     expect(r.pending(200)).toEqual([]);
+  });
+
+  it('names the high watermark each partition needs for its acks=all records', () => {
+    const r = new Readability();
+    r.update(history(ack('a', 0, 100), ack('b', 1, 110), ack('c', 2, 110, '1'), ack('d', 3, 500)));
+    expect(r.needed(200)).toEqual([{ ...TP, hw: 2 }]);
+    expect(r.needed(600)).toEqual([{ ...TP, hw: 4 }]);
   });
 
   it('counts a record read before its acknowledgement came back as read', () => {
