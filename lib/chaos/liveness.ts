@@ -186,6 +186,15 @@ export class Readability {
   }
 
   /**
+   * Stops waiting for the acks=1 records at or above the leader's log end offset `leo`: truncated
+   * away with their leader (allowed), they can never be read.
+   */
+  truncated(topic: string, partition: number, leo: number): void {
+    const u = this.unread.get(key(topic, partition))?.byOffset;
+    for (const [offset, r] of u ?? []) if (offset >= leo && r.acks === '1') u!.delete(offset);
+  }
+
+  /**
    * Stops waiting for the records acknowledged by `at`: a quiet phase waited its bound for them, and
    * the checker reports them; the next phases wait only for newer ones.
    */

@@ -336,6 +336,9 @@ export async function probeReadable(t: WorkloadTarget, h: Recorder, unread: Read
         if (r.outcome !== 'ok' || r.body.records.length === 0 || r.body.next_offset >= r.body.high_watermark) break;
         from = r.body.next_offset;
       }
+      // An acks=1 record above the leader's log end was truncated away: no point waiting for it.
+      const leo = (await request(`${v3}/topics/${p.topic}/partitions/${p.partition}`, 'GET', undefined, 2000)).body?.log_end_offset;
+      if (typeof leo === 'number') unread.truncated(p.topic, p.partition, leo);
     }
     for (const n of short) {
       if (Date.now() >= deadline) break;

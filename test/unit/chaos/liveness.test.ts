@@ -106,6 +106,15 @@ describe('Class: Readability', () => {
     expect(r.pending(200)).toEqual([]);
   });
 
+  it('stops waiting for acks=1 records at or above the leader\'s log end, and only those', () => {
+    const r = new Readability();
+    r.update(history(ack('a', 0, 100), ack('b', 1, 100, '1'), ack('c', 2, 100, '1')));
+    r.truncated(TP.topic, TP.partition, 2);
+    expect(r.pending(200)).toEqual([{ ...TP, from: 0, count: 2 }]);
+    r.truncated(TP.topic, TP.partition, 0);
+    expect(r.pending(200)).toEqual([{ ...TP, from: 0, count: 1 }]);
+  });
+
   it('names the high watermark each partition needs for its acks=all records', () => {
     const r = new Readability();
     r.update(history(ack('a', 0, 100), ack('b', 1, 110), ack('c', 2, 110, '1'), ack('d', 3, 500)));
