@@ -4,7 +4,8 @@
  * events involved. Pure and roughly linear in the history (maps keyed by `topic#partition`, a few
  * sorts), so a 100k-event history checks in well under a second.
  */
-import type { AssignmentEvent, CommitEvent, FinalCommitsEvent, FinalReadEvent, HistoryEvent, PollEvent, ProduceEvent, ReadEvent } from './history.js';
+import type { AssignmentEvent, CommitEvent, FaultEvent, FinalCommitsEvent, FinalReadEvent, HistoryEvent, PollEvent, ProduceEvent, QuietEvent, ReadEvent } from './history.js';
+import { checkLiveness } from './liveness.js';
 
 /** What can go wrong; the order is the order of the report. */
 export type AnomalyKind =
@@ -17,11 +18,13 @@ export type AnomalyKind =
   | 'poll-skip'
   | 'commit-backwards'
   | 'double-ownership'
-  | 'unreadable-after-heal';
+  | 'unreadable-after-heal'
+  | 'unreadable-in-quiet';
 
 const KIND_ORDER: Record<AnomalyKind, number> = {
   'lost-write': 0, 'inconsistent-offset': 1, duplicate: 2, divergence: 3, 'read-above-hw': 4,
   'read-backwards': 5, 'poll-skip': 6, 'commit-backwards': 7, 'double-ownership': 8, 'unreadable-after-heal': 9,
+  'unreadable-in-quiet': 10,
 };
 
 /** Every anomaly kind, in report order. */
@@ -53,6 +56,8 @@ export interface CheckReport {
     commits: number;
     /** Fault events by kind. */
     faults: Record<string, number>;
+    /** Quiet phases (no writes after a fault) whose liveness was judged. */
+    quietPhases: number;
   };
 }
 
@@ -115,6 +120,8 @@ const name = (p: { topic: string; partition: number }): string => `${p.topic}/${
  *   committed offsets lower than the highest successful commit.
  * - double-ownership: two members owning one partition at once in the same group epoch.
  * - unreadable-after-heal: a final read that could not read everything.
+ * - unreadable-in-quiet: an acknowledged record not read within the bound of the first quiet phase
+ *   after its acknowledgement (see `liveness.ts`).
  */
 export function check(events: readonly HistoryEvent[], opts: CheckOptions = {}): CheckReport {
   const found = new Found(opts.maxAnomaliesPerKind ?? 100);
@@ -126,6 +133,8 @@ export function check(events: readonly HistoryEvent[], opts: CheckOptions = {}):
   const finals: FinalReadEvent[] = [];
   const finalCommits: FinalCommitsEvent[] = [];
   const faults: Record<string, number> = {};
+  const faultEvents: FaultEvent[] = [];
+  const quiets: QuietEvent[] = [];
   for (const e of events) {
     switch (e.type) {
       case 'produce': produces.push(e); break;
@@ -135,7 +144,8 @@ export function check(events: readonly HistoryEvent[], opts: CheckOptions = {}):
       case 'assignment': assignments.push(e); break;
       case 'final-read': finals.push(e); break;
       case 'final-commits': finalCommits.push(e); break;
-      case 'fault': faults[e.kind] = (faults[e.kind] ?? 0) + 1; break;
+      case 'fault': faults[e.kind] = (faults[e.kind] ?? 0) + 1; faultEvents.push(e); break;
+      case 'quiet': quiets.push(e); break;
       case 'heal': break;
     }
   }
@@ -149,6 +159,7 @@ export function check(events: readonly HistoryEvent[], opts: CheckOptions = {}):
   for (const f of finals) {
     if (!f.complete) found.add('unreadable-after-heal', `final read of ${name(f)} could not read everything after the heal (got ${f.records.length} records; last offset ${f.records.at(-1)?.offset ?? 'none'})`, [f.id]);
   }
+  for (const v of checkLiveness(produces, reads, polls, finals, quiets, faultEvents)) found.add('unreadable-in-quiet', v.message, v.events);
 
   let acknowledged = 0;
   let acknowledgedAll = 0;
@@ -163,7 +174,7 @@ export function check(events: readonly HistoryEvent[], opts: CheckOptions = {}):
     counts: {
       operations: produces.length + reads.length + polls.length + commits.length,
       produced: produces.length, acknowledged, acknowledgedAll,
-      reads: reads.length, polls: polls.length, commits: commits.length, faults,
+      reads: reads.length, polls: polls.length, commits: commits.length, faults, quietPhases: quiets.length,
     },
   };
 }

@@ -114,6 +114,22 @@ export interface FaultEvent {
   detail?: string;
 }
 
+/**
+ * A quiet phase after a fault (the fault healed): the workload stopped writing at `pausedAt`, and
+ * from `start` no write was in flight. Every record acknowledged before `start` must be readable
+ * (below the high watermark, through a fetch) by `start + boundMs` — the liveness rule. `fault` is
+ * the id of the fault event it follows.
+ */
+export interface QuietEvent {
+  type: 'quiet';
+  id: number;
+  fault?: number;
+  pausedAt: number;
+  start: number;
+  end: number;
+  boundMs: number;
+}
+
 /** Every fault has been healed at `at`. */
 export interface HealEvent {
   type: 'heal';
@@ -149,6 +165,7 @@ export type HistoryEvent =
   | CommitEvent
   | AssignmentEvent
   | FaultEvent
+  | QuietEvent
   | HealEvent
   | FinalReadEvent
   | FinalCommitsEvent;
@@ -179,6 +196,7 @@ const SHAPES: Readonly<Record<HistoryEvent['type'], Shape>> = {
     required: { id: 'int', process: 'string', group: 'string', memberId: 'string', memberEpoch: 'int', groupEpoch: 'int', at: 'number', partitions: 'tps' },
   },
   fault: { required: { id: 'int', kind: 'string', target: 'string', start: 'number', end: 'number' }, optional: { detail: 'string' } },
+  quiet: { required: { id: 'int', pausedAt: 'number', start: 'number', end: 'number', boundMs: 'number' }, optional: { fault: 'int' } },
   heal: { required: { id: 'int', at: 'number' } },
   'final-read': { required: { id: 'int', topic: 'string', partition: 'int', at: 'number', records: 'recs', complete: 'boolean' } },
   'final-commits': { required: { id: 'int', group: 'string', at: 'number', offsets: 'tpOffsets' } },

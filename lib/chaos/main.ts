@@ -1,11 +1,11 @@
 /**
- * `npm run chaos -- [--duration 10m] [--seed N] [--dir DIR] [--faults kill-broker,net-drop,...]`:
+ * `npm run chaos -- [--duration 10m] [--seed N] [--dir DIR] [--faults kill-broker,net-drop,...] [--quiet-bound 20s]`:
  * a chaos run on the local stack, then its summary; exits 1 when the checker found anomalies.
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { duration: { type: 'string' }, seed: { type: 'string' }, dir: { type: 'string' }, faults: { type: 'string' } } });
+const { values } = parseArgs({ options: { duration: { type: 'string' }, seed: { type: 'string' }, dir: { type: 'string' }, faults: { type: 'string' }, 'quiet-bound': { type: 'string' } } });
 const seed = values.seed ? Number(values.seed) : Math.floor(Math.random() * 2 ** 31);
 const dir = path.resolve(values.dir ?? path.join('.tributary', 'chaos', `${new Date().toISOString().replace(/[:.]/g, '-')}-seed-${seed}`));
 
@@ -25,13 +25,18 @@ function duration(text: string): number {
 
 const kinds = values.faults ? values.faults.split(',').map((k) => k.trim()) : [...FAULT_KINDS];
 for (const k of kinds) if (!(FAULT_KINDS as readonly string[]).includes(k)) throw new Error(`unknown fault ${k}; have ${FAULT_KINDS.join(', ')}`);
-const s = await runChaos({ durationMs: duration(values.duration ?? '2m'), seed, dir, kinds: kinds as (typeof FAULT_KINDS)[number][] });
+const s = await runChaos({
+  durationMs: duration(values.duration ?? '2m'), seed, dir, kinds: kinds as (typeof FAULT_KINDS)[number][],
+  ...(values['quiet-bound'] === undefined ? {} : { quietBoundMs: duration(values['quiet-bound']) }),
+});
 const lines = [
   `chaos run: seed ${s.seed}, ${(s.durationMs / 1000).toFixed(0)} s of faults, history in ${dir}`,
   `operations          ${s.operations}`,
   `acknowledged writes ${s.acknowledgedWrites}`,
   `faults injected     ${Object.entries(s.faults).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`,
   `failovers           ${s.failovers}`,
+  `quiet phases        ${s.quietPhases ? `${s.quietPhases}, each giving acknowledged records ${(s.quietBoundMs / 1000).toFixed(1)} s to become readable` : 'none'}`,
+  `dropped deliveries  ${s.droppedDeliveries}`,
   `recovery after heal ${s.recoveryMs < 0 ? 'did not recover' : `${(s.recoveryMs / 1000).toFixed(1)} s`}`,
   `anomalies           ${s.anomalies}${s.anomalies ? ` (${Object.entries(s.anomalyKinds).map(([k, v]) => `${k} ${v}`).join(', ')})` : ''}`,
   ...s.report.anomalies.slice(0, 20).map((a) => `  ${a.kind}: ${a.message} [events ${a.events.join(', ')}]`),

@@ -36,3 +36,23 @@ export function rng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/**
+ * A seed for one named stream of choices, derived from the run's seed (FNV-1a over the name, mixed
+ * with the seed by a murmur3 finalizer): streams of one run are independent of each other.
+ */
+export function deriveSeed(seed: number, stream: string): number {
+  let h = 0x811c9dc5 ^ (seed >>> 0);
+  for (let i = 0; i < stream.length; i++) h = Math.imul(h ^ stream.charCodeAt(i), 0x01000193);
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/**
+ * The run's generators, one per stream. The workload draws as fast as its requests return, so it
+ * has its own: the nemesis's schedule then depends on the seed alone, never on request timing.
+ */
+export function generators(seed: number): { workload: () => number; nemesis: () => number } {
+  return { workload: rng(deriveSeed(seed, 'workload')), nemesis: rng(deriveSeed(seed, 'nemesis')) };
+}

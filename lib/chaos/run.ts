@@ -1,20 +1,26 @@
 /**
- * A chaos run (issue 7): a private local stack with one DynamoDB Local process per broker, two
- * controller processes with skewed clocks, a gateway in its own process and a fault proxy in
- * front of every broker store; the workload and the nemesis for `durationMs`; then heal, wait for
- * the cluster to recover, read everything back, and let the checker judge the history.
+ * A chaos run (issues 7 and 11): a private local stack with one DynamoDB Local process per broker,
+ * two controller processes with skewed clocks, two gateways in their own processes and a fault
+ * proxy in front of every broker store; the workload and the nemesis for `durationMs`, with a
+ * quiet phase after every fault; then heal, wait for the cluster to recover, read everything back,
+ * and let the checker judge the history.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of our own API, read field by field */
 import fs from 'node:fs';
 import path from 'node:path';
 import { bootstrapCluster } from '../cluster/bootstrap.js';
+import { resetConfig } from '../config.js';
 import { logger } from '../logger.js';
 import { FaultProxy } from '../local/fault-proxy.js';
-import { startLocalStack } from '../local/stack.js';
+import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/stack.js';
+import { resetClients } from '../storage/clients.js';
+import { resetStreamClients } from '../storage/streams.js';
 import { check, type CheckReport } from './checker.js';
-import { Nemesis, FAULT_KINDS, type FaultKind } from './nemesis.js';
-import { Recorder, rng } from './recorder.js';
-import { finalReads, Workload, type WorkloadTarget } from './workload.js';
+import type { FaultEvent, TP } from './history.js';
+import { Readability } from './liveness.js';
+import { Nemesis, FAULT_KINDS, type FaultKind, type NemesisControls } from './nemesis.js';
+import { generators, Recorder } from './recorder.js';
+import { finalReads, probeReadable, Workload, type WorkloadTarget } from './workload.js';
 
 export interface ChaosOptions {
   readonly durationMs: number;
@@ -22,6 +28,12 @@ export interface ChaosOptions {
   /** Where the history, the summary and the stack's data and logs go. */
   readonly dir: string;
   readonly kinds?: readonly FaultKind[];
+  /**
+   * The liveness bound: after each fault, writes stop, and every record acknowledged before must be
+   * readable within this many ms; 0 runs no quiet phases.
+   * @default 20000
+   */
+  readonly quietBoundMs?: number;
 }
 
 export interface ChaosSummary {
@@ -32,6 +44,9 @@ export interface ChaosSummary {
   readonly faults: Record<string, number>;
   readonly failovers: number;
   readonly recoveryMs: number;
+  readonly quietPhases: number;
+  readonly quietBoundMs: number;
+  readonly droppedDeliveries: number;
   readonly anomalies: number;
   readonly anomalyKinds: Record<string, number>;
   readonly report: CheckReport;
@@ -47,16 +62,49 @@ const ENV: Record<string, string> = {
   TRIBUTARY_STORE_TIMEOUT_MS: '2000',
   TRIBUTARY_STORE_MAX_ATTEMPTS: '2',
 };
+/** While the stack starts: fresh JVMs on a busy machine answer their first requests slowly. */
+const SETUP_ENV: Record<string, string> = { TRIBUTARY_STORE_TIMEOUT_MS: '20000', TRIBUTARY_STORE_MAX_ATTEMPTS: '4' };
+
+/** Applies the run's timeouts to this process (its clients are built again on next use). */
+function useEnv(env: Record<string, string>): void {
+  Object.assign(process.env, env);
+  resetConfig();
+  resetClients();
+  resetStreamClients();
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * On a busy machine six JVMs and node processes starting at once can miss a readiness wait or a
+ * short store timeout; nothing has run yet, so starting again is safe.
+ */
+async function startStack(opts: LocalStackOptions, attempts = 3): Promise<LocalStack> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startLocalStack(opts);
+    } catch (err) {
+      if (attempt >= attempts) throw err;
+      logger.warn({ event: 'chaos-stack-start-failed', attempt, err }, 'the chaos stack did not start; trying again');
+    }
+  }
+}
+
 export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
   fs.mkdirSync(o.dir, { recursive: true });
-  Object.assign(process.env, ENV);
-  const random = rng(o.seed);
+  useEnv({ ...ENV, ...SETUP_ENV });
+  const random = generators(o.seed);
+  const quietBoundMs = o.quietBoundMs ?? 20_000;
   const h = new Recorder(path.join(o.dir, 'history.jsonl'));
-  const stack = await startLocalStack({
+  // drop-stream-batch: the stream poller's deliveries go nowhere while this is set.
+  let dropping = false;
+  let dropped = 0;
+  const stack = await startStack({
     port: 0, brokers: 3, isolatedBrokers: true, dataDir: path.join(o.dir, 'data'), controllers: 2, controllerClockSkewMs: [400, -400],
+    dropDelivery: () => {
+      if (dropping) dropped++;
+      return dropping;
+    },
   });
   const proxies = new Map<number, FaultProxy>();
   try {
@@ -68,9 +116,19 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
       proxies.set(b.brokerId, proxy);
     }
     await bootstrapCluster(state.brokers.map((b) => ({ brokerId: b.brokerId, replicaTable: b.replicaTable, rack: b.rack, endpoint: (proxies.get(b.brokerId) as FaultProxy).endpoint })));
-    const gw = await stack.supervisor.start({ name: 'gateway', role: 'gateway (the Lambda handlers)', kind: 'node', dataDir: null, script: 'lib/local/gateway-process.ts', logFile: path.join(stack.dataDir, 'logs', 'gateway.log') });
-    const url = gw.endpoint;
-    const v3 = `${url}/v3/clusters/${stack.clusterId}`;
+    // From here on the run's short timeouts, in this process and (restarted) in the controllers.
+    useEnv(ENV);
+    const controllers = ['controller-1', 'controller-2'];
+    for (const name of controllers) await stack.supervisor.restart(name);
+    // Two gateways: some producers write through the second, the copier pause-copier stops mid-copy
+    // while the first serves everyone else.
+    const gateways = ['gateway', 'gateway-2'];
+    const urls: string[] = [];
+    for (const name of gateways) {
+      const gw = await stack.supervisor.start({ name, role: 'gateway (the Lambda handlers)', kind: 'node', dataDir: null, script: 'lib/local/gateway-process.ts', logFile: path.join(stack.dataDir, 'logs', `${name}.log`) });
+      urls.push(gw.endpoint);
+    }
+    const v3 = `${urls[0]}/v3/clusters/${stack.clusterId}`;
     const topics = [{ name: 'chaos-a', partitions: 3, minIsr: '2' }, { name: 'chaos-b', partitions: 2, minIsr: '1' }];
     for (const t of topics) {
       const r = await fetch(`${v3}/topics`, {
@@ -79,7 +137,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
       });
       if (r.status !== 201) throw new Error(`could not create ${t.name}: ${r.status} ${await r.text()}`);
     }
-    const target: WorkloadTarget = { url, clusterId: stack.clusterId, topics, group: 'chaos-group' };
+    const target: WorkloadTarget = { urls, clusterId: stack.clusterId, topics, group: 'chaos-group' };
     const metadata = async () => (await (await fetch(`${v3}/metadata`, { signal: AbortSignal.timeout(5000) })).json()) as any;
     const healthy = async () => {
       const m = await metadata();
@@ -109,20 +167,67 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
 
     const workload = new Workload(target, {
       producers: [
-        { name: 'idem-0', idempotent: true, acks: 'all' }, { name: 'idem-1', idempotent: true, acks: 'all' },
-        { name: 'all-0', idempotent: false, acks: 'all' }, { name: 'one-0', idempotent: false, acks: '1' },
+        { name: 'idem-0', idempotent: true, acks: 'all' }, { name: 'idem-1', idempotent: true, acks: 'all', gateway: 1 },
+        { name: 'all-0', idempotent: false, acks: 'all', gateway: 1 }, { name: 'one-0', idempotent: false, acks: '1' },
       ],
-      consumers: 3, readers: 2, sessionTimeoutMs: 6000, random, requestTimeoutMs: 15_000,
+      consumers: 3, readers: 2, sessionTimeoutMs: 6000, random: random.workload, requestTimeoutMs: 15_000,
     }, h);
+    const unread = new Readability();
+    let quietPhases = 0;
+    const controls: NemesisControls = {
+      healthy,
+      leaderOf: async (tp: TP) => {
+        const p = (await metadata()).topics.find((t: any) => t.topic_name === tp.topic)?.partitions.find((x: any) => x.partition_id === tp.partition);
+        return p && p.leader_id !== null ? { leader: p.leader_id as number, epoch: p.leader_epoch as number } : undefined;
+      },
+      nextWrite: (w, timeoutMs) => workload.nextWrite(w, timeoutMs),
+      leaseHolder: async () => {
+        let best: { name: string; expiresAt: number } | undefined;
+        for (const name of controllers) {
+          const endpoint = stack.supervisor.get(name)?.endpoint;
+          const lease = endpoint ? await fetch(endpoint, { signal: AbortSignal.timeout(1000) }).then(async (r) => ((await r.json()) as any).lease, () => null) : null;
+          if (lease && (!best || lease.expiresAt > best.expiresAt)) best = { name, expiresAt: lease.expiresAt };
+        }
+        return best?.name;
+      },
+      dropDeliveries: () => {
+        dropping = true;
+      },
+      droppedDeliveries: () => dropped,
+      // The quiet phase: stop the writes, let those in flight return (the last stream batches are
+      // still dropped meanwhile), then give everything acknowledged the bound to become readable.
+      quiet: async (fault: FaultEvent) => {
+        if (quietBoundMs <= 0) {
+          dropping = false;
+          return;
+        }
+        const pausedAt = Date.now();
+        try {
+          await workload.pauseWrites(Number(ENV.TRIBUTARY_REQUEST_TIMEOUT_MS) + 3000);
+          dropping = false;
+          const start = Date.now();
+          const left = await probeReadable(target, h, unread, start, quietBoundMs);
+          if (left > 0) unread.forget(start); // reported by the checker; the next phases wait only for newer records
+          h.add({ type: 'quiet', fault: fault.id, pausedAt, start, end: Date.now(), boundMs: quietBoundMs });
+          quietPhases++;
+        } finally {
+          dropping = false;
+          workload.resumeWrites();
+        }
+      },
+    };
     const nemesis = new Nemesis(stack, {
-      random, kinds: o.kinds ?? FAULT_KINDS, brokers: state.brokers.map((b) => b.brokerId), controllers: ['controller-1', 'controller-2'], proxies,
-      holdMs: [3000, 9000], gapMs: [3000, 7000], sessionTimeoutMs: Number(ENV.TRIBUTARY_BROKER_SESSION_TIMEOUT_MS), leaseMs: 1500, healthy,
+      random: random.nemesis, kinds: o.kinds ?? FAULT_KINDS, brokers: state.brokers.map((b) => b.brokerId), controllers, gateways,
+      partitions: topics.flatMap((t) => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.name, partition }))), proxies,
+      holdMs: [3000, 9000], gapMs: [3000, 7000], controls,
+      outlastSessionMs: Number(ENV.TRIBUTARY_BROKER_SESSION_TIMEOUT_MS) + 1500, outlastLeaseMs: 1500 + 1000,
     }, h);
     workload.start();
     nemesis.start();
     logger.warn({ event: 'chaos-started', seed: o.seed, durationMs: o.durationMs, dir: o.dir }, 'chaos run started');
     await sleep(o.durationMs);
     await nemesis.stop();
+    dropping = false;
     const healedAt = Date.now();
     h.add({ type: 'heal', at: healedAt });
     let recovered = false;
@@ -146,7 +251,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
     for (const a of report.anomalies) anomalyKinds[a.kind] = (anomalyKinds[a.kind] ?? 0) + 1;
     const summary: ChaosSummary = {
       seed: o.seed, durationMs: o.durationMs, operations: report.counts.operations, acknowledgedWrites,
-      faults: nemesis.counts, failovers, recoveryMs: recovered ? recoveryMs : -1, anomalies: report.anomalies.length, anomalyKinds, report,
+      faults: nemesis.counts, failovers, recoveryMs: recovered ? recoveryMs : -1, quietPhases, quietBoundMs, droppedDeliveries: dropped, anomalies: report.anomalies.length, anomalyKinds, report,
     };
     fs.writeFileSync(path.join(o.dir, 'summary.json'), `${JSON.stringify({ ...summary, report: { counts: report.counts, anomalies: report.anomalies } }, null, 2)}\n`);
     return summary;

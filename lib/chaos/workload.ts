@@ -2,22 +2,25 @@
  * The chaos workload, over HTTP through the gateway: producers (idempotent and not, acks=all and
  * acks=1), consumers of one group using the native group protocol and committing after
  * processing, and plain partition readers. Every operation goes to the history with its start,
- * end, outcome and values; values are unique so the checker can trace each one.
+ * end, outcome and values; values are unique so the checker can trace each one. The run can stop
+ * the writes for a quiet phase, and the nemesis can wait for a given write to be sent or acknowledged.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of our own API, read field by field */
 import type { Outcome, TP } from './history.js';
+import type { Readability } from './liveness.js';
 import type { Recorder } from './recorder.js';
 
 export interface WorkloadTarget {
-  /** The gateway's base URL and the cluster's v3 prefix. */
-  readonly url: string;
+  /** The gateways' base URLs (the first serves everything but the producers sent elsewhere) and the cluster id. */
+  readonly urls: readonly string[];
   readonly clusterId: string;
   readonly topics: readonly { readonly name: string; readonly partitions: number }[];
   readonly group: string;
 }
 
 export interface WorkloadOptions {
-  readonly producers: readonly { readonly name: string; readonly idempotent: boolean; readonly acks: '1' | 'all' }[];
+  /** `gateway`: which of the target's URLs the producer writes through. @default 0 */
+  readonly producers: readonly { readonly name: string; readonly idempotent: boolean; readonly acks: '1' | 'all'; readonly gateway?: number }[];
   readonly consumers: number;
   readonly readers: number;
   readonly sessionTimeoutMs: number;
@@ -52,13 +55,72 @@ async function request(url: string, method: string, body: unknown, timeoutMs: nu
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const key = (tp: TP) => `${tp.topic}#${tp.partition}`;
 
+interface WriteWatch { phase: 'sent' | 'acked'; tp: TP; gateway?: number; resolve: (w: { value: string; offset?: number }) => void }
+
 export class Workload {
   private running = true;
   private readonly loops: Promise<void>[] = [];
   private readonly v3: string;
+  /** Set during a quiet phase: producers send nothing (not even retries) until it is cleared. */
+  private paused: Promise<void> | undefined;
+  private unpause: (() => void) | undefined;
+  private inFlight = 0;
+  private watches: WriteWatch[] = [];
 
   constructor(private readonly t: WorkloadTarget, private readonly o: WorkloadOptions, private readonly h: Recorder) {
-    this.v3 = `${t.url}/v3/clusters/${t.clusterId}`;
+    this.v3 = `${t.urls[0]}/v3/clusters/${t.clusterId}`;
+  }
+
+  /**
+   * Stops the writes: no producer sends a request from now on. Resolves once the writes in flight
+   * have returned (or after `maxWaitMs`), with whether they all had.
+   */
+  async pauseWrites(maxWaitMs: number): Promise<boolean> {
+    this.paused ??= new Promise((r) => (this.unpause = r));
+    const until = Date.now() + maxWaitMs;
+    while (this.inFlight > 0 && Date.now() < until) await sleep(20);
+    return this.inFlight === 0;
+  }
+
+  resumeWrites(): void {
+    this.unpause?.();
+    this.paused = undefined;
+    this.unpause = undefined;
+  }
+
+  /** The next acks=all write to `tp` sent or acknowledged (through gateway `gateway`, if given); undefined after `timeoutMs`. */
+  nextWrite(w: { phase: 'sent' | 'acked'; tp: TP; gateway?: number }, timeoutMs: number): Promise<{ value: string; offset?: number } | undefined> {
+    return new Promise((resolve) => {
+      const watch: WriteWatch = { ...w, resolve };
+      this.watches.push(watch);
+      setTimeout(() => {
+        if (!this.watches.includes(watch)) return;
+        this.watches = this.watches.filter((x) => x !== watch);
+        resolve(undefined);
+      }, timeoutMs).unref();
+    });
+  }
+
+  private notify(phase: 'sent' | 'acked', tp: TP, gateway: number, value: string, offset?: number): void {
+    for (const w of this.watches) {
+      if (w.phase !== phase || key(w.tp) !== key(tp) || (w.gateway !== undefined && w.gateway !== gateway)) continue;
+      this.watches = this.watches.filter((x) => x !== w);
+      w.resolve({ value, ...(offset === undefined ? {} : { offset }) });
+    }
+  }
+
+  /** A producer's request: waits out a quiet phase, counts itself in flight, tells the watchers. */
+  private async write(gateway: number, tp: TP, acks: string, value: string | undefined, send: () => Promise<Reply>): Promise<Reply> {
+    while (this.paused) await this.paused;
+    this.inFlight++;
+    try {
+      if (value !== undefined && acks === 'all') this.notify('sent', tp, gateway, value);
+      const r = await send();
+      if (value !== undefined && acks === 'all' && r.outcome === 'ok') this.notify('acked', tp, gateway, value, r.body?.offset);
+      return r;
+    } finally {
+      this.inFlight--;
+    }
   }
 
   start(): void {
@@ -69,6 +131,7 @@ export class Workload {
 
   async stop(): Promise<void> {
     this.running = false;
+    this.resumeWrites();
     await Promise.all(this.loops);
   }
 
@@ -78,6 +141,8 @@ export class Workload {
   }
 
   private async producer(p: WorkloadOptions['producers'][number]): Promise<void> {
+    const gateway = p.gateway ?? 0;
+    const v3 = `${this.t.urls[gateway] ?? this.t.urls[0]}/v3/clusters/${this.t.clusterId}`;
     let n = 0;
     let producer: { producer_id: number; producer_epoch: number } | undefined;
     const sequences = new Map<string, number>();
@@ -86,16 +151,22 @@ export class Workload {
       const value = `${p.name}-${n++}`;
       if (!p.idempotent) {
         const start = Date.now();
-        const r = await request(`${this.v3}/topics/${tp.topic}/records?acks=${p.acks}`, 'POST', { partition_id: tp.partition, value: { type: 'STRING', data: value } }, this.o.requestTimeoutMs);
+        const r = await this.write(gateway, tp, p.acks, value, () =>
+          request(`${v3}/topics/${tp.topic}/records?acks=${p.acks}`, 'POST', { partition_id: tp.partition, value: { type: 'STRING', data: value } }, this.o.requestTimeoutMs));
         this.h.add({ type: 'produce', process: p.name, idempotent: false, acks: p.acks, ...tp, value, start, end: Date.now(), outcome: r.outcome, ...(r.outcome === 'ok' ? { offset: r.body.offset } : {}), ...(r.error ? { error: r.error } : {}) });
         if (r.outcome !== 'ok') await sleep(100); // a client backs off instead of spinning on a dead gateway
         continue;
       }
       // Idempotent: retry the same record (same sequence) until it is acknowledged, or start a new epoch.
-      const retryUntil = Date.now() + 20_000;
+      let retryUntil = Date.now() + 20_000;
       for (;;) {
+        if (this.paused) {
+          const waited = Date.now();
+          while (this.paused) await this.paused;
+          retryUntil += Date.now() - waited; // a quiet phase is not the producer's failure
+        }
         if (!producer) {
-          const init = await request(`${this.v3}/producers`, 'POST', producer === undefined ? {} : {}, this.o.requestTimeoutMs);
+          const init = await this.write(gateway, tp, 'all', undefined, () => request(`${v3}/producers`, 'POST', {}, this.o.requestTimeoutMs));
           if (init.outcome !== 'ok') {
             await sleep(200);
             if (!this.running) return;
@@ -106,8 +177,8 @@ export class Workload {
         }
         const seq = sequences.get(key(tp)) ?? 0;
         const start = Date.now();
-        const r = await request(`${this.v3}/topics/${tp.topic}/records?acks=all&producer_id=${producer!.producer_id}&producer_epoch=${producer!.producer_epoch}`, 'POST',
-          { partition_id: tp.partition, sequence: seq, value: { type: 'STRING', data: value } }, this.o.requestTimeoutMs);
+        const r = await this.write(gateway, tp, 'all', value, () => request(`${v3}/topics/${tp.topic}/records?acks=all&producer_id=${producer!.producer_id}&producer_epoch=${producer!.producer_epoch}`, 'POST',
+          { partition_id: tp.partition, sequence: seq, value: { type: 'STRING', data: value } }, this.o.requestTimeoutMs));
         this.h.add({ type: 'produce', process: p.name, idempotent: true, acks: 'all', ...tp, value, start, end: Date.now(), outcome: r.outcome, ...(r.outcome === 'ok' ? { offset: r.body.offset } : {}), ...(r.error ? { error: r.error } : {}) });
         if (r.outcome === 'ok') {
           sequences.set(key(tp), seq + 1);
@@ -206,7 +277,7 @@ export class Workload {
 
 /** Reads every partition whole once the faults healed; `complete` says whether it got to the high watermark. */
 export async function finalReads(t: WorkloadTarget, h: Recorder, deadline: number): Promise<void> {
-  const v3 = `${t.url}/v3/clusters/${t.clusterId}`;
+  const v3 = `${t.urls[0]}/v3/clusters/${t.clusterId}`;
   for (const topic of t.topics) {
     for (let partition = 0; partition < topic.partitions; partition++) {
       const records: { offset: number; value: string }[] = [];
@@ -230,5 +301,51 @@ export async function finalReads(t: WorkloadTarget, h: Recorder, deadline: numbe
   const c = await request(`${v3}/consumer-groups/${t.group}/offsets`, 'GET', undefined, 15_000);
   if (c.outcome === 'ok') {
     h.add({ type: 'final-commits', group: t.group, at: Date.now(), offsets: (c.body.data as any[]).map((o) => ({ topic: o.topic_name, partition: o.partition_id, offset: o.offset })) });
+  }
+}
+
+/**
+ * The quiet phase's prober: fetches every partition from its lowest acknowledged-but-unread offset
+ * up to the high watermark — or, with nothing unread, just below the high watermark its acks=all
+ * records need — again every 250 ms, until nothing acknowledged by `start` is unread and every
+ * partition's high watermark has been seen past its acks=all records, or `start + boundMs` has
+ * passed. Its fetches go to the history as reads of process `liveness`. Returns how many records
+ * and partitions were still waited for.
+ */
+export async function probeReadable(t: WorkloadTarget, h: Recorder, unread: Readability, start: number, boundMs: number): Promise<number> {
+  const v3 = `${t.urls[0]}/v3/clusters/${t.clusterId}`;
+  const deadline = start + boundMs;
+  const hwSeen = new Map<string, number>();
+  const fetchFrom = async (tp: TP, from: number, maxBytes: number): Promise<Reply> => {
+    const begun = Date.now();
+    const r = await request(`${v3}/topics/${tp.topic}/partitions/${tp.partition}/records?offset=${from}&format=string&max_bytes=${maxBytes}`, 'GET', undefined, Math.max(1000, Math.min(5000, deadline - begun)));
+    const records = r.outcome === 'ok' ? (r.body.records as any[]).map((x) => ({ offset: x.offset, value: x.value.data })) : [];
+    h.add({ type: 'read', process: 'liveness', topic: tp.topic, partition: tp.partition, fromOffset: from, start: begun, end: Date.now(), outcome: r.outcome, records, ...(r.outcome === 'ok' ? { highWatermark: r.body.high_watermark } : {}), ...(r.error ? { error: r.error } : {}) });
+    if (r.outcome === 'ok') hwSeen.set(key(tp), Math.max(hwSeen.get(key(tp)) ?? -1, r.body.high_watermark));
+    return r;
+  };
+  for (;;) {
+    unread.update(h.events);
+    const pending = unread.pending(start);
+    const short = unread.needed(start).filter((n) => (hwSeen.get(key(n)) ?? -1) < n.hw && !pending.some((p) => key(p) === key(n)));
+    const left = pending.reduce((n, p) => n + p.count, 0) + short.length;
+    if (left === 0 || Date.now() >= deadline) return left;
+    for (const p of pending) {
+      for (let from = p.from; Date.now() < deadline;) {
+        const r = await fetchFrom(p, from, 1_000_000);
+        if (r.outcome !== 'ok' || r.body.records.length === 0 || r.body.next_offset >= r.body.high_watermark) break;
+        from = r.body.next_offset;
+      }
+      // An acks=1 record above the leader's log end was truncated away: no point waiting for it.
+      const leo = (await request(`${v3}/topics/${p.topic}/partitions/${p.partition}`, 'GET', undefined, 2000)).body?.log_end_offset;
+      if (typeof leo === 'number') unread.truncated(p.topic, p.partition, leo);
+    }
+    for (const n of short) {
+      if (Date.now() >= deadline) break;
+      // Past the log end a fetch fails: then from the start, for its high watermark only.
+      const r = await fetchFrom(n, n.hw - 1, 1024);
+      if (r.outcome === 'fail' && Date.now() < deadline) await fetchFrom(n, 0, 1024);
+    }
+    await sleep(250);
   }
 }

@@ -50,6 +50,8 @@ export interface LocalStackOptions {
    * @default true
    */
   readonly replicator?: boolean;
+  /** Fault harness: a stream batch for which this returns true never reaches the replicator (a lost event). */
+  readonly dropDelivery?: () => boolean;
 }
 
 /** The state file's shape (`<data-dir>/local.json`). */
@@ -213,6 +215,7 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
     poller = new StreamPoller({
       tables: brokers.map((b) => ({ table: b.replicaTable, endpoint: endpoint(b.store) })),
       deliver: async (event) => {
+        if (o.dropDelivery?.()) return;
         const out = await replicator.handler(event, lambdaContext('replicator'));
         if (out && out.batchItemFailures.length > 0) throw new Error(`replication failed for ${out.batchItemFailures.length} partitions`);
       },
