@@ -5,7 +5,7 @@
  */
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { runController } from '../lib/cluster/controller-loop.js';
+import { runController } from '../lib/orchestration/controller-loop.js';
 
 export const handler = middy<unknown, { ticks: number }, Error, Context>().handler(async (_event, context) => {
   const ticks = await runController({ until: () => context.getRemainingTimeInMillis() < 3000 });

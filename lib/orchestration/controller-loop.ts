@@ -7,8 +7,8 @@ import { config } from '../config.js';
 import { replicate } from '../log/replicate.js';
 import { fullSync } from '../log/snapshot.js';
 import { logger } from '../logger.js';
-import { bootstrapCluster, type BrokerRegistration } from './bootstrap.js';
-import { Controller, type TickReport } from './controller.js';
+import { bootstrapCluster, type BrokerRegistration } from '../cluster/bootstrap.js';
+import { Controller, type TickReport } from '../cluster/controller.js';
 
 function intEnv(name: string, fallback: number): number {
   const v = Number(process.env[name]);
