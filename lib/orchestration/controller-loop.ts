@@ -56,6 +56,8 @@ export interface RunOptions {
   readonly until: () => boolean;
   readonly onTick?: (r: TickReport) => void;
   readonly onSweep?: (r: SweepReport) => void;
+  /** Time left to run (a Lambda's remaining time): a sweep pass never runs past it. */
+  readonly remainingMs?: () => number;
 }
 
 let registered = false;
@@ -98,7 +100,8 @@ export async function runController(o: RunOptions): Promise<number> {
       }
       if (c.held && !sweeping && started - lastSweepAt >= sweepEveryMs) {
         lastSweepAt = started;
-        sweeping = sweep.sweep().then((r) => o.onSweep?.(r), (err: unknown) => {
+        const deadline = o.remainingMs ? Date.now() + o.remainingMs() : Number.POSITIVE_INFINITY;
+        sweeping = sweep.sweep(Date.now(), deadline).then((r) => o.onSweep?.(r), (err: unknown) => {
           logger.warn({ event: 'replication-sweep-failed', controller: c.o.id, err }, 'replication sweep failed');
         }).finally(() => {
           sweeping = undefined;

@@ -71,7 +71,7 @@ interface Backoff {
 
 /** Does the leader's own head say a follower (or the high watermark) is behind its log end? */
 export function headLags(head: ReplicaHead, followers: readonly number[]): boolean {
-  return head.hw < head.leo || followers.some((b) => (head.followers[String(b)]?.leo ?? -1) < head.leo);
+  return head.hw < head.leo || followers.some((b) => (head.followers[String(b)]?.leo ?? 0) < head.leo);
 }
 
 export class ReplicationSweep {
@@ -89,8 +89,11 @@ export class ReplicationSweep {
     };
   }
 
-  /** One pass: every mark (unless backed off), and every partition when the full pass is due. */
-  async sweep(now = Date.now()): Promise<SweepReport> {
+  /**
+   * One pass: every mark (unless backed off), and every partition when the full pass is due. No
+   * run starts after `deadline`, and none is given time beyond it (a Lambda's remaining time).
+   */
+  async sweep(now = Date.now(), deadline = Number.POSITIVE_INFINITY): Promise<SweepReport> {
     const marks = await listLagging();
     const full = this.lastFullAt === undefined || now - this.lastFullAt >= this.o.fullPassMs;
     const due = marks.filter((m) => (this.backoff.get(key(m))?.nextAt ?? 0) <= now);
@@ -114,10 +117,11 @@ export class ReplicationSweep {
     let failed = 0;
     await pool([...work.values()], this.o.concurrency, async (p) => {
       const k = key(p);
+      if (Date.now() >= deadline) return;
       let result: ReplicateResult | undefined;
       try {
         result = await replicate(p.topic, p.topicId, p.partition, {
-          deadline: Date.now() + this.o.runBudgetMs, shrinkOnFailure: false, lagTimeMaxMs: this.o.lagTimeMaxMs, fullSync,
+          deadline: Math.min(Date.now() + this.o.runBudgetMs, deadline), shrinkOnFailure: false, lagTimeMaxMs: this.o.lagTimeMaxMs, fullSync,
         });
       } catch (err) {
         const e = asKafkaError(err);
