@@ -43,9 +43,12 @@ export const STREAM_SOURCE = {
   batchSize: 100,
   bisectBatchOnError: true,
   reportBatchItemFailures: true,
-  // A record that keeps failing is retried this often, then goes to the failure queue; the
-  // controller's catch-up copies whatever the follower still lacks.
+  // A record that keeps failing is retried this often (or for at most an hour), then its
+  // description goes to the failure queue and the shard moves on. Nothing is lost with it: the
+  // failing invocations put their partitions in the lag index, and the controller's replication
+  // sweep re-drives every lagging partition (its full pass finds one whose mark was lost too).
   retryAttempts: 10,
+  maxRecordAge: Duration.hours(1),
   // Per shard, in order: one invocation at a time keeps a partition's copies in offset order.
   parallelizationFactor: 1,
 } as const;

@@ -50,7 +50,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     trigger: 'streams', memoryMb: 1024, timeoutSeconds: 120, coordination: 'write', replicas: 'write', bucketRead: ['data/', 'snapshots/'], bucketWrite: ['snapshots/'],
   }),
   spec({
-    name: 'controller', entry: 'lambdas/controller.ts', description: 'Holds the controller lease: broker liveness, elections, ISR',
+    name: 'controller', entry: 'lambdas/controller.ts', description: 'Holds the controller lease: broker liveness, elections, ISR, replication sweep',
     trigger: 'schedule', memoryMb: 512, timeoutSeconds: 70, coordination: 'write', replicas: 'write', bucketRead: ['data/', 'snapshots/'], bucketWrite: ['snapshots/'],
   }),
 ];
@@ -64,6 +64,10 @@ export const ENVIRONMENT = {
   brokers: 'TRIBUTARY_BROKERS',
   tickMs: 'TRIBUTARY_CONTROLLER_TICK_MS',
   sessionTimeoutMs: 'TRIBUTARY_BROKER_SESSION_TIMEOUT_MS',
+  /** How often the lease holder sweeps the lag index (lib/orchestration/sweep.ts). Default: every tick. */
+  sweepMs: 'TRIBUTARY_SWEEP_MS',
+  /** Period of the sweep's full pass over every partition. Default 300000. */
+  sweepFullPassMs: 'TRIBUTARY_SWEEP_FULL_PASS_MS',
 } as const;
 
 export function functionSpec(name: FunctionName): FunctionSpec {

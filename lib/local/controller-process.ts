@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const { values } = parseArgs({ options: { port: { type: 'string' }, id: { type: 'string' } } });
 process.env.TRIBUTARY_CONTROLLER_ID = values.id ?? `controller-${process.pid}`;
-const { controller, runController } = await import('../cluster/controller-loop.js');
+const { controller, runController } = await import('../orchestration/controller-loop.js');
 
 let last: unknown = null;
 let stopping = false;

@@ -210,7 +210,7 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
       const mod = (await import(path.join(PROJECT_ROOT, f.entry))) as { handler: unknown };
       return [f.name, mod.handler] as const;
     })));
-    const replicator = { handler: handlers.replicator as typeof ReplicatorModule.handler };
+    const replicator = (await import(path.join(PROJECT_ROOT, FUNCTIONS.find((f) => f.name === 'replicator')?.entry ?? ''))) as typeof ReplicatorModule;
     // Lambda's event source mapping on every replica table's stream, played locally.
     poller = new StreamPoller({
       tables: brokers.map((b) => ({ table: b.replicaTable, endpoint: endpoint(b.store) })),
@@ -219,6 +219,7 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
         const out = await replicator.handler(event, lambdaContext('replicator'));
         if (out && out.batchItemFailures.length > 0) throw new Error(`replication failed for ${out.batchItemFailures.length} partitions`);
       },
+      onFailure: (event) => replicator.onFailure(event),
       log: logger.child({ event: 'stream-poller' }),
     });
     if (o.replicator ?? true) await poller.start();

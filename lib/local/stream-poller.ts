@@ -12,16 +12,19 @@
  * - Order: a parent shard is read to its end before its children start; within a shard, records
  *   are delivered in stream order, one batch (≤ `batchSize`) at a time — never two deliveries of
  *   one shard in flight. Different shards and different tables run in independent loops.
- * - Failures of `deliver`: the same batch is delivered again (a fresh copy), with doubling backoff,
- *   up to `maxDeliveryAttempts`; then it is logged and skipped, as a bisect/on-failure destination
- *   would, and the shard moves on.
+ * - Failures of `deliver`: the same batch is delivered again (a fresh copy), with doubling backoff
+ *   (up to 2 s), up to `maxDeliveryAttempts`; then it goes to `onFailure` (Lambda's on-failure
+ *   destination) and, once that resolves, the shard moves on. Nothing is skipped silently: without
+ *   `onFailure`, or while it throws, the batch is retried for as long as it fails (Lambda's
+ *   default of retrying until the record expires), logged once per `maxDeliveryAttempts` tries.
  * - Rollover: a closed shard (no next iterator) ends; DescribeStream runs every `discoveryMs` (and
  *   at once when a shard ends) to pick up new shards.
  * - An expired iterator is replaced by AFTER_SEQUENCE_NUMBER of the last record read, or by the
  *   shard's start position if none was read yet (so a LATEST shard whose iterator expired before
  *   its first record is read from LATEST again — iterators live 15 min and every read returns a
  *   fresh one, so that takes a poller stalled for 15 min); a position older than the 24 h
- *   retention restarts at TRIM_HORIZON.
+ *   retention restarts at TRIM_HORIZON (after one more try from the last record read: DynamoDB
+ *   Local also calls a fresh iterator below the shard's first record trimmed).
  * - A store that is down or paused never fails the poller: its loops back off (`errorBackoffMs`)
  *   and retry, logging once per outage; the other tables are unaffected. Every tick also reads the
  *   table's `LatestStreamArn`, so a recreated table is followed; `refresh(table)` does it now.
@@ -69,8 +72,14 @@ export interface StreamPollerOptions {
   readonly maxIdleMs?: number;
   /** How often each table's stream is described for new shards (and its ARN checked). @default 1000 */
   readonly discoveryMs?: number;
-  /** Deliveries of one batch before it is skipped (first try included). @default 5 */
+  /** Deliveries of one batch before it goes to `onFailure` (first try included). @default 5 */
   readonly maxDeliveryAttempts?: number;
+  /**
+   * Lambda's on-failure destination: takes a batch that failed `maxDeliveryAttempts` times (the
+   * replicator hands its partitions to the sweep). A throw means "not taken": the batch is retried.
+   * Absent: a failing batch is retried until it succeeds.
+   */
+  readonly onFailure?: (event: DynamoDBStreamEvent) => Promise<void>;
   /** First wait before a delivery is retried; doubles per retry, up to 2 s. @default 100 */
   readonly retryBaseMs?: number;
   /** Backoff while a store is unreachable or throttling. @default { min: 100, max: 2000 } */
@@ -267,6 +276,7 @@ class TableRunner {
     let idle = this.o.idleMs;
     let backoff = this.o.errorBackoffMs.min;
     let failing = false;
+    let retriedTrim = false;
     while (!signal.aborted) {
       let page: { records: DynamoDBRecord[]; nextIterator: string | undefined };
       try {
@@ -283,10 +293,22 @@ class TableRunner {
           continue;
         }
         if (kind === 'trimmed') {
-          this.o.log.warn({ event: 'stream-poller-trimmed', ...ctx, lastSeq: shard.lastSeq }, 'position is past the stream\'s retention; restarting at TRIM_HORIZON');
+          iterator = undefined;
+          // DynamoDB Local (measured in its code) calls an iterator trimmed when its position is below
+          // the shard's first record — which a fresh LATEST or TRIM_HORIZON iterator on an empty shard
+          // is as soon as a record arrives (sequence numbers are shared by every table of the store).
+          // So a position read past is asked for again first; only a second refusal means retention.
+          if (shard.lastSeq !== undefined && !retriedTrim) {
+            retriedTrim = true;
+            this.o.log.debug({ event: 'stream-poller-trimmed-retry', ...ctx, lastSeq: shard.lastSeq }, 'iterator reported trimmed; asking again after the last record read');
+            continue;
+          }
+          // Nothing read yet: every record of the shard is after the iterator, so TRIM_HORIZON loses and repeats nothing.
+          const entry = { event: 'stream-poller-trimmed', ...ctx, lastSeq: shard.lastSeq };
+          if (shard.lastSeq !== undefined) this.o.log.warn(entry, 'position is past the stream\'s retention; restarting at TRIM_HORIZON');
+          else this.o.log.info(entry, 'iterator is before the shard\'s first record; reading from TRIM_HORIZON');
           shard.lastSeq = undefined;
           shard.startType = 'TRIM_HORIZON';
-          iterator = undefined;
           continue;
         }
         if (kind === 'not-found' || kind === 'invalid') {
@@ -304,6 +326,7 @@ class TableRunner {
       }
       if (failing) this.o.log.info({ event: 'stream-poller-shard-recovered', ...ctx }, 'shard readable again');
       failing = false;
+      retriedTrim = false;
       backoff = this.o.errorBackoffMs.min;
       if (page.records.length > 0) {
         if (signal.aborted) break;
@@ -325,23 +348,35 @@ class TableRunner {
     }
   }
 
-  /** Delivers one batch, retrying a throwing `deliver`; gives up (logs, skips) after the bounded attempts. */
+  /**
+   * Delivers one batch, retrying a throwing `deliver`; after `maxDeliveryAttempts` failures hands
+   * it to `onFailure`, and keeps retrying while there is none or it throws. Returns only once the
+   * batch was delivered or taken by `onFailure` (or the poller stops).
+   */
   private async deliver(records: DynamoDBRecord[], signal: AbortSignal, ctx: object): Promise<void> {
     const range = { first: records[0]?.dynamodb?.SequenceNumber, last: records.at(-1)?.dynamodb?.SequenceNumber, count: records.length };
     let wait = this.o.retryBaseMs;
-    for (let attempt = 1; attempt <= this.o.maxDeliveryAttempts; attempt++) {
+    for (let attempt = 1; ; attempt++) {
       if (signal.aborted) return;
       try {
         await this.o.deliver({ Records: structuredClone(records) });
         return;
       } catch (err) {
-        const last = attempt === this.o.maxDeliveryAttempts;
-        const entry = { event: last ? 'stream-poller-batch-skipped' : 'stream-poller-delivery-failed', ...ctx, ...range, attempt, err: errorSummary(err) };
-        if (last) {
-          this.o.log.error(entry, 'delivery failed on every attempt; skipping the batch');
-          return;
+        const entry = { event: 'stream-poller-delivery-failed', ...ctx, ...range, attempt, err: errorSummary(err) };
+        if (attempt % this.o.maxDeliveryAttempts !== 0) {
+          if (attempt < this.o.maxDeliveryAttempts) this.o.log.warn(entry, 'delivery failed; retrying the batch');
+          else this.o.log.debug(entry, 'delivery still failing; retrying the batch');
+        } else if (this.o.onFailure) {
+          try {
+            await this.o.onFailure({ Records: structuredClone(records) });
+            this.o.log.error({ ...entry, event: 'stream-poller-batch-handed-off' }, 'delivery failed on every attempt; the batch went to the on-failure destination');
+            return;
+          } catch (handOff) {
+            this.o.log.error({ ...entry, event: 'stream-poller-handoff-failed', handOffErr: errorSummary(handOff) }, 'delivery and the on-failure destination failed; retrying the batch');
+          }
+        } else {
+          this.o.log.error({ ...entry, event: 'stream-poller-batch-stuck' }, 'delivery failed on every attempt and there is no on-failure destination; retrying the batch');
         }
-        this.o.log.warn(entry, 'delivery failed; retrying the batch');
         await this.sleeper.wait(jitter(wait), signal);
         wait = Math.min(2000, wait * 2);
       }
@@ -351,6 +386,7 @@ class TableRunner {
 
 interface ResolvedOptions {
   readonly deliver: (event: DynamoDBStreamEvent) => Promise<void>;
+  readonly onFailure: ((event: DynamoDBStreamEvent) => Promise<void>) | undefined;
   readonly batchSize: number;
   readonly idleMs: number;
   readonly maxIdleMs: number;
@@ -377,6 +413,7 @@ export class StreamPoller {
     this.tables = [...opts.tables];
     this.o = {
       deliver: opts.deliver,
+      onFailure: opts.onFailure,
       batchSize: Math.min(1000, Math.max(1, Math.floor(positive(opts.batchSize, 100)))),
       idleMs: Math.max(1, positive(opts.idleMs, 50)),
       maxIdleMs: Math.max(positive(opts.idleMs, 50), positive(opts.maxIdleMs, 250)),

@@ -3,13 +3,18 @@
  * AWS, the stream poller locally). Each new batch on a leader triggers `replicate` for its
  * partition: followers copy, the ISR is maintained, the high watermark advances, and a follower
  * that needs it gets a full sync.
+ *
+ * A partition whose replication fails is put in the lag index before the failure is reported, so
+ * the controller's sweep repairs it even if the event source gives the batch up (AWS: after its
+ * bounded retries, to the on-failure queue; locally: the stream poller's on-failure hand-off,
+ * `handOffToSweep`).
  */
 import { config } from '../config.js';
 import { cachedBrokers, cachedTopic, replicaStore } from '../cluster/metadata.js';
 import { readHead } from '../storage/replica.js';
 import { asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
-import { topicNameById } from '../storage/coordination.js';
+import { markLagging, topicNameById } from '../storage/coordination.js';
 import { replicate } from './replicate.js';
 import { fullSync } from './snapshot.js';
 
@@ -67,9 +72,26 @@ export async function replicateChanges(changes: readonly ReplicaChange[]): Promi
     } catch (err) {
       const e = asKafkaError(err);
       if (e.kafkaName === 'NOT_LEADER_OR_FOLLOWER' || e.kafkaName === 'UNKNOWN_TOPIC_OR_PARTITION') return;
-      logger.warn({ event: 'replication-failed', tp: c.tp, kafkaError: e.kafkaName, message: e.message }, 'replication failed');
+      // The sweep covers it from here on, whatever becomes of the retries (best effort: the full pass covers a failed mark).
+      const marked = await markLagging(topic, topicId, Number(p)).then(() => true, () => false);
+      logger.warn({ event: 'replication-failed', tp: c.tp, kafkaError: e.kafkaName, message: e.message, marked }, 'replication failed');
       failed.push(c.position);
     }
   }));
   return failed;
+}
+
+/**
+ * The local event source's on-failure destination: puts every partition a given-up batch names in
+ * the lag index, so the sweep re-drives it. Throws when a mark cannot be written (the batch is then
+ * not given up: the poller retries it).
+ */
+export async function handOffToSweep(changes: readonly ReplicaChange[]): Promise<void> {
+  const tps = new Set(changes.filter((c) => c.off >= 0 && c.tp.split('#').length === 2).map((c) => c.tp));
+  for (const tp of tps) {
+    const [topicId, p] = tp.split('#') as [string, string];
+    const topic = await topicName(topicId);
+    if (topic) await markLagging(topic, topicId, Number(p));
+  }
+  logger.error({ event: 'replication-handed-to-sweep', partitions: [...tps] }, 'stream batch given up; its partitions are left to the sweep');
 }

@@ -6,7 +6,7 @@
  * Keys: `cluster`/`meta`; `brokers`/`<id>`; `topics`/`<name>` (the topic list);
  * `topic#<name>`/`meta` and `topic#<name>`/`p#<00000n>` (one Query returns a topic whole).
  */
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config.js';
 import { dynamo } from './clients.js';
 import type { BrokerRecord, ClusterRecord, Lease, PartitionRecord, TopicRecord } from './model.js';
@@ -506,4 +506,63 @@ export async function markBrokerSuspect(brokerId: number): Promise<void> {
     UpdateExpression: 'SET suspectAt = :now', ConditionExpression: 'attribute_exists(pk)',
     ExpressionAttributeValues: { ':now': Date.now() },
   })).catch(() => undefined);
+}
+
+// ---- The lag index: partitions whose followers lag their leader (DESIGN §5, liveness) ----
+//
+// Keys: `lagging`/`<topicId>#<partition>`. The replication run that finds a follower behind the
+// leader writes the mark (only when the leader's head says none is set: transitions cost a write,
+// appends do not); the run that finds every follower caught up deletes it. The controller's sweep
+// reads the whole index with one Query per pass, so its steady cost follows the lagging
+// partitions, not all partitions.
+
+/** One partition the lag index names. `markedAt`: when the mark was (last) written. */
+export interface LagMark {
+  readonly topic: string;
+  readonly topicId: string;
+  readonly partition: number;
+  readonly markedAt: number;
+}
+
+const LAG_PK = 'lagging';
+const lagKey = (topicId: string, partition: number) => ({ pk: LAG_PK, sk: `${topicId}#${partition}` });
+
+/**
+ * Marks a partition as lagging.
+ * Condition: none (idempotent; a second mark only moves `markedAt`). Effects: the mark item.
+ * Errors: store failures only.
+ */
+export async function markLagging(topic: string, topicId: string, partition: number, now = Date.now()): Promise<LagMark> {
+  const mark: LagMark = { topic, topicId, partition, markedAt: now };
+  await db().send(new PutCommand({ TableName: table(), Item: { ...lagKey(topicId, partition), ...mark } }));
+  return mark;
+}
+
+/**
+ * Clears a partition's lag mark.
+ * Condition: with `markedAt`, only the mark written at that time (a sweep that found a partition
+ * caught up must not delete a newer mark a run wrote since); without it, any mark. A mark that is
+ * already gone is not an error.
+ * Effects: the mark item deleted. Returns false when `markedAt` did not match (a newer mark stays).
+ * Errors: store failures only.
+ */
+export async function clearLagging(topicId: string, partition: number, markedAt?: number): Promise<boolean> {
+  try {
+    await db().send(new DeleteCommand({
+      TableName: table(), Key: lagKey(topicId, partition),
+      ...(markedAt !== undefined ? {
+        ConditionExpression: 'attribute_not_exists(pk) OR markedAt = :m', ExpressionAttributeValues: { ':m': markedAt },
+      } : {}),
+    }));
+    return true;
+  } catch (err) {
+    if ((err as Error).name === 'ConditionalCheckFailedException') return false;
+    throw err;
+  }
+}
+
+/** Every lag mark (one strongly consistent Query, paged). */
+export async function listLagging(): Promise<LagMark[]> {
+  const items = await queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': LAG_PK } });
+  return items.map((i) => strip<LagMark>(i));
 }

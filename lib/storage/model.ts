@@ -94,6 +94,11 @@ export interface ReplicaHead {
   readonly isrVersion: number;
   /** A new value on every truncation or full sync: a truncation is conditioned on the one it read, so no two apply to one log. */
   readonly logId?: string;
+  /**
+   * On a leader: the leader epoch under which it put this partition in the coordination table's
+   * lag index (absent, or another epoch: it did not), so only a change of lagging costs a write.
+   */
+  readonly lagMarkedEpoch?: number;
 }
 
 export interface FollowerProgress {

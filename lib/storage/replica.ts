@@ -36,6 +36,7 @@ function toHead(item: Record<string, unknown>): ReplicaHead {
     joining: (item.joining as number[] | undefined) ?? [],
     isrVersion: (item.isrVersion as number | undefined) ?? 0,
     ...(typeof item.logId === 'string' ? { logId: item.logId } : {}),
+    ...(typeof item.lagMarkedEpoch === 'number' ? { lagMarkedEpoch: item.lagMarkedEpoch } : {}),
   };
 }
 
@@ -524,14 +525,16 @@ export async function copyBatches(store: ReplicaStoreRef, tp: string, write: Cop
  */
 export async function advanceHighWatermark(
   store: ReplicaStoreRef, tp: string, leaderEpoch: number, hw: number, followers: Readonly<Record<string, { leo: number; caughtUpAt: number }>>,
-  isrVersion: number,
+  isrVersion: number, lagMarked?: boolean,
 ): Promise<boolean> {
   // A single-item write outside a transaction: half the write units of a one-item transaction.
+  // `lagMarked` (when given) records whether the lag index holds this partition, under this epoch.
+  const lag = lagMarked === undefined ? '' : lagMarked ? ', lagMarkedEpoch = :epoch' : ' REMOVE lagMarkedEpoch';
   try {
     await client(store).send(new UpdateCommand({
       TableName: store.replicaTable,
       Key: { tp, off: HEAD_OFFSET },
-      UpdateExpression: 'SET hw = :hw, followers = :f',
+      UpdateExpression: `SET hw = :hw, followers = :f${lag}`,
       // Computed over the ISR of this version: if a follower joined meanwhile, the minimum may be wrong.
       ConditionExpression: `leaderEpoch = :epoch AND #role = :leader AND hw <= :hw AND leo >= :hw AND ${isrVersionIs(isrVersion)}`,
       ExpressionAttributeNames: { '#role': 'role' },

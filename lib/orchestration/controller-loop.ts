@@ -1,0 +1,117 @@
+/**
+ * Running a controller: tick every controller.tick.ms until told to stop, and — while this
+ * controller holds the lease — sweep lagging partitions (sweep.ts) alongside the ticks. The
+ * Lambda handler and the local controller processes both run this, with the same options read
+ * from the environment. This layer sits above lib/log and lib/cluster: the controller decides,
+ * replication copies, and only orchestration knows both.
+ */
+import { randomUUID } from 'node:crypto';
+import { config } from '../config.js';
+import { replicate } from '../log/replicate.js';
+import { fullSync } from '../log/snapshot.js';
+import { logger } from '../logger.js';
+import { bootstrapCluster, type BrokerRegistration } from '../cluster/bootstrap.js';
+import { Controller, type TickReport } from '../cluster/controller.js';
+import { ReplicationSweep, type SweepReport } from './sweep.js';
+
+function intEnv(name: string, fallback: number): number {
+  const v = Number(process.env[name]);
+  return Number.isFinite(v) && v > 0 ? v : fallback;
+}
+
+/** One identity per process (a Lambda container keeps it across invocations). */
+const processId = `controller-${randomUUID().slice(0, 8)}`;
+let instance: Controller | undefined;
+
+export function controller(id = process.env.TRIBUTARY_CONTROLLER_ID ?? processId): Controller {
+  instance ??= new Controller({
+    id,
+    tickMs: intEnv('TRIBUTARY_CONTROLLER_TICK_MS', 1000),
+    ...(process.env.TRIBUTARY_CONTROLLER_LEASE_MS ? { leaseMs: intEnv('TRIBUTARY_CONTROLLER_LEASE_MS', 3000) } : {}),
+    sessionTimeoutMs: intEnv('TRIBUTARY_BROKER_SESSION_TIMEOUT_MS', 9000),
+    probeTimeoutMs: intEnv('TRIBUTARY_BROKER_PROBE_TIMEOUT_MS', 1000),
+    catchUp: async (topic, topicId, partition) => {
+      await replicate(topic, topicId, partition, {
+        deadline: Date.now() + 60_000, shrinkOnFailure: false, lagTimeMaxMs: config().replicaLagTimeMaxMs, fullSync,
+      });
+    },
+  });
+  return instance;
+}
+
+let sweeper: ReplicationSweep | undefined;
+
+/** The replication sweep of this process (one per process, like the controller). */
+export function replicationSweep(): ReplicationSweep {
+  sweeper ??= new ReplicationSweep({
+    ...(process.env.TRIBUTARY_SWEEP_FULL_PASS_MS ? { fullPassMs: intEnv('TRIBUTARY_SWEEP_FULL_PASS_MS', 300_000) } : {}),
+    ...(process.env.TRIBUTARY_SWEEP_BACKOFF_MAX_MS ? { backoffMaxMs: intEnv('TRIBUTARY_SWEEP_BACKOFF_MAX_MS', 5000) } : {}),
+    lagTimeMaxMs: config().replicaLagTimeMaxMs,
+  });
+  return sweeper;
+}
+
+export interface RunOptions {
+  /** Stop once this says so (checked before every tick). */
+  readonly until: () => boolean;
+  readonly onTick?: (r: TickReport) => void;
+  readonly onSweep?: (r: SweepReport) => void;
+  /** Time left to run (a Lambda's remaining time): a sweep pass never runs past it. */
+  readonly remainingMs?: () => number;
+}
+
+let registered = false;
+
+/**
+ * In AWS the deployment names the brokers in `TRIBUTARY_BROKERS` (JSON `[{brokerId, replicaTable,
+ * rack}]`); the controller registers them, and the cluster, once per container. Idempotent.
+ */
+async function registerBrokersFromEnv(): Promise<void> {
+  const raw = process.env.TRIBUTARY_BROKERS;
+  if (registered || !raw) return;
+  const brokers = JSON.parse(raw) as BrokerRegistration[];
+  await bootstrapCluster(brokers.map((b) => ({ brokerId: b.brokerId, replicaTable: b.replicaTable, rack: b.rack ?? null })));
+  registered = true;
+}
+
+/**
+ * Ticks until `until()`; returns the number of ticks. Errors of one tick are logged, not fatal.
+ * While the lease is held, a sweep pass starts after a tick once the previous pass has ended (a
+ * slow pass never delays the lease renewal), and the last pass is awaited before this returns:
+ * nothing runs after a Lambda handler returns.
+ */
+export async function runController(o: RunOptions): Promise<number> {
+  await registerBrokersFromEnv();
+  const c = controller();
+  const sweep = replicationSweep();
+  const sweepEveryMs = intEnv('TRIBUTARY_SWEEP_MS', c.o.tickMs);
+  let sweeping: Promise<void> | undefined;
+  let lastSweepAt = 0;
+  let ticks = 0;
+  // A controller's clock may be off (fault tests skew it): its lease times use this clock.
+  const skew = Number(process.env.TRIBUTARY_CLOCK_SKEW_MS ?? 0) || 0;
+  try {
+    while (!o.until()) {
+      const started = Date.now();
+      try {
+        o.onTick?.(await c.tick(started + skew));
+      } catch (err) {
+        logger.warn({ event: 'controller-tick-failed', controller: c.o.id, err }, 'controller tick failed');
+      }
+      if (c.held && !sweeping && started - lastSweepAt >= sweepEveryMs) {
+        lastSweepAt = started;
+        const deadline = o.remainingMs ? Date.now() + o.remainingMs() : Number.POSITIVE_INFINITY;
+        sweeping = sweep.sweep(Date.now(), deadline).then((r) => o.onSweep?.(r), (err: unknown) => {
+          logger.warn({ event: 'replication-sweep-failed', controller: c.o.id, err }, 'replication sweep failed');
+        }).finally(() => {
+          sweeping = undefined;
+        });
+      }
+      ticks++;
+      await new Promise((r) => setTimeout(r, Math.max(0, c.o.tickMs - (Date.now() - started))));
+    }
+  } finally {
+    await sweeping;
+  }
+  return ticks;
+}

@@ -1,0 +1,198 @@
+/**
+ * The replication sweep (DESIGN §5, "nothing waits for an event that may never come"): re-drives
+ * every partition whose followers lag its leader, so replication converges with no new writes
+ * whatever dropped the event that should have driven it (a stream batch given up on, a Lambda
+ * that timed out, a stream record past its 24 h retention).
+ *
+ * Each pass reads the lag index (one Query: lib/log/lag-index.ts says who writes it) and runs
+ * `replicate` for each partition it names; a partition that no longer lags leaves the index. Every
+ * `fullPassMs` a full pass also reads every partition's leader head (one batched read per leader
+ * store) and re-drives any that lags without a mark — the index is kept by the data path without
+ * transactions, so a mark can be lost to a race or a store failure; the full pass bounds that.
+ * Idle partitions cost nothing between full passes.
+ *
+ * `replicate` judges `replica.lag.time.max.ms` by the clock, so a sweep run also shrinks a
+ * follower that has not caught up within it (its store down, say) and lets the high watermark
+ * move on over the rest. A mark whose run made no progress is visited again after a doubling
+ * wait (up to `backoffMaxMs`), so a follower that stays down costs a run every few seconds, not
+ * every tick.
+ *
+ * Any number of sweeps may run at once (two controllers, a deposed one still running): every
+ * write `replicate` makes is conditional, and a clear of the index is conditioned on the mark it
+ * read (`markedAt`), so a lost race writes nothing and deletes no newer mark.
+ */
+import { config } from '../config.js';
+import { cachedTopic, replicaStore } from '../cluster/metadata.js';
+import { asKafkaError } from '../errors.js';
+import { logger } from '../logger.js';
+import { replicate, type ReplicateResult } from '../log/replicate.js';
+import { fullSync } from '../log/snapshot.js';
+import { clearLagging, listLagging, listTopicNames, markLagging, type LagMark } from '../storage/coordination.js';
+import { topicPartitionKey, type ReplicaHead } from '../storage/model.js';
+import { readHeads } from '../storage/replica.js';
+
+export interface SweepOptions {
+  /** Period of the full pass over every partition. @default 300000 (5 min) */
+  readonly fullPassMs?: number;
+  /** Longest wait before a mark whose last run made no progress is visited again. @default 5000 */
+  readonly backoffMaxMs?: number;
+  /** Time budget of one partition's `replicate` run. @default 10000 */
+  readonly runBudgetMs?: number;
+  /** Partitions re-driven at once. @default 8 */
+  readonly concurrency?: number;
+  /** Kafka's replica.lag.time.max.ms. @default config().replicaLagTimeMaxMs */
+  readonly lagTimeMaxMs?: number;
+}
+
+export interface SweepReport {
+  /** The pass included the full pass over every partition. */
+  readonly full: boolean;
+  /** Marks in the index when the pass began. */
+  readonly marked: number;
+  /** Partitions re-driven (marked, or found lagging by the full pass). */
+  readonly driven: number;
+  /** Re-driven partitions that no longer lag. */
+  readonly converged: number;
+  /** Marks this pass removed (the partition's own run may have removed others). */
+  readonly cleared: number;
+  /** Lagging partitions the full pass found without a mark. */
+  readonly unmarked: number;
+  /** Runs that failed (logged; retried on the next pass). */
+  readonly failed: number;
+  /** Marks skipped this pass because their last run made no progress. */
+  readonly backedOff: number;
+}
+
+interface Backoff {
+  readonly waitMs: number;
+  readonly nextAt: number;
+  readonly hw: number;
+}
+
+/** Does the leader's own head say a follower (or the high watermark) is behind its log end? */
+export function headLags(head: ReplicaHead, followers: readonly number[]): boolean {
+  return head.hw < head.leo || followers.some((b) => (head.followers[String(b)]?.leo ?? 0) < head.leo);
+}
+
+export class ReplicationSweep {
+  readonly o: Required<SweepOptions>;
+  private lastFullAt: number | undefined;
+  private readonly backoff = new Map<string, Backoff>();
+
+  constructor(o: SweepOptions = {}) {
+    this.o = {
+      fullPassMs: o.fullPassMs ?? 300_000,
+      backoffMaxMs: o.backoffMaxMs ?? 5000,
+      runBudgetMs: o.runBudgetMs ?? 10_000,
+      concurrency: o.concurrency ?? 8,
+      lagTimeMaxMs: o.lagTimeMaxMs ?? config().replicaLagTimeMaxMs,
+    };
+  }
+
+  /**
+   * One pass: every mark (unless backed off), and every partition when the full pass is due. No
+   * run starts after `deadline`, and none is given time beyond it (a Lambda's remaining time).
+   */
+  async sweep(now = Date.now(), deadline = Number.POSITIVE_INFINITY): Promise<SweepReport> {
+    const marks = await listLagging();
+    const full = this.lastFullAt === undefined || now - this.lastFullAt >= this.o.fullPassMs;
+    const due = marks.filter((m) => (this.backoff.get(key(m))?.nextAt ?? 0) <= now);
+    const work = new Map<string, { mark?: LagMark; topic: string; topicId: string; partition: number }>(due.map((m) => [key(m), { mark: m, ...m }]));
+    let unmarked = 0;
+    if (full) {
+      this.lastFullAt = now;
+      const marked = new Set(marks.map(key));
+      for (const p of await this.lagginWithoutIndex()) {
+        const k = key(p);
+        if (marked.has(k) || work.has(k)) continue;
+        unmarked++;
+        work.set(k, p);
+      }
+    }
+    const live = new Set(marks.map(key));
+    for (const k of this.backoff.keys()) if (!live.has(k)) this.backoff.delete(k);
+
+    let converged = 0;
+    let cleared = 0;
+    let failed = 0;
+    await pool([...work.values()], this.o.concurrency, async (p) => {
+      const k = key(p);
+      if (Date.now() >= deadline) return;
+      let result: ReplicateResult | undefined;
+      try {
+        result = await replicate(p.topic, p.topicId, p.partition, {
+          deadline: Math.min(Date.now() + this.o.runBudgetMs, deadline), shrinkOnFailure: false, lagTimeMaxMs: this.o.lagTimeMaxMs, fullSync,
+        });
+      } catch (err) {
+        const e = asKafkaError(err);
+        // A deleted topic's mark goes; a partition between leaders is the controller's (the next pass retries).
+        if (e.kafkaName === 'UNKNOWN_TOPIC_OR_PARTITION' && p.mark) {
+          if (await clearLagging(p.topicId, p.partition, p.mark.markedAt)) cleared++;
+          return;
+        }
+        failed++;
+        logger.warn({ event: 'sweep-replicate-failed', topic: p.topic, partition: p.partition, kafkaError: e.kafkaName, message: e.message }, 'sweep could not re-drive a partition');
+        this.backOff(k, -1, Date.now());
+        return;
+      }
+      if (!result.lagging) {
+        converged++;
+        this.backoff.delete(k);
+        // The run clears the mark it knows of; one left over (an earlier epoch's, a lost race) goes here.
+        if (p.mark && await clearLagging(p.topicId, p.partition, p.mark.markedAt)) cleared++;
+        return;
+      }
+      if (!p.mark) await markLagging(p.topic, p.topicId, p.partition);
+      this.backOff(k, result.highWatermark, Date.now());
+    });
+    const report: SweepReport = { full, marked: marks.length, driven: work.size, converged, cleared, unmarked, failed, backedOff: marks.length - due.length };
+    if (work.size > 0) logger.info({ event: 'replication-sweep', ...report }, 'replication sweep');
+    return report;
+  }
+
+  /** A run that left the partition lagging: visit again at once if it made progress, else after a doubling wait. */
+  private backOff(k: string, hw: number, now: number): void {
+    const before = this.backoff.get(k);
+    const progressed = before === undefined || hw > before.hw;
+    const waitMs = progressed ? 0 : Math.min(this.o.backoffMaxMs, Math.max(250, before.waitMs * 2));
+    this.backoff.set(k, { waitMs, nextAt: now + waitMs, hw: Math.max(hw, before?.hw ?? -1) });
+  }
+
+  /** The full pass: every partition whose leader's head says it lags (one batched read per leader store). */
+  private async lagginWithoutIndex(): Promise<{ topic: string; topicId: string; partition: number }[]> {
+    const byLeader = new Map<number, { topic: string; topicId: string; partition: number; followers: number[] }[]>();
+    for (const name of await listTopicNames()) {
+      const t = await cachedTopic(name);
+      for (const p of t?.partitions ?? []) {
+        if (p.leader < 0 || !t) continue;
+        const list = byLeader.get(p.leader) ?? [];
+        list.push({ topic: name, topicId: t.topic.topicId, partition: p.partition, followers: p.replicas.filter((r) => r !== p.leader) });
+        byLeader.set(p.leader, list);
+      }
+    }
+    const out: { topic: string; topicId: string; partition: number }[] = [];
+    await Promise.all([...byLeader].map(async ([leader, parts]) => {
+      try {
+        const heads = await readHeads(await replicaStore(leader), parts.map((p) => topicPartitionKey(p.topicId, p.partition)));
+        for (const p of parts) {
+          const head = heads.get(topicPartitionKey(p.topicId, p.partition));
+          if (head && head.role === 'leader' && headLags(head, p.followers)) out.push({ topic: p.topic, topicId: p.topicId, partition: p.partition });
+        }
+      } catch (err) {
+        // A leader whose store is down is the controller's to replace; its partitions come back on a later pass.
+        logger.debug({ event: 'sweep-leader-unreadable', broker: leader, err: (err as Error).message }, 'sweep could not read a leader');
+      }
+    }));
+    return out;
+  }
+}
+
+const key = (p: { topicId: string; partition: number }) => `${p.topicId}#${p.partition}`;
+
+/** Runs `f` over `items`, at most `limit` at a time. */
+async function pool<T>(items: readonly T[], limit: number, f: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await f(items[next++] as T);
+  }));
+}

@@ -1,0 +1,158 @@
+/**
+ * Replication liveness without new writes (issue 11), driven step by step on a private quiet
+ * stack (no stream poller, no controllers): the lag index is set by a run that leaves a follower
+ * behind and cleared by the run that brings it up, each only on a flip; a stream batch that fails
+ * on every attempt is handed to the sweep, which converges the partition; a partition the index
+ * lost is found by the full pass; and two sweeps at once converge it with no error and no lost mark.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { onFailure as replicatorOnFailure } from '../../../lambdas/replicator.js';
+import { replicaStore } from '../../../lib/cluster/metadata.js';
+import { createTopic } from '../../../lib/cluster/topics.js';
+import { StreamPoller } from '../../../lib/local/stream-poller.js';
+import { produce } from '../../../lib/log/produce.js';
+import { replicate } from '../../../lib/log/replicate.js';
+import { ReplicationSweep } from '../../../lib/orchestration/sweep.js';
+import { clearLagging, listLagging, markLagging } from '../../../lib/storage/coordination.js';
+import { topicPartitionKey } from '../../../lib/storage/model.js';
+import { readHead } from '../../../lib/storage/replica.js';
+import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
+
+let c: FaultCluster;
+beforeAll(async () => {
+  c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false });
+}, 120_000);
+afterAll(async () => {
+  await c?.stop();
+});
+
+let n = 0;
+async function setup(records = 10) {
+  const name = `sweep-${process.pid}-${n++}`;
+  const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3 });
+  const p = partitions[0]!;
+  const tp = topicPartitionKey(topic.topicId, 0);
+  const leader = await replicaStore(p.leader);
+  const followers = await Promise.all(p.replicas.filter((r) => r !== p.leader).map((b) => replicaStore(b)));
+  if (records > 0) {
+    const out = await produce(name, Array.from({ length: records }, (_, i) => ({ partition: 0, key: null, value: Buffer.from(`v${i}`), headers: [] })), { acks: 1 });
+    expect(out.every((o) => o.ok)).toBe(true);
+  }
+  const marks = async () => (await listLagging()).filter((m) => m.topicId === topic.topicId);
+  const converged = async () => {
+    const l = (await readHead(leader, tp))!;
+    const fs = await Promise.all(followers.map((f) => readHead(f, tp)));
+    return l.hw === l.leo && fs.every((f) => f?.leo === l.leo);
+  };
+  return { name, topicId: topic.topicId, p, tp, leader, followers, marks, converged };
+}
+
+const opts = { shrinkOnFailure: false, lagTimeMaxMs: 30_000 };
+
+describe('Lag index', () => {
+  it('is set by a run that leaves a follower behind and cleared by the run that catches it up, writing only on flips', async () => {
+    const s = await setup();
+    expect(await s.marks()).toEqual([]);
+
+    // A run out of time before its first copy: the followers stay behind, so the partition is marked.
+    const first = await replicate(s.name, s.topicId, 0, { ...opts, deadline: Date.now() - 1 });
+    expect(first.lagging).toBe(true);
+    const [mark] = await s.marks();
+    expect(mark).toMatchObject({ topic: s.name, topicId: s.topicId, partition: 0 });
+    expect((await readHead(s.leader, s.tp))?.lagMarkedEpoch).toBe(s.p.leaderEpoch);
+
+    // Still lagging: the head says the mark is there, so it is not written again.
+    await replicate(s.name, s.topicId, 0, { ...opts, deadline: Date.now() - 1 });
+    expect(await s.marks()).toEqual([mark]);
+
+    // Caught up: the run clears the mark and the head's flag.
+    const done = await replicate(s.name, s.topicId, 0, { ...opts, deadline: Date.now() + 10_000 });
+    expect(done).toMatchObject({ lagging: false, highWatermark: 10 });
+    expect(await s.marks()).toEqual([]);
+    expect((await readHead(s.leader, s.tp))?.lagMarkedEpoch).toBeUndefined();
+
+    // Nothing moved: a run writes nothing at all (the head is the same item, the index stays empty).
+    const before = await readHead(s.leader, s.tp);
+    await replicate(s.name, s.topicId, 0, { ...opts, deadline: Date.now() + 10_000 });
+    expect(await readHead(s.leader, s.tp)).toEqual(before);
+    expect(await s.marks()).toEqual([]);
+  });
+
+  it('clears a mark only if it is the one the clearer read: a newer mark survives', async () => {
+    const s = await setup(0);
+    const old = await markLagging(s.name, s.topicId, 0, 1000);
+    await markLagging(s.name, s.topicId, 0, 2000);
+    expect(await clearLagging(s.topicId, 0, old.markedAt)).toBe(false);
+    expect((await s.marks()).map((m) => m.markedAt)).toEqual([2000]);
+    expect(await clearLagging(s.topicId, 0, 2000)).toBe(true);
+    expect(await clearLagging(s.topicId, 0, 2000)).toBe(true); // already gone: not an error
+    expect(await s.marks()).toEqual([]);
+  });
+});
+
+describe('Replication sweep', () => {
+  it('where a stream delivery fails on every attempt, the batch goes to the sweep and the partition converges with no new writes', async () => {
+    const s = await setup(0);
+    const failures: number[] = [];
+    const poller = new StreamPoller({
+      tables: [{ table: s.leader.replicaTable, endpoint: s.leader.endpoint }],
+      maxDeliveryAttempts: 3, retryBaseMs: 10,
+      deliver: async (e: DynamoDBStreamEvent) => {
+        failures.push(e.Records.length);
+        throw new Error('the replicator times out on every attempt');
+      },
+      onFailure: replicatorOnFailure,
+    });
+    await poller.start();
+    try {
+      const out = await produce(s.name, Array.from({ length: 20 }, (_, i) => ({ partition: 0, key: null, value: Buffer.from(`r${i}`), headers: [] })), { acks: 1 });
+      expect(out.every((o) => o.ok)).toBe(true);
+      await c.until('the batch handed to the sweep', async () => (await s.marks()).length === 1, 15_000);
+    } finally {
+      await poller.stop();
+    }
+    expect(failures.length).toBeGreaterThanOrEqual(3);
+    expect(await s.converged()).toBe(false);
+
+    // No writes from here on: one sweep pass converges it and takes it out of the index.
+    const sweep = new ReplicationSweep({ fullPassMs: 3_600_000, lagTimeMaxMs: 30_000 });
+    const report = await sweep.sweep();
+    expect(report).toMatchObject({ marked: 1, failed: 0 });
+    expect(report.converged).toBeGreaterThanOrEqual(1);
+    expect(await s.converged()).toBe(true);
+    expect((await readHead(s.leader, s.tp))?.hw).toBe(20);
+    expect(await s.marks()).toEqual([]);
+  });
+
+  it('finds a lagging partition the index does not name on its full pass, and visits only marks between full passes', async () => {
+    const s = await setup(5); // acks=1 and no replicator: behind, and never marked
+    expect(await s.marks()).toEqual([]);
+    const sweep = new ReplicationSweep({ fullPassMs: 3_600_000, lagTimeMaxMs: 30_000 });
+    const first = await sweep.sweep();
+    expect(first.full).toBe(true);
+    expect(first.unmarked).toBeGreaterThanOrEqual(1);
+    expect(await s.converged()).toBe(true);
+    // The next pass is not a full one: with nothing marked it re-drives nothing.
+    const out = await produce(s.name, [{ partition: 0, key: null, value: Buffer.from('late'), headers: [] }], { acks: 1 });
+    expect(out[0]?.ok).toBe(true);
+    const second = await sweep.sweep();
+    expect(second).toMatchObject({ full: false, driven: 0 });
+    expect(await s.converged()).toBe(false);
+  });
+
+  it('where two sweeps re-drive the same mark at once, the partition converges, neither fails, and the mark is gone', async () => {
+    const s = await setup(30);
+    await replicate(s.name, s.topicId, 0, { ...opts, deadline: Date.now() - 1 }); // marked
+    expect(await s.marks()).toHaveLength(1);
+    const [a, b] = [new ReplicationSweep({ fullPassMs: 3_600_000 }), new ReplicationSweep({ fullPassMs: 3_600_000 })];
+    // Both pay their first full pass now, so the race below is between two mark visits.
+    const reports = await Promise.all([a.sweep(), b.sweep()]);
+    for (const r of reports) expect(r.failed).toBe(0);
+    expect(reports.reduce((x, r) => x + r.converged, 0)).toBeGreaterThanOrEqual(2);
+    expect(await s.converged()).toBe(true);
+    expect(await s.marks()).toEqual([]);
+    const logs = await Promise.all([s.leader, ...s.followers].map(async (st) => (await readHead(st, s.tp))?.leo));
+    expect(new Set(logs)).toEqual(new Set([30]));
+  });
+});
