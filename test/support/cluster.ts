@@ -106,7 +106,10 @@ export async function until<T>(what: string, check: () => Promise<T | undefined 
     }
     if (outcome === 'expired' || Date.now() >= deadline) {
       const after = `${Date.now() - started} ms`;
-      if (outcome === 'expired') throw new Error(`timed out waiting for ${what} after ${after}: the check was still running`, 'error' in last ? { cause: last.error } : {});
+      if (outcome === 'expired') {
+        const before = 'error' in last ? `; before that it threw ${describeError(last.error)}` : `; before that it returned ${String(last.value)}`;
+        throw new Error(`timed out waiting for ${what} after ${after}: the check was still running${before}`, 'error' in last ? { cause: last.error } : {});
+      }
       if ('error' in last) throw new Error(`timed out waiting for ${what} after ${after}; the check last threw ${describeError(last.error)}`, { cause: last.error });
       throw new Error(`timed out waiting for ${what} after ${after}; the check last returned ${String(last.value)}`);
     }

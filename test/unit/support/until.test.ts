@@ -42,6 +42,6 @@ describe('Function: until', () => {
   });
 
   it('ends at its deadline even while a check never answers (a paused store)', async () => {
-    await expect(until('a paused store', () => new Promise<boolean>(() => undefined), 200)).rejects.toThrow(/^timed out waiting for a paused store after \d+ ms: the check was still running$/);
+    await expect(until('a paused store', () => new Promise<boolean>(() => undefined), 200)).rejects.toThrow(/^timed out waiting for a paused store after \d+ ms: the check was still running; before that it returned undefined$/);
   });
 });
