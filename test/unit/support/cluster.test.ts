@@ -1,6 +1,6 @@
-/** The fault tests' polling helper: it must say why it gave up, and not retry a mistake. */
+/** The fault tests' helpers: `until` says why it gave up and does not retry a mistake; isolated brokers run only in the multi-process phase. */
 import { describe, expect, it } from 'vitest';
-import { until } from '../../support/cluster.js';
+import { startFaultCluster, until } from '../../support/cluster.js';
 
 describe('Function: until', () => {
   it('returns the first value that is neither undefined nor false', async () => {
@@ -43,5 +43,12 @@ describe('Function: until', () => {
 
   it('ends at its deadline even while a check never answers (a paused store)', async () => {
     await expect(until('a paused store', () => new Promise<boolean>(() => undefined), 200)).rejects.toThrow(/^timed out waiting for a paused store after \d+ ms: the check was still running; before that it returned undefined$/);
+  });
+});
+
+describe('Function: startFaultCluster', () => {
+  it('refuses isolated brokers outside the multi-process project, before starting anything', async () => {
+    expect(process.env.TRIBUTARY_TEST_PROJECT).toBeUndefined();
+    await expect(startFaultCluster()).rejects.toThrow(/list the test file in MULTI_PROCESS_FILES \(vitest\.config\.ts\)/);
   });
 });
