@@ -17,10 +17,9 @@ export const MULTI_PROCESS_FILES = [
   'test/integration/chaos.test.ts',
   'test/integration/local/processes.test.ts',
   'test/e2e/local-stack.test.ts',
-  // Being written alongside this change (isolated brokers); listed ahead so they land in the right place.
+  // Isolated brokers (written alongside this change).
   'test/integration/controller/liveness.test.ts',
   'test/integration/controller/walk.test.ts',
-  'test/integration/replication/acks-all-isr.test.ts',
 ];
 
 export default defineConfig({
