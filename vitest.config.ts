@@ -1,18 +1,60 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 // Quiet logs for the stack started in globalSetup and for the test workers.
 process.env.LOG_LEVEL ??= 'warn';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
+/**
+ * Files that start their own multi-process stacks (one DynamoDB Local JVM per broker, controller
+ * processes, the CLI) to kill, pause and restart them. Their faults have deadlines (session
+ * timeouts, ISR lag) and their restarts reuse ports, so they run after every other file and one at
+ * a time: they neither slow the shared-stack files down nor get slowed down by them or each other.
+ * A file that calls `startFaultCluster` with isolated brokers belongs here (the helper refuses to
+ * run elsewhere); so does any file that spawns stores or a whole stack itself.
+ */
+export const MULTI_PROCESS_FILES = [
+  'test/integration/faults.test.ts',
+  'test/integration/chaos.test.ts',
+  'test/integration/local/processes.test.ts',
+  'test/e2e/local-stack.test.ts',
+  // Isolated brokers (written alongside this change).
+  'test/integration/controller/liveness.test.ts',
+  'test/integration/controller/walk.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
-    setupFiles: ['test/support/setup-env.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // Two cores: files run in parallel against one shared local stack.
-    fileParallelism: true,
+    // Two cores: the shared-stack files run two at a time (`--maxWorkers` on the command line overrides).
     maxWorkers: 2,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'shared',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...MULTI_PROCESS_FILES],
+          // One in-memory 3-broker stack for the whole run, shared by these files.
+          globalSetup: ['test/support/global-setup.ts'],
+          setupFiles: ['test/support/setup-env.ts'],
+          fileParallelism: true,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'multi-process',
+          include: MULTI_PROCESS_FILES,
+          // Each file starts what it needs; none may talk to the shared stack.
+          env: { TRIBUTARY_TEST_PROJECT: 'multi-process' },
+          fileParallelism: false,
+          maxWorkers: 1,
+          // After every shared-stack file has finished.
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

@@ -7,11 +7,29 @@ import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { dynamo, s3Client } from './clients.js';
 import type { TableSpec } from './tables.js';
 
-/** Creates a table if it does not exist and waits until it is active. */
+/**
+ * How long table creation keeps retrying requests that time out. A DynamoDB Local JVM just started
+ * answers its first request slowly (measured on two busy cores: 4–10 s for the first CreateTable of
+ * four JVMs started at once), far past the store timeout that fault tests set to 2 s for paused stores.
+ */
+const COLD_STORE_GRACE_MS = 60_000;
+
+async function patiently<T>(send: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + COLD_STORE_GRACE_MS;
+  for (;;) {
+    try {
+      return await send();
+    } catch (err) {
+      if ((err as Error).name !== 'TimeoutError' || Date.now() > deadline) throw err;
+    }
+  }
+}
+
+/** Creates a table if it does not exist and waits until it is active; request timeouts are retried for a while (a cold store). */
 export async function ensureTable(spec: TableSpec, endpoint?: string): Promise<void> {
   const client = dynamo(endpoint);
   try {
-    await client.send(new CreateTableCommand({
+    await patiently(() => client.send(new CreateTableCommand({
       TableName: spec.name,
       BillingMode: 'PAY_PER_REQUEST',
       AttributeDefinitions: [
@@ -23,12 +41,12 @@ export async function ensureTable(spec: TableSpec, endpoint?: string): Promise<v
         { AttributeName: spec.sortKey.name, KeyType: 'RANGE' },
       ],
       ...(spec.stream ? { StreamSpecification: { StreamEnabled: true, StreamViewType: spec.stream } } : {}),
-    }));
+    })));
   } catch (err) {
     if (!(err instanceof ResourceInUseException)) throw err;
   }
   for (let i = 0; i < 100; i++) {
-    const out = await client.send(new DescribeTableCommand({ TableName: spec.name }));
+    const out = await patiently(() => client.send(new DescribeTableCommand({ TableName: spec.name })));
     if (out.Table?.TableStatus === 'ACTIVE') return;
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -4,13 +4,15 @@
  * with its data (incremental sync) or empty (full sync) under load, and many producers on one
  * partition. Controller: a paused controller replaced and fenced, the leader's store SIGKILLed
  * under acks=all produce, two of three brokers dead, unclean election. One file, so these heavy
- * scenarios run one after another rather than against each other on a two-core machine.
+ * scenarios run one after another rather than against each other on a two-core machine; it runs
+ * in the multi-process project (vitest.config.ts), after and apart from every other file. How fast
+ * a failover is belongs to `npm run bench -- failover`, not here.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LeaseLost, readLease, setBrokerState } from '../../lib/storage/coordination.js';
 import { listKeys } from '../../lib/storage/objects.js';
 import { readHead } from '../../lib/storage/replica.js';
-import { logFingerprint, replicaLog, startFaultCluster, startProducers, type Acked, type FaultCluster } from '../support/cluster.js';
+import { logFingerprint, replicaLog, startFaultCluster, startProducers as startProducersOn, type Acked, type FaultCluster } from '../support/cluster.js';
 
 const SESSION_MS = 4000;
 const TICK_MS = 500;
@@ -28,6 +30,22 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await c?.stop();
+});
+
+// Each test starts from three live brokers and leaves no producer behind, so one failure does not
+// fail the tests after it (a dead broker makes every RF 3 topic creation fail).
+let producing: ReturnType<typeof startProducersOn>[] = [];
+const startProducers = (...args: Parameters<typeof startProducersOn>) => {
+  const p = startProducersOn(...args);
+  producing.push(p);
+  return p;
+};
+beforeEach(async () => {
+  await brokersUp();
+}, 60_000);
+afterEach(async () => {
+  await Promise.all(producing.map((p) => p.stop()));
+  producing = [];
 });
 
 async function topicWithFollower(name: string) {
@@ -66,6 +84,16 @@ const partition = async (topic: string) => (await c.call('GET', c.v3(`/topics/${
 const createTopic = async (name: string, rf: number, configs: { name: string; value: string }[] = []) =>
   expect((await c.call('POST', c.v3('/topics'), { topic_name: name, partitions_count: 1, replication_factor: rf, configs })).status).toBe(201);
 const controllerStatus = async (name: string) => (await fetch(c.stack.supervisor.get(name)!.endpoint)).json() as Promise<any>;
+/** Resolves once the lease holder has finished `n` more ticks: every rule of a tick has then been applied to what is now true. */
+const ticks = async (n: number) => {
+  const holder = (await c.until('a controller', async () => readLease())).holder;
+  const seen = new Set<string>();
+  await c.until(`${n} controller ticks`, async () => {
+    const last = (await controllerStatus(holder)).lastTick;
+    if (last?.role === 'controller') seen.add(last.at);
+    return seen.size > n;
+  }, 20_000);
+};
 const brokersUp = async () => {
   for (const b of [1, 2, 3]) {
     if (c.stack.supervisor.get(`broker-${b}`)?.state !== 'running') await c.call('POST', `/local/processes/broker-${b}/restart`);
@@ -123,12 +151,18 @@ describe('Replication with real store failures', () => {
 
 describe('The controller with real processes', () => {
   it('where two controller loops contend, one holds the lease; paused past expiry, it is replaced and, resumed, can write nothing', async () => {
-    const lease = await c.until('a controller', async () => readLease());
+    // One consistent view: the table, both loops and the API agree on who holds which epoch.
+    const { lease, held } = await c.until('one controller that both loops and the API agree on', async () => {
+      const l = await readLease();
+      if (!l) return undefined;
+      const other = l.holder === 'controller-1' ? 'controller-2' : 'controller-1';
+      const [mine, theirs, api] = await Promise.all([controllerStatus(l.holder), controllerStatus(other), c.call('GET', c.v3(''))]);
+      const agreed = mine.lease?.epoch === l.epoch && theirs.lease === null
+        && api.body.controller?.controller_id === l.holder && api.body.controller?.epoch === l.epoch;
+      return agreed ? { lease: l, held: mine.lease } : undefined;
+    }, 15_000);
     const holder = lease.holder;
     const other = holder === 'controller-1' ? 'controller-2' : 'controller-1';
-    expect((await controllerStatus(other)).lease).toBeNull();
-    expect((await c.call('GET', c.v3(''))).body.controller).toMatchObject({ controller_id: holder, epoch: lease.epoch });
-    const held = (await controllerStatus(holder)).lease;
     expect((await c.call('POST', `/local/processes/${holder}/pause`)).body.state).toBe('paused');
     const next = await c.until('a takeover', async () => {
       const l = await readLease();
@@ -142,22 +176,19 @@ describe('The controller with real processes', () => {
     expect((await readLease())?.holder).toBe(other);
   });
 
-  it('where the leader store is SIGKILLed during acks=all produce, a new leader is elected within the session timeout plus a tick, producers carry on, and nothing acknowledged is lost', async () => {
+  it('where the leader store is SIGKILLed during acks=all produce, a new leader is elected under the next leader epoch, producers carry on, and nothing acknowledged is lost', async () => {
     await createTopic('failover', 3);
     const before = await partition('failover');
     const producers = startProducers(c, 'failover', { count: 4, acks: 'all' });
     await c.until('some writes', async () => producers.acked.length >= 40);
-    const killedAt = Date.now();
     const ackedBefore = producers.acked.length;
     expect((await c.call('POST', `/local/processes/broker-${before.leader_id}/kill`)).body.state).toBe('killed');
     const elected = await c.until('a new leader', async () => {
       const p = await partition('failover');
-      return p.leader_id !== before.leader_id && p.leader_id !== null ? { p, at: Date.now() } : undefined;
+      return p.leader_id !== before.leader_id && p.leader_id !== null ? p : undefined;
     }, 30_000);
     await c.until('a produce after the kill', async () => producers.acked.length > ackedBefore + 5, 20_000);
-    const firstAfter = Date.now();
-    expect(elected.at - killedAt).toBeLessThan(SESSION_MS + TICK_MS + 2500);
-    expect(elected.p.leader_epoch).toBe(before.leader_epoch + 1);
+    expect(elected.leader_epoch).toBe(before.leader_epoch + 1);
     await producers.stop();
     // The killed broker returns: demoted, truncated if it must, caught up, back in the ISR.
     expect((await c.call('POST', `/local/processes/broker-${before.leader_id}/restart`)).body.state).toBe('running');
@@ -178,11 +209,9 @@ describe('The controller with real processes', () => {
       offset = r.body.next_offset;
     }
     for (const a of producers.acked) expect(read.get(a.offset), `acknowledged offset ${a.offset}`).toBe(a.value);
-    process.stdout.write(`failover: elected ${elected.at - killedAt} ms after the kill; producing again ${firstAfter - killedAt} ms after; ${producers.acked.length} acked, ${producers.failed} failed ${JSON.stringify(producers.errors)}\n`);
   });
 
   it("where the leader's store comes back empty within the session timeout, the controller sees it lost its data, elects an in-sync follower, and nothing acknowledged is lost", async () => {
-    await brokersUp();
     await createTopic('wiped-leader', 3);
     const before = await partition('wiped-leader');
     const acked: string[] = [];
@@ -209,7 +238,6 @@ describe('The controller with real processes', () => {
   });
 
   it('with two of three brokers dead and min.insync.replicas=2, acks=all fails cleanly with NOT_ENOUGH_REPLICAS and committed data is still read from the survivor', async () => {
-    await brokersUp();
     await createTopic('two-dead', 3, [{ name: 'min.insync.replicas', value: '2' }]);
     for (let i = 0; i < 5; i++) expect((await c.call('POST', c.v3('/topics/two-dead/records'), { value: { type: 'STRING', data: `c${i}` } })).status).toBe(200);
     const p = await partition('two-dead');
@@ -225,11 +253,9 @@ describe('The controller with real processes', () => {
     expect(refused.body.message).toMatch(/^NOT_ENOUGH_REPLICAS/);
     const read = await c.call('GET', c.v3('/topics/two-dead/partitions/0/records?offset=0&format=string'));
     expect(read.body.records.map((r: any) => r.value.data)).toEqual(['c0', 'c1', 'c2', 'c3', 'c4']);
-    await brokersUp();
   });
 
   it('with unclean election off, a partition whose whole ISR is gone stays offline; allowing it brings a live out-of-sync replica in', async () => {
-    await brokersUp();
     await createTopic('unclean', 2);
     const p = await partition('unclean');
     const [first, second] = [p.leader_id as number, (p.replicas as any[]).find((r) => !r.is_leader).broker_id as number];
@@ -239,7 +265,9 @@ describe('The controller with real processes', () => {
     await c.call('POST', `/local/processes/broker-${first}/kill`);
     await c.call('POST', `/local/processes/broker-${second}/restart`);
     await c.until('the partition offline', async () => (await partition('unclean')).leader_id === null, 20_000);
-    await new Promise((r) => setTimeout(r, SESSION_MS));
+    // The controller has seen the out-of-sync replica alive and walked the partition since: it could have elected it, and did not.
+    await c.until('the out-of-sync replica seen alive', async () => (await c.call('GET', c.v3('/brokers'))).body.data.find((b: any) => b.broker_id === second)?.state === 'alive', 20_000);
+    await ticks(2);
     expect((await partition('unclean')).leader_id).toBeNull();
     const offline = await c.call('POST', c.v3('/topics/unclean/records?acks=1'), { value: { type: 'STRING', data: 'x' } });
     expect(offline.status).toBe(503);
@@ -249,6 +277,5 @@ describe('The controller with real processes', () => {
     await c.until('an unclean leader', async () => (await partition('unclean')).leader_id === second, 20_000);
     const read = await c.call('GET', c.v3('/topics/unclean/partitions/0/records?offset=0&format=string'));
     expect(read.body.records.map((r: any) => r.value.data)).toEqual([]);
-    await brokersUp();
   });
 });

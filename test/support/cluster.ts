@@ -17,7 +17,12 @@ export interface FaultCluster {
   readonly v3: (p: string) => string;
   call(method: string, p: string, body?: unknown): Promise<{ status: number; body: any }>;
   store(brokerId: number): ReplicaStoreRef;
-  /** Waits until `check` holds (polling), failing with `what` after `ms`. */
+  /**
+   * Polls `check` until it returns something other than `undefined` or `false`, and returns that.
+   * A check that throws is retried (a store or the gateway may be down mid-fault), but after `ms`
+   * the failure names `what` and carries the check's last error as its `cause`. A ReferenceError or
+   * a failed `expect` inside the check is thrown at once: no retry cures those.
+   */
   until<T>(what: string, check: () => Promise<T | undefined | false>, ms?: number): Promise<T>;
   stop(): Promise<void>;
 }
@@ -35,10 +40,13 @@ export interface FaultClusterOptions {
 }
 
 export async function startFaultCluster(o: FaultClusterOptions = {}): Promise<FaultCluster> {
+  const isolated = o.isolatedBrokers ?? true;
+  if (isolated && process.env.VITEST && process.env.TRIBUTARY_TEST_PROJECT !== 'multi-process') {
+    throw new Error('A fault cluster with isolated brokers starts a JVM per broker: list the test file in MULTI_PROCESS_FILES (vitest.config.ts) so it runs on its own.');
+  }
   const saved = { ...process.env };
   Object.assign(process.env, o.env ?? {});
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-faults-'));
-  const isolated = o.isolatedBrokers ?? true;
   const stack = await startLocalStack({
     port: 0, brokers: o.brokers ?? 3, isolatedBrokers: isolated, ...(isolated ? { dataDir: tmp } : { inMemory: true }), controllers: o.controllers ?? 2, replicator: o.replicator ?? true,
   });
@@ -61,15 +69,7 @@ export async function startFaultCluster(o: FaultClusterOptions = {}): Promise<Fa
       if (!b || !proc) throw new Error(`no broker ${brokerId}`);
       return { brokerId, replicaTable: b.replicaTable, endpoint: proc.endpoint };
     },
-    async until(what, check, ms = 30_000) {
-      const deadline = Date.now() + ms;
-      for (;;) {
-        const v = await check().catch(() => undefined);
-        if (v !== undefined && v !== false) return v as never;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    },
+    until: (what, check, ms) => until(what, check, ms),
     async stop() {
       await stack.stop();
       fs.rmSync(tmp, { recursive: true, force: true });
@@ -79,6 +79,42 @@ export async function startFaultCluster(o: FaultClusterOptions = {}): Promise<Fa
       resetClients();
     },
   };
+}
+
+/** Errors that retrying a check cannot cure: a programming mistake or a hard assertion. */
+const isPermanent = (err: unknown): boolean =>
+  err instanceof ReferenceError || (err instanceof Error && err.name === 'AssertionError');
+
+const describeError = (err: unknown): string =>
+  err instanceof Error && err.cause !== undefined ? `${String(err)} (cause: ${String(err.cause)})` : String(err);
+
+/** The `until` of a fault cluster (see there), usable without one. */
+export async function until<T>(what: string, check: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
+  const started = Date.now();
+  const deadline = started + ms;
+  let last: { error: unknown } | { value: unknown } = { value: undefined };
+  for (;;) {
+    // A check stuck on a request that never answers still ends at the deadline.
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<'expired'>((r) => { timer = setTimeout(() => r('expired'), Math.max(0, deadline - Date.now())); });
+    const attempt = (async () => check())().then((value) => ({ value }), (error: unknown) => ({ error }));
+    const outcome = await Promise.race([attempt, expired]).finally(() => clearTimeout(timer));
+    if (outcome !== 'expired') {
+      if ('error' in outcome && isPermanent(outcome.error)) throw outcome.error;
+      if ('value' in outcome && outcome.value !== undefined && outcome.value !== false) return outcome.value as T;
+      last = outcome;
+    }
+    if (outcome === 'expired' || Date.now() >= deadline) {
+      const after = `${Date.now() - started} ms`;
+      if (outcome === 'expired') {
+        const before = 'error' in last ? `; before that it threw ${describeError(last.error)}` : `; before that it returned ${String(last.value)}`;
+        throw new Error(`timed out waiting for ${what} after ${after}: the check was still running${before}`, 'error' in last ? { cause: last.error } : {});
+      }
+      if ('error' in last) throw new Error(`timed out waiting for ${what} after ${after}; the check last threw ${describeError(last.error)}`, { cause: last.error });
+      throw new Error(`timed out waiting for ${what} after ${after}; the check last returned ${String(last.value)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 export interface Acked { readonly partition: number; readonly offset: number; readonly value: string }

@@ -41,7 +41,22 @@ function probe(port: number, timeoutMs = 2000): Promise<Probe> {
   });
 }
 
-const handler = () => new NodeHttpHandler({ connectionTimeout: 2000, requestTimeout: 5000 });
+/**
+ * Probes until an HTTP answer or 20 s: "it answers" is the claim, not "it answers within one probe's
+ * timeout" (a JVM just resumed or restarted on a busy machine can take a few seconds).
+ */
+async function answers(port: number): Promise<Probe> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const r = await probe(port);
+    if ('status' in r || Date.now() > deadline) return r;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+// Only a guard against a hang: a JVM's first requests are slow (4–10 s measured for a cold
+// CreateTable on two busy cores), and no test here is about speed.
+const handler = () => new NodeHttpHandler({ connectionTimeout: 2000, requestTimeout: 20_000 });
 const dynamo = (info: ProcessInfo) => new DynamoDBClient({
   endpoint: info.endpoint,
   region: 'us-east-1',
@@ -69,10 +84,10 @@ function isAlive(pid: number): boolean {
   }
 }
 
-async function until(cond: () => boolean, timeoutMs: number): Promise<void> {
+async function until(what: string, cond: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }
@@ -118,7 +133,7 @@ describe('ProcessSupervisor with real DynamoDB Local and s3rver', () => {
       expect(p.endpoint).toBe(`http://127.0.0.1:${p.port}`);
       expect(p.pid).toBeGreaterThan(0);
       expect(p.startedAt).not.toBeNull();
-      expect(await probe(p.port)).toHaveProperty('status');
+      expect(await answers(p.port)).toHaveProperty('status');
     }
     expect(new Set(list.map((p) => p.port)).size).toBe(3);
     expect(states.some((s) => s.includes('mem:starting'))).toBe(true);
@@ -143,7 +158,7 @@ describe('ProcessSupervisor with real DynamoDB Local and s3rver', () => {
     expect(await probe(before.port, 500)).toEqual({ error: 'TIMEOUT' });
     expect(() => sup.pause('mem')).toThrow(LocalStackError);
     expect(sup.resume('mem').state).toBe('running');
-    expect(await probe(before.port)).toHaveProperty('status');
+    expect(await answers(before.port)).toHaveProperty('status');
     expect(() => sup.resume('mem')).toThrow(/is not paused/);
   });
 
@@ -159,7 +174,7 @@ describe('ProcessSupervisor with real DynamoDB Local and s3rver', () => {
     expect(after.state).toBe('running');
     expect(after.port).toBe(before.port);
     expect(after.pid).not.toBe(before.pid);
-    expect(await probe(after.port)).toHaveProperty('status');
+    expect(await answers(after.port)).toHaveProperty('status');
   }, 30_000);
 
   it('restart of a paused store works too', async () => {
@@ -168,7 +183,7 @@ describe('ProcessSupervisor with real DynamoDB Local and s3rver', () => {
     const after = remember(await sup.restart('mem'));
     expect(after.state).toBe('running');
     expect(after.pid).not.toBe(before.pid);
-    expect(await probe(after.port)).toHaveProperty('status');
+    expect(await answers(after.port)).toHaveProperty('status');
   }, 30_000);
 
   it('a -dbPath store keeps its tables across restart; restart with wipe empties it', async () => {
@@ -227,7 +242,7 @@ describe('ProcessSupervisor with real DynamoDB Local and s3rver', () => {
       const stale = await other.start({ name: 'stale', role: 'stale store', kind: 'dynamodb', dataDir: null });
       expect(killStale([stale.pid!])).toEqual([stale.pid]);
       // the supervisor that owned it sees an unexpected exit
-      await until(() => other.get('stale')?.state === 'exited', 5000);
+      await until('the supervisor to see the stale store exit', () => other.get('stale')?.state === 'exited', 5000);
       expect(isAlive(stale.pid!)).toBe(false);
       expect(await probe(stale.port)).toEqual({ error: 'ECONNREFUSED' });
     } finally {

@@ -1,0 +1,96 @@
+/**
+ * Failover time with the fault tests' settings (test/integration/faults.test.ts: session timeout
+ * 4000 ms, tick 500 ms, two controller processes, one DynamoDB Local per broker): SIGKILL of the
+ * leader's store under acks=all producers, then the time until the partition state names a new
+ * leader and until the next acknowledged write. The expectation is a new leader within the session
+ * timeout plus a tick (plus a probe's slack); the tests check only that one is elected. Several
+ * rounds, each killing the current leader and restarting the store afterwards.
+ * Run: `npm run bench -- failover`; results in bench/results/failover.md.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const SESSION_MS = 4000;
+const TICK_MS = 500;
+const SLACK_MS = 2500;
+const ROUNDS = 3;
+process.env.LOG_LEVEL ??= 'silent';
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+Object.assign(process.env, {
+  TRIBUTARY_BROKER_SESSION_TIMEOUT_MS: String(SESSION_MS), TRIBUTARY_CONTROLLER_TICK_MS: String(TICK_MS),
+  TRIBUTARY_BROKER_PROBE_TIMEOUT_MS: '1500', TRIBUTARY_REPLICA_LAG_TIME_MAX_MS: '2000',
+  TRIBUTARY_REQUEST_TIMEOUT_MS: '15000', TRIBUTARY_STORE_TIMEOUT_MS: '2000',
+});
+const { startLocalStack } = await import('../lib/local/stack.js');
+
+const lines: string[] = [];
+const out = (s: string) => {
+  lines.push(s);
+  process.stdout.write(`${s}\n`);
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-bench-failover-'));
+const stack = await startLocalStack({ port: 0, brokers: 3, isolatedBrokers: true, dataDir: dir, controllers: 2 });
+const C = `/v3/clusters/${stack.clusterId}`;
+const call = async (method: string, p: string, body?: unknown): Promise<{ status: number; body: any }> => {
+  const r = await fetch(`${stack.url}${p}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await r.text();
+  return { status: r.status, body: text ? JSON.parse(text.split('\n')[0] as string) : undefined };
+};
+async function until<T>(what: string, check: () => Promise<T | undefined | false>, ms: number, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await check().catch(() => undefined);
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+const partition = async () => (await call('GET', `${C}/topics/failover/partitions/0`)).body;
+
+try {
+  if ((await call('POST', `${C}/topics`, { topic_name: 'failover', partitions_count: 1, replication_factor: 3 })).status !== 201) throw new Error('could not create the topic');
+  out(`| round | leader → new leader | elected after (ms) | next acks=all write after (ms) | within ${SESSION_MS} + ${TICK_MS} + ${SLACK_MS} ms | failed writes |`);
+  out('|---|---|---|---|---|---|');
+  for (let round = 1; round <= ROUNDS; round++) {
+    await until('every replica in the ISR', async () => (await partition()).isr?.length === 3, 60_000, 200);
+    const before = await partition();
+    let running = true;
+    let acked = 0;
+    let failed = 0;
+    let firstAfterKill = 0;
+    let killedAt = Number.POSITIVE_INFINITY;
+    const producers = Array.from({ length: 4 }, async (_, w) => {
+      for (let i = 0; running; i++) {
+        const started = Date.now();
+        const r = await call('POST', `${C}/topics/failover/records?acks=all`, { value: { type: 'STRING', data: `r${round}-w${w}-${i}` } }).catch(() => ({ status: 0 }));
+        if (r.status !== 200) failed++;
+        else {
+          acked++;
+          if (started > killedAt && !firstAfterKill) firstAfterKill = Date.now();
+        }
+      }
+    });
+    await until('some writes', async () => acked >= 40, 30_000);
+    killedAt = Date.now();
+    await call('POST', `/local/processes/broker-${before.leader_id}/kill`);
+    const elected = await until('a new leader', async () => {
+      const p = await partition();
+      return p.leader_id !== before.leader_id && p.leader_id !== null ? { p, at: Date.now() } : undefined;
+    }, 60_000);
+    await until('a write after the kill', async () => firstAfterKill > 0, 60_000);
+    running = false;
+    await Promise.all(producers);
+    const electedMs = elected.at - killedAt;
+    out(`| ${round} | ${before.leader_id} → ${elected.p.leader_id} | ${electedMs} | ${firstAfterKill - killedAt} | ${electedMs < SESSION_MS + TICK_MS + SLACK_MS ? 'yes' : 'NO'} | ${failed} |`);
+    await call('POST', `/local/processes/broker-${before.leader_id}/restart`);
+  }
+} finally {
+  await stack.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+const header = `# failover — ${new Date().toISOString()}\n\nThe fault tests' settings: broker.session.timeout.ms ${SESSION_MS}, tick ${TICK_MS} ms, probe timeout 1500 ms, two controller processes, one DynamoDB Local per broker, 4 acks=all producers. Node ${process.version}, ${os.cpus().length} cores.\n\n`;
+fs.writeFileSync(path.join(import.meta.dirname, 'results', 'failover.md'), `${header}${lines.join('\n')}\n`);

@@ -1,0 +1,54 @@
+/** The fault tests' helpers: `until` says why it gave up and does not retry a mistake; isolated brokers run only in the multi-process phase. */
+import { describe, expect, it } from 'vitest';
+import { startFaultCluster, until } from '../../support/cluster.js';
+
+describe('Function: until', () => {
+  it('returns the first value that is neither undefined nor false', async () => {
+    let calls = 0;
+    expect(await until('the third call', async () => (++calls >= 3 ? { calls } : calls === 1 ? undefined : false), 5000)).toEqual({ calls: 3 });
+  });
+
+  it('where the check keeps throwing, times out naming what it waited for and the last error, kept as the cause', async () => {
+    let calls = 0;
+    const last = new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED 127.0.0.1:1') });
+    const failure = await until('a store', async () => {
+      calls++;
+      throw calls === 1 ? new Error('first') : last;
+    }, 300).catch((err: unknown) => err as Error);
+    expect(failure).toBeInstanceOf(Error);
+    expect(failure.message).toMatch(/^timed out waiting for a store after \d+ ms; the check last threw TypeError: fetch failed \(cause: Error: connect ECONNREFUSED 127\.0\.0\.1:1\)$/);
+    expect(failure.cause).toBe(last);
+    expect(calls).toBeGreaterThan(1);
+  });
+
+  it('where the check never holds, times out saying what it last returned', async () => {
+    await expect(until('a leader', async () => false, 200)).rejects.toThrow(/^timed out waiting for a leader after \d+ ms; the check last returned false$/);
+  });
+
+  it('throws a ReferenceError or a failed expect from the check at once, without retrying', async () => {
+    let calls = 0;
+    await expect(until('anything', async () => {
+      calls++;
+      // @ts-expect-error a programming mistake, on purpose
+      return notDefined;
+    }, 10_000)).rejects.toBeInstanceOf(ReferenceError);
+    expect(calls).toBe(1);
+    await expect(until('anything', async () => {
+      calls++;
+      expect(1).toBe(2);
+      return true;
+    }, 10_000)).rejects.toThrow(/expected 1 to be 2/);
+    expect(calls).toBe(2);
+  });
+
+  it('ends at its deadline even while a check never answers (a paused store)', async () => {
+    await expect(until('a paused store', () => new Promise<boolean>(() => undefined), 200)).rejects.toThrow(/^timed out waiting for a paused store after \d+ ms: the check was still running; before that it returned undefined$/);
+  });
+});
+
+describe('Function: startFaultCluster', () => {
+  it('refuses isolated brokers outside the multi-process project, before starting anything', async () => {
+    expect(process.env.TRIBUTARY_TEST_PROJECT).toBeUndefined();
+    await expect(startFaultCluster()).rejects.toThrow(/list the test file in MULTI_PROCESS_FILES \(vitest\.config\.ts\)/);
+  });
+});
