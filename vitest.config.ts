@@ -20,6 +20,7 @@ export const MULTI_PROCESS_FILES = [
   // Isolated brokers (written alongside this change).
   'test/integration/controller/liveness.test.ts',
   'test/integration/controller/walk.test.ts',
+  'test/integration/replication/liveness.test.ts',
 ];
 
 export default defineConfig({
