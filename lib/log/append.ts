@@ -7,6 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { KafkaError, asKafkaError } from '../errors.js';
 import { withBaseOffset } from '../protocol/record-batch.js';
 import type { BatchRecord, ReplicaHead, StoredProducerState } from '../storage/model.js';
+import { logger } from '../logger.js';
+import { markLagging, topicNameById } from '../storage/coordination.js';
 import { putObject } from '../storage/objects.js';
 import { appendBatches, headFromItem, readHead, readProducerStates, type ProducerStateWrite, type ReplicaStoreRef } from '../storage/replica.js';
 import { ConditionFailed } from '../storage/transact.js';
@@ -15,6 +17,8 @@ import type { PreparedBatch } from './batches.js';
 import { check, type ProducerState } from './producer-state.js';
 
 export interface AppendTarget {
+  /** The topic's name, for the lag index (read from the coordination table by id when absent). */
+  readonly topic?: string;
   readonly leader: ReplicaStoreRef;
   readonly topicId: string;
   readonly partition: number;
@@ -234,6 +238,13 @@ function planChunk(t: AppendTarget, head: ReplicaHead, chunk: readonly StagedBat
   return { records, results, producers, end: next };
 }
 
+/** Puts the target's partition in the lag index. */
+async function markPartition(t: AppendTarget): Promise<void> {
+  const topic = t.topic ?? await topicNameById(t.topicId);
+  if (topic === undefined) throw new Error(`topic ${t.topicId} not found`);
+  await markLagging(topic, t.topicId, t.partition);
+}
+
 async function appendChunk(t: AppendTarget, chunk: readonly StagedBatch[]): Promise<(AppendedRange | KafkaError)[]> {
   const deadline = Date.now() + RACE_BUDGET_MS;
   const cached = knownHeads.get(headKey(t));
@@ -255,6 +266,21 @@ async function appendChunk(t: AppendTarget, chunk: readonly StagedBatch[]): Prom
     if (plan.records.length === 0) return plan.results;
     const lastEpoch = head.epochs[head.epochs.length - 1];
     const needsEpochEntry = !lastEpoch || lastEpoch[0] < t.leaderEpoch;
+    // Liveness (lag-index.ts): an append leaves the followers behind until something replicates
+    // it, so the partition must be in the lag index. A head flagged under this epoch says it is
+    // (the append is conditioned on the flag still being there); otherwise mark first — one
+    // coordination write per idle→active transition, none per append on a marked partition.
+    // A mark that cannot be written (the coordination table failing) does not fail the append:
+    // it goes without the flag, so the next append tries again, and the full pass covers the gap.
+    const marked = head.lagMarkedEpoch === t.leaderEpoch;
+    const clears = head.lagClears;
+    const lag = marked ? { expect: true as const } : await markPartition(t).then(
+      () => ({ set: true as const, clears }),
+      (err: unknown) => {
+        logger.warn({ event: 'lag-mark-failed', topicId: t.topicId, partition: t.partition, err: (err as Error).message }, 'append could not mark its partition lagging');
+        return undefined;
+      },
+    );
     try {
       await appendBatches(t.leader, t.tp, {
         expectLeo: head.leo,
@@ -262,9 +288,10 @@ async function appendChunk(t: AppendTarget, chunk: readonly StagedBatch[]): Prom
         batches: plan.records,
         producers: plan.producers,
         ...(needsEpochEntry ? { epochEntry: [t.leaderEpoch, head.leo] as const } : {}),
+        ...(lag ? { lag } : {}),
       });
       knownHeads.set(headKey(t), {
-        ...head, leo: plan.end,
+        ...head, leo: plan.end, ...(lag ? { lagMarkedEpoch: t.leaderEpoch } : {}),
         epochs: needsEpochEntry ? [...head.epochs, [t.leaderEpoch, head.leo]] : head.epochs,
       });
       if (knownProducers.size > KNOWN_PRODUCERS_MAX) knownProducers.clear();

@@ -1,10 +1,20 @@
 /**
- * The data path's half of replication liveness (DESIGN §5): a replication run that leaves a
- * follower behind the log end it set out to copy puts the partition in the coordination table's
- * lag index, and the run that brings every follower up takes it out again; the controller's sweep
- * (lib/orchestration/sweep.ts) re-drives what the index names. The leader's head records, per
- * leader epoch, whether the mark is set (`lagMarkedEpoch`), so a run writes the index only when
- * lagging flips — never once per append.
+ * The data path's half of replication liveness (DESIGN §5; docs/architecture.md, "Replication
+ * liveness"): a partition whose followers may be behind its leader is in the coordination table's
+ * lag index, and the controller's sweep (lib/orchestration/sweep.ts) re-drives what the index names.
+ *
+ * Who sets the mark: the append (lib/log/append.ts) — whatever happens to the event that should
+ * replicate it — and a replication run that leaves a follower behind. The leader's head records, per
+ * leader epoch, that the mark is set (`lagMarkedEpoch`): an append on a flagged head writes nothing
+ * to the index and is conditioned on the flag still being there; an append on an unflagged head
+ * writes the mark first, then sets the flag with its own head update. So a busy partition costs
+ * one coordination write per idle→active transition, none per append.
+ *
+ * Who clears it: only the sweep, when a visit finds the partition caught up — first the head's flag
+ * (conditioned on nothing appended since, counting the clear in `lagClears`), then the mark
+ * (conditioned on the `markedAt` it read). An append in between sees the head unflagged and marks
+ * again, so the mark survives; one that read the head before the clear fails its condition on
+ * `lagClears` and marks again too.
  */
 import type { ReplicaHead } from '../storage/model.js';
 
@@ -18,11 +28,9 @@ export function leftLagging(target: number, hw: number, followerLeos: readonly (
 }
 
 /**
- * The lag index write a run owes, if any: `mark` when it left the partition lagging and the
- * leader's head says no mark was set under this leader epoch, `clear` when it did not and one was.
+ * Whether a run owes the index a mark: it left the partition lagging and the leader's head says
+ * no mark was set under this leader epoch. (A run never clears: that is the sweep's, see above.)
  */
-export function lagIndexChange(head: ReplicaHead, leaderEpoch: number, lagging: boolean): 'mark' | 'clear' | undefined {
-  const marked = head.lagMarkedEpoch === leaderEpoch;
-  if (lagging === marked) return undefined;
-  return lagging ? 'mark' : 'clear';
+export function owesMark(head: ReplicaHead, leaderEpoch: number, lagging: boolean): boolean {
+  return lagging && head.lagMarkedEpoch !== leaderEpoch;
 }

@@ -91,6 +91,7 @@ async function appendPartition(
         throw new KafkaError('NOT_ENOUGH_REPLICAS', `NOT_ENOUGH_REPLICAS: partition ${partition} has fewer in-sync replicas than min.insync.replicas=${minIsr}.`, { partition });
       }
       const ranges = await appendToLeader({
+        topic: topicName,
         leader: await replicaStore(state.leader),
         topicId: current.topic.topicId,
         partition,

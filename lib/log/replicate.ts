@@ -10,8 +10,8 @@ import { cachedBrokers, cachedTopic, invalidateMetadata, replicaStore } from '..
 import { KafkaError, asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
-import { alterPartition, clearLagging, markLagging, PartitionChanged, readPartition } from '../storage/coordination.js';
-import { lagIndexChange, leftLagging } from './lag-index.js';
+import { alterPartition, markLagging, PartitionChanged, readPartition } from '../storage/coordination.js';
+import { leftLagging, owesMark } from './lag-index.js';
 import { topicPartitionKey, type BatchRecord, type FollowerProgress, type PartitionRecord, type ReplicaHead } from '../storage/model.js';
 import { advanceHighWatermark, batchStartAt, copyBatches, listProducerStates, queryBatches, readHead, readProducerStates, setHeadIsr, setRole, truncateLog, type ProducerStateWrite, type ReplicaStoreRef } from '../storage/replica.js';
 import { applyBatch, truncateState, type ProducerState } from './producer-state.js';
@@ -241,6 +241,8 @@ export interface ReplicateResult {
   readonly leaderEpoch: number;
   /** The run left a follower (or the high watermark) behind the leader's log end it set out to copy. */
   readonly lagging?: boolean;
+  /** The leader the run found (the sweep clears the lag flag on its head). */
+  readonly leader?: number;
 }
 
 interface FollowerResult {
@@ -470,16 +472,16 @@ export async function replicate(topic: string, topicId: string, partition: numbe
   let hw = highWatermarkOf(head, state.leader, current.isr, leoOf);
   // Write only when something moved: the head's stream must not re-trigger replication forever.
   const moved = hw > head.hw || followers.some((b) => progress[String(b)]?.leo !== head.followers[String(b)]?.leo);
-  // Liveness (lag-index.ts): a run that leaves a follower behind marks the partition for the sweep; only flips write.
+  // Liveness (lag-index.ts): a run that leaves a follower behind marks the partition for the sweep
+  // if its head is not flagged yet; only the sweep clears.
   const lagging = leftLagging(target, hw, followers.map((b) => leoOf.get(b)));
-  const lag = lagIndexChange(head, state.leaderEpoch, lagging);
-  if (lag === 'mark') await markLagging(topic, topicId, partition);
-  const written = moved || lag ? await advanceHighWatermark(leader, tp, state.leaderEpoch, hw, progress, head.isrVersion, lag && lag === 'mark') : true;
-  if (written && lag === 'clear') await clearLagging(topicId, partition);
+  const mark = owesMark(head, state.leaderEpoch, lagging);
+  if (mark) await markLagging(topic, topicId, partition);
+  const written = moved || mark ? await advanceHighWatermark(leader, tp, state.leaderEpoch, hw, progress, head.isrVersion, mark ? { clears: head.lagClears } : undefined) : true;
   if (!written) hw = head.hw; // someone changed the count meanwhile: this high watermark proves nothing
   const slowest = Math.min(...state.replicas.filter((b) => b !== state.leader).map((b) => leoOf.get(b) ?? progress[String(b)]?.leo ?? lHead.leo), lHead.leo);
   emitMetric('replicationLag', lHead.leo - slowest);
-  return { highWatermark: hw, isr: current.isr, leaderEpoch: state.leaderEpoch, lagging: lagging || !written };
+  return { highWatermark: hw, isr: current.isr, leaderEpoch: state.leaderEpoch, lagging: lagging || !written, leader: state.leader };
 }
 
 const inflight = new Map<string, Promise<ReplicateResult>>();

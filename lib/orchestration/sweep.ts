@@ -29,7 +29,7 @@ import { replicate, type ReplicateResult } from '../log/replicate.js';
 import { fullSync } from '../log/snapshot.js';
 import { clearLagging, listLagging, listTopicNames, markLagging, type LagMark } from '../storage/coordination.js';
 import { topicPartitionKey, type ReplicaHead } from '../storage/model.js';
-import { readHeads } from '../storage/replica.js';
+import { clearLagFlag, readHead, readHeads } from '../storage/replica.js';
 
 export interface SweepOptions {
   /** Period of the full pass over every partition. @default 300000 (5 min) */
@@ -78,6 +78,9 @@ export class ReplicationSweep {
   readonly o: Required<SweepOptions>;
   private lastFullAt: number | undefined;
   private readonly backoff = new Map<string, Backoff>();
+
+  /** Test hooks: `afterFlagCleared` runs between the two steps of a clear (an interleaving test's pause). */
+  hooks: { afterFlagCleared?: (mark: LagMark) => Promise<void> } = {};
 
   constructor(o: SweepOptions = {}) {
     this.o = {
@@ -138,8 +141,8 @@ export class ReplicationSweep {
       if (!result.lagging) {
         converged++;
         this.backoff.delete(k);
-        // The run clears the mark it knows of; one left over (an earlier epoch's, a lost race) goes here.
-        if (p.mark && await clearLagging(p.topicId, p.partition, p.mark.markedAt)) cleared++;
+        // (without a mark — the full pass found it — only the head's flag goes, so the next append marks again)
+        if (await this.clear(p, result) && p.mark) cleared++;
         return;
       }
       if (!p.mark) await markLagging(p.topic, p.topicId, p.partition);
@@ -148,6 +151,29 @@ export class ReplicationSweep {
     const report: SweepReport = { full, marked: marks.length, driven: work.size, converged, cleared, unmarked, failed, backedOff: marks.length - due.length };
     if (work.size > 0) logger.info({ event: 'replication-sweep', ...report }, 'replication sweep');
     return report;
+  }
+
+  /**
+   * Takes a caught-up partition out of the index (`p.mark`, the mark this pass read, if any),
+   * race-safe against appends (lag-index.ts):
+   *   1. the leader's head, if fully caught up (hw = leo, every follower it records at leo), loses
+   *      its lag flag — on condition that leo and hw are still those (no append since);
+   *   2. the mark is deleted — on condition that it is still the one this pass read.
+   * An append between 1 and 2 finds the head unflagged and writes a new mark, which 2 leaves.
+   * Returns whether the mark went; if not, the next pass visits it again.
+   */
+  private async clear(p: { topicId: string; partition: number; mark?: LagMark }, result: ReplicateResult): Promise<boolean> {
+    if (result.leader === undefined) return false;
+    const store = await replicaStore(result.leader);
+    const tp = topicPartitionKey(p.topicId, p.partition);
+    const head = await readHead(store, tp);
+    if (!head || head.role !== 'leader' || head.leaderEpoch !== result.leaderEpoch) return false;
+    const followers = [...new Set([...Object.keys(head.followers).map(Number), ...head.isr])].filter((b) => b !== result.leader);
+    if (headLags(head, followers)) return false;
+    if (!(await clearLagFlag(store, tp, head.leaderEpoch, head.leo))) return false;
+    if (!p.mark) return true;
+    await this.hooks.afterFlagCleared?.(p.mark);
+    return clearLagging(p.topicId, p.partition, p.mark.markedAt);
   }
 
   /** A run that left the partition lagging: visit again at once if it made progress, else after a doubling wait. */

@@ -526,14 +526,17 @@ export interface LagMark {
 
 const LAG_PK = 'lagging';
 const lagKey = (topicId: string, partition: number) => ({ pk: LAG_PK, sk: `${topicId}#${partition}` });
+let lastMarkedAt = 0;
 
 /**
  * Marks a partition as lagging.
  * Condition: none (idempotent; a second mark only moves `markedAt`). Effects: the mark item.
  * Errors: store failures only.
  */
-export async function markLagging(topic: string, topicId: string, partition: number, now = Date.now()): Promise<LagMark> {
-  const mark: LagMark = { topic, topicId, partition, markedAt: now };
+export async function markLagging(topic: string, topicId: string, partition: number, now?: number): Promise<LagMark> {
+  // A clear is conditioned on `markedAt`: two marks from this process never share one.
+  const markedAt = now ?? (lastMarkedAt = Math.max(Date.now(), lastMarkedAt + 1));
+  const mark: LagMark = { topic, topicId, partition, markedAt };
   await db().send(new PutCommand({ TableName: table(), Item: { ...lagKey(topicId, partition), ...mark } }));
   return mark;
 }

@@ -99,6 +99,11 @@ export interface ReplicaHead {
    * lag index (absent, or another epoch: it did not), so only a change of lagging costs a write.
    */
   readonly lagMarkedEpoch?: number;
+  /**
+   * On a leader: how many times a sweep has cleared the lag flag (absent: never). A write that sets
+   * the flag is conditioned on the count it read, so it cannot land on a clear it did not see.
+   */
+  readonly lagClears?: number;
 }
 
 export interface FollowerProgress {

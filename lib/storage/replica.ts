@@ -37,6 +37,7 @@ function toHead(item: Record<string, unknown>): ReplicaHead {
     isrVersion: (item.isrVersion as number | undefined) ?? 0,
     ...(typeof item.logId === 'string' ? { logId: item.logId } : {}),
     ...(typeof item.lagMarkedEpoch === 'number' ? { lagMarkedEpoch: item.lagMarkedEpoch } : {}),
+    ...(typeof item.lagClears === 'number' ? { lagClears: item.lagClears } : {}),
   };
 }
 
@@ -416,6 +417,20 @@ export interface AppendWrite {
   readonly epochEntry?: readonly [number, number];
   /** Idempotent producers' states after these batches. */
   readonly producers?: readonly ProducerStateWrite[];
+  /**
+   * The lag flag (lib/log/lag-index.ts): `expect` — the head must still say `lagMarkedEpoch =
+   * leaderEpoch` (no sweep cleared it since it was read); `set` — the caller has just written the
+   * lag mark, so set the flag, on condition that the head's `lagClears` is still `clears` (no sweep
+   * cleared the index after the head was read, which could have deleted that very mark).
+   */
+  readonly lag?: { readonly expect: true } | { readonly set: true; readonly clears: number | undefined };
+}
+
+/** The condition and effect of setting the lag flag on a head read with `clears` sweep clears. */
+function lagFlagSet(clears: number | undefined, values: Record<string, unknown>): string {
+  if (clears === undefined) return 'attribute_not_exists(lagClears)';
+  values[':clears'] = clears;
+  return 'lagClears = :clears';
 }
 
 /**
@@ -425,9 +440,9 @@ export interface AppendWrite {
  *   appender B: read head (leo=L) ── encode ─────── transact(leo: L → L+m) ✗ condition: leo = L
  *                                                  └─ ALL_OLD returns leo=L+n; B retries at L+n
  *
- * Condition: head `leo = expectLeo AND leaderEpoch = leaderEpoch AND role = leader`, and no item
- * at each batch's key. Effects: head `leo` = last batch's lastOffset + 1 (and `hw`, epoch cache
- * entry when given); one item per batch.
+ * Condition: head `leo = expectLeo AND leaderEpoch = leaderEpoch AND role = leader` (and the lag
+ * flag condition of `lag`), and no item at each batch's key. Effects: head `leo` = last batch's
+ * lastOffset + 1 (and `hw`, epoch cache entry, `lagMarkedEpoch` when given); one item per batch.
  * Errors: `ConditionFailed` (index 0 carries the current head when it exists).
  */
 export async function appendBatches(store: ReplicaStoreRef, tp: string, write: AppendWrite): Promise<void> {
@@ -445,13 +460,19 @@ export async function appendBatches(store: ReplicaStoreRef, tp: string, write: A
     sets.push('epochs = list_append(epochs, :entry)');
     values[':entry'] = [[...write.epochEntry]];
   }
+  let condition = 'leo = :leo AND leaderEpoch = :epoch AND #role = :leader';
+  if (write.lag && 'expect' in write.lag) condition += ' AND lagMarkedEpoch = :epoch';
+  if (write.lag && 'set' in write.lag) {
+    sets.push('lagMarkedEpoch = :epoch');
+    condition += ` AND ${lagFlagSet(write.lag.clears, values)}`;
+  }
   await transactWrite(client(store), [
     {
       Update: {
         TableName: store.replicaTable,
         Key: { tp, off: HEAD_OFFSET },
         UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: 'leo = :leo AND leaderEpoch = :epoch AND #role = :leader',
+        ConditionExpression: condition,
         ExpressionAttributeNames: { '#role': 'role' },
         ExpressionAttributeValues: values,
       },
@@ -520,25 +541,53 @@ export async function copyBatches(store: ReplicaStoreRef, tp: string, write: Cop
 /**
  * Advances a leader's high watermark and records its followers' progress.
  * Condition: still the leader under `leaderEpoch`, `hw` does not move backwards, and the head's
- * ISR is still the one `hw` was computed over.
- * Returns false when the condition failed (another copier got further, or leadership moved).
+ * ISR is still the one `hw` was computed over; with `lagMark`, also no sweep cleared the lag flag
+ * since the head was read (`lagClears` unchanged: the caller has just written the mark, which such
+ * a clear may have deleted).
+ * Effects: `hw`, `followers`; with `lagMark`, `lagMarkedEpoch = leaderEpoch`.
+ * Returns false when the condition failed (another copier got further, leadership moved, a clear).
  */
 export async function advanceHighWatermark(
   store: ReplicaStoreRef, tp: string, leaderEpoch: number, hw: number, followers: Readonly<Record<string, { leo: number; caughtUpAt: number }>>,
-  isrVersion: number, lagMarked?: boolean,
+  isrVersion: number, lagMark?: { readonly clears: number | undefined },
 ): Promise<boolean> {
   // A single-item write outside a transaction: half the write units of a one-item transaction.
-  // `lagMarked` (when given) records whether the lag index holds this partition, under this epoch.
-  const lag = lagMarked === undefined ? '' : lagMarked ? ', lagMarkedEpoch = :epoch' : ' REMOVE lagMarkedEpoch';
+  const values: Record<string, unknown> = { ':hw': hw, ':f': followers, ':epoch': leaderEpoch, ':leader': 'leader', ':v': isrVersion };
+  const lagCondition = lagMark ? ` AND ${lagFlagSet(lagMark.clears, values)}` : '';
   try {
     await client(store).send(new UpdateCommand({
       TableName: store.replicaTable,
       Key: { tp, off: HEAD_OFFSET },
-      UpdateExpression: `SET hw = :hw, followers = :f${lag}`,
+      UpdateExpression: `SET hw = :hw, followers = :f${lagMark ? ', lagMarkedEpoch = :epoch' : ''}`,
       // Computed over the ISR of this version: if a follower joined meanwhile, the minimum may be wrong.
-      ConditionExpression: `leaderEpoch = :epoch AND #role = :leader AND hw <= :hw AND leo >= :hw AND ${isrVersionIs(isrVersion)}`,
+      ConditionExpression: `leaderEpoch = :epoch AND #role = :leader AND hw <= :hw AND leo >= :hw AND ${isrVersionIs(isrVersion)}${lagCondition}`,
       ExpressionAttributeNames: { '#role': 'role' },
-      ExpressionAttributeValues: { ':hw': hw, ':f': followers, ':epoch': leaderEpoch, ':leader': 'leader', ':v': isrVersion },
+      ExpressionAttributeValues: values,
+    }));
+    return true;
+  } catch (err) {
+    if ((err as Error).name === 'ConditionalCheckFailedException') return false;
+    throw err;
+  }
+}
+
+/**
+ * The sweep's first step in clearing a partition's lag mark (lib/orchestration/sweep.ts): removes
+ * the leader's lag flag and counts the clear, so an append that then finds the head unmarked
+ * writes the mark again (and one that read the head before cannot set the flag without a mark).
+ * Condition: the leader under `leaderEpoch`, `leo = hw = leo` (nothing appended since the sweep
+ * found it caught up). Effects: `lagMarkedEpoch` removed, `lagClears` + 1.
+ * Returns false when the condition failed (an append landed, or leadership moved).
+ */
+export async function clearLagFlag(store: ReplicaStoreRef, tp: string, leaderEpoch: number, leo: number): Promise<boolean> {
+  try {
+    await client(store).send(new UpdateCommand({
+      TableName: store.replicaTable,
+      Key: { tp, off: HEAD_OFFSET },
+      UpdateExpression: 'SET lagClears = if_not_exists(lagClears, :zero) + :one REMOVE lagMarkedEpoch',
+      ConditionExpression: 'leo = :leo AND hw = :leo AND leaderEpoch = :epoch AND #role = :leader',
+      ExpressionAttributeNames: { '#role': 'role' },
+      ExpressionAttributeValues: { ':leo': leo, ':epoch': leaderEpoch, ':leader': 'leader', ':zero': 0, ':one': 1 },
     }));
     return true;
   } catch (err) {

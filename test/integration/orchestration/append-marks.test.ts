@@ -1,0 +1,162 @@
+/**
+ * The append marks its partition in the lag index (issue 11): a stream delivery the replicator
+ * never hears of must still leave the partition for the sweep. Driven step by step on a private
+ * quiet stack (no stream poller, no controllers), so no replication run happens unless a test
+ * makes one: only the append can have set a mark. Marks are written only on idle→active
+ * transitions, and the sweep's two-step clear loses no mark to an append that lands in between.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { MiddlewareStack } from '@smithy/types';
+import { replicaStore } from '../../../lib/cluster/metadata.js';
+import { createTopic } from '../../../lib/cluster/topics.js';
+import { produce } from '../../../lib/log/produce.js';
+import { replicate } from '../../../lib/log/replicate.js';
+import { ReplicationSweep } from '../../../lib/orchestration/sweep.js';
+import { dynamo } from '../../../lib/storage/clients.js';
+import { clearLagging, listLagging } from '../../../lib/storage/coordination.js';
+import { topicPartitionKey } from '../../../lib/storage/model.js';
+import { clearLagFlag, readHead } from '../../../lib/storage/replica.js';
+import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
+
+let c: FaultCluster;
+beforeAll(async () => {
+  c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false });
+}, 120_000);
+afterAll(async () => {
+  await c?.stop();
+});
+
+const HOOK = 'test-count-lag-index-writes';
+let hooked: MiddlewareStack<any, any> | undefined;
+afterEach(() => {
+  hooked?.remove(HOOK);
+  hooked = undefined;
+});
+
+/** Counts every write to the coordination table's lag index from here on. */
+function countIndexWrites(): { n: number } {
+  const count = { n: 0 };
+  const stack = dynamo().middlewareStack as MiddlewareStack<any, any>;
+  stack.add((next, context) => async (args) => {
+    const input = args.input as { Item?: { pk?: unknown }; Key?: { pk?: unknown } };
+    if (/Put|Delete|Update/.test(String(context.commandName)) && (input.Item?.pk === 'lagging' || input.Key?.pk === 'lagging')) count.n++;
+    return next(args);
+  }, { step: 'initialize', name: HOOK, priority: 'low' });
+  hooked = stack;
+  return count;
+}
+
+let n = 0;
+async function setup() {
+  const name = `marks-${process.pid}-${n++}`;
+  const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3 });
+  const p = partitions[0]!;
+  const tp = topicPartitionKey(topic.topicId, 0);
+  const leader = await replicaStore(p.leader);
+  const followers = await Promise.all(p.replicas.filter((r) => r !== p.leader).map((b) => replicaStore(b)));
+  const send = async (count: number, tag = 'v') => {
+    const out = await produce(name, Array.from({ length: count }, (_, i) => ({ partition: 0, key: null, value: Buffer.from(`${tag}${i}`), headers: [] })), { acks: 1 });
+    expect(out.every((o) => o.ok)).toBe(true);
+  };
+  const marks = async () => (await listLagging()).filter((m) => m.topicId === topic.topicId);
+  const head = async () => (await readHead(leader, tp))!;
+  const converged = async () => {
+    const l = await head();
+    const fs = await Promise.all(followers.map((f) => readHead(f, tp)));
+    return l.hw === l.leo && fs.every((f) => f?.leo === l.leo);
+  };
+  return { name, topicId: topic.topicId, p, tp, leader, send, marks, head, converged };
+}
+
+/** A sweep whose full pass is already spent: it visits only what the index names. */
+async function markOnlySweep(): Promise<ReplicationSweep> {
+  const sweep = new ReplicationSweep({ fullPassMs: 3_600_000, lagTimeMaxMs: 30_000 });
+  await sweep.sweep(); // pays the first full pass (other tests' partitions included)
+  return sweep;
+}
+
+describe('The append marks its partition lagging', () => {
+  it('where no replication run ever happens, an acks=1 append leaves a mark and one sweep pass converges the partition with no new writes', async () => {
+    const sweep = await markOnlySweep();
+    const s = await setup();
+    await s.send(10);
+    expect(await s.converged()).toBe(false);
+    const [mark] = await s.marks();
+    expect(mark).toMatchObject({ topic: s.name, topicId: s.topicId, partition: 0 });
+    expect((await s.head()).lagMarkedEpoch).toBe(s.p.leaderEpoch);
+
+    const report = await sweep.sweep();
+    expect(report).toMatchObject({ full: false, failed: 0 });
+    expect(report.converged).toBeGreaterThanOrEqual(1);
+    expect(await s.converged()).toBe(true);
+    expect((await s.head()).hw).toBe(10);
+    // Caught up: the sweep took it out of the index and the flag off the head.
+    expect(await s.marks()).toEqual([]);
+    expect((await s.head()).lagMarkedEpoch).toBeUndefined();
+  });
+
+  it('writes the index once per idle→active transition: further appends to a marked partition write nothing to it', async () => {
+    const s = await setup();
+    const writes = countIndexWrites();
+    await s.send(3, 'a');
+    expect(writes.n).toBe(1);
+    const [mark] = await s.marks();
+    for (let i = 0; i < 5; i++) await s.send(2, `b${i}`);
+    expect(writes.n).toBe(1);
+    expect(await s.marks()).toEqual([mark]);
+    expect((await s.head()).leo).toBe(13);
+  });
+
+  it('where an append lands between the sweep clearing the head flag and deleting the mark, the mark survives and the next pass visits it', async () => {
+    const sweep = await markOnlySweep();
+    const s = await setup();
+    await s.send(5, 'a');
+    const [first] = await s.marks();
+    let appended = false;
+    sweep.hooks.afterFlagCleared = async (m) => {
+      if (m.topicId !== s.topicId) return;
+      sweep.hooks.afterFlagCleared = undefined;
+      await s.send(1, 'between'); // its cached head says flagged: the condition fails, it re-marks
+      appended = true;
+    };
+    const report = await sweep.sweep();
+    expect(appended).toBe(true);
+    expect(report.failed).toBe(0);
+    const [survivor] = await s.marks();
+    expect(survivor).toBeDefined();
+    expect(survivor!.markedAt).toBeGreaterThan(first!.markedAt);
+    expect((await s.head()).lagMarkedEpoch).toBe(s.p.leaderEpoch);
+    expect(await s.converged()).toBe(false); // the late record is on the leader only
+
+    const next = await sweep.sweep();
+    expect(next.driven).toBeGreaterThanOrEqual(1);
+    expect(await s.converged()).toBe(true);
+    expect((await s.head()).hw).toBe(6);
+    expect(await s.marks()).toEqual([]);
+  });
+
+  it('where the cached head says marked but the mark was cleared meanwhile, the append fails its condition and marks again', async () => {
+    const s = await setup();
+    await s.send(4, 'a'); // this instance now caches a flagged head
+    const [mark] = await s.marks();
+    // A sweep's clear, step by step.
+    const h = await s.head();
+    expect(await clearLagFlag(s.leader, s.tp, h.leaderEpoch, h.leo)).toBe(false); // hw < leo: not caught up, no clear
+    // A replication run brings the followers up; it never clears (only the sweep does).
+    await replicate(s.name, s.topicId, 0, { deadline: Date.now() + 10_000, shrinkOnFailure: false, lagTimeMaxMs: 30_000 });
+    const caught = await s.head();
+    expect(caught).toMatchObject({ hw: 4, leo: 4, lagMarkedEpoch: s.p.leaderEpoch });
+    expect(await s.marks()).toEqual([mark]);
+    expect(await clearLagFlag(s.leader, s.tp, caught.leaderEpoch, caught.leo)).toBe(true);
+    expect(await clearLagging(s.topicId, 0, mark!.markedAt)).toBe(true);
+    expect(await s.marks()).toEqual([]);
+    expect((await s.head()).lagMarkedEpoch).toBeUndefined();
+
+    const writes = countIndexWrites();
+    await s.send(1, 'after');
+    expect(writes.n).toBe(1);
+    expect(await s.marks()).toHaveLength(1);
+    expect(await s.head()).toMatchObject({ lagMarkedEpoch: s.p.leaderEpoch, leo: 5 });
+  });
+});
+
