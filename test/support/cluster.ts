@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { resetConfig } from '../../lib/config.js';
 import { startLocalStack, type LocalStack } from '../../lib/local/stack.js';
 import { resetClients } from '../../lib/storage/clients.js';
@@ -115,6 +116,25 @@ export async function until<T>(what: string, check: () => Promise<T | undefined 
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * A private quiet stack for one test file — no controllers, no background replicator, broker
+ * tables in one in-memory store — started before its tests and stopped after them, for tests
+ * that drive an interleaving step by step. Returns the running cluster.
+ */
+export function useQuietCluster(): () => FaultCluster {
+  let c: FaultCluster | undefined;
+  beforeAll(async () => {
+    c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false });
+  }, 120_000);
+  afterAll(async () => {
+    await c?.stop();
+  });
+  return () => {
+    if (!c) throw new Error('the quiet cluster is not running (useQuietCluster is for a file\'s tests)');
+    return c;
+  };
 }
 
 export interface Acked { readonly partition: number; readonly offset: number; readonly value: string }

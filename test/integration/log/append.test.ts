@@ -3,7 +3,7 @@
  * unique contiguous offsets, lost races retry from the head the failed condition returned, stale
  * leaders are fenced, and reads see exactly what was acknowledged.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { appendToLeader, type AppendTarget } from '../../../lib/log/append.js';
@@ -14,17 +14,11 @@ import { decodeBatch } from '../../../lib/protocol/record-batch.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { appendBatches, queryBatches, readHead, setRole } from '../../../lib/storage/replica.js';
 import { ConditionFailed } from '../../../lib/storage/transact.js';
-import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
+import { useQuietCluster } from '../../support/cluster.js';
 
 // A quiet private stack (no stream poller, no controllers): the high watermarks asserted here are
 // the ones these tests move, never one the shared stack's background replicator moved first.
-let c: FaultCluster;
-beforeAll(async () => {
-  c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false });
-}, 120_000);
-afterAll(async () => {
-  await c?.stop();
-});
+useQuietCluster();
 
 const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
 const batchOf = (...values: string[]) => prepareBatches(values.map((v) => ({ key: null, value: Buffer.from(v), headers: [] })), opts);

@@ -5,7 +5,7 @@
  * makes one: only the append can have set a mark. Marks are written only on idle→active
  * transitions, and the sweep's two-step clear loses no mark to an append that lands in between.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { MiddlewareStack } from '@smithy/types';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
@@ -16,15 +16,9 @@ import { dynamo } from '../../../lib/storage/clients.js';
 import { clearLagging, listLagging } from '../../../lib/storage/coordination.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { clearLagFlag, readHead } from '../../../lib/storage/replica.js';
-import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
+import { useQuietCluster } from '../../support/cluster.js';
 
-let c: FaultCluster;
-beforeAll(async () => {
-  c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false });
-}, 120_000);
-afterAll(async () => {
-  await c?.stop();
-});
+useQuietCluster();
 
 const HOOK = 'test-count-lag-index-writes';
 let hooked: MiddlewareStack<any, any> | undefined;

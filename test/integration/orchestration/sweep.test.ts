@@ -5,7 +5,7 @@
  * on every attempt is handed to the sweep, which converges the partition; a partition the index
  * lost is found by the full pass; and two sweeps at once converge it with no error and no lost mark.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { onFailure as replicatorOnFailure } from '../../../lambdas/replicator.js';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
@@ -17,15 +17,9 @@ import { ReplicationSweep } from '../../../lib/orchestration/sweep.js';
 import { clearLagging, listLagging, markLagging } from '../../../lib/storage/coordination.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { readHead } from '../../../lib/storage/replica.js';
-import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
+import { useQuietCluster } from '../../support/cluster.js';
 
-let c: FaultCluster;
-beforeAll(async () => {
-  c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false });
-}, 120_000);
-afterAll(async () => {
-  await c?.stop();
-});
+const cluster = useQuietCluster();
 
 let n = 0;
 async function setup(records = 10) {
@@ -116,7 +110,7 @@ describe('Replication sweep', () => {
       const out = await produce(s.name, Array.from({ length: 20 }, (_, i) => ({ partition: 0, key: null, value: Buffer.from(`r${i}`), headers: [] })), { acks: 1 });
       expect(out.every((o) => o.ok)).toBe(true);
       // (the append marked the partition already; the handover marks it again)
-      await c.until('the batch handed to the sweep', async () => handed > 0 && (await s.marks()).length === 1, 15_000);
+      await cluster().until('the batch handed to the sweep', async () => handed > 0 && (await s.marks()).length === 1, 15_000);
     } finally {
       await poller.stop();
     }

@@ -8,7 +8,7 @@
  * means four more JVMs, which did not start within the stack's 60 s on this shared machine.)
  */
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { invalidateMetadata, replicaStore } from '../../../lib/cluster/metadata.js';
 import { shrinkIsr } from '../../../lib/cluster/partition-state.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
@@ -18,7 +18,7 @@ import { replicateChanges } from '../../../lib/log/replicator.js';
 import { listBrokers, readPartition, registerBroker } from '../../../lib/storage/coordination.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { readHead } from '../../../lib/storage/replica.js';
-import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
+import { useQuietCluster } from '../../support/cluster.js';
 
 /** A TCP relay to `port` that counts the bytes clients send through it; paused, it forwards nothing either way. */
 async function countingRelay(port: number) {
@@ -50,13 +50,7 @@ async function countingRelay(port: number) {
   return relay;
 }
 
-let c: FaultCluster;
-beforeAll(async () => {
-  c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false });
-}, 120_000);
-afterAll(async () => {
-  await c?.stop();
-});
+const cluster = useQuietCluster();
 
 describe('acks=all and replicas outside the ISR', () => {
   it('where a follower outside the ISR has its store paused, acks=all produces complete without ever contacting it', async () => {
@@ -72,7 +66,7 @@ describe('acks=all and replicas outside the ISR', () => {
     expect(shrunk).toMatchObject({ shrunk: true });
     expect(shrunk.state.isr).not.toContain(out);
     const record = (await listBrokers()).find((b) => b.brokerId === out)!;
-    const relay = await countingRelay(Number(new URL(c.store(out).endpoint!).port));
+    const relay = await countingRelay(Number(new URL(cluster().store(out).endpoint!).port));
     await registerBroker({ brokerId: out, replicaTable: record.replicaTable, endpoint: relay.endpoint, rack: record.rack });
     invalidateMetadata();
     expect((await replicaStore(out)).endpoint).toBe(relay.endpoint);
@@ -96,7 +90,7 @@ describe('acks=all and replicas outside the ISR', () => {
 
     // The store answers again. acks=all moved the high watermark past every new batch, but the
     // replicator still runs for them (a follower is behind), brings `out` up, and it rejoins the ISR.
-    await registerBroker({ brokerId: out, replicaTable: record.replicaTable, endpoint: c.store(out).endpoint!, rack: record.rack });
+    await registerBroker({ brokerId: out, replicaTable: record.replicaTable, endpoint: cluster().store(out).endpoint!, rack: record.rack });
     invalidateMetadata();
     const leaderTable = (await replicaStore(p0.leader)).replicaTable;
     expect(await replicateChanges([{ table: leaderTable, tp, off: 3, position: 'p' }])).toEqual([]);

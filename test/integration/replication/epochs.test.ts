@@ -5,7 +5,7 @@
  * stack (no background replicator): the tests assert high watermarks and log ends that only the
  * steps they drive may move.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { electLeader } from '../../../lib/cluster/partition-state.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
@@ -16,7 +16,7 @@ import { copyStep, LeaderUnavailable, replicate } from '../../../lib/log/replica
 import { topicPartitionKey, type ReplicaHead } from '../../../lib/storage/model.js';
 import { queryBatches, readHead, setRole, truncateLog, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
 import { ConditionFailed } from '../../../lib/storage/transact.js';
-import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
+import { useQuietCluster } from '../../support/cluster.js';
 
 const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
 const batchOf = (...values: string[]) => prepareBatches(values.map((v) => ({ key: null, value: Buffer.from(v), headers: [] })), opts);
@@ -28,13 +28,7 @@ async function logOf(store: ReplicaStoreRef, tp: string): Promise<string[]> {
   return batches.filter((b) => b.lastOffset < (head?.leo ?? 0)).map((b) => `${b.baseOffset}-${b.lastOffset}@${b.leaderEpoch}:${Buffer.from(b.data ?? []).toString('base64')}`);
 }
 
-let c: FaultCluster;
-beforeAll(async () => {
-  c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false });
-}, 120_000);
-afterAll(async () => {
-  await c?.stop();
-});
+useQuietCluster();
 
 describe('Function: copyStep when the leader fails', () => {
   it("blames the leader's store, not the follower (so no follower is dropped from the ISR for it)", async () => {

@@ -7,7 +7,7 @@
  * A private quiet stack (no stream poller, no controllers): nothing but this file syncs, so
  * each step is driven here, and S3 is killed and restarted through the stack's supervisor.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { initProducer } from '../../../lib/cluster/producers.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
@@ -19,15 +19,9 @@ import { fullSync, type FullSyncStep } from '../../../lib/log/snapshot.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { listKeys, readObject } from '../../../lib/storage/objects.js';
 import { listProducerStates, queryBatches, readHead, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
-import { logFingerprint, replicaLog, startFaultCluster, type FaultCluster } from '../../support/cluster.js';
+import { logFingerprint, replicaLog, useQuietCluster } from '../../support/cluster.js';
 
-let c: FaultCluster;
-beforeAll(async () => {
-  c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false });
-});
-afterAll(async () => {
-  await c?.stop();
-});
+const cluster = useQuietCluster();
 
 const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
 const KiB = 1024;
@@ -73,8 +67,8 @@ async function replicaState(store: ReplicaStoreRef, tp: string) {
 const snapshotKeys = async (tp: string) => (await listKeys(`snapshots/${tp.replace('#', '/')}/`)).sort();
 
 /** S3 killed through the stack's supervisor (requests are refused at once), and brought back on the same port with its objects. */
-const s3Down = () => c.stack.supervisor.kill('s3');
-const s3Up = () => c.stack.restart('s3');
+const s3Down = () => cluster().stack.supervisor.kill('s3');
+const s3Up = () => cluster().stack.restart('s3');
 
 describe('Function: fullSync (bounded, in parts)', () => {
   it('writes a partition larger than a part as several parts, none above the bound, and installs it byte-identical: batches, producer states, head', async () => {

@@ -7,7 +7,7 @@
  * A private quiet stack (no stream poller, no controllers): nothing but this file syncs the
  * follower, so no test waits for a background replicator to settle.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { electLeader } from '../../../lib/cluster/partition-state.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
@@ -18,15 +18,9 @@ import { FULL_SYNC_STALE_MS, fullSync } from '../../../lib/log/snapshot.js';
 import { ConditionFailed } from '../../../lib/storage/transact.js';
 import { topicPartitionKey, type BatchRecord } from '../../../lib/storage/model.js';
 import { deleteLog, deletePartition, emptyHead, fillClaimed, putHead, queryBatches, readHead, renewClaim, setRole, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
-import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
+import { useQuietCluster } from '../../support/cluster.js';
 
-let c: FaultCluster;
-beforeAll(async () => {
-  c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false });
-});
-afterAll(async () => {
-  await c?.stop();
-});
+useQuietCluster();
 
 const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
 let n = 0;

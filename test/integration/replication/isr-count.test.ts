@@ -4,21 +4,15 @@
  * high watermark is compare-and-set on the count's version — the loser of a race writes nothing.
  * A private quiet stack (no background replicator): only these tests move a high watermark.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { produce } from '../../../lib/log/produce.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { advanceHighWatermark, readHead, setHeadIsr, setRole } from '../../../lib/storage/replica.js';
-import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
+import { useQuietCluster } from '../../support/cluster.js';
 
-let c: FaultCluster;
-beforeAll(async () => {
-  c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false });
-}, 120_000);
-afterAll(async () => {
-  await c?.stop();
-});
+useQuietCluster();
 
 let n = 0;
 async function setup() {

@@ -3,7 +3,7 @@
  * each compare-and-set — `alterPartition`, `shrinkIsr`, `joinIsr`, `dropFromCount` — a concurrent
  * change wins, and the loser writes nothing and says so.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { electLeader, shrinkIsr } from '../../../lib/cluster/partition-state.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
@@ -12,15 +12,9 @@ import { dropFromCount, joinIsr } from '../../../lib/log/replicate.js';
 import { alterPartition, PartitionChanged, readPartition } from '../../../lib/storage/coordination.js';
 import { topicPartitionKey, type PartitionRecord } from '../../../lib/storage/model.js';
 import { readHead, setHeadIsr } from '../../../lib/storage/replica.js';
-import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
+import { useQuietCluster } from '../../support/cluster.js';
 
-let c: FaultCluster;
-beforeAll(async () => {
-  c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false });
-}, 120_000);
-afterAll(async () => {
-  await c?.stop();
-});
+useQuietCluster();
 
 let n = 0;
 async function setup() {

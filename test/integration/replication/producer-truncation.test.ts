@@ -5,7 +5,7 @@
  * is still fenced and the producer's retry of what was truncated goes in. And the append path's
  * cache of producer states never outlives the leader epoch it was written under.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { electLeader } from '../../../lib/cluster/partition-state.js';
 import { initProducer } from '../../../lib/cluster/producers.js';
@@ -16,15 +16,9 @@ import { produce } from '../../../lib/log/produce.js';
 import { copyStep } from '../../../lib/log/replicate.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { readHead, readProducerStates, setRole, truncateLog } from '../../../lib/storage/replica.js';
-import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
+import { useQuietCluster } from '../../support/cluster.js';
 
-let c: FaultCluster;
-beforeAll(async () => {
-  c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false });
-}, 120_000);
-afterAll(async () => {
-  await c?.stop();
-});
+useQuietCluster();
 
 const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
 const values = (from: number, count: number) => Array.from({ length: count }, (_, i) => ({ key: null, value: Buffer.from(`s${from + i}`), headers: [] }));

@@ -10,7 +10,7 @@
  * stream events are built by hand in Lambda's record shape.
  */
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { handler, onFailure } from '../../../lambdas/replicator.js';
 import { invalidateMetadata, replicaStore } from '../../../lib/cluster/metadata.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
@@ -19,15 +19,9 @@ import { replicateChanges } from '../../../lib/log/replicator.js';
 import * as coordination from '../../../lib/storage/coordination.js';
 import { producersKey, topicPartitionKey, type PartitionRecord } from '../../../lib/storage/model.js';
 import { queryBatches, readHead } from '../../../lib/storage/replica.js';
-import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
+import { useQuietCluster } from '../../support/cluster.js';
 
-let c: FaultCluster;
-beforeAll(async () => {
-  c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false });
-}, 120_000);
-afterAll(async () => {
-  await c?.stop();
-});
+useQuietCluster();
 
 let n = 0;
 let seq = 1000;

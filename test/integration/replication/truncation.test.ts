@@ -3,7 +3,7 @@
  * test drives every copy step itself): a follower's log never shrinks within one leader epoch,
  * a new epoch truncates it where KIP-101/KIP-279 say, and truncation cuts whole batches only.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { electLeader } from '../../../lib/cluster/partition-state.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
@@ -12,19 +12,13 @@ import { prepareBatches } from '../../../lib/log/batches.js';
 import { copyStep, replicate } from '../../../lib/log/replicate.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { readHead, setRole, truncateLog, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
-import { logFingerprint, replicaLog, startFaultCluster, type FaultCluster } from '../../support/cluster.js';
+import { logFingerprint, replicaLog, useQuietCluster } from '../../support/cluster.js';
 
 const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
 /** One batch holding `values` (one record each). */
 const batchOf = (...values: string[]) => prepareBatches(values.map((v) => ({ key: null, value: Buffer.from(v), headers: [] })), opts);
 
-let c: FaultCluster;
-beforeAll(async () => {
-  c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false });
-}, 120_000);
-afterAll(async () => {
-  await c?.stop();
-});
+useQuietCluster();
 
 let n = 0;
 async function setup() {
