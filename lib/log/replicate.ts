@@ -252,7 +252,13 @@ interface FollowerResult {
   readonly error?: KafkaError;
   /** The follower lost its log (empty, wiped, diverged): it cannot count as in sync, whatever the options. */
   readonly lostLog?: boolean;
+  /** The follower knows a newer leader epoch (or the leader stopped leading): this run proves nothing. */
+  readonly fenced?: boolean;
 }
+
+/** A follower head whose log is a prefix of the `leaderEpoch` leader's: reconciled with it (truncated if need be), not in a full sync. */
+const reconciledWith = (h: ReplicaHead, leaderEpoch: number): boolean =>
+  h.role === 'follower' && h.leaderEpoch === leaderEpoch && h.syncEpoch === leaderEpoch && h.snapshotting === undefined;
 
 /** Copies to one follower until it holds `target` (or the leader's end), the deadline passes, or it cannot progress. */
 async function catchUp(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string, target: number, o: ReplicateOptions, leaderHead: ReplicaHead): Promise<FollowerResult> {
@@ -284,13 +290,18 @@ async function catchUp(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: s
         }
       }
       if (out.kind === 'behind-epoch' || out.kind === 'fenced') {
-        leo = (await readHead(follower, tp))?.leo;
-        return { brokerId: follower.brokerId, ...(leo !== undefined ? { leo } : {}), error: new KafkaError('FENCED_LEADER_EPOCH', `follower ${follower.brokerId} is at another leader epoch (${out.kind})`) };
+        // A follower on another epoch holds another leader's log: its log end proves nothing here.
+        return { brokerId: follower.brokerId, fenced: out.kind === 'fenced', error: new KafkaError('FENCED_LEADER_EPOCH', `follower ${follower.brokerId} is at another leader epoch (${out.kind})`) };
       }
       if (out.kind === 'lost-race') await new Promise((r) => setTimeout(r, Math.random() * 10 * Math.min(step + 1, 10)));
       if (out.kind === 'caught-up' && out.followerLeo < target) await new Promise((r) => setTimeout(r, 5));
     }
-    if (leo === undefined) leo = (await readHead(follower, tp))?.leo;
+    if (leo === undefined) {
+      // No copy step checked it (the deadline came first): its log end counts only if it is
+      // reconciled with the leader's epoch, i.e. a prefix of this leader's log.
+      const h = await readHead(follower, tp);
+      if (h && reconciledWith(h, leaderHead.leaderEpoch)) leo = h.leo;
+    }
     return { brokerId: follower.brokerId, ...(leo !== undefined ? { leo } : {}) };
   } catch (err) {
     if (err instanceof LeaderUnavailable) throw err;
@@ -362,7 +373,7 @@ export async function joinIsr(
     for (;;) {
       const [lh, fh] = await Promise.all([readHead(leader, tp), readHead(follower, tp)]);
       if (!lh || !fh) return undefined;
-      if (fh.leo >= lh.hw) break;
+      if (fh.leo >= lh.hw && reconciledWith(fh, epoch)) break;
       const out = await copyStep(leader, follower, tp, lh);
       if ((out.kind !== 'copied' && out.kind !== 'caught-up' && out.kind !== 'lost-race') || Date.now() > deadline) return undefined;
     }
@@ -428,6 +439,11 @@ export async function replicate(topic: string, topicId: string, partition: numbe
     // The leader failed mid-copy: no ISR change, no high watermark move — a store failure of the leader.
     throw err instanceof LeaderUnavailable ? err.cause : err;
   }
+  if (results.some((r) => r.fenced)) {
+    // A follower follows a newer leader (one elected without this one being told yet): whatever
+    // this broker's head says, its records past the new leader's may be gone. No HW move, no ISR change.
+    throw new KafkaError('NOT_LEADER_OR_FOLLOWER', `Broker ${state.leader} was replaced as the leader of ${topic}-${partition} (epoch ${state.leaderEpoch} is stale).`, { topic, partition });
+  }
 
   let current: PartitionRecord = state;
   const now = Date.now();
@@ -442,7 +458,7 @@ export async function replicate(topic: string, topicId: string, partition: numbe
   for (const r of results) {
     const before = lHead.followers[String(r.brokerId)];
     const caughtUp = r.leo !== undefined && r.leo >= lHead.leo;
-    if (r.leo !== undefined) leoOf.set(r.brokerId, r.leo);
+    if (r.leo !== undefined && !r.error) leoOf.set(r.brokerId, r.leo);
     progress[String(r.brokerId)] = { leo: r.leo ?? before?.leo ?? 0, caughtUpAt: caughtUp ? now : before?.caughtUpAt ?? now };
     const inIsr = current.isr.includes(r.brokerId);
     const lagging = !caughtUp && now - (progress[String(r.brokerId)] as FollowerProgress).caughtUpAt > o.lagTimeMaxMs;
