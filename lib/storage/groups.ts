@@ -116,7 +116,9 @@ const READ_ATTEMPTS = 5;
 
 /**
  * A group's meta item, target assignment and members, in one strongly consistent Query. A target
- * replaced (and its chunks deleted) between the pages of the Query is read again.
+ * replaced (and its chunks deleted) between the pages of the Query is read again; a target whose
+ * chunks are still missing after READ_ATTEMPTS reads counts as none (meta `target` undefined and
+ * `subscriptionHash` empty, so the next heartbeat recomputes it).
  */
 export async function readGroup(groupId: string): Promise<GroupState> {
   for (let attempt = 1; ; attempt++) {
@@ -130,7 +132,14 @@ export async function readGroup(groupId: string): Promise<GroupState> {
     const ref = meta.target;
     const chunks = Array.from({ length: ref.chunks }, (_, n) => items.find((i) => i.sk === targetSk(ref.id, n))?.data as string | undefined);
     if (chunks.every((c) => c !== undefined)) return { meta, target: JSON.parse(chunks.join('')) as TargetAssignment, members };
-    if (attempt >= READ_ATTEMPTS) throw new Error(`group ${groupId}: target ${ref.id} is missing chunks after ${attempt} reads`);
+    if (attempt >= READ_ATTEMPTS) {
+      // Not a replacement racing the Query: the chunks are gone (a lost write's cleanup, an
+      // operator). Throwing would make the group unreadable for good, since only a heartbeat that
+      // reads it can rewrite the meta; instead it counts as no target, and the empty digest makes
+      // the next heartbeat recompute and store a new one.
+      logger.warn({ event: 'group-target-missing', group: groupId, target: ref.id, reads: attempt }, 'target chunks missing; the target is recomputed');
+      return { meta: { ...meta, target: undefined, subscriptionHash: '' }, target: {}, members };
+    }
   }
 }
 
@@ -175,13 +184,16 @@ async function deleteTargetChunks(groupId: string, ref: NonNullable<GroupMeta['t
  * Writes a group change in one transaction: the meta item by compare-and-set on `ver`, the member
  * puts and deletes each on condition of the liveness (`lastHeartbeatAt`) it was decided from.
  * A new target assignment is first written to new, immutable chunk items the new meta points at;
- * the replaced target's chunks are deleted after the transaction (the chunks of a lost write, too).
+ * the replaced target's chunks are deleted after the transaction. The new chunks are deleted only
+ * when the transaction certainly did not apply (`ConditionFailed`); after a timeout or 5xx it may
+ * have, so they are left (readGroup treats a target with missing chunks as none, too).
  *
  *   A reads B (last heartbeat t0, expired)   B heartbeats (t1)        A deletes B if lastHeartbeatAt = t0
  *   ─────────────────────────────────────────────────────────────────▶ fails: GroupChanged, A re-reads
  *
  * Errors: `GroupChanged` when someone changed the group, or a member it writes, first (re-read
- * and decide again); `Error` for more than MAX_MEMBER_WRITES members.
+ * and decide again); `Error` for more than MAX_MEMBER_WRITES members; a store error (timeout,
+ * 5xx) when the outcome is unknown (re-read: the write may have applied).
  */
 export async function writeGroup(w: GroupWrite): Promise<void> {
   const g = w.meta.groupId;
@@ -215,9 +227,16 @@ export async function writeGroup(w: GroupWrite): Promise<void> {
   try {
     await transactWrite(db(), items);
   } catch (err) {
-    if (newRef) await deleteTargetChunks(g, newRef);
-    if (err instanceof ConditionFailed) throw new GroupChanged(`group ${g} changed`);
-    throw err;
+    if (!(err instanceof ConditionFailed)) {
+      // A timeout or 5xx: the transaction may have applied, and then the meta points at the new
+      // chunks. They are left; a later write replacing the target, or deleteGroupItems, removes them.
+      throw err;
+    }
+    // Cancelled: this attempt applied nothing. The chunks are deleted unless the meta as it is
+    // now points at them (an earlier attempt of this write applied and its answer was lost).
+    const current = err.at(0)?.current as Partial<GroupMeta> | undefined;
+    if (newRef && current?.target?.id !== newRef.id) await deleteTargetChunks(g, newRef);
+    throw new GroupChanged(`group ${g} changed`);
   }
   if (w.target !== undefined && w.keepTarget && w.keepTarget.id !== newRef?.id) await deleteTargetChunks(g, w.keepTarget);
 }
