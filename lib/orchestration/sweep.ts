@@ -5,7 +5,7 @@
  * that timed out, a stream record past its 24 h retention).
  *
  * Each pass reads the lag index (one Query: lib/log/lag-index.ts says who writes it) and runs
- * `replicate` for each partition it names; a partition that no longer lags leaves the index. Every
+ * `replicate` for each partition it names; a partition caught up and idle leaves the index. Every
  * `fullPassMs` a full pass also reads every partition's leader head (one batched read per leader
  * store) and re-drives any that lags without a mark — the index is kept by the data path without
  * transactions, so a mark can be lost to a race or a store failure; the full pass bounds that.
