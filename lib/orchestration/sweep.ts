@@ -5,11 +5,19 @@
  * that timed out, a stream record past its 24 h retention).
  *
  * Each pass reads the lag index (one Query: lib/log/lag-index.ts says who writes it) and runs
- * `replicate` for each partition it names; a partition that no longer lags leaves the index. Every
+ * `replicate` for each partition it names; a partition caught up and idle leaves the index. Every
  * `fullPassMs` a full pass also reads every partition's leader head (one batched read per leader
  * store) and re-drives any that lags without a mark — the index is kept by the data path without
  * transactions, so a mark can be lost to a race or a store failure; the full pass bounds that.
- * Idle partitions cost nothing between full passes.
+ * The full pass marks each such partition before it runs it, so one it cannot run (out of time, its
+ * run failed) is the next ordinary pass's, not the next full pass's. Idle partitions cost nothing
+ * between full passes.
+ *
+ * A mark is cleared only once its partition is idle: the mark at least `idleClearMs` old and the
+ * leader's log end offset unchanged for `idleClearMs` across visits (the first visit never clears).
+ * A busy acks=all partition is caught up between nearly every two requests; clearing it then would
+ * cost its next append a failed transaction and a new mark every tick, instead of one mark per
+ * idle→active transition.
  *
  * `replicate` judges `replica.lag.time.max.ms` by the clock, so a sweep run also shrinks a
  * follower that has not caught up within it (its store down, say) and lets the high watermark
@@ -42,6 +50,8 @@ export interface SweepOptions {
   readonly concurrency?: number;
   /** Kafka's replica.lag.time.max.ms. @default config().replicaLagTimeMaxMs */
   readonly lagTimeMaxMs?: number;
+  /** How long a caught-up partition's mark and log end offset must stay unchanged before its mark is cleared. @default 30000 */
+  readonly idleClearMs?: number;
 }
 
 export interface SweepReport {
@@ -69,6 +79,13 @@ interface Backoff {
   readonly hw: number;
 }
 
+/** What a visit of a caught-up mark saw: the leader's log end offset, and since when (the pass's clock). */
+interface Seen {
+  readonly markedAt: number;
+  readonly leo: number;
+  readonly since: number;
+}
+
 /** Does the leader's own head say a follower (or the high watermark) is behind its log end? */
 export function headLags(head: ReplicaHead, followers: readonly number[]): boolean {
   return head.hw < head.leo || followers.some((b) => (head.followers[String(b)]?.leo ?? 0) < head.leo);
@@ -78,6 +95,7 @@ export class ReplicationSweep {
   readonly o: Required<SweepOptions>;
   private lastFullAt: number | undefined;
   private readonly backoff = new Map<string, Backoff>();
+  private readonly seen = new Map<string, Seen>();
 
   /** Test hooks: `afterFlagCleared` runs between the two steps of a clear (an interleaving test's pause). */
   hooks: { afterFlagCleared?: (mark: LagMark) => Promise<void> } = {};
@@ -89,6 +107,7 @@ export class ReplicationSweep {
       runBudgetMs: o.runBudgetMs ?? 10_000,
       concurrency: o.concurrency ?? 8,
       lagTimeMaxMs: o.lagTimeMaxMs ?? config().replicaLagTimeMaxMs,
+      idleClearMs: o.idleClearMs ?? 30_000,
     };
   }
 
@@ -109,11 +128,19 @@ export class ReplicationSweep {
         const k = key(p);
         if (marked.has(k) || work.has(k)) continue;
         unmarked++;
-        work.set(k, p);
+        // Marked before it runs: if this pass cannot run it (out of time) or its run fails, the
+        // next ordinary pass visits it, not the next full pass. A mark that cannot be written
+        // leaves it to the run (which marks it if it stays behind) or to the next full pass.
+        const mark = await markLagging(p.topic, p.topicId, p.partition).catch((err: unknown) => {
+          logger.warn({ event: 'sweep-mark-failed', topic: p.topic, partition: p.partition, err: (err as Error).message }, 'sweep could not mark a lagging partition');
+          return undefined;
+        });
+        work.set(k, mark ? { ...p, mark } : p);
       }
     }
     const live = new Set(marks.map(key));
     for (const k of this.backoff.keys()) if (!live.has(k)) this.backoff.delete(k);
+    for (const k of this.seen.keys()) if (!live.has(k)) this.seen.delete(k);
 
     let converged = 0;
     let cleared = 0;
@@ -141,10 +168,11 @@ export class ReplicationSweep {
       if (!result.lagging) {
         converged++;
         this.backoff.delete(k);
-        // (without a mark — the full pass found it — only the head's flag goes, so the next append marks again)
-        if (await this.clear(p, result) && p.mark) cleared++;
+        // (without a mark — the full pass could not write one — only the head's flag goes, so the next append marks again)
+        if (await this.clear(p, result, now) && p.mark) cleared++;
         return;
       }
+      this.seen.delete(k); // behind: not idle
       if (!p.mark) await markLagging(p.topic, p.topicId, p.partition);
       this.backOff(k, result.highWatermark, Date.now());
     });
@@ -154,15 +182,16 @@ export class ReplicationSweep {
   }
 
   /**
-   * Takes a caught-up partition out of the index (`p.mark`, the mark this pass read, if any),
-   * race-safe against appends (lag-index.ts):
+   * Takes a caught-up partition out of the index (`p.mark`, the mark this pass read, if any) once
+   * it is idle — the mark at least `idleClearMs` old, and an earlier visit (under the same mark)
+   * saw the same log end offset at least `idleClearMs` ago — race-safe against appends (lag-index.ts):
    *   1. the leader's head, if fully caught up (hw = leo, every follower it records at leo), loses
    *      its lag flag — on condition that leo and hw are still those (no append since);
    *   2. the mark is deleted — on condition that it is still the one this pass read.
    * An append between 1 and 2 finds the head unflagged and writes a new mark, which 2 leaves.
    * Returns whether the mark went; if not, the next pass visits it again.
    */
-  private async clear(p: { topicId: string; partition: number; mark?: LagMark }, result: ReplicateResult): Promise<boolean> {
+  private async clear(p: { topicId: string; partition: number; mark?: LagMark }, result: ReplicateResult, now: number): Promise<boolean> {
     if (result.leader === undefined) return false;
     const store = await replicaStore(result.leader);
     const tp = topicPartitionKey(p.topicId, p.partition);
@@ -170,6 +199,14 @@ export class ReplicationSweep {
     if (!head || head.role !== 'leader' || head.leaderEpoch !== result.leaderEpoch) return false;
     const followers = [...new Set([...Object.keys(head.followers).map(Number), ...head.isr])].filter((b) => b !== result.leader);
     if (headLags(head, followers)) return false;
+    if (p.mark) {
+      const k = key(p);
+      const before = this.seen.get(k);
+      const same = before !== undefined && before.markedAt === p.mark.markedAt && before.leo === head.leo;
+      if (!same) this.seen.set(k, { markedAt: p.mark.markedAt, leo: head.leo, since: now });
+      if (!same || now - before.since < this.o.idleClearMs || now - p.mark.markedAt < this.o.idleClearMs) return false;
+      this.seen.delete(k);
+    }
     if (!(await clearLagFlag(store, tp, head.leaderEpoch, head.leo))) return false;
     if (!p.mark) return true;
     await this.hooks.afterFlagCleared?.(p.mark);

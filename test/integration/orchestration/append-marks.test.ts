@@ -27,13 +27,15 @@ afterEach(() => {
   hooked = undefined;
 });
 
-/** Counts every write to the coordination table's lag index from here on. */
-function countIndexWrites(): { n: number } {
+/** Counts every write to the coordination table's lag index from here on (of one topic's marks, if given). */
+function countIndexWrites(topicId?: string): { n: number } {
   const count = { n: 0 };
   const stack = dynamo().middlewareStack as MiddlewareStack<any, any>;
   stack.add((next, context) => async (args) => {
-    const input = args.input as { Item?: { pk?: unknown }; Key?: { pk?: unknown } };
-    if (/Put|Delete|Update/.test(String(context.commandName)) && (input.Item?.pk === 'lagging' || input.Key?.pk === 'lagging')) count.n++;
+    const input = args.input as { Item?: { pk?: unknown; sk?: unknown }; Key?: { pk?: unknown; sk?: unknown } };
+    const item = input.Item ?? input.Key;
+    const ours = topicId === undefined || String(item?.sk ?? '').startsWith(`${topicId}#`);
+    if (/Put|Delete|Update/.test(String(context.commandName)) && item?.pk === 'lagging' && ours) count.n++;
     return next(args);
   }, { step: 'initialize', name: HOOK, priority: 'low' });
   hooked = stack;
@@ -63,8 +65,8 @@ async function setup() {
 }
 
 /** A sweep whose full pass is already spent: it visits only what the index names. */
-async function markOnlySweep(): Promise<ReplicationSweep> {
-  const sweep = new ReplicationSweep({ fullPassMs: 3_600_000, lagTimeMaxMs: 30_000 });
+async function markOnlySweep(idleClearMs = 0): Promise<ReplicationSweep> {
+  const sweep = new ReplicationSweep({ fullPassMs: 3_600_000, lagTimeMaxMs: 30_000, idleClearMs });
   await sweep.sweep(); // pays the first full pass (other tests' partitions included)
   return sweep;
 }
@@ -84,7 +86,9 @@ describe('The append marks its partition lagging', () => {
     expect(report.converged).toBeGreaterThanOrEqual(1);
     expect(await s.converged()).toBe(true);
     expect((await s.head()).hw).toBe(10);
-    // Caught up: the sweep took it out of the index and the flag off the head.
+    // Caught up, and still so at the next visit: the sweep took it out of the index and the flag off the head.
+    expect(await s.marks()).toEqual([mark]);
+    await sweep.sweep();
     expect(await s.marks()).toEqual([]);
     expect((await s.head()).lagMarkedEpoch).toBeUndefined();
   });
@@ -101,10 +105,41 @@ describe('The append marks its partition lagging', () => {
     expect((await s.head()).leo).toBe(13);
   });
 
+  it('where appends keep coming between sweep passes, the mark stays and they write nothing to the index; idle past the idle age, it is cleared', async () => {
+    const sweep = await markOnlySweep(30_000);
+    const s = await setup();
+    const writes = countIndexWrites(s.topicId);
+    await s.send(2, 'a');
+    const [mark] = await s.marks();
+    expect(writes.n).toBe(1);
+    // Busy: every pass finds it caught up (an acks=all partition between requests), but its log
+    // end offset moved since the last visit. Passes run on a clock already past the mark's idle age.
+    const later = () => Date.now() + 60_000;
+    for (let i = 0; i < 4; i++) {
+      expect((await sweep.sweep(later())).failed).toBe(0);
+      expect(await s.converged()).toBe(true);
+      expect(await s.marks()).toEqual([mark]);
+      await s.send(1, `b${i}`);
+    }
+    expect(await s.marks()).toEqual([mark]);
+    expect(writes.n).toBe(1); // no re-mark, no clear: the appends paid nothing for the sweep
+    expect((await s.head()).lagMarkedEpoch).toBe(s.p.leaderEpoch);
+    // Idle: a visit records the log end offset; one less than the idle age later, nothing goes...
+    await sweep.sweep(later());
+    await sweep.sweep(later() + 29_000);
+    expect(await s.marks()).toEqual([mark]);
+    // ...and once it has not moved for the idle age, the mark and the flag go.
+    await sweep.sweep(later() + 31_000);
+    expect(await s.marks()).toEqual([]);
+    expect((await s.head()).lagMarkedEpoch).toBeUndefined();
+    expect(writes.n).toBe(2);
+  });
+
   it('where an append lands between the sweep clearing the head flag and deleting the mark, the mark survives and the next pass visits it', async () => {
     const sweep = await markOnlySweep();
     const s = await setup();
     await s.send(5, 'a');
+    await sweep.sweep(); // converges it; the first visit does not clear
     const [first] = await s.marks();
     let appended = false;
     sweep.hooks.afterFlagCleared = async (m) => {
@@ -126,6 +161,8 @@ describe('The append marks its partition lagging', () => {
     expect(next.driven).toBeGreaterThanOrEqual(1);
     expect(await s.converged()).toBe(true);
     expect((await s.head()).hw).toBe(6);
+    expect(await s.marks()).toEqual([survivor]); // a new mark: its first visit does not clear
+    await sweep.sweep();
     expect(await s.marks()).toEqual([]);
   });
 

@@ -43,6 +43,8 @@ async function setup(records = 10) {
 }
 
 const opts = { shrinkOnFailure: false, lagTimeMaxMs: 30_000 };
+/** A sweep that clears a caught-up mark on the second visit that sees the same log end offset. */
+const eager = { fullPassMs: 3_600_000, lagTimeMaxMs: 30_000, idleClearMs: 0 };
 
 describe('Lag index', () => {
   it('is set by the append and kept by replication runs, which never clear it and write it only on flips', async () => {
@@ -69,8 +71,11 @@ describe('Lag index', () => {
     expect(await readHead(s.leader, s.tp)).toEqual(before);
     expect(await s.marks()).toEqual([mark]);
 
-    // The sweep's visit finds it caught up and takes it out: the flag, then the mark.
-    const sweep = new ReplicationSweep({ fullPassMs: 3_600_000, lagTimeMaxMs: 30_000 });
+    // The sweep's first visit finds it caught up but keeps it (a first visit cannot tell idle from
+    // busy); the next, seeing the same log end offset, takes it out: the flag, then the mark.
+    const sweep = new ReplicationSweep(eager);
+    expect((await sweep.sweep()).failed).toBe(0);
+    expect(await s.marks()).toEqual([mark]);
     expect((await sweep.sweep()).failed).toBe(0);
     expect(await s.marks()).toEqual([]);
     expect((await readHead(s.leader, s.tp))?.lagMarkedEpoch).toBeUndefined();
@@ -117,13 +122,15 @@ describe('Replication sweep', () => {
     expect(failures.length).toBeGreaterThanOrEqual(3);
     expect(await s.converged()).toBe(false);
 
-    // No writes from here on: one sweep pass converges it and takes it out of the index.
-    const sweep = new ReplicationSweep({ fullPassMs: 3_600_000, lagTimeMaxMs: 30_000 });
+    // No writes from here on: one sweep pass converges it, the next (nothing appended) takes it out of the index.
+    const sweep = new ReplicationSweep(eager);
     const report = await sweep.sweep();
     expect(report).toMatchObject({ marked: 1, failed: 0 });
     expect(report.converged).toBeGreaterThanOrEqual(1);
     expect(await s.converged()).toBe(true);
     expect((await readHead(s.leader, s.tp))?.hw).toBe(20);
+    expect(await s.marks()).toHaveLength(1);
+    expect((await sweep.sweep()).failed).toBe(0);
     expect(await s.marks()).toEqual([]);
   });
 
@@ -132,32 +139,57 @@ describe('Replication sweep', () => {
     expect(await s.marks()).toHaveLength(1);
     await clearLagging(s.topicId, 0); // ...and the mark lost (the head still says it is there)
     expect(await s.marks()).toEqual([]);
-    const sweep = new ReplicationSweep({ fullPassMs: 3_600_000, lagTimeMaxMs: 30_000 });
+    const sweep = new ReplicationSweep(eager);
     const first = await sweep.sweep();
     expect(first.full).toBe(true);
     expect(first.unmarked).toBeGreaterThanOrEqual(1);
     expect(await s.converged()).toBe(true);
-    // Converged, it took the stale flag off the head: the next append marks again, and the next
-    // pass — not a full one — re-drives just the marks.
-    expect((await readHead(s.leader, s.tp))?.lagMarkedEpoch).toBeUndefined();
+    // The full pass marked it before running it, so index and head agree again; the next append
+    // (flagged head) writes nothing to the index, and the next passes — not full ones — re-drive
+    // just the marks, clearing it once a visit sees the log end offset a previous one saw.
+    const [mark] = await s.marks();
+    expect(mark).toBeDefined();
+    expect((await readHead(s.leader, s.tp))?.lagMarkedEpoch).toBe(s.p.leaderEpoch);
     const out = await produce(s.name, [{ partition: 0, key: null, value: Buffer.from('late'), headers: [] }], { acks: 1 });
     expect(out[0]?.ok).toBe(true);
-    expect(await s.marks()).toHaveLength(1);
+    expect(await s.marks()).toEqual([mark]);
     const second = await sweep.sweep();
-    expect(second).toMatchObject({ full: false, marked: 1, driven: 1 });
+    expect(second).toMatchObject({ full: false, marked: 1, driven: 1, cleared: 0 });
     expect(await s.converged()).toBe(true);
+    expect(await s.marks()).toEqual([mark]); // the log end offset moved since the last visit: not idle
+    expect(await sweep.sweep()).toMatchObject({ full: false, driven: 1, cleared: 1 });
     expect(await s.marks()).toEqual([]);
+  });
+
+  it('where the full pass finds an unmarked lagging partition it cannot run (no time left), it leaves it marked for the next ordinary pass', async () => {
+    const s = await setup(5);
+    await clearLagging(s.topicId, 0); // the mark lost; the head still flagged
+    expect(await s.marks()).toEqual([]);
+    const sweep = new ReplicationSweep(eager);
+    const first = await sweep.sweep(Date.now(), Date.now()); // the deadline already passed: no run starts
+    expect(first.full).toBe(true);
+    expect(first.unmarked).toBeGreaterThanOrEqual(1);
+    expect(first.converged).toBe(0);
+    expect(await s.converged()).toBe(false);
+    expect(await s.marks()).toHaveLength(1);
+    // The next pass is not a full one, and it re-drives the partition.
+    const second = await sweep.sweep();
+    expect(second.full).toBe(false);
+    expect(second.driven).toBeGreaterThanOrEqual(1);
+    expect(await s.converged()).toBe(true);
   });
 
   it('where two sweeps re-drive the same mark at once, the partition converges, neither fails, and the mark is gone', async () => {
     const s = await setup(30);
     expect(await s.marks()).toHaveLength(1); // marked by the append
-    const [a, b] = [new ReplicationSweep({ fullPassMs: 3_600_000 }), new ReplicationSweep({ fullPassMs: 3_600_000 })];
+    const [a, b] = [new ReplicationSweep({ fullPassMs: 3_600_000, idleClearMs: 0 }), new ReplicationSweep({ fullPassMs: 3_600_000, idleClearMs: 0 })];
     // Both pay their first full pass now, so the race below is between two mark visits.
     const reports = await Promise.all([a.sweep(), b.sweep()]);
     for (const r of reports) expect(r.failed).toBe(0);
     expect(reports.reduce((x, r) => x + r.converged, 0)).toBeGreaterThanOrEqual(2);
     expect(await s.converged()).toBe(true);
+    // Their second visits, at once, both find it idle and race to clear it.
+    for (const r of await Promise.all([a.sweep(), b.sweep()])) expect(r.failed).toBe(0);
     expect(await s.marks()).toEqual([]);
     const logs = await Promise.all([s.leader, ...s.followers].map(async (st) => (await readHead(st, s.tp))?.leo));
     expect(new Set(logs)).toEqual(new Set([30]));
