@@ -45,6 +45,7 @@ let sweeper: ReplicationSweep | undefined;
 export function replicationSweep(): ReplicationSweep {
   sweeper ??= new ReplicationSweep({
     ...(process.env.TRIBUTARY_SWEEP_FULL_PASS_MS ? { fullPassMs: intEnv('TRIBUTARY_SWEEP_FULL_PASS_MS', 300_000) } : {}),
+    ...(process.env.TRIBUTARY_SWEEP_IDLE_CLEAR_MS ? { idleClearMs: intEnv('TRIBUTARY_SWEEP_IDLE_CLEAR_MS', 30_000) } : {}),
     ...(process.env.TRIBUTARY_SWEEP_BACKOFF_MAX_MS ? { backoffMaxMs: intEnv('TRIBUTARY_SWEEP_BACKOFF_MAX_MS', 5000) } : {}),
     lagTimeMaxMs: config().replicaLagTimeMaxMs,
   });
