@@ -34,7 +34,7 @@ export interface ControllerOptions {
   readonly sessionTimeoutMs?: number;
   /** How long a liveness probe waits for a store. @default 1000 */
   readonly probeTimeoutMs?: number;
-  /** Runs after an election or unfencing so followers catch up (replication lives in lib/log). */
+  /** Asks for a partition to be caught up after an election or unfencing (the orchestration layer hands it to its sweep); awaited within the tick. */
   readonly catchUp?: (topic: string, topicId: string, partition: number) => Promise<void>;
   /**
    * The clock that measures time passing within a tick (a long walk renews the lease by it). A
@@ -178,7 +178,12 @@ export class Controller {
         // Only now (returning brokers are alive again) can caught-up followers rejoin ISRs.
         const pending = [...this.catchUps.values()];
         this.catchUps.clear();
-        if (this.o.catchUp) for (const { topic, p } of pending) void this.o.catchUp(topic, p.topicId, p.partition).catch(() => undefined);
+        // Awaited: in Lambda nothing runs after the tick returns (the loop hands the work to its sweep).
+        if (this.o.catchUp) {
+          await Promise.all(pending.map(({ topic, p }) => (this.o.catchUp as NonNullable<ControllerOptions['catchUp']>)(topic, p.topicId, p.partition).catch((err: unknown) => {
+            logger.warn({ event: 'catch-up-failed', topic, partition: p.partition, err }, 'catch-up could not be started; the sweep\'s full pass covers it');
+          })));
+        }
       }
       return { role: 'controller', epoch: lease.epoch, ...report };
     } catch (err) {

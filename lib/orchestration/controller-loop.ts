@@ -7,9 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { config } from '../config.js';
-import { replicate } from '../log/replicate.js';
-import { fullSync } from '../log/snapshot.js';
 import { logger } from '../logger.js';
+import { markLagging } from '../storage/coordination.js';
 import { bootstrapCluster, type BrokerRegistration } from '../cluster/bootstrap.js';
 import { Controller, type TickReport } from '../cluster/controller.js';
 import { ReplicationSweep, type SweepReport } from './sweep.js';
@@ -30,10 +29,10 @@ export function controller(id = process.env.TRIBUTARY_CONTROLLER_ID ?? processId
     ...(process.env.TRIBUTARY_CONTROLLER_LEASE_MS ? { leaseMs: intEnv('TRIBUTARY_CONTROLLER_LEASE_MS', 3000) } : {}),
     sessionTimeoutMs: intEnv('TRIBUTARY_BROKER_SESSION_TIMEOUT_MS', 9000),
     probeTimeoutMs: intEnv('TRIBUTARY_BROKER_PROBE_TIMEOUT_MS', 1000),
+    // Catch-up is the sweep's work: the mark is written within the tick, and the sweep (awaited
+    // before a Lambda returns) re-drives it. Nothing runs in the background of a tick.
     catchUp: async (topic, topicId, partition) => {
-      await replicate(topic, topicId, partition, {
-        deadline: Date.now() + 60_000, shrinkOnFailure: false, lagTimeMaxMs: config().replicaLagTimeMaxMs, fullSync,
-      });
+      await markLagging(topic, topicId, partition);
     },
   });
   return instance;
