@@ -47,10 +47,12 @@ export const TOPIC_CONFIGS: Readonly<Record<string, ConfigDef>> = {
   'preallocate': def('false', bool, 'Accepted for compatibility.'),
   'retention.bytes': def('-1', long(-1), 'Largest size of a partition before old segments are deleted (-1: no limit).'),
   'retention.ms': def('604800000', long(-1), 'Longest time a segment is kept (-1: no limit).'),
-  'segment.bytes': def('1073741824', int(14), 'Segment size in bytes.'),
+  // Tributary's own defaults (Kafka: 1 GiB and 7 days, which would keep every byte in DynamoDB):
+  // the table tail is the expensive tier, so it rolls to S3 at 16 MiB or after an hour (docs/tiered-log.md).
+  'segment.bytes': def('16777216', int(14), 'Segment size in bytes: the replica tables\' tail rolls to an S3 segment at this size.'),
   'segment.index.bytes': def('10485760', int(4), 'Size of a segment\'s offset index.'),
   'segment.jitter.ms': def('0', long(0), 'Random jitter subtracted from segment.ms.'),
-  'segment.ms': def('604800000', long(1), 'Time after which a segment is rolled.'),
+  'segment.ms': def('3600000', long(1), 'Time after which the replica tables\' tail is rolled to an S3 segment.'),
   'unclean.leader.election.enable': def('false', bool, 'Whether an out-of-sync replica may become leader (data loss).'),
   'inline.max.bytes': def('8192', int(0, 350_000), 'Tributary: batches up to this size are kept inline in the replica tables; larger ones go to S3.'),
 };

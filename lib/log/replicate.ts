@@ -13,7 +13,7 @@ import { emitMetric } from '../metrics.js';
 import { alterPartition, markLagging, PartitionChanged, readPartition } from '../storage/coordination.js';
 import { leftLagging, owesMark } from './lag-index.js';
 import { topicPartitionKey, type BatchRecord, type FollowerProgress, type PartitionRecord, type ReplicaHead } from '../storage/model.js';
-import { advanceHighWatermark, batchStartAt, copyBatches, listProducerStates, queryBatches, readHead, readProducerStates, setHeadIsr, setRole, truncateLog, type ProducerStateWrite, type ReplicaStoreRef } from '../storage/replica.js';
+import { advanceHighWatermark, batchStartAt, copyBatches, listProducerStates, queryBatches, readHead, readProducerStates, setHeadIsr, setRole, tailStartOf, truncateLog, type ProducerStateWrite, type ReplicaStoreRef } from '../storage/replica.js';
 import { applyBatch, truncateState, type ProducerState } from './producer-state.js';
 import { ConditionFailed, MAX_TRANSACTION_ITEMS } from '../storage/transact.js';
 
@@ -163,7 +163,9 @@ export async function copyStep(leader: ReplicaStoreRef, follower: ReplicaStoreRe
     if (end < fHead.leo) logger.info({ event: 'replica-truncated', tp, broker: follower.brokerId, from: fHead.leo, to: end, leaderEpoch: fHead.leaderEpoch }, 'follower truncated');
     fHead = { ...fHead, leo: end, hw: Math.min(fHead.hw, end), epochs: fHead.epochs.filter(([, s]) => s < end), syncEpoch: fHead.leaderEpoch };
   }
-  if (fHead.leo < lHead.logStartOffset) return { kind: 'needs-snapshot', leaderLeo: lHead.leo };
+  // Below the leader's table tail the log is in shared S3 segments: a full sync installs the
+  // segment list and copies only the tail.
+  if (fHead.leo < Math.max(lHead.logStartOffset, tailStartOf(lHead))) return { kind: 'needs-snapshot', leaderLeo: lHead.leo };
   if (fHead.leo >= lHead.leo) return { kind: 'caught-up', followerLeo: fHead.leo, leaderLeo: lHead.leo };
 
   let batches = await onLeaderStore(() => queryBatches(leader, tp, { fromOffset: fHead.leo, toOffset: lHead.leo - 1, maxBytes: COPY_BYTES }));
@@ -174,6 +176,10 @@ export async function copyStep(leader: ReplicaStoreRef, follower: ReplicaStoreRe
   batches = batches.slice(0, take);
   const first = batches[0];
   if (!first) return { kind: 'caught-up', followerLeo: fHead.leo, leaderLeo: lHead.leo };
+  if (first.baseOffset > fHead.leo && (await onLeaderStore(() => readHead(leader, tp)).then((h) => h !== undefined && fHead.leo < tailStartOf(h)))) {
+    // The leader rolled its tail to S3 after its head was read.
+    return { kind: 'needs-snapshot', leaderLeo: lHead.leo };
+  }
   if (first.baseOffset !== fHead.leo) {
     // The follower's end is not a batch boundary of the leader's log: their logs differ.
     logger.warn({ event: 'replica-diverged', tp, broker: follower.brokerId, followerLeo: fHead.leo, leaderBatch: first.baseOffset }, 'follower log diverged');

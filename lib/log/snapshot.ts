@@ -26,10 +26,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { logger } from '../logger.js';
-import type { ReplicaHead } from '../storage/model.js';
+import type { BatchRecord, ReplicaHead } from '../storage/model.js';
 import { putObject, readObject } from '../storage/objects.js';
 import {
-  claimHead, deleteLog, emptyHead, fillClaimed, listProducerStates, putHead, queryBatches, readHead, releaseClaim, renewClaim, type ReplicaStoreRef,
+  claimHead, deleteLog, emptyHead, fillClaimed, listProducerStates, putHead, queryBatches, readHead, releaseClaim, renewClaim, type ReplicaStoreRef, tailStartOf,
 } from '../storage/replica.js';
 import { ConditionFailed } from '../storage/transact.js';
 import { truncateState } from './producer-state.js';
@@ -70,11 +70,14 @@ export async function writeSnapshot(
   const partBytes = o.partBytes ?? SNAPSHOT_PART_BYTES;
   const prefix = `snapshots/${tp.replace('#', '/')}/${String(head.leo).padStart(20, '0')}-${randomUUID()}`;
   const writer = new SnapshotWriter(prefix, partBytes, putObject, o.beforePart);
-  for (let from = head.logStartOffset; from < head.leo;) {
+  // Only the table tail is copied: what is below it is in S3 segments every replica shares.
+  for (let from = tailStartOf(head); from < head.leo;) {
     // (one part's worth at a time: the page is in the part, or put, before the next is read)
     const page = await queryBatches(leader, tp, { fromOffset: from, toOffset: head.leo - 1, maxBytes: partBytes });
     const last = page[page.length - 1];
     if (!last) throw new Error(`leader ${leader.brokerId} of ${tp} has no batch at offset ${from} below its log end ${head.leo}`);
+    // (a roll or a truncation moved the log under the snapshot: this one would have a hole)
+    if ((page[0] as BatchRecord).baseOffset > from) throw new Error(`leader ${leader.brokerId} of ${tp} no longer holds offset ${from} in its table; the snapshot is retried`);
     for (const b of page) await writer.addBatch(b);
     from = last.lastOffset + 1;
   }
@@ -148,7 +151,7 @@ async function install(
   await putClaimedHead(follower, tp, claimedAt, snapEpoch, (role, leaderEpoch) => ({
     ...emptyHead(tp, role, leaderEpoch),
     syncEpoch: snapEpoch, logId: randomUUID(),
-    leo: endOffset, hw: Math.min(head.hw, endOffset), logStartOffset: head.logStartOffset,
+    leo: endOffset, hw: Math.min(head.hw, endOffset), logStartOffset: head.logStartOffset, tailStart: tailStartOf(head), tailSince: Date.now(),
     epochs: head.epochs.filter(([, start]) => start < endOffset),
   }));
 }

@@ -67,6 +67,15 @@ export interface ReplicaHead {
   /** High watermark: records below it are committed and visible to consumers. */
   readonly hw: number;
   readonly logStartOffset: number;
+  /**
+   * The first offset this replica's table holds (absent: `logStartOffset`); [logStartOffset,
+   * tailStart) is in the partition's live S3 segments (lib/storage/segments.ts). Never moves back.
+   */
+  readonly tailStart?: number;
+  /** Bytes of batches in the table at and above `tailStart` (a roll's trigger; an estimate after a truncation). */
+  readonly tailBytes?: number;
+  /** When the oldest batch now in the table was appended (ms since epoch; a roll's `segment.ms` trigger). */
+  readonly tailSince?: number;
   readonly leaderEpoch: number;
   readonly role: ReplicaRole;
   /** Leader-epoch cache: `[epoch, startOffset]` pairs in increasing order (KIP-101). */

@@ -25,6 +25,9 @@ function toHead(item: Record<string, unknown>): ReplicaHead {
     leo: item.leo as number,
     hw: item.hw as number,
     logStartOffset: item.logStartOffset as number,
+    ...(typeof item.tailStart === 'number' ? { tailStart: item.tailStart } : {}),
+    ...(typeof item.tailBytes === 'number' ? { tailBytes: item.tailBytes } : {}),
+    ...(typeof item.tailSince === 'number' ? { tailSince: item.tailSince } : {}),
     leaderEpoch: item.leaderEpoch as number,
     role: item.role as ReplicaRole,
     epochs: (item.epochs as [number, number][] | undefined) ?? [],
@@ -50,6 +53,9 @@ function toBatch(item: Record<string, unknown>): BatchRecord {
   const { tp: _tp, off: _off, ...rest } = item;
   return rest as unknown as BatchRecord;
 }
+
+/** The first offset a replica's table holds: below it the log is in S3 segments. */
+export const tailStartOf = (head: Pick<ReplicaHead, 'tailStart' | 'logStartOffset'>): number => head.tailStart ?? head.logStartOffset;
 
 /** Reads a partition's head; strongly consistent unless asked otherwise. */
 export async function readHead(store: ReplicaStoreRef, tp: string, consistent = true): Promise<ReplicaHead | undefined> {
@@ -426,6 +432,12 @@ export interface AppendWrite {
   readonly lag?: { readonly expect: true } | { readonly set: true; readonly clears: number | undefined };
 }
 
+/** What an append or a copy adds to the head's roll trigger: the table tail's bytes and age. */
+const TAIL_GROWS = ['tailBytes = if_not_exists(tailBytes, :zeroBytes) + :addedBytes', 'tailSince = if_not_exists(tailSince, :appendedAt)'];
+const tailGrowth = (batches: readonly BatchRecord[]) => ({
+  ':zeroBytes': 0, ':addedBytes': batches.reduce((n, b) => n + b.sizeBytes, 0), ':appendedAt': Date.now(),
+});
+
 /** The condition and effect of setting the lag flag on a head read with `clears` sweep clears. */
 function lagFlagSet(clears: number | undefined, values: Record<string, unknown>): string {
   if (clears === undefined) return 'attribute_not_exists(lagClears)';
@@ -448,9 +460,10 @@ function lagFlagSet(clears: number | undefined, values: Record<string, unknown>)
 export async function appendBatches(store: ReplicaStoreRef, tp: string, write: AppendWrite): Promise<void> {
   const last = write.batches[write.batches.length - 1];
   if (!last) throw new Error('appendBatches needs at least one batch');
-  const sets = ['leo = :newLeo'];
+  const sets = ['leo = :newLeo', ...TAIL_GROWS];
   const values: Record<string, unknown> = {
     ':leo': write.expectLeo, ':epoch': write.leaderEpoch, ':leader': 'leader', ':newLeo': last.lastOffset + 1,
+    ...tailGrowth(write.batches),
   };
   if (write.hw !== undefined) {
     sets.push('hw = :hw');
@@ -522,11 +535,12 @@ export async function copyBatches(store: ReplicaStoreRef, tp: string, write: Cop
       Update: {
         TableName: store.replicaTable,
         Key: { tp, off: HEAD_OFFSET },
-        UpdateExpression: `SET leo = :newLeo, hw = :hw${entries ? ', epochs = list_append(epochs, :entries)' : ''}`,
+        UpdateExpression: `SET leo = :newLeo, hw = :hw, ${TAIL_GROWS.join(', ')}${entries ? ', epochs = list_append(epochs, :entries)' : ''}`,
         ConditionExpression: 'leo = :leo AND leaderEpoch = :epoch AND syncEpoch = :epoch AND #role = :follower AND attribute_not_exists(snapshotting)',
         ExpressionAttributeNames: { '#role': 'role' },
         ExpressionAttributeValues: {
           ':leo': write.expectLeo, ':epoch': write.leaderEpoch, ':follower': 'follower', ':newLeo': last.lastOffset + 1, ':hw': write.hw,
+          ...tailGrowth(write.batches),
           ...(entries ? { ':entries': write.epochEntries.map((e) => [...e]) } : {}),
         },
       },
@@ -563,6 +577,78 @@ export async function advanceHighWatermark(
       ConditionExpression: `leaderEpoch = :epoch AND #role = :leader AND hw <= :hw AND leo >= :hw AND ${isrVersionIs(isrVersion)}${lagCondition}`,
       ExpressionAttributeNames: { '#role': 'role' },
       ExpressionAttributeValues: values,
+    }));
+    return true;
+  } catch (err) {
+    if ((err as Error).name === 'ConditionalCheckFailedException') return false;
+    throw err;
+  }
+}
+
+/**
+ * A roll's last step on one replica (or retention dropping batches wholly below the log start):
+ * the table stops holding [tailStart, end), which is now in live S3 segments (or deleted).
+ *
+ *   1. the head: `tailStart = end`, `tailBytes` less `droppedBytes`, `tailSince` now or removed
+ *   2. every batch item below `end`, deleted (unconditionally: what is below a raised tailStart is
+ *      in S3 or gone; a reader that read the head before 1 and misses them falls back to segments)
+ *
+ * Condition (1): the replica holds everything below `end` (`leo >= end`), its tailStart is below
+ * `end` (never moves back), and no full sync fills it. A replica that fails it is skipped (false):
+ * a lagging one gets the leader's segment list through a full sync, a later pass retries the rest.
+ * `end` must be a batch boundary. Returns whether the head moved (the deletes run either way when
+ * the head already says `end` or more, so a crash between 1 and 2 is finished by the next call).
+ */
+export async function advanceTailStart(store: ReplicaStoreRef, tp: string, end: number, droppedBytes: number, now = Date.now()): Promise<boolean> {
+  let moved = true;
+  try {
+    await client(store).send(new UpdateCommand({
+      TableName: store.replicaTable,
+      Key: { tp, off: HEAD_OFFSET },
+      UpdateExpression: 'SET tailStart = :end, tailBytes = if_not_exists(tailBytes, :dropped) - :dropped, tailSince = :now',
+      ConditionExpression: 'leo >= :end AND (attribute_not_exists(tailStart) OR tailStart < :end) AND attribute_not_exists(snapshotting)',
+      ExpressionAttributeValues: { ':end': end, ':dropped': droppedBytes, ':now': now },
+    }));
+  } catch (err) {
+    if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+    moved = false;
+    const head = await readHead(store, tp);
+    if (!head || (head.tailStart ?? 0) < end) return false;
+  }
+  await deleteBatchesBelow(store, tp, end);
+  return moved;
+}
+
+/** Deletes every batch item wholly below `end` (keyed by last offset: `off < end`). */
+async function deleteBatchesBelow(store: ReplicaStoreRef, tp: string, end: number): Promise<void> {
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await client(store).send(new QueryCommand({
+      TableName: store.replicaTable,
+      KeyConditionExpression: 'tp = :tp AND off BETWEEN :zero AND :last',
+      ExpressionAttributeValues: { ':tp': tp, ':zero': 0, ':last': end - 1 },
+      ProjectionExpression: 'tp, off',
+      ConsistentRead: true,
+      ExclusiveStartKey: start,
+    }));
+    await batchWriteAll(store, (out.Items ?? []).map((k) => ({ DeleteRequest: { Key: { tp: k.tp, off: k.off } } })));
+    start = out.LastEvaluatedKey;
+  } while (start);
+}
+
+/**
+ * Raises a replica's log start offset (retention, DeleteRecords); never moves it back.
+ * Condition: `logStartOffset < offset` and the replica holds the offset (`leo >= offset`; one that
+ * does not will take the leader's log start with a full sync). Returns false when it failed.
+ */
+export async function raiseLogStart(store: ReplicaStoreRef, tp: string, offset: number): Promise<boolean> {
+  try {
+    await client(store).send(new UpdateCommand({
+      TableName: store.replicaTable,
+      Key: { tp, off: HEAD_OFFSET },
+      UpdateExpression: 'SET logStartOffset = :o',
+      ConditionExpression: 'logStartOffset < :o AND leo >= :o',
+      ExpressionAttributeValues: { ':o': offset },
     }));
     return true;
   } catch (err) {

@@ -1,0 +1,251 @@
+/**
+ * The segment registry (DESIGN §3): which S3 segment objects make up each partition's rolled log.
+ * Segments belong to the partition, not to a replica: S3 already keeps every object in several
+ * zones, so every replica refers to the same objects. The only module that reads or writes
+ * `seg#` items of the coordination table.
+ *
+ * Keys: `pk = seg#<topicId>#<partition>`, `sk = <20-digit base offset>` (one Query returns a
+ * partition's segments in offset order). An item's `state`:
+ * - `pending`: a roller claimed [baseOffset, endOffset) and may be writing the object. Not part of
+ *   the log. Another roller may take it over once it is older than a grace period; the object's
+ *   bytes are deterministic for the range, so a takeover writes the same bytes.
+ * - `live`: part of the log; readers use only these.
+ * - `deleted`: tombstoned (retention, DeleteRecords, a compaction's replaced input). The garbage
+ *   pass deletes the object once `deletedAt` is older than its grace period, then the item, so a
+ *   fetch or a snapshot install that read the list just before can still read the object.
+ */
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { config } from '../config.js';
+import { dynamo } from './clients.js';
+import { transactWrite, ConditionFailed, MAX_TRANSACTION_ITEMS } from './transact.js';
+
+export type SegmentState = 'pending' | 'live' | 'deleted';
+
+export interface SegmentRecord {
+  readonly topicId: string;
+  readonly partition: number;
+  /** First offset of the segment's first batch. */
+  readonly baseOffset: number;
+  /** Exclusive: the last batch's last offset + 1. */
+  readonly endOffset: number;
+  /** The S3 object. */
+  readonly key: string;
+  /** 0 for a roll's object; a compaction's rewrite of the range has a higher one. */
+  readonly generation: number;
+  readonly state: SegmentState;
+  /** When the item was first written (pending) — ms since epoch. */
+  readonly createdAt: number;
+  /** When it was tombstoned. */
+  readonly deletedAt?: number;
+  /** Filled when it goes live. */
+  readonly sizeBytes?: number;
+  readonly recordCount?: number;
+  readonly batchCount?: number;
+  readonly minTimestamp?: number;
+  readonly maxTimestamp?: number;
+  /** `data/` objects the segment's index points into (adopted large batches), for the garbage pass. */
+  readonly externalKeys?: readonly string[];
+  /** Compacted topics: the offset up to which the range has been cleaned (`undefined`: never). */
+  readonly cleanedTo?: number;
+  /** The item's sort key, as `listSegments` read it (a replaced object's tombstone has its own). */
+  readonly itemSk?: string;
+}
+
+const table = (): string => config().coordinationTable;
+const db = () => dynamo();
+
+export const segmentsPk = (topicId: string, partition: number): string => `seg#${topicId}#${partition}`;
+const segmentSk = (baseOffset: number): string => String(baseOffset).padStart(20, '0');
+const keyOf = (s: Pick<SegmentRecord, 'topicId' | 'partition' | 'baseOffset'>) => ({ pk: segmentsPk(s.topicId, s.partition), sk: segmentSk(s.baseOffset) });
+
+/** The object key of a segment: a roll's (generation 0) or a compaction's rewrite. */
+export function segmentObjectKey(topicId: string, partition: number, baseOffset: number, generation = 0): string {
+  return `segments/${topicId}/${partition}/${segmentSk(baseOffset)}${generation > 0 ? `.g${generation}` : ''}.seg`;
+}
+
+function toSegment(item: Record<string, unknown>): SegmentRecord {
+  const { pk: _pk, sk, ...rest } = item;
+  return { ...rest, itemSk: sk } as unknown as SegmentRecord;
+}
+
+/** The stored attributes of a segment (without the read-only `itemSk`). */
+function attributes(s: SegmentRecord): Record<string, unknown> {
+  const { itemSk: _sk, ...rest } = s;
+  return rest;
+}
+
+const isConditionFailure = (err: unknown) => (err as Error).name === 'ConditionalCheckFailedException';
+
+/**
+ * A partition's segments in offset order (strongly consistent, paged), `live` only unless asked.
+ * `fromOffset`: only items whose base offset is at or above it (a roller's view of the top).
+ */
+export async function listSegments(topicId: string, partition: number, o: { states?: readonly SegmentState[]; fromOffset?: number } = {}): Promise<SegmentRecord[]> {
+  const states = o.states ?? ['live'];
+  const out: SegmentRecord[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const res = await db().send(new QueryCommand({
+      TableName: table(),
+      KeyConditionExpression: o.fromOffset === undefined ? 'pk = :pk' : 'pk = :pk AND sk >= :from',
+      ExpressionAttributeValues: { ':pk': segmentsPk(topicId, partition), ...(o.fromOffset === undefined ? {} : { ':from': segmentSk(o.fromOffset) }) },
+      ConsistentRead: true,
+      ExclusiveStartKey: start,
+    }));
+    out.push(...(res.Items ?? []).map(toSegment).filter((s) => states.includes(s.state)));
+    start = res.LastEvaluatedKey;
+  } while (start);
+  return out;
+}
+
+/**
+ * Claims [baseOffset, endOffset) for a roll.
+ * Condition: no item at `baseOffset`. Effects: a `pending` item.
+ * Returns false when another roller's item is there (read it with `listSegments`).
+ */
+export async function registerPending(s: Pick<SegmentRecord, 'topicId' | 'partition' | 'baseOffset' | 'endOffset' | 'key' | 'createdAt'>): Promise<boolean> {
+  try {
+    await db().send(new PutCommand({
+      TableName: table(),
+      Item: { ...keyOf(s), ...s, generation: 0, state: 'pending' },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+export type SegmentDetails = Required<Pick<SegmentRecord, 'sizeBytes' | 'recordCount' | 'batchCount' | 'minTimestamp' | 'maxTimestamp'>> & Pick<SegmentRecord, 'externalKeys'>;
+
+/**
+ * Makes a pending segment part of the log, once its object is written.
+ * Condition: the item is `pending` (or already `live`: a second committer of the same range is a
+ * no-op) with this range and key. Effects: `state = live` and the details.
+ * Returns false when the item is not that range (it was replaced, which never happens to a claimed
+ * range, or removed).
+ */
+export async function commitSegment(s: Pick<SegmentRecord, 'topicId' | 'partition' | 'baseOffset' | 'endOffset' | 'key'>, details: SegmentDetails): Promise<boolean> {
+  try {
+    await db().send(new UpdateCommand({
+      TableName: table(),
+      Key: keyOf(s),
+      UpdateExpression: 'SET #state = :live, sizeBytes = :size, recordCount = :records, batchCount = :batches, minTimestamp = :minTs, maxTimestamp = :maxTs'
+        + (details.externalKeys && details.externalKeys.length > 0 ? ', externalKeys = :ext' : ''),
+      ConditionExpression: '(#state = :pending OR #state = :live) AND endOffset = :end AND #key = :key',
+      ExpressionAttributeNames: { '#state': 'state', '#key': 'key' },
+      ExpressionAttributeValues: {
+        ':live': 'live', ':pending': 'pending', ':end': s.endOffset, ':key': s.key,
+        ':size': details.sizeBytes, ':records': details.recordCount, ':batches': details.batchCount,
+        ':minTs': details.minTimestamp, ':maxTs': details.maxTimestamp,
+        ...(details.externalKeys && details.externalKeys.length > 0 ? { ':ext': [...details.externalKeys] } : {}),
+      },
+    }));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/**
+ * Tombstones live segments (retention, DeleteRecords): they stop being part of the log; the
+ * garbage pass deletes their objects after its grace period.
+ * Condition (each): still `live` under the generation read. Effects: `state = deleted`, `deletedAt`.
+ * Returns how many it tombstoned (one already gone or replaced is skipped, not an error).
+ */
+export async function tombstoneSegments(segments: readonly SegmentRecord[], at = Date.now()): Promise<number> {
+  let n = 0;
+  for (const s of segments) {
+    try {
+      await db().send(new UpdateCommand({
+        TableName: table(),
+        Key: keyOf(s),
+        UpdateExpression: 'SET #state = :deleted, deletedAt = :at',
+        ConditionExpression: '#state = :live AND generation = :gen',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':deleted': 'deleted', ':live': 'live', ':gen': s.generation, ':at': at },
+      }));
+      n++;
+    } catch (err) {
+      if (!isConditionFailure(err)) throw err;
+    }
+  }
+  return n;
+}
+
+/**
+ * Replaces live segments with a compaction's rewrite of the same range, in one transaction: the
+ * log changes from the old objects to the new one at once, for every reader.
+ * `replacement` covers exactly [first old base, last old end) and is keyed by the first old base
+ * (it overwrites that item with a higher generation); the others are tombstoned.
+ * Condition: every old item still `live` under the generation read (no retention or concurrent
+ * compaction moved it). Effects: the replacement `live`; the rest `deleted` at `at`; the replaced
+ * first item's object becomes garbage (a tombstone of it is written under its own generation key).
+ * Returns false when the condition failed (nothing changed).
+ */
+export async function replaceSegments(old: readonly SegmentRecord[], replacement: SegmentRecord, at = Date.now()): Promise<boolean> {
+  const first = old[0];
+  if (!first || replacement.baseOffset !== first.baseOffset || replacement.endOffset !== (old[old.length - 1] as SegmentRecord).endOffset) {
+    throw new Error('a replacement must cover exactly the segments it replaces');
+  }
+  if (old.length + 1 > MAX_TRANSACTION_ITEMS) throw new Error(`at most ${MAX_TRANSACTION_ITEMS - 1} segments are replaced at once`);
+  const liveUnder = (s: SegmentRecord) => ({
+    ConditionExpression: '#state = :live AND generation = :gen',
+    ExpressionAttributeNames: { '#state': 'state' },
+    ExpressionAttributeValues: { ':live': 'live', ':gen': s.generation },
+  });
+  try {
+    await transactWrite(db(), [
+      { Put: { TableName: table(), Item: { ...keyOf(replacement), ...attributes(replacement), state: 'live' }, ...liveUnder(first) } },
+      // The replaced first object stays findable for the garbage pass under a key of its own.
+      { Put: { TableName: table(), Item: { pk: segmentsPk(first.topicId, first.partition), sk: `${segmentSk(first.baseOffset)}.g${first.generation}`, ...attributes(first), state: 'deleted', deletedAt: at }, ConditionExpression: 'attribute_not_exists(pk)' } },
+      ...old.slice(1).map((s) => ({
+        Update: {
+          TableName: table(), Key: keyOf(s), UpdateExpression: 'SET #state = :deleted, deletedAt = :at',
+          ...liveUnder(s), ExpressionAttributeValues: { ':live': 'live', ':gen': s.generation, ':deleted': 'deleted', ':at': at },
+        },
+      })),
+    ]);
+    return true;
+  } catch (err) {
+    if (err instanceof ConditionFailed) return false;
+    throw err;
+  }
+}
+
+/**
+ * Removes a segment item for good (the garbage pass, after deleting its object; or an abandoned
+ * pending claim). Condition: the item is in `state` (and, for `deleted`, was tombstoned at
+ * `deletedAt`). Returns false when it changed meanwhile.
+ */
+export async function removeSegmentItem(s: SegmentRecord): Promise<boolean> {
+  try {
+    await db().send(new DeleteCommand({
+      TableName: table(),
+      Key: { pk: segmentsPk(s.topicId, s.partition), sk: s.itemSk ?? segmentSk(s.baseOffset) },
+      ConditionExpression: '#state = :state',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: { ':state': s.state },
+    }));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/** The segment holding `offset` among live segments in offset order, if any. */
+export function segmentFor(segments: readonly SegmentRecord[], offset: number): SegmentRecord | undefined {
+  let lo = 0;
+  let hi = segments.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const s = segments[mid] as SegmentRecord;
+    if (offset < s.baseOffset) hi = mid - 1;
+    else if (offset >= s.endOffset) lo = mid + 1;
+    else return s;
+  }
+  return undefined;
+}
