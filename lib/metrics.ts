@@ -79,6 +79,16 @@ export const CLUSTER_METRICS = {
     name: 'Errors', unit: 'Count', emittedBy: 'http',
     description: 'Per failed request: 1, with a second dimension set [CoordinationTable, ErrorCode] naming the Kafka error.',
   }),
+  /** A live segment's object (or a `data/` object it adopted) is gone: a hole in the log, never a silent gap. */
+  segmentMissing: m({
+    name: 'SegmentMissing', unit: 'Count', emittedBy: 'fetch',
+    description: 'Per read that found a live segment\'s object missing after refreshing the segment list: 1.',
+  }),
+  /** A segment object failed a check (CRC, footer, index): the read answered CORRUPT_MESSAGE. */
+  segmentCorrupt: m({
+    name: 'SegmentCorrupt', unit: 'Count', emittedBy: 'fetch',
+    description: 'Per read that found a segment object failing its checks: 1.',
+  }),
 } as const;
 
 export type ClusterMetricKey = keyof typeof CLUSTER_METRICS;

@@ -5,12 +5,15 @@
 import { config } from '../config.js';
 import { invalidateMetadata, replicaStore, reportBrokerFailure, requireTopic } from '../cluster/metadata.js';
 import { KafkaError, asKafkaError } from '../errors.js';
+import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
 import { topicPartitionKey } from '../storage/model.js';
 import { decodeBatch, withBaseOffset, type BatchRecord as LogRecordOut } from '../protocol/record-batch.js';
 import type { BatchRecord, ReplicaHead } from '../storage/model.js';
-import { readRange } from '../storage/objects.js';
-import { firstBatchAtOrAfter, queryBatches, readHead, readHeads, type ReplicaStoreRef } from '../storage/replica.js';
+import { ObjectMissing, readRange } from '../storage/objects.js';
+import { firstBatchAtOrAfter, queryBatches, readHead, readHeads, tailStartOf, type ReplicaStoreRef } from '../storage/replica.js';
+import { segmentFor, type SegmentRecord } from '../storage/segments.js';
+import { firstOffsetAtOrAfterTime, liveSegments, readSegment } from './segment-reader.js';
 
 export interface ReadTarget {
   readonly leader: ReplicaStoreRef;
@@ -54,27 +57,142 @@ export async function batchBytes(b: BatchRecord): Promise<Buffer> {
   return withBaseOffset(bytes, b.baseOffset, b.leaderEpoch);
 }
 
+/** Tests: a pause between reading the leader's head and reading the log (a roll may run there). */
+export interface ReadHooks {
+  readonly afterHead?: () => Promise<void> | void;
+}
+
 /** The records of stored batches from `from` (inclusive) to `below` (exclusive). */
 async function recordsOf(batches: readonly BatchRecord[], from: number, below: number): Promise<LogRecordOut[]> {
   const decoded = await Promise.all(batches.map(async (b) => decodeBatch(await batchBytes(b))));
   return decoded.flatMap((d) => d.records.filter((r) => r.offset >= from && r.offset < below));
 }
 
+/** `<topicId>#<partition>` → topic id. */
+const topicIdOf = (tp: string): string => tp.slice(0, tp.lastIndexOf('#'));
+
+/** Rounds of one fetch between the tiers (a roll racing the fetch sends it back to segments). */
+const MAX_TIER_ROUNDS = 64;
+
+/** One fetch's answer so far: batches in offset order, contiguous from the offset asked for. */
+interface Gathered {
+  /** Batch bytes with real offsets; `verified`: the CRC was already checked (segments). */
+  readonly parts: { bytes: Buffer | Promise<Buffer>; verified: boolean }[];
+  bytes: number;
+  next: number;
+}
+
+/** Fresh head for an error's valid range (the one the fetch started with may be stale). */
+function outOfRange(t: ReadTarget, offset: number, head: ReplicaHead): KafkaError {
+  return new KafkaError(
+    'OFFSET_OUT_OF_RANGE',
+    `OFFSET_OUT_OF_RANGE: offset ${offset} is outside the range [${head.logStartOffset}, ${head.leo}] of partition ${t.partition}.`,
+    { partition: t.partition, logStartOffset: head.logStartOffset, logEndOffset: head.leo },
+  );
+}
+
 /**
- * Reads records at and after `offset`, below the high watermark.
- * Errors: OFFSET_OUT_OF_RANGE (with the valid range) below the log start or above the log end;
- * NOT_LEADER_OR_FOLLOWER; UNKNOWN_TOPIC_OR_PARTITION.
+ * An offset below the table's tail that the live segments do not serve, after a refresh: below
+ * the log start (retention or DeleteRecords moved it meanwhile) it is OFFSET_OUT_OF_RANGE; else a
+ * segment is lost, which is KAFKA_STORAGE_ERROR, counted and logged for the controller to surface.
  */
-export async function fetchRecords(t: ReadTarget, req: FetchRequest): Promise<FetchResult> {
+async function notServed(t: ReadTarget, offset: number, segments: readonly SegmentRecord[], missingKey?: string): Promise<KafkaError> {
+  const head = await leaderHead(t);
+  const first = segments[0];
+  if (offset < head.logStartOffset || (missingKey === undefined && first !== undefined && offset < first.baseOffset)) return outOfRange(t, offset, head);
+  emitMetric('segmentMissing', 1);
+  logger.error({
+    event: 'segment-missing', tp: t.tp, partition: t.partition, offset,
+    ...(missingKey ? { segment: missingKey } : { liveSegments: segments.map((s) => [s.baseOffset, s.endOffset]) }),
+  }, missingKey ? 'a live segment\'s object is missing' : 'no live segment covers an offset below the table tail');
+  return new KafkaError(
+    'KAFKA_STORAGE_ERROR',
+    missingKey
+      ? `Offset ${offset} of partition ${t.partition} is in segment ${missingKey}, whose object is missing.`
+      : `Offset ${offset} of partition ${t.partition} is below the table tail, and no live segment holds it.`,
+    { partition: t.partition, offset, segmentMissing: true, ...(missingKey ? { segment: missingKey } : {}) },
+  );
+}
+
+/**
+ * Reads on from `g.next` in the live segments, within `budget` bytes (at least one batch when the
+ * answer is still empty). The cached segment list is refreshed once when it does not hold the
+ * offset or names an object that is gone (rolled, compacted or deleted since it was read).
+ */
+async function fromSegments(t: ReadTarget, g: Gathered, budget: number): Promise<boolean> {
+  const topicId = topicIdOf(t.tp);
+  for (let refreshed = false; ; refreshed = true) {
+    const segments = await liveSegments(topicId, t.partition, { refresh: refreshed });
+    const seg = segmentFor(segments, g.next);
+    if (!seg) {
+      if (refreshed) throw await notServed(t, g.next, segments);
+      continue;
+    }
+    let read;
+    try {
+      read = await readSegment(seg, g.next, budget, { minOneBatch: g.parts.length === 0 });
+    } catch (err) {
+      if (err instanceof ObjectMissing) {
+        if (refreshed) throw await notServed(t, g.next, segments, err.key);
+        continue;
+      }
+      throw s3Failure(err);
+    }
+    for (const bytes of read.batches) {
+      g.parts.push({ bytes, verified: true });
+      g.bytes += bytes.length;
+    }
+    const moved = read.nextOffset > g.next;
+    g.next = read.nextOffset;
+    return moved;
+  }
+}
+
+/** An S3 request that failed is a storage error of S3, not of the leader's replica store. */
+function s3Failure(err: unknown): unknown {
+  if (err instanceof KafkaError) return err;
+  const k = asKafkaError(err);
+  return new KafkaError(k.kafkaName, k.message, { ...k.context, store: 's3' });
+}
+
+/**
+ * Reads on from `g.next` in the leader's table, within `budget`. Takes the batches only while they
+ * run on without a hole from `g.next`: a roll that trimmed the table after the head was read leaves
+ * a hole (or nothing) there. Returns whether the table answered from `g.next` to its end (the high
+ * watermark or the budget), i.e. whether the fetch is complete.
+ */
+async function fromTable(t: ReadTarget, g: Gathered, budget: number, hw: number): Promise<boolean> {
+  const batches = await queryBatches(t.leader, t.tp, { fromOffset: g.next, toOffset: hw - 1, maxBytes: Math.max(1, budget) });
+  let taken = 0;
+  for (const b of batches) {
+    if (b.baseOffset > g.next || b.lastOffset < g.next) break;
+    // The Query returns one batch even past the budget; a continuing answer does not take it.
+    if (taken === 0 && g.parts.length > 0 && b.sizeBytes > budget) return true;
+    const bytes = batchBytes(b);
+    bytes.catch(() => undefined); // awaited with the rest; a later round's error must not leave it unhandled
+    g.parts.push({ bytes, verified: false });
+    g.bytes += b.sizeBytes;
+    g.next = b.lastOffset + 1;
+    taken++;
+  }
+  return taken === batches.length && (batches.length > 0 || g.next >= hw);
+}
+
+/**
+ * Reads records at and after `offset`, below the high watermark: from the leader's table when the
+ * offset is at or above its tail start (one head read and one Query, as ever), else from the live
+ * S3 segments and on into later segments and the table, so that one answer is contiguous up to
+ * `maxBytes` whichever tiers it spans. A table answer that does not start at the offset wanted
+ * (rolled away after the head was read) is read from the segments instead.
+ * Errors: OFFSET_OUT_OF_RANGE (with the valid range) below the log start or above the log end;
+ * NOT_LEADER_OR_FOLLOWER; UNKNOWN_TOPIC_OR_PARTITION; CORRUPT_MESSAGE (a stored batch or segment
+ * fails its checksum; no bytes are returned); KAFKA_STORAGE_ERROR with `segmentMissing` in its
+ * context (a live segment's object is gone: metric `SegmentMissing` and an error log).
+ */
+export async function fetchRecords(t: ReadTarget, req: FetchRequest, o: ReadHooks = {}): Promise<FetchResult> {
   const deadline = Date.now() + req.maxWaitMs;
   let head = await leaderHead(t);
-  if (req.offset < head.logStartOffset || req.offset > head.leo) {
-    throw new KafkaError(
-      'OFFSET_OUT_OF_RANGE',
-      `OFFSET_OUT_OF_RANGE: offset ${req.offset} is outside the range [${head.logStartOffset}, ${head.leo}] of partition ${t.partition}.`,
-      { partition: t.partition, logStartOffset: head.logStartOffset, logEndOffset: head.leo },
-    );
-  }
+  if (req.offset < head.logStartOffset || req.offset > head.leo) throw outOfRange(t, req.offset, head);
   for (let pause = 20; head.hw <= req.offset && Date.now() < deadline; pause = Math.min(pause * 2, 200)) {
     await sleep(Math.min(pause, Math.max(0, deadline - Date.now())));
     head = await leaderHead(t);
@@ -87,10 +205,25 @@ export async function fetchRecords(t: ReadTarget, req: FetchRequest): Promise<Fe
     nextOffset: records.length > 0 ? (records[records.length - 1] as LogRecordOut).offset + 1 : req.offset,
   });
   if (head.hw <= req.offset) return result([]);
-  const batches = await queryBatches(t.leader, t.tp, { fromOffset: req.offset, toOffset: head.hw - 1, maxBytes: req.maxBytes });
-  const records = await recordsOf(batches, req.offset, head.hw);
+  await o.afterHead?.();
+  const g: Gathered = { parts: [], bytes: 0, next: req.offset };
+  let tableFrom = tailStartOf(head);
+  for (let round = 0; round < MAX_TIER_ROUNDS && g.next < head.hw && (g.parts.length === 0 || g.bytes < req.maxBytes); round++) {
+    const budget = req.maxBytes - g.bytes;
+    if (g.next < tableFrom) {
+      if (!(await fromSegments(t, g, budget))) break;
+      continue;
+    }
+    if (await fromTable(t, g, budget, head.hw)) break;
+    // The table no longer starts at g.next: a roll moved its tail after the head was read.
+    const now = await leaderHead(t);
+    if (tailStartOf(now) <= g.next) break;
+    tableFrom = tailStartOf(now);
+  }
+  const decoded = await Promise.all(g.parts.map(async (p) => decodeBatch(await p.bytes, { verifyCrc: !p.verified })));
+  const records = decoded.flatMap((d) => d.records.filter((r) => r.offset >= req.offset && r.offset < head.hw));
   emitMetric('fetchRecords', records.length);
-  emitMetric('fetchBytes', batches.reduce((n, b) => n + b.sizeBytes, 0));
+  emitMetric('fetchBytes', g.bytes);
   return result(records);
 }
 
@@ -103,15 +236,71 @@ export interface ListedOffset {
   readonly timestamp: number | null;
 }
 
-/** Kafka's ListOffsets for one partition: earliest, latest (the high watermark), or by timestamp. */
-export async function listOffset(t: ReadTarget, spec: OffsetSpec): Promise<ListedOffset> {
+type Found = { offset: number; timestamp: number } | undefined;
+
+/**
+ * The first record in [from, below) with a timestamp ≥ `timestamp`, in the live segments: only
+ * those whose maxTimestamp can hold it are opened (index cached, one ranged GET for the batch).
+ */
+async function timeInSegments(t: ReadTarget, from: number, below: number, timestamp: number): Promise<Found> {
+  const topicId = topicIdOf(t.tp);
+  for (let refreshed = false; ; refreshed = true) {
+    const segments = await liveSegments(topicId, t.partition, { refresh: refreshed });
+    const last = segments[segments.length - 1];
+    // A list read before the latest roll does not reach the table's tail.
+    if (!refreshed && (last === undefined || last.endOffset < below)) continue;
+    try {
+      for (const seg of segments) {
+        if (seg.endOffset <= from || seg.baseOffset >= below) continue;
+        if (seg.maxTimestamp !== undefined && seg.maxTimestamp < timestamp) continue;
+        const found = await firstOffsetAtOrAfterTime(seg, timestamp, Math.max(from, seg.baseOffset));
+        if (found) return found.offset < below ? found : undefined;
+      }
+      return undefined;
+    } catch (err) {
+      if (err instanceof ObjectMissing) {
+        if (refreshed) throw await notServed(t, from, segments, err.key);
+        continue;
+      }
+      throw s3Failure(err);
+    }
+  }
+}
+
+/**
+ * Kafka's ListOffsets for one partition: earliest, latest (the high watermark), or by timestamp
+ * (the first record whose timestamp is at or after it): the live segments through their time
+ * indexes, then the table's tail, never reading the whole log.
+ */
+export async function listOffset(t: ReadTarget, spec: OffsetSpec, o: ReadHooks = {}): Promise<ListedOffset> {
   const head = await leaderHead(t);
   if (spec === 'earliest') return { offset: head.logStartOffset, timestamp: null };
   if (spec === 'latest') return { offset: head.hw, timestamp: null };
-  const batch = await firstBatchAtOrAfter(t.leader, t.tp, head.logStartOffset, head.hw - 1, spec.timestamp);
-  if (!batch) return { offset: null, timestamp: null };
-  const found = (await recordsOf([batch], head.logStartOffset, head.hw)).find((r) => r.timestamp >= spec.timestamp);
-  return found ? { offset: found.offset, timestamp: found.timestamp } : { offset: null, timestamp: null };
+  await o.afterHead?.();
+  const none = { offset: null, timestamp: null };
+  let tail = Math.min(tailStartOf(head), head.hw);
+  let searched = head.logStartOffset;
+  for (let round = 0; round < MAX_TIER_ROUNDS; round++) {
+    if (searched < tail) {
+      const found = await timeInSegments(t, searched, tail, spec.timestamp);
+      if (found) return found;
+      searched = tail;
+    }
+    const batch = await firstBatchAtOrAfter(t.leader, t.tp, tail, head.hw - 1, spec.timestamp);
+    // A batch at the tail start itself hides nothing; otherwise a roll after the head was read may
+    // have moved batches before it into segments: search those first.
+    if (!batch || batch.baseOffset > tail) {
+      const now = Math.min(tailStartOf(await leaderHead(t)), head.hw);
+      if (now > tail) {
+        tail = now;
+        continue;
+      }
+    }
+    if (!batch) return none;
+    const found = (await recordsOf([batch], head.logStartOffset, head.hw)).find((r) => r.timestamp >= spec.timestamp);
+    return found ? { offset: found.offset, timestamp: found.timestamp } : none;
+  }
+  return none;
 }
 
 /**
@@ -154,7 +343,9 @@ export async function readFromLeader<T>(topic: string, partition: number, read: 
       return await read({ partition, tp: topicPartitionKey(view.topic.topicId, partition), leader: await replicaStore(state.leader) });
     } catch (caught) {
       const err = asKafkaError(caught);
-      if (err.kafkaName === 'KAFKA_STORAGE_ERROR' && state.leader >= 0) reportBrokerFailure(state.leader);
+      // A lost segment stays lost on any leader; S3 failing is not the leader's store failing.
+      if (err.context.segmentMissing) throw err;
+      if (err.kafkaName === 'KAFKA_STORAGE_ERROR' && state.leader >= 0 && err.context.store !== 's3') reportBrokerFailure(state.leader);
       if (!RETRIABLE.has(err.kafkaName) || Date.now() + 100 > deadline) throw err;
       invalidateMetadata(topic);
       if (attempt > 1) await sleep(Math.min(50 * attempt, 500));

@@ -13,22 +13,62 @@ export async function putObject(key: string, body: Uint8Array): Promise<void> {
   await s3Client().send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: body, ContentLength: body.length }));
 }
 
-/** Reads `length` bytes at `position` of an object with a ranged GET. */
+/**
+ * The object does not exist (S3 `NoSuchKey`, or a 404 without a body): never written, or deleted
+ * (retention and compaction remove objects after a grace period). Readers refresh what told them
+ * the key before they call it an error.
+ */
+export class ObjectMissing extends Error {
+  override readonly name = 'ObjectMissing';
+  constructor(readonly key: string) {
+    super(`s3://${bucket()}/${key} does not exist`);
+  }
+}
+
+const isMissing = (err: unknown): boolean => {
+  const e = err as { name?: string; Code?: string; $metadata?: { httpStatusCode?: number } };
+  return e.name === 'NoSuchKey' || e.Code === 'NoSuchKey' || e.name === 'NotFound' || e.$metadata?.httpStatusCode === 404;
+};
+
+/** A GET whose missing object is an ObjectMissing; returns the body and the Content-Range header. */
+async function get(key: string, range?: string): Promise<{ bytes: Buffer; contentRange?: string }> {
+  try {
+    const out = await s3Client().send(new GetObjectCommand({ Bucket: bucket(), Key: key, ...(range ? { Range: range } : {}) }));
+    if (!out.Body) throw new Error(`s3://${bucket()}/${key} returned no body`);
+    return { bytes: Buffer.from(await out.Body.transformToByteArray()), ...(out.ContentRange ? { contentRange: out.ContentRange } : {}) };
+  } catch (err) {
+    if (isMissing(err)) throw new ObjectMissing(key);
+    throw err;
+  }
+}
+
+/** Reads `length` bytes at `position` of an object with a ranged GET. Errors: ObjectMissing. */
 export async function readRange(key: string, position: number, length: number): Promise<Buffer> {
-  const out = await s3Client().send(new GetObjectCommand({
-    Bucket: bucket(), Key: key, Range: `bytes=${position}-${position + length - 1}`,
-  }));
-  if (!out.Body) throw new Error(`s3://${bucket()}/${key} returned no body`);
-  const bytes = Buffer.from(await out.Body.transformToByteArray());
+  const { bytes } = await get(key, `bytes=${position}-${position + length - 1}`);
   if (bytes.length !== length) throw new Error(`s3://${bucket()}/${key} returned ${bytes.length} bytes, expected ${length}`);
   return bytes;
 }
 
-/** Reads a whole object. */
+/**
+ * Reads the last `n` bytes of an object (the whole object when it is smaller) with a suffix-range
+ * GET, and the object's size (from Content-Range). One GET on S3; s3rver ignores suffix ranges
+ * (it answers from byte 0), which Content-Range shows, so there a second ranged GET reads the tail.
+ * Errors: ObjectMissing.
+ */
+export async function readTail(key: string, n: number): Promise<{ bytes: Buffer; objectBytes: number }> {
+  const first = await get(key, `bytes=-${n}`);
+  const m = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(first.contentRange ?? '');
+  // No Content-Range: a 200 with the whole object.
+  if (!m) return { bytes: first.bytes.subarray(Math.max(0, first.bytes.length - n)), objectBytes: first.bytes.length };
+  const [end, objectBytes] = [Number(m[2]), Number(m[3])];
+  const want = Math.min(n, objectBytes);
+  if (end === objectBytes - 1 && first.bytes.length >= want) return { bytes: first.bytes.subarray(first.bytes.length - want), objectBytes };
+  return { bytes: await readRange(key, objectBytes - want, want), objectBytes };
+}
+
+/** Reads a whole object. Errors: ObjectMissing. */
 export async function readObject(key: string): Promise<Buffer> {
-  const out = await s3Client().send(new GetObjectCommand({ Bucket: bucket(), Key: key }));
-  if (!out.Body) throw new Error(`s3://${bucket()}/${key} returned no body`);
-  return Buffer.from(await out.Body.transformToByteArray());
+  return (await get(key)).bytes;
 }
 
 /** Every key under a prefix. */
