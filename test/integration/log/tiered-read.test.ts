@@ -28,7 +28,9 @@ import {
 } from '../../../lib/storage/segments.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
-useQuietCluster();
+const cluster = useQuietCluster();
+/** The v3 fetch route, as a client sees it. */
+const httpFetch = (p: { name: string }, offset: number) => cluster().call('GET', cluster().v3(`/topics/${p.name}/partitions/0/records?offset=${offset}`));
 
 const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
 const T0 = 1_700_000_000_000;
@@ -257,6 +259,14 @@ describe('Corruption and missing segments', () => {
       expect([what, err.kafkaName]).toEqual([what, 'CORRUPT_MESSAGE']);
       expect(err.context).toMatchObject({ segment: seg.key });
     }
+    // Over HTTP: Kafka's CORRUPT_MESSAGE (code 2), with where.
+    const bad0 = Buffer.from(good);
+    bad0[100] = bad0[100]! ^ 0x10;
+    await putObject(seg.key, bad0);
+    const res = await httpFetch(p, 0);
+    expect(res.status).toBe(400);
+    expect(res.body.error_code).toBe(40002);
+    expect(res.body.message).toMatch(/^CORRUPT_MESSAGE: Segment corrupt: record batch at offset 0: CRC mismatch/);
     // The offset index was read while the object was good; the batch bytes are damaged after.
     await putObject(seg.key, good);
     clearSegmentCaches();
@@ -301,6 +311,10 @@ describe('Corruption and missing segments', () => {
     expect(err.kafkaName).toBe('KAFKA_STORAGE_ERROR');
     expect(err.context).toMatchObject({ segmentMissing: true, segment: seg.key });
     expect(lines.map((l) => JSON.parse(l)).filter((l) => l.SegmentMissing === 1)).toHaveLength(1);
+    // Over HTTP: a 503 at once (no retry on another leader, no broker reported failed).
+    const res = await httpFetch(p, 3);
+    expect(res.status).toBe(503);
+    expect(res.body.message).toMatch(/^KAFKA_STORAGE_ERROR: Offset 3 of partition 0 is in segment .*, whose object is missing/);
     // The table tail is unaffected.
     expect(view((await fetchAt(p, seg.endOffset)).records)).toEqual(p.expected.slice(seg.endOffset));
   });
