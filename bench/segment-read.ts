@@ -1,0 +1,137 @@
+/**
+ * Read throughput from S3 segments versus from the replica table on the local stack: a partition
+ * of 1 KiB records is read end to end with `fetchRecords` (1 MiB answers, decoded) while its log is
+ * in the table, then again once it is rolled into segments (cold: footer and index not cached;
+ * warm: cached). The storage alone is the baseline in the same run: the same bytes with raw
+ * `queryBatches` pages (DynamoDB Query) and raw 1 MiB ranged GETs of the segment objects (s3rver).
+ * Run: `npm run bench -- segment-read`; results in bench/results/segment-read.md.
+ * `SEGMENT_READ_RECORDS` (default 20,000) and `SEGMENT_READ_BATCH` (records per batch, default 1).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+process.env.LOG_LEVEL ??= 'warn';
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+const { startLocalStack } = await import('../lib/local/stack.js');
+const { createTopic } = await import('../lib/cluster/topics.js');
+const { replicaStore } = await import('../lib/cluster/metadata.js');
+const { appendToLeader } = await import('../lib/log/append.js');
+const { prepareBatches } = await import('../lib/log/batches.js');
+const { replicate } = await import('../lib/log/replicate.js');
+const { fetchRecords } = await import('../lib/log/read.js');
+const { encodeSegment } = await import('../lib/log/segment-format.js');
+const { clearSegmentCaches } = await import('../lib/log/segment-reader.js');
+const { topicPartitionKey } = await import('../lib/storage/model.js');
+const { putObject, readRange } = await import('../lib/storage/objects.js');
+const { advanceTailStart, queryBatches, readHead, tailStartOf } = await import('../lib/storage/replica.js');
+const { commitSegment, listSegments, registerPending, segmentObjectKey } = await import('../lib/storage/segments.js');
+
+const RECORDS = Number(process.env.SEGMENT_READ_RECORDS ?? 20_000);
+const PER_BATCH = Number(process.env.SEGMENT_READ_BATCH ?? 1);
+const SEGMENT_BYTES = 4 * 2 ** 20;
+const PAGE = 2 ** 20;
+const MB = 1e6;
+
+const stack = await startLocalStack({ port: 0, brokers: 1, inMemory: true, controllers: 0, replicator: false });
+const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
+const name = 'segment-read';
+const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 1 });
+const p0 = partitions[0]!;
+const tp = topicPartitionKey(topic.topicId, 0);
+const leader = (await replicaStore(p0.leader))!;
+const target = { leader, topicId: topic.topicId, partition: 0, tp, leaderEpoch: p0.leaderEpoch, inlineMaxBytes: 8192 };
+for (let i = 0; i < RECORDS; i += 50 * PER_BATCH) {
+  const batches = [];
+  for (let b = i; b < Math.min(RECORDS, i + 50 * PER_BATCH); b += PER_BATCH) {
+    batches.push(...prepareBatches(Array.from({ length: Math.min(PER_BATCH, RECORDS - b) }, (_, j) => ({ key: null, value: Buffer.alloc(1024, (b + j) % 251), headers: [] })), opts));
+  }
+  await appendToLeader(target, batches);
+}
+await replicate(name, topic.topicId, 0, { deadline: Date.now() + 60_000, shrinkOnFailure: false, lagTimeMaxMs: 60_000 });
+const hw = (await readHead(leader, tp))!.hw;
+
+interface Row { scenario: string; records: number; bytes: number; requests: number; seconds: number }
+const rows: Row[] = [];
+async function measure(scenario: string, run: () => Promise<{ records: number; bytes: number; requests: number }>) {
+  const started = performance.now();
+  const r = await run();
+  rows.push({ scenario, ...r, seconds: (performance.now() - started) / 1000 });
+}
+
+/** The whole log through fetchRecords, 1 MiB answers; MB counts record values. */
+async function fetchAll() {
+  let records = 0;
+  let requests = 0;
+  let bytes = 0;
+  for (let offset = 0; offset < hw; requests++) {
+    const r = await fetchRecords({ leader, tp, partition: 0 }, { offset, maxBytes: PAGE, maxWaitMs: 0 });
+    records += r.records.length;
+    bytes += r.records.reduce((n, x) => n + (x.value?.length ?? 0), 0);
+    offset = r.nextOffset;
+  }
+  return { records, bytes, requests };
+}
+
+// The table: raw Query pages, then fetch, after one untimed pass (DynamoDB Local's JIT, connections).
+await fetchAll();
+await measure('table: raw Query pages (queryBatches calls of 1 MiB)', async () => {
+  let records = 0;
+  let bytes = 0;
+  let requests = 0;
+  for (let offset = 0; offset < hw; requests++) {
+    const batches = await queryBatches(leader, tp, { fromOffset: offset, toOffset: hw - 1, maxBytes: PAGE });
+    for (const b of batches) {
+      records += b.recordCount;
+      bytes += b.sizeBytes;
+    }
+    offset = batches[batches.length - 1]!.lastOffset + 1;
+  }
+  return { records, bytes, requests };
+});
+await measure('table: fetchRecords (1 MiB answers, decoded)', fetchAll);
+
+// Roll everything into segments of SEGMENT_BYTES (the roll's steps: encode, register, PUT, commit, trim).
+const rollStarted = performance.now();
+for (;;) {
+  const base = tailStartOf((await readHead(leader, tp))!);
+  if (base >= hw) break;
+  const batches = await queryBatches(leader, tp, { fromOffset: base, toOffset: hw - 1, maxBytes: SEGMENT_BYTES });
+  const end = batches[batches.length - 1]!.lastOffset + 1;
+  const encoded = encodeSegment(batches.map((b) => ({
+    baseOffset: b.baseOffset, lastOffset: b.lastOffset, leaderEpoch: b.leaderEpoch, maxTimestamp: b.maxTimestamp, recordCount: b.recordCount,
+    sizeBytes: b.sizeBytes, ...(b.data ? { bytes: b.data } : {}), ...(b.s3 ? { external: b.s3 } : {}),
+  })));
+  const range = { topicId: topic.topicId, partition: 0, baseOffset: base, endOffset: end, key: segmentObjectKey(topic.topicId, 0, base) };
+  await registerPending({ ...range, createdAt: Date.now() });
+  await putObject(range.key, encoded.body);
+  const f = encoded.footer;
+  await commitSegment(range, { sizeBytes: encoded.body.length, recordCount: f.recordCount, batchCount: f.batchCount, minTimestamp: f.minTimestamp, maxTimestamp: f.maxTimestamp });
+  await advanceTailStart(leader, tp, end, batches.reduce((n, b) => n + b.sizeBytes, 0));
+}
+const rollSeconds = (performance.now() - rollStarted) / 1000;
+const segments = await listSegments(topic.topicId, 0);
+
+// The segments: raw ranged GETs, then fetch cold and warm.
+await measure('segments: raw ranged GETs (1 MiB)', async () => {
+  let bytes = 0;
+  let requests = 0;
+  for (const s of segments) {
+    for (let at = 0; at < s.sizeBytes!; at += PAGE, requests++) bytes += (await readRange(s.key, at, Math.min(PAGE, s.sizeBytes! - at))).length;
+  }
+  return { records: segments.reduce((n, s) => n + s.recordCount!, 0), bytes, requests };
+});
+clearSegmentCaches();
+await measure('segments: fetchRecords, cold (footer + index read)', fetchAll);
+await measure('segments: fetchRecords, warm (index cached)', fetchAll);
+await stack.stop();
+
+const table = [
+  '| scenario | records | MB | requests | s | records/s | MB/s |',
+  '|---|---|---|---|---|---|---|',
+  ...rows.map((r) => `| ${r.scenario} | ${r.records} | ${(r.bytes / MB).toFixed(1)} | ${r.requests} | ${r.seconds.toFixed(2)} | ${(r.records / r.seconds).toFixed(0)} | ${(r.bytes / MB / r.seconds).toFixed(1)} |`),
+].join('\n');
+const notes = `${segments.length} segments of ≤ ${SEGMENT_BYTES / 2 ** 20} MiB (rolled in ${rollSeconds.toFixed(1)} s). MB: batch bytes for the raw rows, record values for fetchRecords.`;
+const header = `# segment-read — ${new Date().toISOString()}\n\nLocal stack (DynamoDB Local in memory, one process; s3rver on local disk), 1 broker, ${RECORDS} records of 1 KiB, ${PER_BATCH} per batch. Node ${process.version}, ${os.cpus().length} cores (shared).\n\n`;
+process.stdout.write(`${table}\n\n${notes}\n`);
+fs.writeFileSync(path.join(import.meta.dirname, 'results', 'segment-read.md'), `${header}${table}\n\n${notes}\n`);
