@@ -82,7 +82,7 @@ interface Gathered {
   next: number;
 }
 
-/** Fresh head for an error's valid range (the one the fetch started with may be stale). */
+/** OFFSET_OUT_OF_RANGE with the valid range `head` gives. */
 function outOfRange(t: ReadTarget, offset: number, head: ReplicaHead): KafkaError {
   return new KafkaError(
     'OFFSET_OUT_OF_RANGE',
@@ -108,7 +108,7 @@ async function notServed(t: ReadTarget, offset: number, segments: readonly Segme
   return new KafkaError(
     'KAFKA_STORAGE_ERROR',
     missingKey
-      ? `Offset ${offset} of partition ${t.partition} is in segment ${missingKey}, whose object is missing.`
+      ? `Offset ${offset} of partition ${t.partition} is in a live segment whose object ${missingKey} is missing.`
       : `Offset ${offset} of partition ${t.partition} is below the table tail, and no live segment holds it.`,
     { partition: t.partition, offset, segmentMissing: true, ...(missingKey ? { segment: missingKey } : {}) },
   );

@@ -314,7 +314,7 @@ describe('Corruption and missing segments', () => {
     // Over HTTP: a 503 at once (no retry on another leader, no broker reported failed).
     const res = await httpFetch(p, 3);
     expect(res.status).toBe(503);
-    expect(res.body.message).toMatch(/^KAFKA_STORAGE_ERROR: Offset 3 of partition 0 is in segment .*, whose object is missing/);
+    expect(res.body.message).toMatch(/^KAFKA_STORAGE_ERROR: Offset 3 of partition 0 is in a live segment whose object segments\/.* is missing/);
     // The table tail is unaffected.
     expect(view((await fetchAt(p, seg.endOffset)).records)).toEqual(p.expected.slice(seg.endOffset));
   });
