@@ -17,7 +17,7 @@ import { prepareBatches } from '../../../lib/log/batches.js';
 import { batchBytes, fetchRecords, listOffset, type ReadTarget } from '../../../lib/log/read.js';
 import { replicate } from '../../../lib/log/replicate.js';
 import { decodeFooter, encodeSegment, FOOTER_BYTES, type SegmentBatchInput } from '../../../lib/log/segment-format.js';
-import { clearSegmentCaches, readSegmentBatches } from '../../../lib/log/segment-reader.js';
+import { clearSegmentCaches, readSegmentBatches, TAIL_READ_BYTES } from '../../../lib/log/segment-reader.js';
 import { decodeBatch } from '../../../lib/protocol/record-batch.js';
 import type { BatchRecord } from '../../../lib/storage/model.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
@@ -57,7 +57,7 @@ interface Partition {
  * bytes, every 25th a large batch that goes to a `data/` object (> inline.max.bytes); timestamps
  * jump back and forth (non-monotonic), with repeats, unless `stamp` says otherwise.
  */
-async function setup(batchCount: number, stamp = (i: number) => T0 + ((i * 7919) % 500) * 10): Promise<Partition> {
+async function setup(batchCount: number, stamp = (i: number) => T0 + ((i * 7919) % 500) * 10, o: { tiny?: boolean } = {}): Promise<Partition> {
   const name = `tiered-${process.pid}-${n++}`;
   const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3 });
   const p0 = partitions[0]!;
@@ -67,19 +67,19 @@ async function setup(batchCount: number, stamp = (i: number) => T0 + ((i * 7919)
   const target: AppendTarget = { leader, topicId: topic.topicId, partition: 0, tp, leaderEpoch: p0.leaderEpoch, inlineMaxBytes: 8192 };
   let record = 0;
   const prepared = Array.from({ length: batchCount }, (_, b) => {
-    const large = b % 25 === 12;
-    const count = large ? 12 : 1 + (b % 5);
+    const large = !o.tiny && b % 25 === 12;
+    const count = o.tiny ? 1 : large ? 12 : 1 + (b % 5);
     return prepareBatches(Array.from({ length: count }, () => {
       const i = record++;
       return {
         key: Buffer.from(`k${i}`),
-        value: Buffer.alloc(large ? 1024 : 60 + ((i * 37) % 340), i % 251),
+        value: Buffer.alloc(o.tiny ? 8 : large ? 1024 : 60 + ((i * 37) % 340), i % 251),
         timestamp: stamp(i),
         headers: i % 3 === 0 ? [{ key: 'h', value: Buffer.from(`v${i}`) }] : [],
       };
     }), opts);
   }).flat();
-  for (let i = 0; i < prepared.length; i += 20) await appendToLeader(target, prepared.slice(i, i + 20));
+  for (let i = 0; i < prepared.length; i += 50) await appendToLeader(target, prepared.slice(i, i + 50));
   await replicate(name, topic.topicId, 0, { deadline: Date.now() + 30_000, shrinkOnFailure: false, lagTimeMaxMs: 60_000 });
   const batches = await queryBatches(leader, tp, { fromOffset: 0, toOffset: BIG, maxBytes: BIG });
   const bytes = new Map<number, Buffer>();
@@ -90,7 +90,7 @@ async function setup(batchCount: number, stamp = (i: number) => T0 + ((i * 7919)
     for (const r of decodeBatch(data).records) expected.push({ offset: r.offset, timestamp: r.timestamp, key: r.key!.toString(), value: r.value! });
   }
   expect(expected.map((r) => r.offset)).toEqual(expected.map((_, i) => i));
-  expect(batches.some((b) => b.s3)).toBe(true);
+  expect(batches.some((b) => b.s3)).toBe(!o.tiny);
   expect((await readHead(leader, tp))!.hw).toBe(expected.length);
   return { name, topicId: topic.topicId, tp, leader, stores, target: { leader, tp, partition: 0 }, expected, batches, bytes };
 }
@@ -212,6 +212,21 @@ describe('Function: fetchRecords over segments and the table', () => {
     const stamps = [...new Set(p.expected.map((e) => e.timestamp))].sort((a, b) => a - b);
     const targets = [stamps[0]! - 1, ...stamps.filter((_, i) => i % 2 === 0).flatMap((s) => [s - 1, s, s + 1]), stamps[stamps.length - 1]! + 1, 0];
     for (const ts of targets) expect(await listOffset(p.target, { timestamp: ts })).toEqual(linear(p, ts));
+  });
+});
+
+describe('Function: fetchRecords over a segment with a large index', () => {
+  it('reads a segment whose index does not come with the footer\'s tail read (a second ranged GET), by offset and by timestamp', async () => {
+    const p = await setup(TAIL_READ_BYTES / 44 + 200, (i) => T0 + ((i * 7919) % 500) * 10, { tiny: true });
+    const seg = await rollTo(p, p.expected.length - 10);
+    expect(seg.batchCount! * 44).toBeGreaterThan(TAIL_READ_BYTES); // 44-byte index entries: the index starts before the tail read
+    clearSegmentCaches();
+    expect(view((await fetchAt(p, 0)).records)).toEqual(p.expected);
+    const mid = Math.floor(p.expected.length / 2);
+    const page = await fetchAt(p, mid, 3000);
+    expect(page.records.length).toBeGreaterThan(10);
+    expect(view(page.records)).toEqual(p.expected.slice(mid, mid + page.records.length));
+    for (const ts of [T0, T0 + 2505, T0 + 4990, T0 + 5000]) expect(await listOffset(p.target, { timestamp: ts })).toEqual(linear(p, ts));
   });
 });
 
