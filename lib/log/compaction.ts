@@ -107,7 +107,7 @@ export function compactionDue(configs: Readonly<Record<string, string>>, segment
 export type CompactionEvent = { readonly step: 'written'; readonly group: readonly SegmentRecord[]; readonly replacement: SegmentRecord };
 
 export interface CompactOptions {
-  /** The clock: compaction lag and tombstone expiry are measured against it. @default Date.now() */
+  /** The clock that compaction lag and tombstone expiry are measured against (not the registry's times). @default Date.now() */
   readonly now?: number;
   readonly hook?: (e: CompactionEvent) => void | Promise<void>;
 }
@@ -344,7 +344,7 @@ export async function compactPartition(topic: string, partition: number, o: Comp
     await putObject(key, encoded.body);
     const externalKeys = [...new Set(encoded.index.flatMap((e) => (e.externalKey === undefined ? [] : [e.externalKey])))];
     const replacement: SegmentRecord = {
-      topicId, partition, baseOffset, endOffset, key, generation, state: 'live', createdAt: now,
+      topicId, partition, baseOffset, endOffset, key, generation, state: 'live', createdAt: Date.now(),
       sizeBytes: inputs.reduce((n, b) => n + b.sizeBytes, 0),
       recordCount: encoded.footer.recordCount, batchCount: encoded.footer.batchCount,
       minTimestamp: encoded.footer.minTimestamp, maxTimestamp: encoded.footer.maxTimestamp,
@@ -352,7 +352,8 @@ export async function compactPartition(topic: string, partition: number, o: Comp
       cleanedTo: endOffset,
     };
     await o.hook?.({ step: 'written', group: old, replacement });
-    if (!(await replaceSegments(old, replacement, now))) {
+    // Registry times are the real clock (the garbage pass's grace period counts from deletedAt), whatever `now` says.
+    if (!(await replaceSegments(old, replacement, Date.now()))) {
       logger.info({ event: 'compaction-lost-race', topic, partition, baseOffset, endOffset, key }, 'a replaced segment changed meanwhile; the rewrite is left for the garbage pass');
       return false;
     }
