@@ -253,6 +253,32 @@ describe('Function: compactPartition', () => {
     expect((await consume(p)).records.map((x) => x.value)).toEqual(['a1', 'b2']);
   });
 
+  it('runs beside a roll: a segment rolled while the pass rewrites stays live and dirty, the swap still wins', async () => {
+    const p = await compactedTopic({});
+    await roll(p, singles(20, 3, 'a'));
+    let rolled: SegmentRecord | undefined;
+    const r = await compactPartition(p.name, 0, { now: T0 + 1, hook: async () => { rolled ??= await roll(p, singles(5, 5, 'b', 0, 'b')); } });
+    expect(r).toMatchObject({ lostRace: false, replacements: 1, cleanedTo: 20 });
+    const { segments, records } = await consume(p);
+    expect(segments.map((s) => [s.baseOffset, s.endOffset, s.cleanedTo])).toEqual([[0, 20, 20], [20, 25, undefined]]);
+    expect(segments[1]).toEqual(rolled);
+    expect(records).toEqual(latestPerKey(p));
+  });
+
+  it('makes a small dirty part due once its oldest batch passed max.compaction.lag.ms, whatever the dirty ratio', () => {
+    const seg = (baseOffset: number, endOffset: number, ts: number, cleanedTo?: number): SegmentRecord => ({
+      topicId: 't', partition: 0, baseOffset, endOffset, key: `k${baseOffset}`, generation: 0, state: 'live', createdAt: 0,
+      sizeBytes: (endOffset - baseOffset) * 100, minTimestamp: ts, maxTimestamp: ts, ...(cleanedTo === undefined ? {} : { cleanedTo }),
+    });
+    const segments = [seg(0, 90, T0, 90), seg(90, 100, T0 + 10)];
+    const configs = { 'cleanup.policy': 'compact', 'max.compaction.lag.ms': '1000' };
+    expect(cleaningPlan(configs, segments, T0 + 1010)).toMatchObject({ firstDirtyOffset: 90, dirtyRatio: 0.1, due: false });
+    expect(cleaningPlan(configs, segments, T0 + 1011).due).toBe(true);
+    // min.compaction.lag.ms still holds it back.
+    expect(compactionDue({ ...configs, 'min.compaction.lag.ms': '5000' }, segments, T0 + 2000)).toBe(false);
+    expect(compactionDue({ 'cleanup.policy': 'delete', 'min.cleanable.dirty.ratio': '0' }, segments, T0 + 2000)).toBe(false);
+  });
+
   it('compacts cleanup.policy=compact,delete topics too, and leaves delete-only topics alone', async () => {
     const both = await compactedTopic({}, 'compact,delete');
     await roll(both, singles(20, 3, 'a'));
