@@ -345,7 +345,7 @@ export async function compactPartition(topic: string, partition: number, o: Comp
     const externalKeys = [...new Set(encoded.index.flatMap((e) => (e.externalKey === undefined ? [] : [e.externalKey])))];
     const replacement: SegmentRecord = {
       topicId, partition, baseOffset, endOffset, key, generation, state: 'live', createdAt: Date.now(),
-      sizeBytes: inputs.reduce((n, b) => n + b.sizeBytes, 0),
+      sizeBytes: encoded.body.length, // as a roll counts it (lib/log/roll.ts): the dirty ratio compares like with like
       recordCount: encoded.footer.recordCount, batchCount: encoded.footer.batchCount,
       minTimestamp: encoded.footer.minTimestamp, maxTimestamp: encoded.footer.maxTimestamp,
       ...(externalKeys.length > 0 ? { externalKeys } : {}),
