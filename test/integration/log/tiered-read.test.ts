@@ -16,6 +16,7 @@ import { appendToLeader, type AppendTarget } from '../../../lib/log/append.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
 import { batchBytes, fetchRecords, listOffset, type ReadTarget } from '../../../lib/log/read.js';
 import { replicate } from '../../../lib/log/replicate.js';
+import { rollPartition } from '../../../lib/log/roll.js';
 import { decodeFooter, encodeSegment, FOOTER_BYTES, type SegmentBatchInput } from '../../../lib/log/segment-format.js';
 import { clearSegmentCaches, readSegmentBatches, TAIL_READ_BYTES } from '../../../lib/log/segment-reader.js';
 import { decodeBatch } from '../../../lib/protocol/record-batch.js';
@@ -57,9 +58,9 @@ interface Partition {
  * bytes, every 25th a large batch that goes to a `data/` object (> inline.max.bytes); timestamps
  * jump back and forth (non-monotonic), with repeats, unless `stamp` says otherwise.
  */
-async function setup(batchCount: number, stamp = (i: number) => T0 + ((i * 7919) % 500) * 10, o: { tiny?: boolean } = {}): Promise<Partition> {
+async function setup(batchCount: number, stamp = (i: number) => T0 + ((i * 7919) % 500) * 10, o: { tiny?: boolean; configs?: { name: string; value: string }[] } = {}): Promise<Partition> {
   const name = `tiered-${process.pid}-${n++}`;
-  const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3 });
+  const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3, ...(o.configs ? { configs: o.configs } : {}) });
   const p0 = partitions[0]!;
   const tp = topicPartitionKey(topic.topicId, 0);
   const leader = (await replicaStore(p0.leader))!;
@@ -212,6 +213,22 @@ describe('Function: fetchRecords over segments and the table', () => {
     const stamps = [...new Set(p.expected.map((e) => e.timestamp))].sort((a, b) => a - b);
     const targets = [stamps[0]! - 1, ...stamps.filter((_, i) => i % 2 === 0).flatMap((s) => [s - 1, s, s + 1]), stamps[stamps.length - 1]! + 1, 0];
     for (const ts of targets) expect(await listOffset(p.target, { timestamp: ts })).toEqual(linear(p, ts));
+  });
+});
+
+describe('Function: fetchRecords over what rollPartition rolled', () => {
+  it('reads every record from offset 0 and finds every timestamp across rolled segments (segment.bytes 4 KiB) and the table tail', async () => {
+    const p = await setup(80, undefined, { configs: [{ name: 'segment.bytes', value: '4096' }] });
+    const result = await rollPartition(p.name, 0, { force: true, maxSegments: 4 });
+    expect(result.rolled).toBe(4);
+    const segments = await listSegments(p.topicId, 0);
+    const tail = tailStartOf((await readHead(p.leader, p.tp))!);
+    expect(segments[segments.length - 1]!.endOffset).toBe(tail);
+    expect(tail).toBeLessThan(p.expected.length);
+    expect(view((await fetchAt(p, 0)).records)).toEqual(p.expected);
+    expect(await readAll(p, 0, 2500)).toEqual(p.expected);
+    const stamps = [...new Set(p.expected.map((e) => e.timestamp))];
+    for (const ts of stamps.filter((_, i) => i % 5 === 0)) expect(await listOffset(p.target, { timestamp: ts })).toEqual(linear(p, ts));
   });
 });
 
