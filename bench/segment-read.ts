@@ -134,4 +134,4 @@ const table = [
 const notes = `${segments.length} segments of ≤ ${SEGMENT_BYTES / 2 ** 20} MiB (rolled in ${rollSeconds.toFixed(1)} s). MB: batch bytes for the raw rows, record values for fetchRecords.`;
 const header = `# segment-read — ${new Date().toISOString()}\n\nLocal stack (DynamoDB Local in memory, one process; s3rver on local disk), 1 broker, ${RECORDS} records of 1 KiB, ${PER_BATCH} per batch. Node ${process.version}, ${os.cpus().length} cores (shared).\n\n`;
 process.stdout.write(`${table}\n\n${notes}\n`);
-fs.writeFileSync(path.join(import.meta.dirname, 'results', 'segment-read.md'), `${header}${table}\n\n${notes}\n`);
+fs.writeFileSync(path.join(import.meta.dirname, 'results', `segment-read${PER_BATCH === 1 ? '' : `-batch${PER_BATCH}`}.md`), `${header}${table}\n\n${notes}\n`);
