@@ -597,11 +597,15 @@ export async function advanceHighWatermark(
  * Condition (1): the replica holds everything below `end` (`leo >= end`), its tailStart is below
  * `end` (never moves back), and no full sync fills it. A replica that fails it is skipped (false):
  * a lagging one gets the leader's segment list through a full sync, a later pass retries the rest.
- * `end` must be a batch boundary. Returns whether the head moved (the deletes run either way when
+ * `end` must be a batch boundary; `known`: the batches below it, when the caller read them (else a
+ * Query finds them). Returns whether the head moved (the deletes run either way when
  * the head already says `end` or more, so a crash between 1 and 2 is finished by the next call).
  */
-export async function advanceTailStart(store: ReplicaStoreRef, tp: string, end: number, now = Date.now()): Promise<boolean> {
-  const below = await batchKeysBelow(store, tp, end);
+export async function advanceTailStart(
+  store: ReplicaStoreRef, tp: string, end: number, now = Date.now(), known?: readonly { readonly off: number; readonly sizeBytes: number }[],
+): Promise<boolean> {
+  // (batch items have the same keys on every replica: a roller that read the leader's passes them, saving a Query per replica)
+  const below = known ?? await batchKeysBelow(store, tp, end);
   const dropped = below.reduce((n, b) => n + b.sizeBytes, 0);
   let moved = true;
   try {
