@@ -177,7 +177,7 @@ async function collectPartition(w: PartitionWork, result: GarbageResult): Promis
 
   // (c) segment objects no item names
   const named = new Set(items.map((s) => s.key));
-  const bases = new Set(items.map((s) => s.itemSk ?? ''));
+  const atBase = new Map(items.map((s) => [s.itemSk ?? '', s]));
   for (const obj of w.segments.filter(old)) {
     if (named.has(obj.key)) continue;
     const m = SEGMENT_NAME.exec(obj.key.slice(obj.key.lastIndexOf('/') + 1));
@@ -186,8 +186,12 @@ async function collectPartition(w: PartitionWork, result: GarbageResult): Promis
     const generation = m[2] === undefined ? 0 : Number(m[2]);
     // While an item sits at the base offset no roller can register it and rewrite the key; when
     // none does, the pass puts one there first (and gives up if a roller got there before it).
-    const claim = bases.has(m[1] as string) ? undefined : await claimOrphan({ topicId: w.topicId, partition: w.partition, baseOffset, key: obj.key, generation }, w.now);
-    if (!claim && !bases.has(m[1] as string)) continue;
+    // A generation above the item's may be a compaction's rewrite about to commit: it stays until
+    // that compaction commits it or the item is gone.
+    const holder = atBase.get(m[1] as string);
+    if (holder && generation > holder.generation) continue;
+    const claim = holder ? undefined : await claimOrphan({ topicId: w.topicId, partition: w.partition, baseOffset, key: obj.key, generation }, w.now);
+    if (!claim && !holder) continue;
     await deleteAndRecord([obj.key], result);
     if (claim && await removeSegmentItem(claim)) result.removedItems++;
   }

@@ -82,7 +82,7 @@ export interface RetentionResult {
   readonly logStartOffset: number;
   /** The segments this pass tombstoned (base offset and why). */
   readonly tombstoned: readonly { readonly baseOffset: number; readonly endOffset: number; readonly reason: RetentionReason }[];
-  /** Set when the topic's cleanup.policy has no `delete`: the pass did nothing. */
+  /** Set when the topic's cleanup.policy has no `delete`: only segments below the log start were removed. */
   readonly skipped?: 'cleanup.policy';
 }
 
@@ -99,7 +99,7 @@ export interface RetentionOptions {
  * `retention.bytes` (the partition's size is its live segments plus the leader's table tail; the
  * oldest segments go while size − segment ≥ retention.bytes, Kafka's rule) leave the log, oldest
  * first, never skipping one. Live segments already wholly below the log start (a DeleteRecords
- * that lost a race with a roll or a compaction) go too. The table tail never expires: only
+ * that lost a race with a roll or a compaction) go too, whatever the policy. The table tail never expires: only
  * rolled segments do, as in Kafka only closed segments do.
  * `now` is injectable for tests. Errors: UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE,
  * NOT_LEADER_OR_FOLLOWER.
@@ -111,9 +111,10 @@ export async function applyRetention(topicName: string, partition: number, o: Re
   // Read the head before the segment list: a segment committed in between starts at or above the
   // tailStart read, so the log start computed below never passes a segment this pass did not see.
   const head = await leaderHeadOf(v);
-  if (!policies.includes('delete')) return { logStartOffset: head.logStartOffset, tombstoned: [], skipped: 'cleanup.policy' };
-  const retentionMs = numericConfig(v.topic.configs, 'retention.ms');
-  const retentionBytes = numericConfig(v.topic.configs, 'retention.bytes');
+  // Without `delete` only segments already below the log start (DeleteRecords) leave the log.
+  const deletes = policies.includes('delete');
+  const retentionMs = deletes ? numericConfig(v.topic.configs, 'retention.ms') : -1;
+  const retentionBytes = deletes ? numericConfig(v.topic.configs, 'retention.bytes') : -1;
   await o.onStep?.('head-read');
   const segments = await listSegments(v.topic.topicId, partition);
 
@@ -141,6 +142,7 @@ export async function applyRetention(topicName: string, partition: number, o: Re
   return {
     logStartOffset: lso,
     tombstoned: gone.filter((e) => done.has(e.segment.baseOffset)).map((e) => ({ baseOffset: e.segment.baseOffset, endOffset: e.segment.endOffset, reason: e.reason })),
+    ...(deletes ? {} : { skipped: 'cleanup.policy' as const }),
   };
 }
 

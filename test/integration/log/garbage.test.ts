@@ -12,7 +12,7 @@ import { collectGarbage, GARBAGE_GRACE_FLOOR_MS } from '../../../lib/log/garbage
 import { applyRetention } from '../../../lib/log/retention.js';
 import { listKeys, putObject } from '../../../lib/storage/objects.js';
 import { queryBatches } from '../../../lib/storage/replica.js';
-import { claimOrphan, commitSegment, listSegments, registerPending, segmentObjectKey, tombstoneSegments } from '../../../lib/storage/segments.js';
+import { claimOrphan, commitSegment, listSegments, registerPending, removeSegmentItem, replaceSegments, segmentObjectKey, tombstoneSegments } from '../../../lib/storage/segments.js';
 import { useQuietCluster } from '../../support/cluster.js';
 import { partitionWith, produceBatch, rollTo, type Partition } from './fake-roll.js';
 
@@ -149,6 +149,22 @@ describe('Function: collectGarbage', () => {
     expect(claim?.state).toBe('deleted');
     expect(await registerPending({ topicId: q.topicId, partition: 0, baseOffset: 0, endOffset: 5, key: segmentObjectKey(q.topicId, 0, 0), createdAt: Date.now() })).toBe(false);
     expect(await claimOrphan({ topicId: q.topicId, partition: 0, baseOffset: 0, key: 'x', generation: 0 })).toBeUndefined();
+  });
+
+  it('keeps an orphan rewrite whose generation is above the live item\'s (a compaction about to commit it) and deletes one below it', async () => {
+    const p = await partitionWith('gc-gen');
+    await produceBatch(p, 5);
+    const seg = await rollTo(p, 5);
+    const ahead = segmentObjectKey(p.topicId, 0, 0, 1);
+    await putObject(ahead, Buffer.from('a compaction\'s rewrite, not yet committed'));
+    await collectGarbage({ now: Date.now() + HOUR });
+    expect(await exists(ahead)).toBe(true);
+    // Once that generation is live, the generation-0 object (if its tombstone was lost) is garbage.
+    expect(await replaceSegments([seg], { ...seg, generation: 1, key: ahead })).toBe(true);
+    await removeSegmentItem((await listSegments(p.topicId, 0, { states: ['deleted'] }))[0]!);
+    await collectGarbage({ now: Date.now() + HOUR });
+    expect([await exists(ahead), await exists(seg.key)]).toEqual([true, false]);
+    expect(await items(p)).toEqual([[sk(0), 'live']]);
   });
 
   it('removes a deleted topic\'s segments: its live items are tombstoned, their objects and items go a grace later, stray objects at once', async () => {
