@@ -75,6 +75,22 @@ export const CLUSTER_METRICS = {
     name: 'FetchBytes', unit: 'Bytes', emittedBy: 'fetch',
     description: 'Per request: record batch bytes returned.',
   }),
+  segmentsRolled: m({
+    name: 'SegmentsRolled', unit: 'Count', emittedBy: 'replicator',
+    description: 'Per roll: 1 when a table tail became a live S3 segment (the replicator, the sweep or the controller rolls).',
+  }),
+  segmentBytes: m({
+    name: 'SegmentBytes', unit: 'Bytes', emittedBy: 'replicator',
+    description: 'Per roll: the size of the segment object written.',
+  }),
+  segmentMissing: m({
+    name: 'SegmentMissing', unit: 'Count', emittedBy: 'fetch',
+    description: 'Per read: 1 when a live segment\'s object is missing from S3 (an error to investigate; the read fails, never skips).',
+  }),
+  segmentAheadOfLeader: m({
+    name: 'SegmentAheadOfLeader', unit: 'Count', emittedBy: 'replicator',
+    description: 'Per roll attempt: 1 when a leader lacks records a live segment holds (only after an unclean election).',
+  }),
   errors: m({
     name: 'Errors', unit: 'Count', emittedBy: 'http',
     description: 'Per failed request: 1, with a second dimension set [CoordinationTable, ErrorCode] naming the Kafka error.',

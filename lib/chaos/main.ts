@@ -1,11 +1,11 @@
 /**
- * `npm run chaos -- [--duration 10m] [--seed N] [--dir DIR] [--faults kill-broker,net-drop,...] [--quiet-bound 20s]`:
+ * `npm run chaos -- [--duration 10m] [--seed N] [--dir DIR] [--faults kill-broker,net-drop,...] [--quiet-bound 20s] [--segment-bytes 32768]`:
  * a chaos run on the local stack, then its summary; exits 1 when the checker found anomalies.
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { duration: { type: 'string' }, seed: { type: 'string' }, dir: { type: 'string' }, faults: { type: 'string' }, 'quiet-bound': { type: 'string' } } });
+const { values } = parseArgs({ options: { duration: { type: 'string' }, seed: { type: 'string' }, dir: { type: 'string' }, faults: { type: 'string' }, 'quiet-bound': { type: 'string' }, 'segment-bytes': { type: 'string' } } });
 const seed = values.seed ? Number(values.seed) : Math.floor(Math.random() * 2 ** 31);
 const dir = path.resolve(values.dir ?? path.join('.tributary', 'chaos', `${new Date().toISOString().replace(/[:.]/g, '-')}-seed-${seed}`));
 
@@ -28,6 +28,7 @@ for (const k of kinds) if (!(FAULT_KINDS as readonly string[]).includes(k)) thro
 const s = await runChaos({
   durationMs: duration(values.duration ?? '2m'), seed, dir, kinds: kinds as (typeof FAULT_KINDS)[number][],
   ...(values['quiet-bound'] === undefined ? {} : { quietBoundMs: duration(values['quiet-bound']) }),
+  ...(values['segment-bytes'] === undefined ? {} : { segmentBytes: Number(values['segment-bytes']) }),
 });
 const lines = [
   `chaos run: seed ${s.seed}, ${(s.durationMs / 1000).toFixed(0)} s of faults, history in ${dir}`,

@@ -34,6 +34,12 @@ export interface ChaosOptions {
    * @default 20000
    */
   readonly quietBoundMs?: number;
+  /**
+   * The topics' `segment.bytes`: small, so that table tails roll to S3 segments (and readers cross
+   * tiers) under the faults.
+   * @default 32768
+   */
+  readonly segmentBytes?: number;
 }
 
 export interface ChaosSummary {
@@ -61,6 +67,8 @@ const ENV: Record<string, string> = {
   TRIBUTARY_REQUEST_TIMEOUT_MS: '12000',
   TRIBUTARY_STORE_TIMEOUT_MS: '2000',
   TRIBUTARY_STORE_MAX_ATTEMPTS: '2',
+  // (the sweep's full pass rolls by segment.ms: often enough that time-based rolls happen under faults)
+  TRIBUTARY_SWEEP_FULL_PASS_MS: '15000',
 };
 /** While the stack starts: fresh JVMs on a busy machine answer their first requests slowly. */
 const SETUP_ENV: Record<string, string> = { TRIBUTARY_STORE_TIMEOUT_MS: '20000', TRIBUTARY_STORE_MAX_ATTEMPTS: '4' };
@@ -133,7 +141,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
     for (const t of topics) {
       const r = await fetch(`${v3}/topics`, {
         method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ topic_name: t.name, partitions_count: t.partitions, replication_factor: 3, configs: [{ name: 'min.insync.replicas', value: t.minIsr }] }),
+        body: JSON.stringify({ topic_name: t.name, partitions_count: t.partitions, replication_factor: 3, configs: [{ name: 'min.insync.replicas', value: t.minIsr }, { name: 'segment.bytes', value: String(o.segmentBytes ?? 32_768) }, { name: 'segment.ms', value: '20000' }] }),
       });
       if (r.status !== 201) throw new Error(`could not create ${t.name}: ${r.status} ${await r.text()}`);
     }

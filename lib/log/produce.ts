@@ -15,6 +15,7 @@ import { config } from '../config.js';
 import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
 import { AppendOutcomeUnknown, appendToLeader } from './append.js';
+import { isCompacted } from './compaction.js';
 import { replicateShared } from './replicate.js';
 import { checkRecord, prepareBatches, type ProducerTag, type BatchOptions, type LogRecord, type PreparedBatch } from './batches.js';
 
@@ -184,7 +185,8 @@ export interface ProducePlan {
 /**
  * Routes, checks and encodes every record before anything is written.
  * Errors (whole request): UNKNOWN_TOPIC_OR_PARTITION for a missing topic. Per record (in
- * `outcomes`): an unknown partition, MESSAGE_TOO_LARGE, INVALID_TIMESTAMP.
+ * `outcomes`): an unknown partition, MESSAGE_TOO_LARGE, INVALID_TIMESTAMP, INVALID_RECORD (no key,
+ * compacted topic).
  */
 export async function planProduce(topicName: string, records: readonly ProduceRecord[], opts: ProduceOptions = {}): Promise<ProducePlan> {
   const deadline = Date.now() + (opts.deadlineMs ?? config().requestTimeoutMs);
@@ -195,10 +197,16 @@ export async function planProduce(topicName: string, records: readonly ProduceRe
   const byPartition = new Map<number, number[]>();
   const options = batchOptions(view.topic.configs);
   const now = Date.now();
+  const compacted = isCompacted(view.topic.configs);
   records.forEach((r, i) => {
     const p = route(r, n, sticky);
     if (p instanceof KafkaError) {
       outcomes[i] = { ok: false, error: p };
+      return;
+    }
+    // Kafka's LogValidator: a compacted log keeps the latest record per key, so a keyless one has no place in it.
+    if (compacted && r.key === null) {
+      outcomes[i] = { ok: false, partition: p, error: new KafkaError('INVALID_RECORD', `Compacted topic cannot accept message without key in topic partition ${topicName}-${p}.`, { partition: p }) };
       return;
     }
     try {

@@ -15,7 +15,9 @@ import { readHead } from '../storage/replica.js';
 import { asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
 import { markLagging, topicNameById } from '../storage/coordination.js';
+import { numericConfig } from '../cluster/topic-configs.js';
 import { replicate } from './replicate.js';
+import { rollPartition } from './roll.js';
 import { fullSync } from './snapshot.js';
 
 /** A change to a replica table item, as a stream record names it. */
@@ -65,10 +67,17 @@ export async function replicateChanges(changes: readonly ReplicaChange[]): Promi
       // the ISR only: a follower outside it is still behind, and this run brings it up.)
       const head = leader === undefined ? undefined : await readHead(await replicaStore(leader), c.tp);
       const last = lastOffset.get(c.tp) ?? -1;
-      if (head && head.role === 'leader' && head.hw > last && view?.replicas.every((b) => b === leader || (head.followers[String(b)]?.leo ?? -1) > last)) return;
-      await replicate(topic, topicId, Number(p), {
-        deadline: Date.now() + REPLICATE_BUDGET_MS, shrinkOnFailure: false, lagTimeMaxMs: config().replicaLagTimeMaxMs, fullSync,
-      });
+      const deadline = Date.now() + REPLICATE_BUDGET_MS;
+      if (!(head && head.role === 'leader' && head.hw > last && view?.replicas.every((b) => b === leader || (head.followers[String(b)]?.leo ?? -1) > last))) {
+        await replicate(topic, topicId, Number(p), { deadline, shrinkOnFailure: false, lagTimeMaxMs: config().replicaLagTimeMaxMs, fullSync });
+      }
+      // The append that took the tail over segment.bytes rolls it (segment.ms is the sweep's).
+      const configs = (await cachedTopic(topic))?.topic.configs ?? {};
+      if (head && head.role === 'leader' && (head.tailBytes ?? 0) >= numericConfig(configs, 'segment.bytes')) {
+        await rollPartition(topic, Number(p), { deadline }).catch((err: unknown) => {
+          logger.warn({ event: 'roll-failed', tp: c.tp, err: (err as Error).message }, 'could not roll a partition (the sweep retries)');
+        });
+      }
     } catch (err) {
       const e = asKafkaError(err);
       if (e.kafkaName === 'NOT_LEADER_OR_FOLLOWER' || e.kafkaName === 'UNKNOWN_TOPIC_OR_PARTITION') return;

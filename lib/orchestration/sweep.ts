@@ -11,7 +11,8 @@
  * transactions, so a mark can be lost to a race or a store failure; the full pass bounds that.
  * The full pass marks each such partition before it runs it, so one it cannot run (out of time, its
  * run failed) is the next ordinary pass's, not the next full pass's. Idle partitions cost nothing
- * between full passes.
+ * between full passes. The full pass also runs log maintenance (maintenance.ts: rolls by
+ * `segment.ms`, retention, compaction) on every partition whose head calls for it.
  *
  * A mark is cleared only once its partition is idle: the mark at least `idleClearMs` old and the
  * leader's log end offset unchanged for `idleClearMs` across visits (the first visit never clears).
@@ -38,6 +39,7 @@ import { fullSync } from '../log/snapshot.js';
 import { clearLagging, listLagging, listTopicNames, markLagging, type LagMark } from '../storage/coordination.js';
 import { topicPartitionKey, type ReplicaHead } from '../storage/model.js';
 import { clearLagFlag, readHead, readHeads } from '../storage/replica.js';
+import { maintainPartition, maintenanceDue } from './maintenance.js';
 
 export interface SweepOptions {
   /** Period of the full pass over every partition. @default 300000 (5 min) */
@@ -71,7 +73,11 @@ export interface SweepReport {
   readonly failed: number;
   /** Marks skipped this pass because their last run made no progress. */
   readonly backedOff: number;
+  /** Partitions the full pass ran log maintenance on (lib/orchestration/maintenance.ts). */
+  readonly maintained: number;
 }
+
+interface PartitionRef { readonly topic: string; readonly topicId: string; readonly partition: number }
 
 interface Backoff {
   readonly waitMs: number;
@@ -121,10 +127,13 @@ export class ReplicationSweep {
     const due = marks.filter((m) => (this.backoff.get(key(m))?.nextAt ?? 0) <= now);
     const work = new Map<string, { mark?: LagMark; topic: string; topicId: string; partition: number }>(due.map((m) => [key(m), { mark: m, ...m }]));
     let unmarked = 0;
+    let maintain: PartitionRef[] = [];
     if (full) {
       this.lastFullAt = now;
       const marked = new Set(marks.map(key));
-      for (const p of await this.lagginWithoutIndex()) {
+      const found = await this.fullPass(now);
+      maintain = found.maintain;
+      for (const p of found.lagging) {
         const k = key(p);
         if (marked.has(k) || work.has(k)) continue;
         unmarked++;
@@ -176,7 +185,14 @@ export class ReplicationSweep {
       if (!p.mark) await markLagging(p.topic, p.topicId, p.partition);
       this.backOff(k, result.highWatermark, Date.now());
     });
-    const report: SweepReport = { full, marked: marks.length, driven: work.size, converged, cleared, unmarked, failed, backedOff: marks.length - due.length };
+    // Log maintenance (rolls, retention, compaction) after replication, in what time is left.
+    let maintained = 0;
+    await pool(maintain, this.o.concurrency, async (p) => {
+      if (Date.now() >= deadline) return;
+      await maintainPartition(p.topic, p.partition, { deadline: Math.min(Date.now() + this.o.runBudgetMs, deadline) });
+      maintained++;
+    });
+    const report: SweepReport = { full, marked: marks.length, driven: work.size, converged, cleared, unmarked, failed, backedOff: marks.length - due.length, maintained };
     if (work.size > 0) logger.info({ event: 'replication-sweep', ...report }, 'replication sweep');
     return report;
   }
@@ -221,32 +237,39 @@ export class ReplicationSweep {
     this.backoff.set(k, { waitMs, nextAt: now + waitMs, hw: Math.max(hw, before?.hw ?? -1) });
   }
 
-  /** The full pass: every partition whose leader's head says it lags (one batched read per leader store). */
-  private async lagginWithoutIndex(): Promise<{ topic: string; topicId: string; partition: number }[]> {
-    const byLeader = new Map<number, { topic: string; topicId: string; partition: number; followers: number[] }[]>();
+  /**
+   * The full pass: every partition whose leader's head says it lags, and every one whose head
+   * calls for log maintenance (one batched read per leader store).
+   */
+  private async fullPass(now: number): Promise<{ lagging: PartitionRef[]; maintain: PartitionRef[] }> {
+    const byLeader = new Map<number, (PartitionRef & { followers: number[]; configs: Readonly<Record<string, string>> })[]>();
     for (const name of await listTopicNames()) {
       const t = await cachedTopic(name);
       for (const p of t?.partitions ?? []) {
         if (p.leader < 0 || !t) continue;
         const list = byLeader.get(p.leader) ?? [];
-        list.push({ topic: name, topicId: t.topic.topicId, partition: p.partition, followers: p.replicas.filter((r) => r !== p.leader) });
+        list.push({ topic: name, topicId: t.topic.topicId, partition: p.partition, followers: p.replicas.filter((r) => r !== p.leader), configs: t.topic.configs });
         byLeader.set(p.leader, list);
       }
     }
-    const out: { topic: string; topicId: string; partition: number }[] = [];
+    const lagging: PartitionRef[] = [];
+    const maintain: PartitionRef[] = [];
     await Promise.all([...byLeader].map(async ([leader, parts]) => {
       try {
         const heads = await readHeads(await replicaStore(leader), parts.map((p) => topicPartitionKey(p.topicId, p.partition)));
         for (const p of parts) {
           const head = heads.get(topicPartitionKey(p.topicId, p.partition));
-          if (head && head.role === 'leader' && headLags(head, p.followers)) out.push({ topic: p.topic, topicId: p.topicId, partition: p.partition });
+          if (!head || head.role !== 'leader') continue;
+          const ref = { topic: p.topic, topicId: p.topicId, partition: p.partition };
+          if (headLags(head, p.followers)) lagging.push(ref);
+          if (maintenanceDue(head, p.configs, now)) maintain.push(ref);
         }
       } catch (err) {
         // A leader whose store is down is the controller's to replace; its partitions come back on a later pass.
         logger.debug({ event: 'sweep-leader-unreadable', broker: leader, err: (err as Error).message }, 'sweep could not read a leader');
       }
     }));
-    return out;
+    return { lagging, maintain };
   }
 }
 

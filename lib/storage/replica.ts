@@ -589,7 +589,8 @@ export async function advanceHighWatermark(
  * A roll's last step on one replica (or retention dropping batches wholly below the log start):
  * the table stops holding [tailStart, end), which is now in live S3 segments (or deleted).
  *
- *   1. the head: `tailStart = end`, `tailBytes` less `droppedBytes`, `tailSince` now or removed
+ *   1. the head: `tailStart = end`, `tailBytes` less the bytes of the batches below `end`,
+ *      `tailSince` now
  *   2. every batch item below `end`, deleted (unconditionally: what is below a raised tailStart is
  *      in S3 or gone; a reader that read the head before 1 and misses them falls back to segments)
  *
@@ -599,7 +600,9 @@ export async function advanceHighWatermark(
  * `end` must be a batch boundary. Returns whether the head moved (the deletes run either way when
  * the head already says `end` or more, so a crash between 1 and 2 is finished by the next call).
  */
-export async function advanceTailStart(store: ReplicaStoreRef, tp: string, end: number, droppedBytes: number, now = Date.now()): Promise<boolean> {
+export async function advanceTailStart(store: ReplicaStoreRef, tp: string, end: number, now = Date.now()): Promise<boolean> {
+  const below = await batchKeysBelow(store, tp, end);
+  const dropped = below.reduce((n, b) => n + b.sizeBytes, 0);
   let moved = true;
   try {
     await client(store).send(new UpdateCommand({
@@ -607,7 +610,7 @@ export async function advanceTailStart(store: ReplicaStoreRef, tp: string, end: 
       Key: { tp, off: HEAD_OFFSET },
       UpdateExpression: 'SET tailStart = :end, tailBytes = if_not_exists(tailBytes, :dropped) - :dropped, tailSince = :now',
       ConditionExpression: 'leo >= :end AND (attribute_not_exists(tailStart) OR tailStart < :end) AND attribute_not_exists(snapshotting)',
-      ExpressionAttributeValues: { ':end': end, ':dropped': droppedBytes, ':now': now },
+      ExpressionAttributeValues: { ':end': end, ':dropped': dropped, ':now': now },
     }));
   } catch (err) {
     if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
@@ -615,25 +618,27 @@ export async function advanceTailStart(store: ReplicaStoreRef, tp: string, end: 
     const head = await readHead(store, tp);
     if (!head || (head.tailStart ?? 0) < end) return false;
   }
-  await deleteBatchesBelow(store, tp, end);
+  await batchWriteAll(store, below.map((b) => ({ DeleteRequest: { Key: { tp, off: b.off } } })));
   return moved;
 }
 
-/** Deletes every batch item wholly below `end` (keyed by last offset: `off < end`). */
-async function deleteBatchesBelow(store: ReplicaStoreRef, tp: string, end: number): Promise<void> {
+/** The keys and sizes of every batch item wholly below `end` (keyed by last offset: `off < end`). */
+async function batchKeysBelow(store: ReplicaStoreRef, tp: string, end: number): Promise<{ off: number; sizeBytes: number }[]> {
+  const out: { off: number; sizeBytes: number }[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const out = await client(store).send(new QueryCommand({
+    const res = await client(store).send(new QueryCommand({
       TableName: store.replicaTable,
       KeyConditionExpression: 'tp = :tp AND off BETWEEN :zero AND :last',
       ExpressionAttributeValues: { ':tp': tp, ':zero': 0, ':last': end - 1 },
-      ProjectionExpression: 'tp, off',
+      ProjectionExpression: 'off, sizeBytes',
       ConsistentRead: true,
       ExclusiveStartKey: start,
     }));
-    await batchWriteAll(store, (out.Items ?? []).map((k) => ({ DeleteRequest: { Key: { tp: k.tp, off: k.off } } })));
-    start = out.LastEvaluatedKey;
+    out.push(...(res.Items ?? []).map((i) => ({ off: i.off as number, sizeBytes: (i.sizeBytes as number | undefined) ?? 0 })));
+    start = res.LastEvaluatedKey;
   } while (start);
+  return out;
 }
 
 /**

@@ -1,0 +1,194 @@
+/**
+ * Rolling: the table tail of a partition below its high watermark becomes an immutable S3
+ * segment that every replica shares (DESIGN §3, §5 "Tiers").
+ *
+ *   (a) register [base, end) `pending` in the segment registry (conditional put: one roller wins)
+ *   (b) PUT the segment object (deterministic bytes for the range: batches below the high
+ *       watermark never change, so a roller that takes a stale claim over writes the same bytes)
+ *   (c) commit the registration `pending → live`: from here the range is in the log twice, but
+ *       readers choose by each replica's `tailStart`, so every record is read once
+ *   (d) on every replica that holds [base, end): raise `tailStart` to `end`, delete the batches
+ *
+ * A crash after any step leaves the old state (nothing live) or the new one (live, tables not yet
+ * trimmed); the next roll of the partition finishes what it finds before rolling more.
+ */
+import { numericConfig } from '../cluster/topic-configs.js';
+import { replicaStore, requireTopic } from '../cluster/metadata.js';
+import { logger } from '../logger.js';
+import { emitMetric } from '../metrics.js';
+import type { BatchRecord, ReplicaHead } from '../storage/model.js';
+import { topicPartitionKey } from '../storage/model.js';
+import { putObject } from '../storage/objects.js';
+import { advanceTailStart, queryBatches, readHead, tailStartOf, type ReplicaStoreRef } from '../storage/replica.js';
+import { commitSegment, listSegments, registerPending, segmentObjectKey, type SegmentRecord } from '../storage/segments.js';
+import { encodeSegment, type SegmentBatchInput } from './segment-format.js';
+
+/** A pending claim older than this is taken over (its roller died between (a) and (c)). */
+export const PENDING_STALE_MS = 60_000;
+
+/** Steps a test may interrupt (a hook that throws is a crash at that point). */
+export type RollStep = 'registered' | 'written' | 'committed' | 'trimmed-one';
+
+export interface RollOptions {
+  /** Roll even when neither `segment.bytes` nor `segment.ms` says so (tests, DeleteRecords). */
+  readonly force?: boolean;
+  /** Stop starting new segments after this time (ms since epoch). */
+  readonly deadline?: number;
+  /** At most this many segments per call. */
+  readonly maxSegments?: number;
+  readonly now?: () => number;
+  readonly hook?: (step: RollStep, segment: Pick<SegmentRecord, 'baseOffset' | 'endOffset'>) => Promise<void> | void;
+}
+
+export interface RollResult {
+  /** Segments this call made live. */
+  readonly rolled: number;
+  /** Segments whose table trim this call finished (its own and earlier rollers'). */
+  readonly trimmed: number;
+}
+
+interface Partition {
+  readonly topicId: string;
+  readonly partition: number;
+  readonly tp: string;
+  readonly leader: ReplicaStoreRef;
+  readonly replicas: readonly ReplicaStoreRef[];
+  readonly segmentBytes: number;
+  readonly segmentMs: number;
+}
+
+async function partitionOf(topic: string, partition: number): Promise<Partition | undefined> {
+  const view = await requireTopic(topic);
+  const state = view.partitions[partition];
+  if (!state || state.leader < 0) return undefined;
+  return {
+    topicId: view.topic.topicId,
+    partition,
+    tp: topicPartitionKey(view.topic.topicId, partition),
+    leader: await replicaStore(state.leader),
+    replicas: await Promise.all(state.replicas.map((b) => replicaStore(b))),
+    segmentBytes: numericConfig(view.topic.configs, 'segment.bytes'),
+    segmentMs: numericConfig(view.topic.configs, 'segment.ms'),
+  };
+}
+
+/** Whether a leader head's table tail is due to roll by `segment.bytes` or `segment.ms`. */
+export function rollDue(head: Pick<ReplicaHead, 'tailBytes' | 'tailSince' | 'hw' | 'tailStart' | 'logStartOffset'>, segmentBytes: number, segmentMs: number, now: number): boolean {
+  if (head.hw <= tailStartOf(head)) return false;
+  return (head.tailBytes ?? 0) >= segmentBytes || (head.tailSince !== undefined && now - head.tailSince >= segmentMs);
+}
+
+/** The segment-format input of a stored batch. */
+const segmentInput = (b: BatchRecord): SegmentBatchInput => ({
+  baseOffset: b.baseOffset, lastOffset: b.lastOffset, leaderEpoch: b.leaderEpoch, maxTimestamp: b.maxTimestamp,
+  recordCount: b.recordCount, sizeBytes: b.sizeBytes,
+  ...(b.data ? { bytes: b.data } : {}),
+  ...(b.s3 ? { external: b.s3 } : {}),
+});
+
+/** The leader's batches covering exactly [base, end), or undefined when its table no longer holds them. */
+async function batchesOf(p: Partition, base: number, end: number): Promise<BatchRecord[] | undefined> {
+  const batches = await queryBatches(p.leader, p.tp, { fromOffset: base, toOffset: end - 1, maxBytes: Number.MAX_SAFE_INTEGER });
+  const first = batches[0];
+  const last = batches[batches.length - 1];
+  if (!first || !last || first.baseOffset !== base || last.lastOffset + 1 !== end) return undefined;
+  for (let i = 1; i < batches.length; i++) {
+    if ((batches[i] as BatchRecord).baseOffset !== (batches[i - 1] as BatchRecord).lastOffset + 1) return undefined;
+  }
+  return batches;
+}
+
+/** (b) and (c): writes the object of a claimed range and makes it live. False when the leader no longer holds the range. */
+async function writeAndCommit(p: Partition, claim: Pick<SegmentRecord, 'baseOffset' | 'endOffset' | 'key'>, o: RollOptions): Promise<boolean> {
+  const batches = await batchesOf(p, claim.baseOffset, claim.endOffset);
+  if (!batches) return false;
+  const encoded = encodeSegment(batches.map(segmentInput));
+  await putObject(claim.key, encoded.body);
+  await o.hook?.('written', claim);
+  const external = [...new Set(batches.flatMap((b) => (b.s3 ? [b.s3.key] : [])))];
+  const ok = await commitSegment({ topicId: p.topicId, partition: p.partition, ...claim }, {
+    sizeBytes: encoded.body.length,
+    recordCount: encoded.footer.recordCount,
+    batchCount: encoded.footer.batchCount,
+    minTimestamp: encoded.footer.minTimestamp,
+    maxTimestamp: encoded.footer.maxTimestamp,
+    ...(external.length > 0 ? { externalKeys: external } : {}),
+  });
+  if (ok) {
+    emitMetric('segmentsRolled', 1);
+    emitMetric('segmentBytes', encoded.body.length);
+    logger.info({ event: 'segment-rolled', tp: p.tp, baseOffset: claim.baseOffset, endOffset: claim.endOffset, bytes: encoded.body.length }, 'segment rolled');
+    await o.hook?.('committed', claim);
+  }
+  return ok;
+}
+
+/** (d) on every replica. Returns how many replicas moved their tail start. */
+async function trim(p: Partition, segment: Pick<SegmentRecord, 'baseOffset' | 'endOffset'>, o: RollOptions): Promise<number> {
+  let moved = 0;
+  for (const store of p.replicas) {
+    try {
+      if (await advanceTailStart(store, p.tp, segment.endOffset, (o.now ?? Date.now)())) moved++;
+    } catch (err) {
+      // An unreachable replica keeps its batches until a later roll pass (or its full sync).
+      logger.warn({ event: 'segment-trim-failed', tp: p.tp, broker: store.brokerId, err: (err as Error).message }, 'could not trim a replica table after a roll');
+    }
+    await o.hook?.('trimmed-one', segment);
+  }
+  return moved;
+}
+
+/**
+ * Rolls a partition's table tail into segments while it is due (or `force`), first finishing
+ * what an earlier roller left (a live segment above a replica's `tailStart`, a stale claim).
+ * Safe to run concurrently from anywhere: the registry's conditional writes pick one roller per
+ * range. Returns what it did; does nothing when the partition has no leader.
+ */
+export async function rollPartition(topic: string, partition: number, o: RollOptions = {}): Promise<RollResult> {
+  const now = o.now ?? Date.now;
+  const p = await partitionOf(topic, partition);
+  let rolled = 0;
+  let trimmed = 0;
+  if (!p) return { rolled, trimmed };
+  for (let i = 0; i < (o.maxSegments ?? 16) && (o.deadline === undefined || now() < o.deadline); i++) {
+    const head = await readHead(p.leader, p.tp);
+    if (!head || head.role !== 'leader') break;
+    const base = tailStartOf(head);
+    const above = await listSegments(p.topicId, p.partition, { states: ['pending', 'live'], fromOffset: base });
+    const found = above[0];
+    if (found?.baseOffset === base && found.state === 'live') {
+      if (head.leo < found.endOffset) {
+        // Only an unclean election makes a leader that lacks rolled records: they stay in S3,
+        // unreadable through this leader's log (docs/tiered-log.md, "Unclean elections").
+        emitMetric('segmentAheadOfLeader', 1);
+        logger.error({ event: 'segment-ahead-of-leader', tp: p.tp, leo: head.leo, segment: [found.baseOffset, found.endOffset] }, 'the leader lacks records a live segment holds');
+        break;
+      }
+      // An earlier roll got as far as (c): finish (d).
+      if (await trim(p, found, o) === 0) break;
+      trimmed++;
+      continue;
+    }
+    if (found?.baseOffset === base) {
+      // A pending claim: its roller is still at it, or died.
+      if (now() - found.createdAt < PENDING_STALE_MS) break;
+      if (!(await writeAndCommit(p, found, o))) break;
+      continue;
+    }
+    if (!o.force && !rollDue(head, p.segmentBytes, p.segmentMs, now())) break;
+    // (whole batches below the high watermark, up to segment.bytes)
+    const batches = await queryBatches(p.leader, p.tp, { fromOffset: base, toOffset: head.hw - 1, maxBytes: p.segmentBytes });
+    const first = batches[0];
+    if (!first || first.baseOffset !== base) break;
+    // (keyed by last offset, the Query returned whole batches below the high watermark only)
+    const last = batches[batches.length - 1] as BatchRecord;
+    const claim = { baseOffset: base, endOffset: last.lastOffset + 1, key: segmentObjectKey(p.topicId, p.partition, base) };
+    if (!(await registerPending({ topicId: p.topicId, partition: p.partition, ...claim, createdAt: now() }))) continue;
+    await o.hook?.('registered', claim);
+    if (!(await writeAndCommit(p, claim, o))) break;
+    rolled++;
+    await trim(p, claim, o);
+    trimmed++;
+  }
+  return { rolled, trimmed };
+}

@@ -1,0 +1,37 @@
+/**
+ * Log maintenance (DESIGN §6: "roll segments and apply retention"): rolling a partition's table
+ * tail into S3 segments, retention, compaction. No server runs it; it is driven from:
+ * - the stream replicator, when a leader's table tail passes `segment.bytes` (lib/log/replicator.ts);
+ * - the sweep's full pass (lib/orchestration/sweep.ts, every 5 minutes by default, and in AWS on
+ *   the schedule): every partition whose leader head says a roll is due (`segment.bytes` or
+ *   `segment.ms`) or which holds segments (retention, compaction);
+ * - the controller loop: the garbage pass, once an hour.
+ * Every step is idempotent and safe to run concurrently (conditional writes in the registry and
+ * the replica heads), so overlapping triggers cost a little, never correctness.
+ */
+import { numericConfig } from '../cluster/topic-configs.js';
+import { logger } from '../logger.js';
+import { rollDue, rollPartition, type RollResult } from '../log/roll.js';
+import type { ReplicaHead } from '../storage/model.js';
+import { tailStartOf } from '../storage/replica.js';
+
+export interface MaintenanceReport {
+  readonly rolled: number;
+}
+
+/** Whether a partition's leader head calls for a maintenance run: a roll is due, or it holds segments. */
+export function maintenanceDue(head: ReplicaHead, configs: Readonly<Record<string, string>>, now: number): boolean {
+  return rollDue(head, numericConfig(configs, 'segment.bytes'), numericConfig(configs, 'segment.ms'), now)
+    || tailStartOf(head) > head.logStartOffset;
+}
+
+/** One partition's maintenance: roll what is due. Errors are logged, not thrown (the next pass retries). */
+export async function maintainPartition(topic: string, partition: number, o: { readonly deadline: number; readonly now?: () => number }): Promise<MaintenanceReport> {
+  let roll: RollResult = { rolled: 0, trimmed: 0 };
+  try {
+    roll = await rollPartition(topic, partition, { deadline: o.deadline, ...(o.now ? { now: o.now } : {}) });
+  } catch (err) {
+    logger.warn({ event: 'roll-failed', topic, partition, err: (err as Error).message }, 'could not roll a partition');
+  }
+  return { rolled: roll.rolled };
+}
