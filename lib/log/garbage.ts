@@ -184,14 +184,17 @@ async function collectPartition(w: PartitionWork, result: GarbageResult): Promis
     if (!m) continue;
     const baseOffset = Number(m[1]);
     const generation = m[2] === undefined ? 0 : Number(m[2]);
-    // While an item sits at the base offset no roller can register it and rewrite the key; when
-    // none does, the pass puts one there first (and gives up if a roller got there before it).
-    // A generation above the item's may be a compaction's rewrite about to commit: it stays until
-    // that compaction commits it or the item is gone.
+    // First a `deleted` item that keeps the key out of the log while it is deleted (claimOrphan):
+    // at the base offset when none is there (no roller registers it, no compaction swaps there);
+    // else, for a rewrite, where a compaction replacing the item there writes its tombstone (the
+    // swap of a rewrite still in flight fails). A generation-0 object needs no claim beside an
+    // item: no roller registers a base that has one. A failed claim: someone got there first.
     const holder = atBase.get(m[1] as string);
-    if (holder && generation > holder.generation) continue;
-    const claim = holder ? undefined : await claimOrphan({ topicId: w.topicId, partition: w.partition, baseOffset, key: obj.key, generation }, w.now);
-    if (!claim && !holder) continue;
+    const orphan = { topicId: w.topicId, partition: w.partition, baseOffset, key: obj.key, generation };
+    const claim = !holder ? await claimOrphan(orphan, w.now)
+      : generation > 0 ? await claimOrphan(orphan, w.now, holder.generation)
+        : undefined;
+    if (!claim && (!holder || generation > 0)) continue;
     await deleteAndRecord([obj.key], result);
     if (claim && await removeSegmentItem(claim)) result.removedItems++;
   }

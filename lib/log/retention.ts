@@ -201,5 +201,5 @@ async function dropBatchesBelow(store: ReplicaStoreRef, tp: string, offset: numb
   const batches = await batchBoundsBelow(store, tp, from, offset);
   const last = batches[batches.length - 1];
   if (!last) return;
-  await advanceTailStart(store, tp, last.lastOffset + 1, batches.reduce((n, b) => n + b.sizeBytes, 0));
+  await advanceTailStart(store, tp, last.lastOffset + 1);
 }

@@ -277,17 +277,22 @@ export async function abandonPending(s: SegmentRecord, at = Date.now()): Promise
 
 /**
  * The garbage pass registers an object that no item names (a write whose registration was lost)
- * as `deleted` before deleting it: while the item exists no roller can register its base offset
- * and write the same key again, so the delete cannot remove a new segment's object.
- * Condition: no item at `baseOffset`. Effects: a `deleted` item naming `key`.
- * Returns the item, or undefined when one is there (a roller registered meanwhile).
+ * as `deleted` before deleting it, so that nothing can make the key part of the log meanwhile:
+ * - without `fence`, at the object's base offset: while the item exists no roller can register
+ *   that base and write the same key again, and no compaction can swap in a rewrite there;
+ * - with `fence` (the generation of the live item at that base), at the sort key where a
+ *   compaction replacing that item writes its tombstone: the swap of a rewrite still in flight
+ *   fails instead of making a deleted object live.
+ * Condition: no item at that sort key. Effects: a `deleted` item naming `key`.
+ * Returns the item, or undefined when one is there (a roller or a compaction got there first).
  */
-export async function claimOrphan(o: Pick<SegmentRecord, 'topicId' | 'partition' | 'baseOffset' | 'key' | 'generation'>, at = Date.now()): Promise<SegmentRecord | undefined> {
-  const item: SegmentRecord = { ...o, endOffset: o.baseOffset, state: 'deleted', createdAt: at, deletedAt: at };
+export async function claimOrphan(o: Pick<SegmentRecord, 'topicId' | 'partition' | 'baseOffset' | 'key' | 'generation'>, at = Date.now(), fence?: number): Promise<SegmentRecord | undefined> {
+  const sk = fence === undefined ? segmentSk(o.baseOffset) : `${segmentSk(o.baseOffset)}.g${fence}`;
+  const item: SegmentRecord = { ...o, endOffset: o.baseOffset, state: 'deleted', createdAt: at, deletedAt: at, itemSk: sk };
   try {
     await db().send(new PutCommand({
       TableName: table(),
-      Item: { ...keyOf(o), ...item },
+      Item: { pk: segmentsPk(o.topicId, o.partition), sk, ...attributes(item) },
       ConditionExpression: 'attribute_not_exists(pk)',
     }));
     return item;

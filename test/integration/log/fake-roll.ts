@@ -36,7 +36,7 @@ export async function partitionWith(prefix: string, configs: Record<string, stri
 /** Produces one batch of `records` records (acks=all: every replica holds it); returns its base offset. */
 export async function produceBatch(p: Partition, records: number, o: { timestamp?: number; valueBytes?: number } = {}): Promise<number> {
   const out = await produce(p.name, Array.from({ length: records }, (_, i) => ({
-    partition: 0, key: null, value: Buffer.alloc(o.valueBytes ?? 100, i % 251), headers: [], ...(o.timestamp === undefined ? {} : { timestamp: o.timestamp }),
+    partition: 0, key: Buffer.from(`k${i}`), value: Buffer.alloc(o.valueBytes ?? 100, i % 251), headers: [], ...(o.timestamp === undefined ? {} : { timestamp: o.timestamp }),
   })), { acks: 'all' });
   const first = out[0];
   if (!first?.ok) throw new Error(`produce failed: ${first && !first.ok ? first.error.message : 'no outcome'}`);
@@ -65,7 +65,7 @@ export async function rollTo(p: Partition, end: number): Promise<SegmentRecord> 
     ...(externalKeys.length > 0 ? { externalKeys } : {}),
   };
   if (!await commitSegment({ topicId: p.topicId, partition: 0, baseOffset: base, endOffset: end, key }, details)) throw new Error('commit failed');
-  for (const store of p.stores) await advanceTailStart(store, p.tp, end, sizeBytes);
+  for (const store of p.stores) await advanceTailStart(store, p.tp, end);
   return { topicId: p.topicId, partition: 0, baseOffset: base, endOffset: end, key, generation: 0, state: 'live', createdAt, ...details };
 }
 

@@ -151,20 +151,34 @@ describe('Function: collectGarbage', () => {
     expect(await claimOrphan({ topicId: q.topicId, partition: 0, baseOffset: 0, key: 'x', generation: 0 })).toBeUndefined();
   });
 
-  it('keeps an orphan rewrite whose generation is above the live item\'s (a compaction about to commit it) and deletes one below it', async () => {
+  it('deletes an old uncommitted compaction rewrite behind a fence that fails its swap; where the swap commits first, the fence fails and the object stays', async () => {
     const p = await partitionWith('gc-gen');
     await produceBatch(p, 5);
     const seg = await rollTo(p, 5);
-    const ahead = segmentObjectKey(p.topicId, 0, 0, 1);
-    await putObject(ahead, Buffer.from('a compaction\'s rewrite, not yet committed'));
-    await collectGarbage({ now: Date.now() + HOUR });
-    expect(await exists(ahead)).toBe(true);
-    // Once that generation is live, the generation-0 object (if its tombstone was lost) is garbage.
-    expect(await replaceSegments([seg], { ...seg, generation: 1, key: ahead })).toBe(true);
-    await removeSegmentItem((await listSegments(p.topicId, 0, { states: ['deleted'] }))[0]!);
-    await collectGarbage({ now: Date.now() + HOUR });
-    expect([await exists(ahead), await exists(seg.key)]).toEqual([true, false]);
+    const rewrite = (generation: number) => ({ ...seg, generation, key: segmentObjectKey(p.topicId, 0, 0, generation), createdAt: Date.now() });
+
+    // The fence alone: while it stands, a compaction cannot swap its rewrite in.
+    const fence = await claimOrphan({ topicId: p.topicId, partition: 0, baseOffset: 0, key: rewrite(7).key, generation: 7 }, Date.now(), 0);
+    expect(fence?.itemSk).toBe(`${sk(0)}.g0`);
+    expect(await replaceSegments([seg], rewrite(7))).toBe(false);
+    expect(await removeSegmentItem(fence!)).toBe(true);
+
+    // An old rewrite nothing committed: deleted, and its fence removed.
+    await putObject(rewrite(5).key, Buffer.from('a dead compaction\'s rewrite'));
+    const r = await collectGarbage({ now: Date.now() + HOUR });
+    expect(r.deletedObjects).toContain(rewrite(5).key);
     expect(await items(p)).toEqual([[sk(0), 'live']]);
+    expect(await exists(seg.key)).toBe(true);
+
+    // A compaction that commits after the pass read the registry: the fence fails, its object stays.
+    await putObject(rewrite(9).key, Buffer.from('a slow compaction\'s rewrite'));
+    const r2 = await collectGarbage({
+      now: Date.now() + HOUR,
+      onPartitionRead: async (topicId) => { if (topicId === p.topicId) expect(await replaceSegments([seg], rewrite(9))).toBe(true); },
+    });
+    expect(r2.deletedObjects).not.toContain(rewrite(9).key);
+    expect(await exists(rewrite(9).key)).toBe(true);
+    expect((await listSegments(p.topicId, 0))[0]?.key).toBe(rewrite(9).key);
   });
 
   it('removes a deleted topic\'s segments: its live items are tombstoned, their objects and items go a grace later, stray objects at once', async () => {
