@@ -10,8 +10,9 @@ import { describe, expect, it } from 'vitest';
 import { alterTopicConfigs, deleteTopic } from '../../../lib/cluster/topics.js';
 import { collectGarbage, GARBAGE_GRACE_FLOOR_MS } from '../../../lib/log/garbage.js';
 import { applyRetention } from '../../../lib/log/retention.js';
+import { rollPartition } from '../../../lib/log/roll.js';
 import { listKeys, putObject } from '../../../lib/storage/objects.js';
-import { queryBatches } from '../../../lib/storage/replica.js';
+import { queryBatches, readHead } from '../../../lib/storage/replica.js';
 import { claimOrphan, commitSegment, listSegments, registerPending, removeSegmentItem, replaceSegments, segmentObjectKey, tombstoneSegments } from '../../../lib/storage/segments.js';
 import { useQuietCluster } from '../../support/cluster.js';
 import { partitionWith, produceBatch, rollTo, type Partition } from './fake-roll.js';
@@ -23,6 +24,7 @@ const YEAR = 365 * 24 * HOUR;
 
 const exists = async (key: string) => (await listKeys(key)).includes(key);
 const items = async (p: Partition) => (await listSegments(p.topicId, 0, { states: ['pending', 'live', 'deleted'] })).map((s) => [s.itemSk, s.state]);
+const readHeadOf = async (p: Partition) => (await readHead(p.leader, p.tp))!;
 const sk = (base: number) => String(base).padStart(20, '0');
 
 describe('Function: collectGarbage', () => {
@@ -130,6 +132,21 @@ describe('Function: collectGarbage', () => {
     expect(await registerPending({ ...stale, createdAt: Date.now() })).toBe(true);
   });
 
+  it('where a late roller commits its stale pending segment after the pass read the registry, the abandon fails and the segment stays live with its object', async () => {
+    const p = await partitionWith('gc-late-commit');
+    const stale = { topicId: p.topicId, partition: 0, baseOffset: 0, endOffset: 5, key: segmentObjectKey(p.topicId, 0, 0), createdAt: Date.now() - 2 * HOUR };
+    expect(await registerPending(stale)).toBe(true);
+    await putObject(stale.key, Buffer.from('a slow roll'));
+    const details = { sizeBytes: 1, recordCount: 5, batchCount: 1, minTimestamp: 0, maxTimestamp: 0 };
+    const r = await collectGarbage({
+      now: Date.now() + HOUR,
+      onPartitionRead: async (topicId) => { if (topicId === p.topicId) expect(await commitSegment(stale, details)).toBe(true); },
+    });
+    expect(r.deletedObjects).not.toContain(stale.key);
+    expect(await items(p)).toEqual([[sk(0), 'live']]);
+    expect(await exists(stale.key)).toBe(true);
+  });
+
   it('where a roller registers an orphan\'s base offset after the pass read the registry, the pass\'s claim fails and the object stays; a claimed base cannot be registered', async () => {
     const p = await partitionWith('gc-claim');
     const key = segmentObjectKey(p.topicId, 0, 0);
@@ -212,5 +229,29 @@ describe('Function: collectGarbage', () => {
     for (const s of segs) expect(await exists(s.key)).toBe(false);
     expect(await exists(orphan)).toBe(false);
     expect(await items(p)).toEqual([]);
+  });
+
+  it('end to end with rollPartition: segments expired by retention.bytes lose their objects and their adopted data/ objects a grace later; the rest stay', async () => {
+    const p = await partitionWith('gc-e2e', { 'segment.bytes': '4096', 'inline.max.bytes': '1000' });
+    for (let i = 0; i < 12; i++) await produceBatch(p, 1, { valueBytes: i % 3 === 0 ? 1500 : 600 });
+    const rolled = await rollPartition(p.name, 0, { force: true });
+    expect(rolled.rolled).toBeGreaterThanOrEqual(3);
+    const segs = await listSegments(p.topicId, 0);
+    const last = segs[segs.length - 1]!;
+    // Keep only the newest segment.
+    await alterTopicConfigs(p.name, [{ name: 'retention.bytes', value: String(last.sizeBytes! + ((await readHeadOf(p)).tailBytes ?? 0)) }]);
+    const r = await applyRetention(p.name, 0);
+    expect(r.tombstoned.map((t) => t.baseOffset)).toEqual(segs.slice(0, -1).map((s) => s.baseOffset));
+    expect(r.logStartOffset).toBe(last.baseOffset);
+    const gone = segs.slice(0, -1);
+    const goneData = gone.flatMap((s) => s.externalKeys ?? []);
+    expect(goneData.length).toBeGreaterThan(0);
+
+    await collectGarbage({ now: Date.now() + GARBAGE_GRACE_FLOOR_MS / 2 });
+    for (const k of [...gone.map((s) => s.key), ...goneData]) expect(await exists(k)).toBe(true);
+    await collectGarbage({ now: Date.now() + GARBAGE_GRACE_FLOOR_MS + MIN });
+    for (const k of [...gone.map((s) => s.key), ...goneData]) expect(await exists(k), k).toBe(false);
+    for (const k of [last.key, ...(last.externalKeys ?? [])]) expect(await exists(k), k).toBe(true);
+    expect(await items(p)).toEqual([[sk(last.baseOffset), 'live']]);
   });
 });
