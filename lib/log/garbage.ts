@@ -133,24 +133,28 @@ interface PartitionWork {
   readonly onRead?: GarbageOptions['onPartitionRead'];
 }
 
+/** The keys an item still in use names: live and pending items, and tombstones within their grace. */
+function keysInUse(items: readonly SegmentRecord[], expired: (s: SegmentRecord) => boolean): Set<string> {
+  const inUse = new Set<string>();
+  for (const s of items) {
+    if (expired(s)) continue;
+    inUse.add(s.key);
+    for (const k of s.externalKeys ?? []) inUse.add(k);
+  }
+  return inUse;
+}
+
 async function collectPartition(w: PartitionWork, result: GarbageResult): Promise<void> {
   const old = (obj: ListedObject) => obj.lastModified + w.grace < w.now;
-  const oldData = w.data.filter(old);
-  // Table pointers before the registry: a roll commits its segment (with externalKeys) before it
-  // deletes the table batches, so a pointer gone from the tables is in the registry read after.
-  const pointed = new Set<string>();
-  if (oldData.length > 0 && w.known) {
-    if (w.replicas.length === 0 || w.replicas.some((s) => s === undefined)) throw new Error('the partition\'s replicas are not all known');
-    for (const store of w.replicas as ReplicaStoreRef[]) for (const k of await batchPointerKeys(store, topicPartitionKey(w.topicId, w.partition))) pointed.add(k);
-  }
-  let items = await listSegments(w.topicId, w.partition, { states: ['pending', 'live', 'deleted'] });
+  const all = () => listSegments(w.topicId, w.partition, { states: ['pending', 'live', 'deleted'] });
+  let items = await all();
 
   // A deleted topic: its live segments leave the log now, their objects a grace later.
   if (!w.known) {
     const live = items.filter((s) => s.state === 'live');
     if (live.length > 0) {
       result.tombstonedOrphans += await tombstoneSegments(live, w.now);
-      items = await listSegments(w.topicId, w.partition, { states: ['pending', 'live', 'deleted'] });
+      items = await all();
     }
   }
   await w.onRead?.(w.topicId, w.partition);
@@ -160,14 +164,8 @@ async function collectPartition(w: PartitionWork, result: GarbageResult): Promis
     if (s.state === 'pending' && s.createdAt + w.pendingMaxAge < w.now && await abandonPending(s, w.now)) result.abandonedPending++;
   }
 
-  // What an item still in use names: live and pending items, and tombstones within their grace.
   const expired = (s: SegmentRecord) => s.state === 'deleted' && (s.deletedAt ?? 0) + w.grace < w.now;
-  const inUse = new Set<string>();
-  for (const s of items) {
-    if (expired(s)) continue;
-    inUse.add(s.key);
-    for (const k of s.externalKeys ?? []) inUse.add(k);
-  }
+  const inUse = keysInUse(items, expired);
 
   // (a) tombstones past their grace: the object, then the item (a crash between repeats the delete).
   for (const s of items.filter(expired)) {
@@ -199,8 +197,19 @@ async function collectPartition(w: PartitionWork, result: GarbageResult): Promis
     if (claim && await removeSegmentItem(claim)) result.removedItems++;
   }
 
-  // (d) data/ objects nothing points to
-  const unreferenced = oldData.filter((obj) => !pointed.has(obj.key) && !inUse.has(obj.key)).map((obj) => obj.key);
+  // (d) data/ objects nothing points to. Candidates are the old ones no segment in use lists (most
+  // old data/ objects are adopted by live segments: no table is read for those). Then the table
+  // pointers, then the registry again: a roll commits its segment's externalKeys before it deletes
+  // the table batches, so a pointer gone from the tables is in the registry read after them.
+  const candidates = w.data.filter((obj) => old(obj) && !inUse.has(obj.key));
+  if (candidates.length === 0) return;
+  const pointed = new Set<string>();
+  if (w.known) {
+    if (w.replicas.length === 0 || w.replicas.some((s) => s === undefined)) throw new Error('the partition\'s replicas are not all known');
+    for (const store of w.replicas as ReplicaStoreRef[]) for (const k of await batchPointerKeys(store, topicPartitionKey(w.topicId, w.partition))) pointed.add(k);
+  }
+  const stillInUse = keysInUse(await all(), expired);
+  const unreferenced = candidates.filter((obj) => !pointed.has(obj.key) && !stillInUse.has(obj.key)).map((obj) => obj.key);
   if (unreferenced.length > 0) await deleteAndRecord(unreferenced, result);
 }
 
