@@ -38,6 +38,10 @@ export interface GarbageOptions {
   readonly graceMs?: number;
   /** Age after which a pending item is abandoned. @default PENDING_MAX_AGE_MS */
   readonly pendingMaxAgeMs?: number;
+  /** Partitions worked on at once. @default 8 */
+  readonly concurrency?: number;
+  /** Start no partition after this time (ms since epoch, real clock): the rest wait for the next pass. */
+  readonly deadline?: number;
   /** Tests: runs after a partition's registry items were read, to interleave a writer deterministically. */
   readonly onPartitionRead?: (topicId: string, partition: number) => Promise<void> | void;
 }
@@ -53,6 +57,8 @@ export interface GarbageResult {
   tombstonedOrphans: number;
   /** Partitions skipped after an error (retried by the next pass). */
   failedPartitions: number;
+  /** Partitions not started before the deadline. */
+  skippedPartitions: number;
 }
 
 const SEGMENT_NAME = /^(\d{20})(?:\.g(\d+))?\.seg$/;
@@ -78,7 +84,7 @@ export async function collectGarbage(o: GarbageOptions = {}): Promise<GarbageRes
   const now = o.now ?? Date.now();
   const floor = o.graceMs ?? GARBAGE_GRACE_FLOOR_MS;
   const pendingMaxAge = o.pendingMaxAgeMs ?? PENDING_MAX_AGE_MS;
-  const result: GarbageResult = { deletedObjects: [], removedItems: 0, abandonedPending: 0, tombstonedOrphans: 0, failedPartitions: 0 };
+  const result: GarbageResult = { deletedObjects: [], removedItems: 0, abandonedPending: 0, tombstonedOrphans: 0, failedPartitions: 0, skippedPartitions: 0 };
 
   // Objects first: one written after this listing is younger than any grace, so never a candidate.
   const [segmentObjects, dataObjects] = await Promise.all([listObjects('segments/'), listObjects('data/')]);
@@ -105,17 +111,25 @@ export async function collectGarbage(o: GarbageOptions = {}): Promise<GarbageRes
     if (k) entry(k.topicId, k.partition).data.push(obj);
   }
 
-  for (const p of partitions.values()) {
-    const known = topics.get(p.topicId);
-    const grace = Math.max(floor, known ? numericConfig(known.topic.configs, 'file.delete.delay.ms') : 0);
-    const replicas = known?.partitions[p.partition]?.replicas ?? [];
-    try {
-      await collectPartition({ ...p, known: known !== undefined, grace, now, pendingMaxAge, replicas: replicas.map((id) => stores.get(id)), onRead: o.onPartitionRead }, result);
-    } catch (err) {
-      result.failedPartitions++;
-      logger.warn({ event: 'garbage-partition-failed', topicId: p.topicId, partition: p.partition, err: String(err) }, 'garbage pass skipped a partition');
+  const queue = [...partitions.values()];
+  const worker = async () => {
+    for (let p = queue.shift(); p; p = queue.shift()) {
+      if (o.deadline !== undefined && Date.now() >= o.deadline) {
+        result.skippedPartitions++;
+        continue;
+      }
+      const known = topics.get(p.topicId);
+      const grace = Math.max(floor, known ? numericConfig(known.topic.configs, 'file.delete.delay.ms') : 0);
+      const replicas = known?.partitions[p.partition]?.replicas ?? [];
+      try {
+        await collectPartition({ ...p, known: known !== undefined, grace, now, pendingMaxAge, replicas: replicas.map((id) => stores.get(id)), onRead: o.onPartitionRead }, result);
+      } catch (err) {
+        result.failedPartitions++;
+        logger.warn({ event: 'garbage-partition-failed', topicId: p.topicId, partition: p.partition, err: String(err) }, 'garbage pass skipped a partition');
+      }
     }
-  }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, o.concurrency ?? 8) }, worker));
   return result;
 }
 
