@@ -9,14 +9,18 @@
  * Every step is idempotent and safe to run concurrently (conditional writes in the registry and
  * the replica heads), so overlapping triggers cost a little, never correctness.
  */
+import { cachedTopic } from '../cluster/metadata.js';
 import { numericConfig } from '../cluster/topic-configs.js';
 import { logger } from '../logger.js';
+import { compactPartition, isCompacted } from '../log/compaction.js';
 import { rollDue, rollPartition, type RollResult } from '../log/roll.js';
 import type { ReplicaHead } from '../storage/model.js';
 import { tailStartOf } from '../storage/replica.js';
 
 export interface MaintenanceReport {
   readonly rolled: number;
+  /** Segments a compaction replaced. */
+  readonly compacted: number;
 }
 
 /** Whether a partition's leader head calls for a maintenance run: a roll is due, or it holds segments. */
@@ -25,13 +29,24 @@ export function maintenanceDue(head: ReplicaHead, configs: Readonly<Record<strin
     || tailStartOf(head) > head.logStartOffset;
 }
 
-/** One partition's maintenance: roll what is due. Errors are logged, not thrown (the next pass retries). */
+/**
+ * One partition's maintenance: roll what is due, then compact (compacted topics). Errors are
+ * logged, not thrown (the next pass retries).
+ */
 export async function maintainPartition(topic: string, partition: number, o: { readonly deadline: number; readonly now?: () => number }): Promise<MaintenanceReport> {
+  const now = o.now ?? Date.now;
   let roll: RollResult = { rolled: 0, trimmed: 0 };
+  let compacted = 0;
   try {
-    roll = await rollPartition(topic, partition, { deadline: o.deadline, ...(o.now ? { now: o.now } : {}) });
+    roll = await rollPartition(topic, partition, { deadline: o.deadline, now });
   } catch (err) {
     logger.warn({ event: 'roll-failed', topic, partition, err: (err as Error).message }, 'could not roll a partition');
   }
-  return { rolled: roll.rolled };
+  try {
+    const configs = (await cachedTopic(topic))?.topic.configs;
+    if (configs && isCompacted(configs) && now() < o.deadline) compacted = (await compactPartition(topic, partition, { now: now() })).segmentsReplaced;
+  } catch (err) {
+    logger.warn({ event: 'compaction-failed', topic, partition, err: (err as Error).message }, 'could not compact a partition');
+  }
+  return { rolled: roll.rolled, compacted };
 }
