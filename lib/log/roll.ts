@@ -155,8 +155,11 @@ export async function rollPartition(topic: string, partition: number, o: RollOpt
     const head = await readHead(p.leader, p.tp);
     if (!head || head.role !== 'leader') break;
     const base = tailStartOf(head);
-    const above = await listSegments(p.topicId, p.partition, { states: ['pending', 'live'], fromOffset: base });
-    const found = above[0];
+    const above = await listSegments(p.topicId, p.partition, { states: ['pending', 'live', 'deleted'], fromOffset: base });
+    const found = above.find((g) => g.itemSk === undefined || !g.itemSk.includes('.'));
+    // (a tombstone at the base — a claim the garbage pass abandoned or a fence of its own — blocks
+    // the range until that pass removes it)
+    if (found?.baseOffset === base && found.state === 'deleted') break;
     if (found?.baseOffset === base && found.state === 'live') {
       if (head.leo < found.endOffset) {
         // Only an unclean election makes a leader that lacks rolled records: they stay in S3,
