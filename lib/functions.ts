@@ -39,19 +39,19 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   }),
   spec({
     name: 'fetch', entry: 'lambdas/fetch.ts', description: 'Fetch records and list offsets',
-    trigger: 'http', memoryMb: 1024, timeoutSeconds: 29, coordination: 'write', replicas: 'read', bucketRead: ['data/'], bucketWrite: [],
+    trigger: 'http', memoryMb: 1024, timeoutSeconds: 29, coordination: 'write', replicas: 'read', bucketRead: ['data/', 'segments/'], bucketWrite: [],
   }),
   spec({
     name: 'groups', entry: 'lambdas/groups.ts', description: 'Consumer groups: REST Proxy v2 consumers, the group protocol, offsets, lag',
-    trigger: 'http', memoryMb: 1024, timeoutSeconds: 29, coordination: 'write', replicas: 'read', bucketRead: ['data/'], bucketWrite: [],
+    trigger: 'http', memoryMb: 1024, timeoutSeconds: 29, coordination: 'write', replicas: 'read', bucketRead: ['data/', 'segments/'], bucketWrite: [],
   }),
   spec({
-    name: 'replicator', entry: 'lambdas/replicator.ts', description: 'Copies new batches from leaders to followers (DynamoDB Streams)',
-    trigger: 'streams', memoryMb: 1024, timeoutSeconds: 120, coordination: 'write', replicas: 'write', bucketRead: ['data/', 'snapshots/'], bucketWrite: ['snapshots/'],
+    name: 'replicator', entry: 'lambdas/replicator.ts', description: 'Copies new batches from leaders to followers (DynamoDB Streams), rolls table tails into S3 segments',
+    trigger: 'streams', memoryMb: 1024, timeoutSeconds: 120, coordination: 'write', replicas: 'write', bucketRead: ['data/', 'snapshots/', 'segments/'], bucketWrite: ['snapshots/', 'segments/'],
   }),
   spec({
-    name: 'controller', entry: 'lambdas/controller.ts', description: 'Holds the controller lease: broker liveness, elections, ISR, replication sweep',
-    trigger: 'schedule', memoryMb: 512, timeoutSeconds: 70, coordination: 'write', replicas: 'write', bucketRead: ['data/', 'snapshots/'], bucketWrite: ['snapshots/'],
+    name: 'controller', entry: 'lambdas/controller.ts', description: 'Holds the controller lease: broker liveness, elections, ISR, replication sweep, log maintenance (rolls, retention, compaction, garbage)',
+    trigger: 'schedule', memoryMb: 512, timeoutSeconds: 70, coordination: 'write', replicas: 'write', bucketRead: ['data/', 'snapshots/', 'segments/'], bucketWrite: ['snapshots/', 'segments/', 'data/'],
   }),
 ];
 
@@ -68,6 +68,7 @@ export const ENVIRONMENT = {
   sweepMs: 'TRIBUTARY_SWEEP_MS',
   /** Period of the sweep's full pass over every partition. Default 300000. */
   sweepFullPassMs: 'TRIBUTARY_SWEEP_FULL_PASS_MS',
+  garbageMs: 'TRIBUTARY_GARBAGE_MS',
 } as const;
 
 export function functionSpec(name: FunctionName): FunctionSpec {

@@ -31,6 +31,7 @@ export const ROUTES: readonly RouteSpec[] = [
   r('DELETE', T, 'admin'),
   r('GET', `${T}/partitions`, 'admin'),
   r('GET', P, 'admin'),
+  r('POST', `${P}/records:delete`, 'admin'),
   r('GET', `${T}/configs`, 'admin'),
   r('POST', `${T}/configs:alter`, 'admin'),
   r('GET', `${T}/configs/{name}`, 'admin'),

@@ -8,6 +8,7 @@ import { clusterRecord } from '../cluster/metadata.js';
 import { effectiveConfigs, isTopicConfig } from '../cluster/topic-configs.js';
 import { alterTopicConfigs, createTopic, deleteTopic, describeBrokers as listBrokers, describeController, describeTopic, listTopics, type TopicDescription } from '../cluster/topics.js';
 import { replicaHeads } from '../log/read.js';
+import { deleteRecords } from '../log/retention.js';
 import { topicPartitionKey, type BrokerRecord, type ClusterRecord, type Lease, type PartitionRecord, type TopicRecord } from '../storage/model.js';
 import { intPathParam, parseJson, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 
@@ -165,6 +166,9 @@ const alterConfigsBody = z.object({
   validate_only: z.boolean().optional(),
 }).strict();
 
+// Kafka's DeleteRecords: the offset below which records go (-1: the high watermark).
+const deleteRecordsBody = z.object({ offset: z.number().int() }).strict();
+
 const T = '/v3/clusters/{cluster_id}/topics/{topic_name}';
 
 export const adminRoutes: Record<string, RouteHandler> = {
@@ -243,6 +247,15 @@ export const adminRoutes: Record<string, RouteHandler> = {
     const p = d.partitions[id];
     if (!p) throw partitionNotFound(req)();
     return ok((await partitionsJson(req, c, d, [p]))[0]);
+  },
+  [`POST ${T}/partitions/{partition_id}/records:delete`]: async (req) => {
+    await cluster(req);
+    const d = await describeTopic(req.params.topic_name ?? '');
+    const id = intPathParam(req, 'partition_id', partitionNotFound(req));
+    if (!d.partitions[id]) throw partitionNotFound(req)();
+    const body = validate(deleteRecordsBody, parseJson(req.body), 'DeleteRecords request');
+    const { lowWatermark } = await deleteRecords(d.topic.name, id, body.offset);
+    return ok({ partition_id: id, low_watermark: lowWatermark });
   },
   [`GET ${T}/configs`]: async (req) => {
     const c = await cluster(req);

@@ -99,8 +99,8 @@ async function batchesOf(p: Partition, base: number, end: number): Promise<Batch
 }
 
 /** (b) and (c): writes the object of a claimed range and makes it live. False when the leader no longer holds the range. */
-async function writeAndCommit(p: Partition, claim: Pick<SegmentRecord, 'baseOffset' | 'endOffset' | 'key'>, o: RollOptions): Promise<boolean> {
-  const batches = await batchesOf(p, claim.baseOffset, claim.endOffset);
+async function writeAndCommit(p: Partition, claim: Pick<SegmentRecord, 'baseOffset' | 'endOffset' | 'key'>, o: RollOptions, read?: readonly BatchRecord[]): Promise<boolean> {
+  const batches = read ?? await batchesOf(p, claim.baseOffset, claim.endOffset);
   if (!batches) return false;
   const encoded = encodeSegment(batches.map(segmentInput));
   await putObject(claim.key, encoded.body);
@@ -124,11 +124,12 @@ async function writeAndCommit(p: Partition, claim: Pick<SegmentRecord, 'baseOffs
 }
 
 /** (d) on every replica. Returns how many replicas moved their tail start. */
-async function trim(p: Partition, segment: Pick<SegmentRecord, 'baseOffset' | 'endOffset'>, o: RollOptions): Promise<number> {
+async function trim(p: Partition, segment: Pick<SegmentRecord, 'baseOffset' | 'endOffset'>, o: RollOptions, rolled?: readonly BatchRecord[]): Promise<number> {
   let moved = 0;
+  const known = rolled?.map((b) => ({ off: b.lastOffset, sizeBytes: b.sizeBytes }));
   for (const store of p.replicas) {
     try {
-      if (await advanceTailStart(store, p.tp, segment.endOffset, (o.now ?? Date.now)())) moved++;
+      if (await advanceTailStart(store, p.tp, segment.endOffset, (o.now ?? Date.now)(), known)) moved++;
     } catch (err) {
       // An unreachable replica keeps its batches until a later roll pass (or its full sync).
       logger.warn({ event: 'segment-trim-failed', tp: p.tp, broker: store.brokerId, err: (err as Error).message }, 'could not trim a replica table after a roll');
@@ -154,8 +155,11 @@ export async function rollPartition(topic: string, partition: number, o: RollOpt
     const head = await readHead(p.leader, p.tp);
     if (!head || head.role !== 'leader') break;
     const base = tailStartOf(head);
-    const above = await listSegments(p.topicId, p.partition, { states: ['pending', 'live'], fromOffset: base });
-    const found = above[0];
+    const above = await listSegments(p.topicId, p.partition, { states: ['pending', 'live', 'deleted'], fromOffset: base });
+    const found = above.find((g) => g.itemSk === undefined || !g.itemSk.includes('.'));
+    // (a tombstone at the base — a claim the garbage pass abandoned or a fence of its own — blocks
+    // the range until that pass removes it)
+    if (found?.baseOffset === base && found.state === 'deleted') break;
     if (found?.baseOffset === base && found.state === 'live') {
       if (head.leo < found.endOffset) {
         // Only an unclean election makes a leader that lacks rolled records: they stay in S3,
@@ -185,9 +189,9 @@ export async function rollPartition(topic: string, partition: number, o: RollOpt
     const claim = { baseOffset: base, endOffset: last.lastOffset + 1, key: segmentObjectKey(p.topicId, p.partition, base) };
     if (!(await registerPending({ topicId: p.topicId, partition: p.partition, ...claim, createdAt: now() }))) continue;
     await o.hook?.('registered', claim);
-    if (!(await writeAndCommit(p, claim, o))) break;
+    if (!(await writeAndCommit(p, claim, o, batches))) break;
     rolled++;
-    await trim(p, claim, o);
+    await trim(p, claim, o, batches);
     trimmed++;
   }
   return { rolled, trimmed };

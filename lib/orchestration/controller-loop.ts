@@ -46,6 +46,7 @@ export function replicationSweep(): ReplicationSweep {
     ...(process.env.TRIBUTARY_SWEEP_FULL_PASS_MS ? { fullPassMs: intEnv('TRIBUTARY_SWEEP_FULL_PASS_MS', 300_000) } : {}),
     ...(process.env.TRIBUTARY_SWEEP_IDLE_CLEAR_MS ? { idleClearMs: intEnv('TRIBUTARY_SWEEP_IDLE_CLEAR_MS', 30_000) } : {}),
     ...(process.env.TRIBUTARY_SWEEP_BACKOFF_MAX_MS ? { backoffMaxMs: intEnv('TRIBUTARY_SWEEP_BACKOFF_MAX_MS', 5000) } : {}),
+    ...(process.env.TRIBUTARY_GARBAGE_MS ? { garbageEveryMs: intEnv('TRIBUTARY_GARBAGE_MS', 3_600_000) } : {}),
     lagTimeMaxMs: config().replicaLagTimeMaxMs,
   });
   return sweeper;

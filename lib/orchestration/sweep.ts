@@ -39,7 +39,7 @@ import { fullSync } from '../log/snapshot.js';
 import { clearLagging, listLagging, listTopicNames, markLagging, type LagMark } from '../storage/coordination.js';
 import { topicPartitionKey, type ReplicaHead } from '../storage/model.js';
 import { clearLagFlag, readHead, readHeads } from '../storage/replica.js';
-import { maintainPartition, maintenanceDue } from './maintenance.js';
+import { collectGarbageLogged, maintainPartition, maintenanceDue } from './maintenance.js';
 
 export interface SweepOptions {
   /** Period of the full pass over every partition. @default 300000 (5 min) */
@@ -54,6 +54,8 @@ export interface SweepOptions {
   readonly lagTimeMaxMs?: number;
   /** How long a caught-up partition's mark and log end offset must stay unchanged before its mark is cleared. @default 30000 */
   readonly idleClearMs?: number;
+  /** Period of the garbage pass over the bucket (lib/log/garbage.ts). @default 3600000 (1 h) */
+  readonly garbageEveryMs?: number;
 }
 
 export interface SweepReport {
@@ -100,6 +102,7 @@ export function headLags(head: ReplicaHead, followers: readonly number[]): boole
 export class ReplicationSweep {
   readonly o: Required<SweepOptions>;
   private lastFullAt: number | undefined;
+  private lastGarbageAt: number | undefined;
   private readonly backoff = new Map<string, Backoff>();
   private readonly seen = new Map<string, Seen>();
 
@@ -114,6 +117,7 @@ export class ReplicationSweep {
       concurrency: o.concurrency ?? 8,
       lagTimeMaxMs: o.lagTimeMaxMs ?? config().replicaLagTimeMaxMs,
       idleClearMs: o.idleClearMs ?? 30_000,
+      garbageEveryMs: o.garbageEveryMs ?? 3_600_000,
     };
   }
 
@@ -192,6 +196,12 @@ export class ReplicationSweep {
       await maintainPartition(p.topic, p.partition, { deadline: Math.min(Date.now() + this.o.runBudgetMs, deadline) });
       maintained++;
     });
+    // The garbage pass: the first pass of a process waits one period (a fresh Lambda container must not list the bucket on every cold start).
+    this.lastGarbageAt ??= now;
+    if (now - this.lastGarbageAt >= this.o.garbageEveryMs && Date.now() < deadline) {
+      this.lastGarbageAt = now;
+      await collectGarbageLogged(deadline);
+    }
     const report: SweepReport = { full, marked: marks.length, driven: work.size, converged, cleared, unmarked, failed, backedOff: marks.length - due.length, maintained };
     if (work.size > 0) logger.info({ event: 'replication-sweep', ...report }, 'replication sweep');
     return report;

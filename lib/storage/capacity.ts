@@ -1,9 +1,11 @@
 /**
- * Counting what DynamoDB charges: when enabled, every DynamoDB call asks for
- * `ReturnConsumedCapacity: TOTAL` and the returned read and write units are summed here — for
- * benchmarks and the cost model (`bench/`), and per-request cost notes.
+ * Counting what DynamoDB and S3 charge: when enabled, every DynamoDB call asks for
+ * `ReturnConsumedCapacity: TOTAL` and the returned read and write units are summed here, and
+ * every S3 request is counted by command — for benchmarks and the cost model (`bench/`), and
+ * per-request cost notes.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { S3Client } from '@aws-sdk/client-s3';
 
 export interface CapacityTotals {
   /** As the store reported them (ReturnConsumedCapacity). */
@@ -18,9 +20,13 @@ export interface CapacityTotals {
   billedWriteUnits: number;
   /** Requests per operation name (GetItem, TransactWriteItems...). */
   requests: Record<string, number>;
+  /** S3 requests per command (PutObject, GetObject, ListObjectsV2, DeleteObjects...); S3 bills per request. */
+  s3Requests: Record<string, number>;
+  /** Body bytes of the PutObject requests counted. */
+  s3PutBytes: number;
 }
 
-const totals: CapacityTotals = { readUnits: 0, writeUnits: 0, billedWriteUnits: 0, requests: {} };
+const totals: CapacityTotals = { readUnits: 0, writeUnits: 0, billedWriteUnits: 0, requests: {}, s3Requests: {}, s3PutBytes: 0 };
 let enabled = process.env.TRIBUTARY_TRACK_CAPACITY === 'true';
 
 export function trackCapacity(on: boolean): void {
@@ -29,12 +35,25 @@ export function trackCapacity(on: boolean): void {
 
 /** Returns the totals since the last reset, and resets them. */
 export function takeCapacity(): CapacityTotals {
-  const out = { ...totals, requests: { ...totals.requests } };
+  const out = { ...totals, requests: { ...totals.requests }, s3Requests: { ...totals.s3Requests } };
   totals.readUnits = 0;
   totals.writeUnits = 0;
   totals.billedWriteUnits = 0;
   totals.requests = {};
+  totals.s3Requests = {};
+  totals.s3PutBytes = 0;
   return out;
+}
+
+/** Adds the S3 request-counting middleware to a client (once, when it is built): one count per command sent (retries, rare, are not counted). */
+export function countS3Requests(client: S3Client): void {
+  client.middlewareStack.add((next, context) => async (args) => {
+    if (!enabled) return next(args);
+    const op = context.commandName?.replace(/Command$/, '') ?? 'unknown';
+    totals.s3Requests[op] = (totals.s3Requests[op] ?? 0) + 1;
+    if (op === 'PutObject') totals.s3PutBytes += Number((args.input as { ContentLength?: number }).ContentLength ?? 0);
+    return next(args);
+  }, { step: 'initialize', name: 'tributaryS3Requests' });
 }
 
 interface Consumed { CapacityUnits?: number; ReadCapacityUnits?: number; WriteCapacityUnits?: number }
@@ -63,7 +82,7 @@ export function countCapacity(client: DynamoDBDocumentClient): void {
 }
 
 /** DynamoDB's item size: attribute names plus values (strings and binaries by length, numbers ~ digits / 2 + 1). */
-function sizeOf(v: unknown): number {
+export function sizeOf(v: unknown): number {
   if (v === null || v === undefined || typeof v === 'boolean') return 1;
   if (typeof v === 'string') return Buffer.byteLength(v);
   if (typeof v === 'number') return Math.ceil(String(v).replace(/[-.]/g, '').length / 2) + 1;

@@ -10,7 +10,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Agent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { config } from '../config.js';
-import { countCapacity } from './capacity.js';
+import { countCapacity, countS3Requests } from './capacity.js';
 
 const documentClients = new Map<string, DynamoDBDocumentClient>();
 let s3: S3Client | undefined;
@@ -51,11 +51,14 @@ export function dynamo(endpoint?: string): DynamoDBDocumentClient {
 }
 
 export function s3Client(): S3Client {
-  s3 ??= new S3Client({
-    forcePathStyle: config().s3ForcePathStyle,
-    maxAttempts: config().storeMaxAttempts,
-    requestHandler: handler(),
-  });
+  if (!s3) {
+    s3 = new S3Client({
+      forcePathStyle: config().s3ForcePathStyle,
+      maxAttempts: config().storeMaxAttempts,
+      requestHandler: handler(),
+    });
+    countS3Requests(s3);
+  }
   return s3;
 }
 

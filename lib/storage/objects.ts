@@ -95,3 +95,40 @@ export async function deletePrefix(prefix: string): Promise<void> {
     token = out.IsTruncated ? out.NextContinuationToken : undefined;
   } while (token);
 }
+
+/** An object as a listing shows it. */
+export interface ListedObject {
+  readonly key: string;
+  /** When it was last written (ms since epoch, S3's clock). */
+  readonly lastModified: number;
+  readonly size: number;
+}
+
+/** Every object under a prefix, with its last write time and size (the garbage pass judges age by it). */
+export async function listObjects(prefix: string): Promise<ListedObject[]> {
+  const objects: ListedObject[] = [];
+  let token: string | undefined;
+  do {
+    const out = await s3Client().send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: prefix, ContinuationToken: token }));
+    for (const o of out.Contents ?? []) {
+      if (o.Key) objects.push({ key: o.Key, lastModified: o.LastModified?.getTime() ?? 0, size: o.Size ?? 0 });
+    }
+    token = out.IsTruncated ? out.NextContinuationToken : undefined;
+  } while (token);
+  return objects;
+}
+
+/**
+ * Deletes objects by key (up to 1,000 per request). No condition: deleting a missing key is not
+ * an error, so a pass that crashed after some deletes repeats them harmlessly.
+ * Errors: the first key S3 refused to delete.
+ */
+export async function deleteObjects(keys: readonly string[]): Promise<void> {
+  for (let i = 0; i < keys.length; i += 1000) {
+    const out = await s3Client().send(new DeleteObjectsCommand({
+      Bucket: bucket(), Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })), Quiet: true },
+    }));
+    const failed = out.Errors?.[0];
+    if (failed) throw new Error(`s3://${bucket()}/${failed.Key ?? '?'} was not deleted: ${failed.Code ?? ''} ${failed.Message ?? ''}`);
+  }
+}

@@ -597,11 +597,15 @@ export async function advanceHighWatermark(
  * Condition (1): the replica holds everything below `end` (`leo >= end`), its tailStart is below
  * `end` (never moves back), and no full sync fills it. A replica that fails it is skipped (false):
  * a lagging one gets the leader's segment list through a full sync, a later pass retries the rest.
- * `end` must be a batch boundary. Returns whether the head moved (the deletes run either way when
+ * `end` must be a batch boundary; `known`: the batches below it, when the caller read them (else a
+ * Query finds them). Returns whether the head moved (the deletes run either way when
  * the head already says `end` or more, so a crash between 1 and 2 is finished by the next call).
  */
-export async function advanceTailStart(store: ReplicaStoreRef, tp: string, end: number, now = Date.now()): Promise<boolean> {
-  const below = await batchKeysBelow(store, tp, end);
+export async function advanceTailStart(
+  store: ReplicaStoreRef, tp: string, end: number, now = Date.now(), known?: readonly { readonly off: number; readonly sizeBytes: number }[],
+): Promise<boolean> {
+  // (batch items have the same keys on every replica: a roller that read the leader's passes them, saving a Query per replica)
+  const below = known ?? await batchKeysBelow(store, tp, end);
   const dropped = below.reduce((n, b) => n + b.sizeBytes, 0);
   let moved = true;
   try {
@@ -642,7 +646,10 @@ async function batchKeysBelow(store: ReplicaStoreRef, tp: string, end: number): 
 }
 
 /**
- * Raises a replica's log start offset (retention, DeleteRecords); never moves it back.
+ * Raises a replica's log start offset (retention, DeleteRecords); never moves it back. A head
+ * without `tailStart` gets its old log start as `tailStart` in the same write: the table still
+ * holds the batches from there, and a roller must start at a batch boundary, not at an offset
+ * DeleteRecords chose inside a batch.
  * Condition: `logStartOffset < offset` and the replica holds the offset (`leo >= offset`; one that
  * does not will take the leader's log start with a full sync). Returns false when it failed.
  */
@@ -651,7 +658,7 @@ export async function raiseLogStart(store: ReplicaStoreRef, tp: string, offset: 
     await client(store).send(new UpdateCommand({
       TableName: store.replicaTable,
       Key: { tp, off: HEAD_OFFSET },
-      UpdateExpression: 'SET logStartOffset = :o',
+      UpdateExpression: 'SET tailStart = if_not_exists(tailStart, logStartOffset), logStartOffset = :o',
       ConditionExpression: 'logStartOffset < :o AND leo >= :o',
       ExpressionAttributeValues: { ':o': offset },
     }));
@@ -892,4 +899,62 @@ async function deleteAll(
     await remove((out.Items ?? []).map((k) => ({ tp: k.tp, off: k.off })));
     start = out.LastEvaluatedKey;
   } while (start);
+}
+
+/**
+ * The `data/` objects a replica's table points to for a partition (large batches kept in S3):
+ * a paged, strongly consistent Query of the batch items projecting `s3` (the garbage pass keeps
+ * every object named here). Reads every batch item of the table tail (billed by item size).
+ */
+export async function batchPointerKeys(store: ReplicaStoreRef, tp: string): Promise<Set<string>> {
+  const keys = new Set<string>();
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await client(store).send(new QueryCommand({
+      TableName: store.replicaTable,
+      KeyConditionExpression: 'tp = :tp AND off >= :zero',
+      FilterExpression: 'attribute_exists(s3)',
+      ExpressionAttributeNames: { '#s3': 's3' },
+      ExpressionAttributeValues: { ':tp': tp, ':zero': 0 },
+      ProjectionExpression: '#s3',
+      ConsistentRead: true,
+      ExclusiveStartKey: start,
+    }));
+    for (const item of out.Items ?? []) {
+      const key = (item.s3 as { key?: unknown } | undefined)?.key;
+      if (typeof key === 'string') keys.add(key);
+    }
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return keys;
+}
+
+/** A batch's offsets and size, without its bytes. */
+export interface BatchBounds {
+  readonly baseOffset: number;
+  readonly lastOffset: number;
+  readonly sizeBytes: number;
+}
+
+/**
+ * The batches a replica's table holds whose last offset is in [fromOffset, below) — the batches
+ * wholly below `below` (DeleteRecords drops them) — in offset order, without their bytes.
+ */
+export async function batchBoundsBelow(store: ReplicaStoreRef, tp: string, fromOffset: number, below: number): Promise<BatchBounds[]> {
+  const out: BatchBounds[] = [];
+  if (below <= fromOffset) return out;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const res = await client(store).send(new QueryCommand({
+      TableName: store.replicaTable,
+      KeyConditionExpression: 'tp = :tp AND off BETWEEN :from AND :last',
+      ExpressionAttributeValues: { ':tp': tp, ':from': Math.max(0, fromOffset), ':last': below - 1 },
+      ProjectionExpression: 'baseOffset, lastOffset, sizeBytes',
+      ConsistentRead: true,
+      ExclusiveStartKey: start,
+    }));
+    for (const item of res.Items ?? []) out.push({ baseOffset: item.baseOffset as number, lastOffset: item.lastOffset as number, sizeBytes: item.sizeBytes as number });
+    start = res.LastEvaluatedKey;
+  } while (start);
+  return out;
 }

@@ -249,3 +249,55 @@ export function segmentFor(segments: readonly SegmentRecord[], offset: number): 
   }
   return undefined;
 }
+
+/**
+ * The garbage pass gives up a stale `pending` claim (its roller died before committing): the item
+ * becomes `deleted` at `at`, so a late commit of that roller fails (it deletes no table batch) and
+ * no roller registers the range again until the object is gone (the garbage pass deletes it after
+ * its grace, then the item).
+ * Condition: still `pending` with the `createdAt` read (a takeover that re-claimed it is left alone).
+ * Returns false when the condition failed.
+ */
+export async function abandonPending(s: SegmentRecord, at = Date.now()): Promise<boolean> {
+  try {
+    await db().send(new UpdateCommand({
+      TableName: table(),
+      Key: { pk: segmentsPk(s.topicId, s.partition), sk: s.itemSk ?? segmentSk(s.baseOffset) },
+      UpdateExpression: 'SET #state = :deleted, deletedAt = :at',
+      ConditionExpression: '#state = :pending AND createdAt = :created',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: { ':deleted': 'deleted', ':pending': 'pending', ':created': s.createdAt, ':at': at },
+    }));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/**
+ * The garbage pass registers an object that no item names (a write whose registration was lost)
+ * as `deleted` before deleting it, so that nothing can make the key part of the log meanwhile:
+ * - without `fence`, at the object's base offset: while the item exists no roller can register
+ *   that base and write the same key again, and no compaction can swap in a rewrite there;
+ * - with `fence` (the generation of the live item at that base), at the sort key where a
+ *   compaction replacing that item writes its tombstone: the swap of a rewrite still in flight
+ *   fails instead of making a deleted object live.
+ * Condition: no item at that sort key. Effects: a `deleted` item naming `key`.
+ * Returns the item, or undefined when one is there (a roller or a compaction got there first).
+ */
+export async function claimOrphan(o: Pick<SegmentRecord, 'topicId' | 'partition' | 'baseOffset' | 'key' | 'generation'>, at = Date.now(), fence?: number): Promise<SegmentRecord | undefined> {
+  const sk = fence === undefined ? segmentSk(o.baseOffset) : `${segmentSk(o.baseOffset)}.g${fence}`;
+  const item: SegmentRecord = { ...o, endOffset: o.baseOffset, state: 'deleted', createdAt: at, deletedAt: at, itemSk: sk };
+  try {
+    await db().send(new PutCommand({
+      TableName: table(),
+      Item: { pk: segmentsPk(o.topicId, o.partition), sk, ...attributes(item) },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }));
+    return item;
+  } catch (err) {
+    if (isConditionFailure(err)) return undefined;
+    throw err;
+  }
+}
