@@ -72,6 +72,17 @@ export function buildObservability(scope: Construct, o: ObservabilityOptions): O
     comparisonOperator: cw.ComparisonOperator.LESS_THAN_THRESHOLD, treatMissingData: cw.TreatMissingData.NOT_BREACHING,
   });
 
+  // The tiered log: a lost or damaged segment is never a silent gap (reads fail; these say why).
+  alarm('SegmentStorage', {
+    alarmDescription: 'A live S3 segment\'s object was missing or failed its checksums on read: reads of those offsets fail (SegmentMissing, SegmentCorrupt).',
+    metric: new cw.MathExpression({
+      expression: 'FILL(missing, 0) + FILL(corrupt, 0)', label: 'segment read failures', period: ONE_MINUTE,
+      usingMetrics: { missing: metric('segmentMissing', 'Sum'), corrupt: metric('segmentCorrupt', 'Sum') },
+    }),
+    threshold: 1, evaluationPeriods: 1,
+    comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, treatMissingData: cw.TreatMissingData.NOT_BREACHING,
+  });
+
   for (const spec of o.specs) {
     const fn = o.functions[spec.name];
     if (!fn) continue;

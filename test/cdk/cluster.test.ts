@@ -272,7 +272,7 @@ describe('TributaryCluster: alarms and dashboard', () => {
 
   it('builds one dashboard', () => {
     s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
-    expect(Object.keys(cluster().alarms)).toEqual(expect.arrayContaining(['OfflinePartitions', 'UnderReplicatedPartitions', 'NoActiveController']));
+    expect(Object.keys(cluster().alarms)).toEqual(expect.arrayContaining(['OfflinePartitions', 'UnderReplicatedPartitions', 'NoActiveController', 'SegmentStorage']));
   });
 });
 
