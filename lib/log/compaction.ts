@@ -19,12 +19,14 @@
 import { randomInt } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { crc32c } from '@aws-crypto/crc32c';
-import { requireTopic } from '../cluster/metadata.js';
+import { replicaStore, requireTopic } from '../cluster/metadata.js';
 import { numericConfig, stringConfig } from '../cluster/topic-configs.js';
 import { logger } from '../logger.js';
 import { decodeBatch, type DecodedBatch } from '../protocol/record-batch.js';
 import { ByteReader } from '../protocol/varint.js';
+import { topicPartitionKey } from '../storage/model.js';
 import { readObject, readRange, putObject } from '../storage/objects.js';
+import { readHead, tailStartOf } from '../storage/replica.js';
 import { listSegments, replaceSegments, segmentObjectKey, type SegmentRecord } from '../storage/segments.js';
 import { MAX_TRANSACTION_ITEMS } from '../storage/transact.js';
 import {
@@ -290,9 +292,17 @@ const nextGeneration = (group: readonly SegmentRecord[]): number =>
  */
 export async function compactPartition(topic: string, partition: number, o: CompactOptions = {}): Promise<CompactionResult> {
   const now = o.now ?? Date.now();
-  const { topic: meta } = await requireTopic(topic);
-  const { configs, topicId } = meta;
-  const segments = await listSegments(topicId, partition);
+  const view = await requireTopic(topic);
+  const { configs, topicId } = view.topic;
+  // Only segments below the leader's tail start: one a roll committed but has not trimmed yet is
+  // still the next roll's to finish, and a rewrite merging it would move its base.
+  const state = view.partitions[partition];
+  const head = state && state.leader >= 0 ? await readHead(await replicaStore(state.leader), topicPartitionKey(topicId, partition)) : undefined;
+  const all = await listSegments(topicId, partition);
+  // (committed but not yet trimmed on the leader: the leader's table still holds it above its tail start)
+  const untrimmed = (s: SegmentRecord) => head !== undefined && s.endOffset > tailStartOf(head) && s.endOffset <= head.leo;
+  const cut = all.findIndex(untrimmed);
+  const segments = cut < 0 ? all : all.slice(0, cut);
   const plan = cleaningPlan(configs, segments, now);
   const result = {
     dirtyRatio: plan.dirtyRatio, segmentsRead: 0, replacements: 0, segmentsReplaced: 0, lostRace: false,

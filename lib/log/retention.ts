@@ -130,7 +130,11 @@ export async function applyRetention(topicName: string, partition: number, o: Re
     size -= s.sizeBytes ?? 0;
   }
   const remaining = segments[expired.length];
-  const wanted = Math.max(head.logStartOffset, expired.length === 0 ? head.logStartOffset : remaining?.baseOffset ?? tailStartOf(head));
+  let wanted = Math.max(head.logStartOffset, expired.length === 0 ? head.logStartOffset : remaining?.baseOffset ?? tailStartOf(head));
+  // A log start that no live segment serves (a replica that missed an earlier raise, now leading)
+  // moves up to the first record there is, or a consumer reset to "earliest" would loop on it.
+  const firstLive = remaining?.baseOffset ?? tailStartOf(head);
+  if (wanted < tailStartOf(head) && wanted < firstLive) wanted = Math.min(firstLive, tailStartOf(head));
 
   const lso = await raiseEverywhere(v, wanted, head.logStartOffset);
   await o.onStep?.('raised');

@@ -19,7 +19,7 @@ import { emitMetric } from '../metrics.js';
 import type { BatchRecord, ReplicaHead } from '../storage/model.js';
 import { topicPartitionKey } from '../storage/model.js';
 import { putObject } from '../storage/objects.js';
-import { advanceTailStart, queryBatches, readHead, tailStartOf, type ReplicaStoreRef } from '../storage/replica.js';
+import { advanceTailStart, correctTailBytes, queryBatches, readHead, tailStartOf, type ReplicaStoreRef } from '../storage/replica.js';
 import { commitSegment, listSegments, registerPending, segmentObjectKey, type SegmentRecord } from '../storage/segments.js';
 import { encodeSegment, type SegmentBatchInput } from './segment-format.js';
 
@@ -113,6 +113,7 @@ async function writeAndCommit(p: Partition, claim: Pick<SegmentRecord, 'baseOffs
     minTimestamp: encoded.footer.minTimestamp,
     maxTimestamp: encoded.footer.maxTimestamp,
     ...(external.length > 0 ? { externalKeys: external } : {}),
+    lastLeaderEpoch: (batches[batches.length - 1] as BatchRecord).leaderEpoch,
   });
   if (ok) {
     emitMetric('segmentsRolled', 1);
@@ -123,13 +124,35 @@ async function writeAndCommit(p: Partition, claim: Pick<SegmentRecord, 'baseOffs
   return ok;
 }
 
+/** The leader epoch a replica's epoch cache gives `offset` (undefined: the cache does not say). */
+export function epochAt(head: Pick<ReplicaHead, 'epochs'>, offset: number): number | undefined {
+  let epoch: number | undefined;
+  for (const [e, start] of head.epochs) if (start <= offset) epoch = e;
+  return epoch;
+}
+
+/**
+ * Whether a replica holds the same log as a segment below its end: the same leader epoch at the
+ * segment's last offset (logs that agree on an offset's epoch agree below it, KIP-101). Only a
+ * replica of a leader chosen by an unclean election can differ.
+ */
+async function sameLog(store: ReplicaStoreRef, tp: string, end: number, lastLeaderEpoch: number | undefined): Promise<boolean> {
+  if (lastLeaderEpoch === undefined) return true;
+  const head = await readHead(store, tp);
+  const epoch = head ? epochAt(head, end - 1) : undefined;
+  return epoch === undefined || epoch === lastLeaderEpoch;
+}
+
 /** (d) on every replica. Returns how many replicas moved their tail start. */
-async function trim(p: Partition, segment: Pick<SegmentRecord, 'baseOffset' | 'endOffset'>, o: RollOptions, rolled?: readonly BatchRecord[]): Promise<number> {
+async function trim(p: Partition, segment: Pick<SegmentRecord, 'baseOffset' | 'endOffset' | 'lastLeaderEpoch'>, o: RollOptions, rolled?: readonly BatchRecord[]): Promise<number> {
   let moved = 0;
   const known = rolled?.map((b) => ({ off: b.lastOffset, sizeBytes: b.sizeBytes }));
   for (const store of p.replicas) {
     try {
-      if (await advanceTailStart(store, p.tp, segment.endOffset, (o.now ?? Date.now)(), known)) moved++;
+      if (!(await sameLog(store, p.tp, segment.endOffset, segment.lastLeaderEpoch))) {
+        emitMetric('segmentAheadOfLeader', 1);
+        logger.error({ event: 'segment-log-differs', tp: p.tp, broker: store.brokerId, segment: [segment.baseOffset, segment.endOffset] }, 'a replica holds another log than a live segment there; it is not trimmed');
+      } else if (await advanceTailStart(store, p.tp, segment.endOffset, (o.now ?? Date.now)(), known)) moved++;
     } catch (err) {
       // An unreachable replica keeps its batches until a later roll pass (or its full sync).
       logger.warn({ event: 'segment-trim-failed', tp: p.tp, broker: store.brokerId, err: (err as Error).message }, 'could not trim a replica table after a roll');
@@ -137,6 +160,27 @@ async function trim(p: Partition, segment: Pick<SegmentRecord, 'baseOffset' | 'e
     await o.hook?.('trimmed-one', segment);
   }
   return moved;
+}
+
+/**
+ * Trims every follower whose table still holds what the leader's no longer does (its store failed
+ * during a trim, or a full sync installed an older tail start): up to the leader's tail start, when
+ * it holds that far and agrees with the leader's log there.
+ */
+async function trimBehindFollowers(p: Partition, o: RollOptions): Promise<void> {
+  const leaderHead = await readHead(p.leader, p.tp);
+  if (!leaderHead || leaderHead.role !== 'leader') return;
+  const end = tailStartOf(leaderHead);
+  await Promise.all(p.replicas.filter((r) => r.brokerId !== p.leader.brokerId).map(async (store) => {
+    try {
+      const head = await readHead(store, p.tp);
+      if (!head || tailStartOf(head) >= end || head.leo < end || head.snapshotting !== undefined) return;
+      if (epochAt(head, end - 1) !== epochAt(leaderHead, end - 1)) return;
+      await advanceTailStart(store, p.tp, end, (o.now ?? Date.now)());
+    } catch (err) {
+      logger.warn({ event: 'segment-trim-failed', tp: p.tp, broker: store.brokerId, err: (err as Error).message }, 'could not trim a follower behind its leader');
+    }
+  }));
 }
 
 /**
@@ -151,6 +195,7 @@ export async function rollPartition(topic: string, partition: number, o: RollOpt
   let rolled = 0;
   let trimmed = 0;
   if (!p) return { rolled, trimmed };
+  await trimBehindFollowers(p, o);
   for (let i = 0; i < (o.maxSegments ?? 16) && (o.deadline === undefined || now() < o.deadline); i++) {
     const head = await readHead(p.leader, p.tp);
     if (!head || head.role !== 'leader') break;
@@ -161,9 +206,11 @@ export async function rollPartition(topic: string, partition: number, o: RollOpt
     // the range until that pass removes it)
     if (found?.baseOffset === base && found.state === 'deleted') break;
     if (found?.baseOffset === base && found.state === 'live') {
-      if (head.leo < found.endOffset) {
-        // Only an unclean election makes a leader that lacks rolled records: they stay in S3,
-        // unreadable through this leader's log (docs/tiered-log.md, "Unclean elections").
+      const epoch = epochAt(head, found.endOffset - 1);
+      if (head.leo < found.endOffset || (found.lastLeaderEpoch !== undefined && epoch !== undefined && epoch !== found.lastLeaderEpoch)) {
+        // Only an unclean election makes a leader that lacks rolled records or holds others at
+        // their offsets: they stay in S3, unreadable through this leader's log, and this leader's
+        // own records are never trimmed against them (docs/tiered-log.md, "Unclean elections").
         emitMetric('segmentAheadOfLeader', 1);
         logger.error({ event: 'segment-ahead-of-leader', tp: p.tp, leo: head.leo, segment: [found.baseOffset, found.endOffset] }, 'the leader lacks records a live segment holds');
         break;
@@ -186,8 +233,18 @@ export async function rollPartition(topic: string, partition: number, o: RollOpt
     if (!first || first.baseOffset !== base) break;
     // (keyed by last offset, the Query returned whole batches below the high watermark only)
     const last = batches[batches.length - 1] as BatchRecord;
-    const claim = { baseOffset: base, endOffset: last.lastOffset + 1, key: segmentObjectKey(p.topicId, p.partition, base) };
-    if (!(await registerPending({ topicId: p.topicId, partition: p.partition, ...claim, createdAt: now() }))) continue;
+    const rolledBytes = batches.reduce((n, b) => n + b.sizeBytes, 0);
+    if (!o.force && rolledBytes < p.segmentBytes && !(head.tailSince !== undefined && now() - head.tailSince >= p.segmentMs)) {
+      // Due by tailBytes, but the batches below the high watermark are not a segment's worth: the
+      // rest waits on replication, or tailBytes drifted (a truncation or a full sync does not keep
+      // it exact). A drift is corrected; a small segment is never rolled for it.
+      const tail = await queryBatches(p.leader, p.tp, { fromOffset: base, toOffset: head.leo - 1, maxBytes: p.segmentBytes });
+      const tailBytes = tail.reduce((n, b) => n + b.sizeBytes, 0);
+      if (tailBytes < p.segmentBytes) await correctTailBytes(p.leader, p.tp, tailBytes - (head.tailBytes ?? 0));
+      break;
+    }
+    const claim = { baseOffset: base, endOffset: last.lastOffset + 1, key: segmentObjectKey(p.topicId, p.partition, base), lastLeaderEpoch: last.leaderEpoch };
+    if (!(await registerPending({ topicId: p.topicId, partition: p.partition, baseOffset: claim.baseOffset, endOffset: claim.endOffset, key: claim.key, createdAt: now() }))) continue;
     await o.hook?.('registered', claim);
     if (!(await writeAndCommit(p, claim, o, batches))) break;
     rolled++;

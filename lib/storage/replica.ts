@@ -622,7 +622,11 @@ export async function advanceTailStart(
     const head = await readHead(store, tp);
     if (!head || (head.tailStart ?? 0) < end) return false;
   }
-  await batchWriteAll(store, below.map((b) => ({ DeleteRequest: { Key: { tp, off: b.off } } })));
+  // (a 16 MiB tail of 1 KiB batches is ~650 BatchWriteItem calls: a few at once)
+  const deletes = below.map((b) => ({ DeleteRequest: { Key: { tp, off: b.off } } }));
+  const CHUNK = 25 * 40;
+  const chunks = Array.from({ length: Math.ceil(deletes.length / CHUNK) }, (_, i) => deletes.slice(i * CHUNK, (i + 1) * CHUNK));
+  for (let i = 0; i < chunks.length; i += 4) await Promise.all(chunks.slice(i, i + 4).map((c) => batchWriteAll(store, c)));
   return moved;
 }
 
@@ -643,6 +647,22 @@ async function batchKeysBelow(store: ReplicaStoreRef, tp: string, end: number): 
     start = res.LastEvaluatedKey;
   } while (start);
   return out;
+}
+
+/**
+ * Corrects a head's `tailBytes` (a roll trigger that drifted: a truncation or a full sync does not
+ * keep it exact) by `delta`, relative to the value the caller read: appends since add their own.
+ * Condition: the head exists. Errors: store failures only.
+ */
+export async function correctTailBytes(store: ReplicaStoreRef, tp: string, delta: number): Promise<void> {
+  try {
+    await client(store).send(new UpdateCommand({
+      TableName: store.replicaTable, Key: { tp, off: HEAD_OFFSET },
+      UpdateExpression: 'ADD tailBytes :d', ConditionExpression: 'attribute_exists(tp)', ExpressionAttributeValues: { ':d': delta },
+    }));
+  } catch (err) {
+    if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+  }
 }
 
 /**

@@ -43,6 +43,12 @@ export interface SegmentRecord {
   readonly batchCount?: number;
   readonly minTimestamp?: number;
   readonly maxTimestamp?: number;
+  /**
+   * The leader epoch of the segment's last batch (set when it goes live). A replica whose epoch
+   * cache gives another epoch at `endOffset - 1` holds a different log there (only after an
+   * unclean election): it is never trimmed against this segment.
+   */
+  readonly lastLeaderEpoch?: number;
   /** `data/` objects the segment's index points into (adopted large batches), for the garbage pass. */
   readonly externalKeys?: readonly string[];
   /** Compacted topics: the offset up to which the range has been cleaned (`undefined`: never). */
@@ -117,7 +123,7 @@ export async function registerPending(s: Pick<SegmentRecord, 'topicId' | 'partit
   }
 }
 
-export type SegmentDetails = Required<Pick<SegmentRecord, 'sizeBytes' | 'recordCount' | 'batchCount' | 'minTimestamp' | 'maxTimestamp'>> & Pick<SegmentRecord, 'externalKeys'>;
+export type SegmentDetails = Required<Pick<SegmentRecord, 'sizeBytes' | 'recordCount' | 'batchCount' | 'minTimestamp' | 'maxTimestamp'>> & Pick<SegmentRecord, 'externalKeys' | 'lastLeaderEpoch'>;
 
 /**
  * Makes a pending segment part of the log, once its object is written.
@@ -132,7 +138,8 @@ export async function commitSegment(s: Pick<SegmentRecord, 'topicId' | 'partitio
       TableName: table(),
       Key: keyOf(s),
       UpdateExpression: 'SET #state = :live, sizeBytes = :size, recordCount = :records, batchCount = :batches, minTimestamp = :minTs, maxTimestamp = :maxTs'
-        + (details.externalKeys && details.externalKeys.length > 0 ? ', externalKeys = :ext' : ''),
+        + (details.externalKeys && details.externalKeys.length > 0 ? ', externalKeys = :ext' : '')
+        + (details.lastLeaderEpoch !== undefined ? ', lastLeaderEpoch = :lastEpoch' : ''),
       ConditionExpression: '(#state = :pending OR #state = :live) AND endOffset = :end AND #key = :key',
       ExpressionAttributeNames: { '#state': 'state', '#key': 'key' },
       ExpressionAttributeValues: {
@@ -140,6 +147,7 @@ export async function commitSegment(s: Pick<SegmentRecord, 'topicId' | 'partitio
         ':size': details.sizeBytes, ':records': details.recordCount, ':batches': details.batchCount,
         ':minTs': details.minTimestamp, ':maxTs': details.maxTimestamp,
         ...(details.externalKeys && details.externalKeys.length > 0 ? { ':ext': [...details.externalKeys] } : {}),
+        ...(details.lastLeaderEpoch !== undefined ? { ':lastEpoch': details.lastLeaderEpoch } : {}),
       },
     }));
     return true;

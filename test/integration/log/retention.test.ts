@@ -10,7 +10,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyRetention, deleteRecords } from '../../../lib/log/retention.js';
 import { queryBatches, raiseLogStart, readHead, tailStartOf } from '../../../lib/storage/replica.js';
-import { listSegments, replaceSegments, segmentObjectKey } from '../../../lib/storage/segments.js';
+import { listSegments, replaceSegments, segmentObjectKey, tombstoneSegments } from '../../../lib/storage/segments.js';
 import { useQuietCluster } from '../../support/cluster.js';
 import { heads, partitionWith, produceBatch, rollTo, type Partition } from './fake-roll.js';
 
@@ -57,6 +57,16 @@ describe('Function: applyRetention', () => {
     for (const s of p.stores) expect(await tableOffsets(p, s)).toEqual([15]);
     // Nothing left to expire: a third pass changes nothing.
     expect(await applyRetention(p.name, 0, { now: now + 48 * HOUR })).toEqual({ logStartOffset: 15, tombstoned: [] });
+  });
+
+  it('moves a log start that no live segment serves up to the first record there is (a leader that missed an earlier raise), so earliest is readable', async () => {
+    const { p, a } = await fourBatches({});
+    // Segment A left the log (a pass on another leader tombstoned it) without this leader's log start moving.
+    await tombstoneSegments([a]);
+    expect((await readHead(p.leader, p.tp))!.logStartOffset).toBe(0);
+    const r = await applyRetention(p.name, 0);
+    expect(r.logStartOffset).toBe(10);
+    expect(await logStarts(p)).toEqual([10, 10, 10]);
   });
 
   it('by size: removes the oldest segments while the partition (segments + table tail) minus the segment is at least retention.bytes', async () => {

@@ -16,7 +16,7 @@ import { decodeBatch } from '../../../lib/protocol/record-batch.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { readObject } from '../../../lib/storage/objects.js';
 import { queryBatches, readHead, tailStartOf, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
-import { listSegments, registerPending, segmentObjectKey } from '../../../lib/storage/segments.js';
+import { commitSegment, listSegments, registerPending, segmentObjectKey } from '../../../lib/storage/segments.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
 useQuietCluster();
@@ -170,6 +170,45 @@ describe('rolling the table tail into S3 segments', () => {
       }
     });
   }
+
+  it('a follower that missed a trim (its store failed, say) is trimmed by the next roll pass', async () => {
+    const s = await setup(40);
+    const leaderId = s.leader.brokerId;
+    class Crash extends Error {}
+    // The leader's trim lands, then the roller dies before the followers'.
+    let trims = 0;
+    await expect(rollPartition(s.name, 0, { force: true, maxSegments: 1, hook: (at) => { if (at === 'trimmed-one' && ++trims === 1) throw new Crash(); } })).rejects.toBeInstanceOf(Crash);
+    const leaderTail = (await readHead(s.leader, s.tp))!.tailStart!;
+    const followers = s.stores.filter((st) => st!.brokerId !== leaderId);
+    expect(s.stores[0]!.brokerId).toBe(leaderId);
+    for (const f of followers) expect(tailStartOf((await readHead(f!, s.tp))!)).toBeLessThan(leaderTail);
+    // A pass with nothing due: the followers catch up with the leader's tail start all the same.
+    await rollPartition(s.name, 0);
+    for (const f of followers) {
+      expect((await readHead(f!, s.tp))!.tailStart).toBe(leaderTail);
+      expect((await readerView(s.topicId, s.tp, f!)).offsets).toEqual(range(0, 40));
+    }
+  });
+
+  it('never trims a replica whose log differs from a live segment at its end (a segment of another leader epoch)', async () => {
+    const s = await setup(20);
+    const head = (await readHead(s.leader, s.tp))!;
+    const tableBefore = await queryBatches(s.leader, s.tp, { fromOffset: 0, toOffset: 19, maxBytes: Number.MAX_SAFE_INTEGER });
+    // A live segment over [0, 10) whose last batch was written under another leader epoch than the
+    // one this log has there — what an unclean election leaves behind.
+    const key = segmentObjectKey(s.topicId, 0, 0);
+    expect(await registerPending({ topicId: s.topicId, partition: 0, baseOffset: 0, endOffset: 10, key, createdAt: Date.now() })).toBe(true);
+    expect(await commitSegment({ topicId: s.topicId, partition: 0, baseOffset: 0, endOffset: 10, key }, {
+      sizeBytes: 1, recordCount: 10, batchCount: 2, minTimestamp: 0, maxTimestamp: 0, lastLeaderEpoch: head.leaderEpoch + 7,
+    })).toBe(true);
+    await rollPartition(s.name, 0, { force: true });
+    for (const store of s.stores) {
+      const h = (await readHead(store!, s.tp))!;
+      expect(tailStartOf(h)).toBe(0);
+      expect((await queryBatches(store!, s.tp, { fromOffset: 0, toOffset: 19, maxBytes: Number.MAX_SAFE_INTEGER }))[0]!.baseOffset).toBe(0);
+    }
+    expect(await queryBatches(s.leader, s.tp, { fromOffset: 0, toOffset: 19, maxBytes: Number.MAX_SAFE_INTEGER })).toEqual(tableBefore);
+  });
 
   it('a fresh pending claim of another roller is left alone; two rollers at once make one segment per range', async () => {
     const s = await setup(40);
