@@ -233,14 +233,17 @@ export async function rollPartition(topic: string, partition: number, o: RollOpt
     if (!first || first.baseOffset !== base) break;
     // (keyed by last offset, the Query returned whole batches below the high watermark only)
     const last = batches[batches.length - 1] as BatchRecord;
-    const rolledBytes = batches.reduce((n, b) => n + b.sizeBytes, 0);
-    if (!o.force && rolledBytes < p.segmentBytes && !(head.tailSince !== undefined && now() - head.tailSince >= p.segmentMs)) {
-      // Due by tailBytes, but the batches below the high watermark are not a segment's worth: the
-      // rest waits on replication, or tailBytes drifted (a truncation or a full sync does not keep
-      // it exact). A drift is corrected; a small segment is never rolled for it.
+    // The Query stops before a batch that would take it past segment.bytes; one that ran to the
+    // high watermark instead found less than a segment's worth below it.
+    const belowHwFits = last.lastOffset + 1 >= head.hw && batches.reduce((n, b) => n + b.sizeBytes, 0) < p.segmentBytes;
+    if (!o.force && belowHwFits && !(head.tailSince !== undefined && now() - head.tailSince >= p.segmentMs)) {
+      // Due by tailBytes, but not a segment's worth is committed: the rest waits on replication,
+      // or tailBytes drifted (a truncation or a full sync does not keep it exact). A drift is
+      // corrected; a small segment is never rolled for it.
       const tail = await queryBatches(p.leader, p.tp, { fromOffset: base, toOffset: head.leo - 1, maxBytes: p.segmentBytes });
+      const tailEnd = tail.length > 0 ? (tail[tail.length - 1] as BatchRecord).lastOffset + 1 : base;
       const tailBytes = tail.reduce((n, b) => n + b.sizeBytes, 0);
-      if (tailBytes < p.segmentBytes) await correctTailBytes(p.leader, p.tp, tailBytes - (head.tailBytes ?? 0));
+      if (tailEnd >= head.leo && tailBytes < p.segmentBytes) await correctTailBytes(p.leader, p.tp, tailBytes - (head.tailBytes ?? 0));
       break;
     }
     const claim = { baseOffset: base, endOffset: last.lastOffset + 1, key: segmentObjectKey(p.topicId, p.partition, base), lastLeaderEpoch: last.leaderEpoch };

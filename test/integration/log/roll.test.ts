@@ -15,7 +15,7 @@ import { FOOTER_BYTES, batchesOf, decodeFooter, decodeIndex, indexRange, readPla
 import { decodeBatch } from '../../../lib/protocol/record-batch.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { readObject } from '../../../lib/storage/objects.js';
-import { queryBatches, readHead, tailStartOf, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
+import { correctTailBytes, queryBatches, readHead, tailStartOf, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
 import { commitSegment, listSegments, registerPending, segmentObjectKey } from '../../../lib/storage/segments.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
@@ -144,6 +144,19 @@ describe('rolling the table tail into S3 segments', () => {
     expect((await rollPartition(s.name, 0, { now: () => later })).rolled).toBe(1);
   });
 
+  it('corrects a tailBytes that drifted above the real tail instead of rolling a small segment, and rolls once the tail is a segment\'s worth', async () => {
+    const s = await setup(10);
+    const head = (await readHead(s.leader, s.tp))!;
+    // (a truncation or a full sync left the trigger overstated)
+    await correctTailBytes(s.leader, s.tp, 1_000_000);
+    expect(await rollPartition(s.name, 0)).toEqual({ rolled: 0, trimmed: 0 });
+    expect(await listSegments(s.topicId, 0)).toEqual([]);
+    expect((await readHead(s.leader, s.tp))!.tailBytes).toBe(head.tailBytes);
+    // 40 more records (about 8 KiB of batches at 4 KiB segment.bytes): due for real, and rolled.
+    for (let i = 0; i < 40; i += 5) await produce(s.name, range(i, i + 5).map((j) => ({ partition: 0, key: null, value: Buffer.alloc(200, j), headers: [] })), { acks: 'all' });
+    expect((await rollPartition(s.name, 0)).rolled).toBeGreaterThan(0);
+  });
+
   for (const step of ['registered', 'written', 'committed', 'trimmed-one'] as const satisfies readonly RollStep[]) {
     it(`a roller that crashes after "${step}" leaves every record readable exactly once, and the next roll finishes`, async () => {
       const s = await setup(40);
@@ -182,10 +195,15 @@ describe('rolling the table tail into S3 segments', () => {
     const followers = s.stores.filter((st) => st!.brokerId !== leaderId);
     expect(s.stores[0]!.brokerId).toBe(leaderId);
     for (const f of followers) expect(tailStartOf((await readHead(f!, s.tp))!)).toBeLessThan(leaderTail);
-    // A pass with nothing due: the followers catch up with the leader's tail start all the same.
+    // The next pass (which also rolls what is due) brings the followers to the leader's tail start.
     await rollPartition(s.name, 0);
+    const leaderNow = (await readHead(s.leader, s.tp))!.tailStart!;
+    expect(leaderNow).toBeGreaterThanOrEqual(leaderTail);
     for (const f of followers) {
-      expect((await readHead(f!, s.tp))!.tailStart).toBe(leaderTail);
+      expect((await readHead(f!, s.tp))!.tailStart).toBe(leaderNow);
+      // ...and hold nothing below it (a later roll's trim deletes only what that roll rolled).
+      const items = await queryBatches(f!, s.tp, { fromOffset: 0, toOffset: 1e9, maxBytes: Number.MAX_SAFE_INTEGER });
+      expect(items[0]?.baseOffset ?? leaderNow).toBeGreaterThanOrEqual(leaderNow);
       expect((await readerView(s.topicId, s.tp, f!)).offsets).toEqual(range(0, 40));
     }
   });
