@@ -22,7 +22,9 @@ import { crc32c } from '@aws-crypto/crc32c';
 import { replicaStore, requireTopic } from '../cluster/metadata.js';
 import { numericConfig, stringConfig } from '../cluster/topic-configs.js';
 import { logger } from '../logger.js';
-import { decodeBatch, type DecodedBatch } from '../protocol/record-batch.js';
+import {
+  ATTRIBUTES_OFFSET, BATCH_LENGTH_OFFSET, CRC_OFFSET, LOG_OVERHEAD, MAX_TIMESTAMP_OFFSET, RECORDS_COUNT_OFFSET, RECORDS_OFFSET, decodeBatch, type DecodedBatch,
+} from '../protocol/record-batch.js';
 import { ByteReader } from '../protocol/varint.js';
 import { topicPartitionKey } from '../storage/model.js';
 import { readObject, readRange, putObject } from '../storage/objects.js';
@@ -39,14 +41,6 @@ const MAX_SEGMENTS_PER_REPLACEMENT = Math.min(98, MAX_TRANSACTION_ITEMS - 2);
 /** Segments read in step 2 are kept for step 3 while their batches add up to at most this; beyond, step 3 reads them again. */
 const CACHE_BYTES = 64 * 1024 * 1024;
 
-// RecordBatch v2 header positions (lib/protocol/record-batch.ts).
-const BATCH_LENGTH_AT = 8;
-const CRC_AT = 17;
-const ATTRIBUTES_AT = 21;
-const MAX_TIMESTAMP_AT = 35;
-const RECORDS_COUNT_AT = 57;
-const RECORDS_AT = 61;
-const LOG_OVERHEAD = 12;
 
 export const isCompacted = (configs: Readonly<Record<string, string>>): boolean =>
   stringConfig(configs, 'cleanup.policy').split(',').map((s) => s.trim()).includes('compact');
@@ -178,26 +172,26 @@ function recordSpans(block: Buffer, count: number): [number, number][] {
  */
 function retain(b: ReadBatch, keep: readonly number[]): Buffer {
   const orig = b.bytes;
-  const header = Buffer.from(orig.subarray(0, RECORDS_AT));
+  const header = Buffer.from(orig.subarray(0, RECORDS_OFFSET));
   let block: Buffer;
   if (keep.length === 0) {
     block = Buffer.alloc(0);
-    header.writeInt16BE(header.readInt16BE(ATTRIBUTES_AT) & ~0x07, ATTRIBUTES_AT); // an empty block is stored uncompressed
+    header.writeInt16BE(header.readInt16BE(ATTRIBUTES_OFFSET) & ~0x07, ATTRIBUTES_OFFSET); // an empty block is stored uncompressed
   } else {
     const gzip = b.decoded.compression === 'gzip';
-    const records = gzip ? gunzipSync(orig.subarray(RECORDS_AT)) : orig.subarray(RECORDS_AT);
+    const records = gzip ? gunzipSync(orig.subarray(RECORDS_OFFSET)) : orig.subarray(RECORDS_OFFSET);
     const spans = recordSpans(records, b.decoded.recordCount);
     const kept = Buffer.concat(keep.map((i) => records.subarray(...(spans[i] as [number, number]))));
     block = gzip ? gzipSync(kept) : kept;
     if (b.decoded.timestampType === 'create') {
       const maxTimestamp = keep.reduce((m, i) => Math.max(m, (b.decoded.records[i] as DecodedBatch['records'][number]).timestamp), -Infinity);
-      header.writeBigInt64BE(BigInt(maxTimestamp), MAX_TIMESTAMP_AT);
+      header.writeBigInt64BE(BigInt(maxTimestamp), MAX_TIMESTAMP_OFFSET);
     }
   }
-  header.writeInt32BE(keep.length, RECORDS_COUNT_AT);
+  header.writeInt32BE(keep.length, RECORDS_COUNT_OFFSET);
   const out = Buffer.concat([header, block]);
-  out.writeInt32BE(out.length - LOG_OVERHEAD, BATCH_LENGTH_AT);
-  out.writeUInt32BE(crc32c(out.subarray(ATTRIBUTES_AT)), CRC_AT);
+  out.writeInt32BE(out.length - LOG_OVERHEAD, BATCH_LENGTH_OFFSET);
+  out.writeUInt32BE(crc32c(out.subarray(ATTRIBUTES_OFFSET)), CRC_OFFSET);
   return out;
 }
 

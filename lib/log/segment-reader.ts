@@ -13,11 +13,10 @@
  * ObjectMissing from lib/storage; lib/log/read.ts decides whether that is a stale segment list
  * (compaction, retention) or a lost segment.
  */
-import { crc32c } from '@aws-crypto/crc32c';
 import { KafkaError } from '../errors.js';
 import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
-import { decodeBatch } from '../protocol/record-batch.js';
+import { PARTITION_LEADER_EPOCH_OFFSET, crcMismatch, decodeBatch } from '../protocol/record-batch.js';
 import { readRange, readTail } from '../storage/objects.js';
 import { listSegments, type SegmentRecord } from '../storage/segments.js';
 import {
@@ -31,10 +30,6 @@ export const INDEX_CACHE_BYTES = 32 * 1024 * 1024;
 export const TAIL_READ_BYTES = 64 * 1024;
 /** Partitions whose live segment list is kept per instance. */
 const SEGMENT_LIST_CACHE_PARTITIONS = 4096;
-/** RecordBatch v2 layout: partitionLeaderEpoch and crc positions, and where the CRC'd part starts. */
-const LEADER_EPOCH_AT = 12;
-const CRC_AT = 17;
-const CRC_FROM = 21;
 /** Ranged GETs one read runs at once (a 4 MB fetch of adopted 8 KiB batches is hundreds of ranges). */
 const RANGE_GETS_IN_FLIGHT = 16;
 /** Rough in-memory cost of one decoded index entry (object, numbers, array slot). */
@@ -166,13 +161,11 @@ export async function openSegment(seg: SegmentRecord): Promise<SegmentIndex> {
 
 /** Checks what the batch's own CRC does not cover against the index (whose CRC does). */
 function verify(bytes: Buffer, e: IndexEntry): void {
-  const stored = bytes.readUInt32BE(CRC_AT);
-  const computed = crc32c(bytes.subarray(CRC_FROM));
-  if (stored !== computed) {
-    throw new SegmentCorrupt(`record batch at offset ${e.baseOffset}: CRC mismatch, stored 0x${stored.toString(16)}, computed 0x${computed.toString(16)}`);
-  }
-  if (bytes.readInt32BE(LEADER_EPOCH_AT) !== e.leaderEpoch) {
-    throw new SegmentCorrupt(`record batch at offset ${e.baseOffset}: leader epoch ${bytes.readInt32BE(LEADER_EPOCH_AT)}, the index says ${e.leaderEpoch}`);
+  const mismatch = crcMismatch(bytes);
+  if (mismatch) throw new SegmentCorrupt(`record batch at offset ${e.baseOffset}: ${mismatch}`);
+  const epoch = bytes.readInt32BE(PARTITION_LEADER_EPOCH_OFFSET);
+  if (epoch !== e.leaderEpoch) {
+    throw new SegmentCorrupt(`record batch at offset ${e.baseOffset}: leader epoch ${epoch}, the index says ${e.leaderEpoch}`);
   }
 }
 

@@ -79,11 +79,17 @@ export type BatchHeader = Omit<DecodedBatch, 'records'>;
 
 const MAGIC = 2;
 /** baseOffset + batchLength: the bytes not counted by batchLength. */
-const LOG_OVERHEAD = 12;
+export const LOG_OVERHEAD = 12;
+/** Header field positions (the layout above), for code that patches a batch in place. */
+export const BATCH_LENGTH_OFFSET = 8;
+export const PARTITION_LEADER_EPOCH_OFFSET = 12;
 const MAGIC_OFFSET = 16;
-const CRC_OFFSET = 17;
-const ATTRIBUTES_OFFSET = 21;
-const RECORDS_OFFSET = 61;
+export const CRC_OFFSET = 17;
+/** The CRC covers the batch from here to its end. */
+export const ATTRIBUTES_OFFSET = 21;
+export const MAX_TIMESTAMP_OFFSET = 35;
+export const RECORDS_COUNT_OFFSET = 57;
+export const RECORDS_OFFSET = 61;
 const COMPRESSIONS: readonly BatchCompression[] = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
 const TIMESTAMP_TYPE_BIT = 0x08;
 const TRANSACTIONAL_BIT = 0x10;
@@ -247,14 +253,18 @@ export function decodeBatches(buf: Buffer, opts: { verifyCrc?: boolean } = {}): 
   return batches;
 }
 
+/** Why one whole batch fails its CRC32C, or undefined when it passes. */
+export function crcMismatch(batch: Buffer): string | undefined {
+  const stored = batch.readUInt32BE(CRC_OFFSET);
+  const computed = crc32c(batch.subarray(ATTRIBUTES_OFFSET));
+  return stored === computed ? undefined : `CRC mismatch, stored 0x${stored.toString(16)}, computed 0x${computed.toString(16)}`;
+}
+
 function decodeRecords(buf: Buffer, header: BatchHeader, verifyCrc: boolean): DecodedBatch {
   const what = `record batch at offset ${header.baseOffset}`;
   if (verifyCrc) {
-    const stored = buf.readUInt32BE(CRC_OFFSET);
-    const computed = crc32c(buf.subarray(ATTRIBUTES_OFFSET));
-    if (stored !== computed) {
-      throw corrupt(`${what}: CRC mismatch, stored 0x${stored.toString(16)}, computed 0x${computed.toString(16)}`);
-    }
+    const mismatch = crcMismatch(buf);
+    if (mismatch) throw corrupt(`${what}: ${mismatch}`);
   }
   let block = buf.subarray(RECORDS_OFFSET);
   if (header.compression === 'gzip') {
