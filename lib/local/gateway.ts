@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { logger } from '../logger.js';
+import { observedRequest } from '../storage/capacity.js';
 import type { HttpHandler } from '../http/function.js';
 import { DEFAULT_ROUTE, matchRoute, routeKey, type FunctionName } from '../http/routes.js';
 
@@ -148,7 +149,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     const key = routeKey(route);
     const event = toEvent(req, url, body, key, match?.pathParameters ?? {});
     const deadline = Date.now() + 30_000;
-    const result = await o.functions[route.fn](event, lambdaContext(route.fn, event.requestContext.requestId, deadline));
+    const result = await observedRequest(event.routeKey, () => o.functions[route.fn](event, lambdaContext(route.fn, event.requestContext.requestId, deadline)));
     writeResult(res, result);
   }
 

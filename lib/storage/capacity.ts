@@ -2,8 +2,10 @@
  * Counting what DynamoDB and S3 charge: when enabled, every DynamoDB call asks for
  * `ReturnConsumedCapacity: TOTAL` and the returned read and write units are summed here, and
  * every S3 request is counted by command — for benchmarks and the cost model (`bench/`), and
- * per-request cost notes.
+ * per-request cost notes. Separately, `traceCalls` records every store call a piece of work makes
+ * (with its start and end), so a benchmark can count the sequential round trips of a request.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 
@@ -111,4 +113,74 @@ function billedWrites(op: string, input: Record<string, unknown>): number {
     return requests.reduce((n, r) => n + (r.PutRequest ? units(sizeOf(r.PutRequest.Item)) : r.DeleteRequest ? 1 : 0), 0);
   }
   return 0;
+}
+
+// --- Round trips ------------------------------------------------------------------------------
+
+/** One DynamoDB or S3 request, as the SDK sent it (retries inside it included). */
+export interface StoreCall {
+  readonly service: 'dynamodb' | 's3';
+  readonly op: string;
+  /** performance.now() when the command was sent and when its answer (or error) came. */
+  readonly start: number;
+  readonly end: number;
+}
+
+const traces = new AsyncLocalStorage<StoreCall[]>();
+
+/** Runs `fn`, recording every DynamoDB and S3 call made by it and by whatever async work it starts. */
+export async function traceCalls<T>(fn: () => Promise<T>): Promise<{ result: T; calls: StoreCall[] }> {
+  const calls: StoreCall[] = [];
+  const result = await traces.run(calls, fn);
+  return { result, calls: [...calls] };
+}
+
+/**
+ * The sequential round trips among `calls`: the longest chain of calls each sent after the one
+ * before it answered (calls in flight together count once). Greedy by end time finds it: the
+ * largest set of pairwise non-overlapping intervals is exactly such a chain.
+ */
+export function sequentialRoundTrips(calls: readonly StoreCall[]): number {
+  let n = 0;
+  let free = -Infinity;
+  for (const c of [...calls].sort((a, b) => a.end - b.end)) {
+    if (c.start >= free) {
+      n++;
+      free = c.end;
+    }
+  }
+  return n;
+}
+
+/** Adds the call-recording middleware to a client (once, when it is built). */
+export function traceStoreCalls(client: DynamoDBDocumentClient | S3Client, service: StoreCall['service']): void {
+  (client as DynamoDBDocumentClient).middlewareStack.add((next, context) => async (args) => {
+    const trace = traces.getStore();
+    if (!trace) return next(args);
+    const start = performance.now();
+    try {
+      return await next(args);
+    } finally {
+      trace.push({ service, op: context.commandName?.replace(/Command$/, '') ?? 'unknown', start, end: performance.now() });
+    }
+  }, { step: 'initialize', name: 'tributaryTrace' });
+}
+
+/** What a benchmark sees of each HTTP request the local gateway served. */
+export type RequestObserver = (route: string, calls: readonly StoreCall[], ms: number) => void;
+let observer: RequestObserver | undefined;
+
+/** Sets (or, with no argument, removes) the observer of the local gateway's requests. */
+export function observeRequests(o?: RequestObserver): void {
+  observer = o;
+}
+
+/** Runs one request's handler; with an observer set, records its store calls and reports them. */
+export async function observedRequest<T>(route: string, fn: () => Promise<T>): Promise<T> {
+  const o = observer;
+  if (!o) return fn();
+  const started = performance.now();
+  const { result, calls } = await traceCalls(fn);
+  o(route, calls, performance.now() - started);
+  return result;
 }

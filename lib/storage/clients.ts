@@ -10,7 +10,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Agent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { config } from '../config.js';
-import { countCapacity, countS3Requests } from './capacity.js';
+import { countCapacity, countS3Requests, traceStoreCalls } from './capacity.js';
 
 const documentClients = new Map<string, DynamoDBDocumentClient>();
 let s3: S3Client | undefined;
@@ -45,6 +45,7 @@ export function dynamo(endpoint?: string): DynamoDBDocumentClient {
       unmarshallOptions: { wrapNumbers: false },
     });
     countCapacity(client);
+    traceStoreCalls(client, 'dynamodb');
     documentClients.set(key, client);
   }
   return client;
@@ -58,6 +59,7 @@ export function s3Client(): S3Client {
       requestHandler: handler(),
     });
     countS3Requests(s3);
+    traceStoreCalls(s3, 's3');
   }
   return s3;
 }

@@ -1,0 +1,116 @@
+/**
+ * What every benchmark scenario shares: the `--quick` switch, the machine and commit a run was on,
+ * and writing a scenario's results — `bench/results/<scenario>.json` (the data), `.md` (tables and
+ * notes), one `.svg` per chart (a Vega-Lite spec rendered headless) — and printing its tables.
+ * A `--quick` run (the CI smoke test) writes under `bench/results/quick/`, never over the committed
+ * full results.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+/** `npm run bench -- --quick` (or BENCH_QUICK=1): every scenario in a reduced form, for a smoke test. */
+export const isQuick = (): boolean => process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
+
+export interface Machine {
+  readonly date: string;
+  readonly commit: string;
+  readonly node: string;
+  readonly cpus: number;
+  readonly cpuModel: string;
+  readonly memoryGiB: number;
+  readonly platform: string;
+}
+
+export function machine(): Machine {
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: import.meta.dirname, encoding: 'utf8' }).trim();
+  } catch {
+    // not a git checkout
+  }
+  return {
+    date: new Date().toISOString(),
+    commit,
+    node: process.version,
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model ?? 'unknown',
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    platform: `${os.platform()} ${os.arch()}`,
+  };
+}
+
+export interface Table {
+  readonly title: string;
+  readonly columns: readonly string[];
+  readonly rows: readonly (readonly (string | number)[])[];
+  /** Lines printed under the table. */
+  readonly notes?: readonly string[];
+}
+
+export interface Chart {
+  readonly title: string;
+  /** A Vega-Lite spec with its data inline (`data: { values: [...] }`). */
+  readonly spec: Record<string, unknown>;
+}
+
+export interface ScenarioResult {
+  /** File name stem: bench/results/<scenario>.{json,md,svg}. */
+  readonly scenario: string;
+  readonly title: string;
+  /** What was measured and how (setup, sizes, what the baseline is). */
+  readonly description: string;
+  readonly tables: readonly Table[];
+  readonly charts?: readonly Chart[];
+  /** Raw numbers for the JSON file (anything serializable). */
+  readonly data?: unknown;
+  readonly notes?: readonly string[];
+}
+
+const cell = (v: string | number): string => (typeof v === 'number' ? (Number.isInteger(v) ? v.toLocaleString('en-US') : v.toFixed(v < 10 ? 2 : 1)) : v);
+
+export function markdownTable(t: Table): string {
+  return [
+    `| ${t.columns.join(' | ')} |`,
+    `|${t.columns.map(() => '---').join('|')}|`,
+    ...t.rows.map((r) => `| ${r.map(cell).join(' | ')} |`),
+  ].join('\n');
+}
+
+/** Where results go: the committed directory, or its `quick/` subdirectory for a quick run. */
+export const resultsDir = (): string => path.join(import.meta.dirname, '..', 'results', ...(isQuick() ? ['quick'] : []));
+
+/** Writes and prints one scenario's results. */
+export async function writeResult(r: ScenarioResult): Promise<void> {
+  const dir = resultsDir();
+  fs.mkdirSync(dir, { recursive: true });
+  const m = machine();
+  const md = [
+    `# ${r.title}`,
+    '',
+    `${m.date} · commit ${m.commit} · ${m.cpuModel}, ${m.cpus} cores, ${m.memoryGiB} GiB · Node ${m.node}${isQuick() ? ' · **quick run**' : ''}`,
+    '',
+    r.description,
+    '',
+    ...r.tables.flatMap((t) => [`### ${t.title}`, '', markdownTable(t), '', ...(t.notes ?? []).map((n) => `- ${n}`), ...(t.notes?.length ? [''] : [])]),
+    ...(r.charts ?? []).map((c, i) => `![${c.title}](${chartFile(r.scenario, i)})\n`),
+    ...(r.notes ?? []).map((n) => `- ${n}`),
+    '',
+  ].join('\n');
+  fs.writeFileSync(path.join(dir, `${r.scenario}.md`), md);
+  fs.writeFileSync(path.join(dir, `${r.scenario}.json`), `${JSON.stringify({ ...m, scenario: r.scenario, title: r.title, tables: r.tables, data: r.data ?? null }, null, 2)}\n`);
+  for (const [i, c] of (r.charts ?? []).entries()) fs.writeFileSync(path.join(dir, chartFile(r.scenario, i)), await renderChart(c));
+  process.stdout.write(`\n${r.tables.map((t) => `${t.title}\n${markdownTable(t)}\n`).join('\n')}`);
+}
+
+const chartFile = (scenario: string, i: number): string => `${scenario}${i === 0 ? '' : `-${i + 1}`}.svg`;
+
+/** A Vega-Lite chart as SVG, rendered without a browser or canvas. */
+export async function renderChart(c: Chart): Promise<string> {
+  const vega = await import('vega');
+  const vl = await import('vega-lite');
+  const spec = { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title: c.title, ...c.spec };
+  const view = new vega.View(vega.parse(vl.compile(spec as never).spec), { renderer: 'none' });
+  return view.toSVG();
+}
