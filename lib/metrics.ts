@@ -55,6 +55,10 @@ export const CLUSTER_METRICS = {
     name: 'IsrExpands', unit: 'Count', emittedBy: 'controller',
     description: 'Per change: followers that rejoined an ISR.',
   }),
+  fastCommitFallbacks: m({
+    name: 'FastCommitFallbacks', unit: 'Count', emittedBy: 'produce',
+    description: 'Per acks=all commit that could not be made from the batches in memory (a follower or the ISR changed, a member down) and replicated instead.',
+  }),
   replicationLag: m({
     name: 'ReplicationLag', unit: 'Count', emittedBy: 'replicator',
     description: 'Per replicated partition: leader log end offset minus the slowest follower\'s, after the copy.',

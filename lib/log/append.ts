@@ -15,6 +15,7 @@ import { ConditionFailed } from '../storage/transact.js';
 import { packChunks, type ChunkCost } from './append-chunks.js';
 import type { PreparedBatch } from './batches.js';
 import { check, type ProducerState } from './producer-state.js';
+import { forgetLeader, knownHead, rememberAppend } from './fast-commit.js';
 
 export interface AppendTarget {
   /** The topic's name, for the lag index (read from the coordination table by id when absent). */
@@ -27,6 +28,11 @@ export interface AppendTarget {
   readonly leaderEpoch: number;
   /** Batches larger than this go to S3 with a pointer in the table. */
   readonly inlineMaxBytes: number;
+  /**
+   * acks=all: the leader's ISR count must have at least this many members (min.insync.replicas),
+   * else NOT_ENOUGH_REPLICAS and nothing is written. Checked in the append's own condition.
+   */
+  readonly minIsr?: number;
 }
 
 export interface AppendedRange {
@@ -37,8 +43,6 @@ export interface AppendedRange {
 /** How long an append keeps retrying lost races before REQUEST_TIMED_OUT. */
 const RACE_BUDGET_MS = 10_000;
 
-/** Heads this instance last saw per replica and partition: the first attempt needs no read. */
-const knownHeads = new Map<string, ReplicaHead>();
 const headKey = (t: AppendTarget): string => `${t.leader.brokerId}/${t.tp}`;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -77,6 +81,10 @@ function checkLeadership(head: ReplicaHead | undefined, t: AppendTarget): assert
   if (head.role !== 'leader') {
     throw new KafkaError('NOT_LEADER_OR_FOLLOWER', `Broker ${t.leader.brokerId} is not the leader of partition ${t.partition}.`, where);
   }
+}
+
+function notEnoughReplicas(t: AppendTarget, head: ReplicaHead, minIsr: number): KafkaError {
+  return new KafkaError('NOT_ENOUGH_REPLICAS', `NOT_ENOUGH_REPLICAS: partition ${t.partition} has ${head.isr.length} in-sync replicas (${head.isr.join(', ')}), fewer than min.insync.replicas=${minIsr}.`, { topicId: t.topicId, partition: t.partition });
 }
 
 /** What a staged batch costs its transaction (lib/log/append-chunks.ts). */
@@ -121,7 +129,8 @@ export async function appendToLeader(t: AppendTarget, batches: readonly Prepared
     await putObject(key, batch.bytes);
     return { batch, s3: { key, position: 0, length: batch.bytes.length } };
   }));
-  const key = `${headKey(t)}/${t.leaderEpoch}/${t.inlineMaxBytes}`;
+  // (appends that need an ISR size go in their own lane: a group shares one condition)
+  const key = `${headKey(t)}/${t.leaderEpoch}/${t.inlineMaxBytes}/${t.minIsr ?? 0}`;
   let lane = lanes.get(key);
   if (!lane) {
     lane = { running: false, waiting: [] };
@@ -247,7 +256,7 @@ async function markPartition(t: AppendTarget): Promise<void> {
 
 async function appendChunk(t: AppendTarget, chunk: readonly StagedBatch[]): Promise<(AppendedRange | KafkaError)[]> {
   const deadline = Date.now() + RACE_BUDGET_MS;
-  const cached = knownHeads.get(headKey(t));
+  const cached = knownHead(t.leader.brokerId, t.tp);
   let head = cached ?? (await readHead(t.leader, t.tp));
   let states = await producerStates(t, chunk, false);
   let statesFresh = false;
@@ -255,6 +264,16 @@ async function appendChunk(t: AppendTarget, chunk: readonly StagedBatch[]): Prom
     // A cached head may be behind a role or epoch change: only a fresh read may refuse the append.
     if (cached && head === cached && (cached.leaderEpoch !== t.leaderEpoch || cached.role !== 'leader')) head = await readHead(t.leader, t.tp);
     checkLeadership(head, t);
+    // A count too small refuses only on a stored head (a cached one is read again first); the
+    // append's condition checks it too. (A head written before the leader kept its count has none.)
+    const minIsr = t.minIsr !== undefined && t.minIsr > 1 && head.isr.length > 0 ? t.minIsr : undefined;
+    if (minIsr !== undefined && head.isr.length < minIsr) {
+      if (head === cached) {
+        head = await readHead(t.leader, t.tp);
+        continue;
+      }
+      throw notEnoughReplicas(t, head, minIsr);
+    }
     let plan = planChunk(t, head, chunk, states);
     // A duplicate or a refusal must be judged on the stored producer state, never on a cached one
     // (the log may have been truncated since): an answer without a write proves nothing else.
@@ -289,16 +308,17 @@ async function appendChunk(t: AppendTarget, chunk: readonly StagedBatch[]): Prom
         producers: plan.producers,
         ...(needsEpochEntry ? { epochEntry: [t.leaderEpoch, head.leo] as const } : {}),
         ...(lag ? { lag } : {}),
+        ...(minIsr !== undefined ? { minIsr } : {}),
       });
-      knownHeads.set(headKey(t), {
+      rememberAppend(t.leader, t.tp, t.leaderEpoch, head, {
         ...head, leo: plan.end, ...(lag ? { lagMarkedEpoch: t.leaderEpoch } : {}),
         epochs: needsEpochEntry ? [...head.epochs, [t.leaderEpoch, head.leo]] : head.epochs,
-      });
+      }, plan.records, plan.producers.map((w) => w.state));
       if (knownProducers.size > KNOWN_PRODUCERS_MAX) knownProducers.clear();
       for (const w of plan.producers) knownProducers.set(producerKey(t, w.state.producerId), { ...w.state, ver: (w.expectVer ?? 0) + 1 });
       return plan.results;
     } catch (err) {
-      knownHeads.delete(headKey(t));
+      forgetLeader(t.leader.brokerId, t.tp);
       // Only a failed condition proves the transaction was not applied: the store answered and
       // refused it. A store that did not answer may have applied it. (Anything else — a request
       // the store rejected as malformed — is a bug, and propagates as it is.)
@@ -308,6 +328,7 @@ async function appendChunk(t: AppendTarget, chunk: readonly StagedBatch[]): Prom
       }
       const failed = err.at(0);
       head = failed?.code === 'ConditionalCheckFailed' ? headFromItem(failed.current) : await readHead(t.leader, t.tp);
+      if (minIsr !== undefined && head && head.isr.length < minIsr && head.leaderEpoch === t.leaderEpoch && head.role === 'leader') throw notEnoughReplicas(t, head, minIsr);
       if (err.items.some((i) => i.index > plan.records.length)) {
         states = await producerStates(t, chunk, true);
         statesFresh = true;

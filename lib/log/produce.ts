@@ -7,7 +7,6 @@ import { KafkaError, asKafkaError, isKafkaError } from '../errors.js';
 import { partitionForKey } from '../protocol/murmur2.js';
 import type { RecordHeader } from '../protocol/record-batch.js';
 import { invalidateMetadata, replicaStore, reportBrokerFailure, requireTopic } from '../cluster/metadata.js';
-import { readPartitionState } from '../cluster/partition-state.js';
 import { numericConfig, stringConfig } from '../cluster/topic-configs.js';
 import { topicPartitionKey } from '../storage/model.js';
 import type { TopicWithPartitions } from '../storage/coordination.js';
@@ -16,7 +15,7 @@ import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
 import { AppendOutcomeUnknown, appendToLeader } from './append.js';
 import { isCompacted } from './compaction.js';
-import { replicateShared } from './replicate.js';
+import { replicateShared, type Appended } from './replicate.js';
 import { checkRecord, prepareBatches, type ProducerTag, type BatchOptions, type LogRecord, type PreparedBatch } from './batches.js';
 
 export interface ProduceRecord extends LogRecord {
@@ -86,11 +85,8 @@ async function appendPartition(
     const state = current.partitions[partition];
     try {
       if (!state || state.leader < 0) throw new KafkaError('LEADER_NOT_AVAILABLE', `Partition ${partition} has no leader.`, { partition });
-      // acks=all decides on the ISR as stored now, not as cached: a shrunken ISR refuses before
-      // writing (with min.insync.replicas=1 the leader alone always suffices, so no read is needed).
-      if (acks === 'all' && minIsr > 1 && (await freshIsr(topicName, partition)) < minIsr) {
-        throw new KafkaError('NOT_ENOUGH_REPLICAS', `NOT_ENOUGH_REPLICAS: partition ${partition} has fewer in-sync replicas than min.insync.replicas=${minIsr}.`, { partition });
-      }
+      // acks=all refuses a shrunken ISR before writing: the append's own condition checks the
+      // leader's count (no read: with min.insync.replicas=1 the leader alone always suffices).
       const ranges = await appendToLeader({
         topic: topicName,
         leader: await replicaStore(state.leader),
@@ -99,11 +95,12 @@ async function appendPartition(
         tp: topicPartitionKey(current.topic.topicId, partition),
         leaderEpoch: state.leaderEpoch,
         inlineMaxBytes: numericConfig(current.topic.configs, 'inline.max.bytes'),
+        ...(acks === 'all' ? { minIsr } : {}),
       }, batches);
       const end = (ranges[ranges.length - 1]?.lastOffset ?? -1) + 1;
       // Written: from here a failure must not append again. With one replica the leader's append
       // is the commit, so the high watermark moves now whatever the acks.
-      if (acks === 'all' || state.replicas.length === 1) await commit(topicName, current.topic.topicId, partition, end, state.leaderEpoch, minIsr, deadline);
+      if (acks === 'all' || state.replicas.length === 1) await commit(topicName, current.topic.topicId, partition, { leader: state.leader, isr: state.isr }, end, state.leaderEpoch, minIsr, deadline);
       return ranges.map((r) => r.baseOffset);
     } catch (caught) {
       if (caught instanceof CommitFailed) throw caught.cause;
@@ -122,21 +119,16 @@ async function appendPartition(
   }
 }
 
-/** The ISR size of a partition as stored now. */
-async function freshIsr(topicName: string, partition: number): Promise<number> {
-  return (await readPartitionState(topicName, partition))?.isr.length ?? 0;
-}
-
 /**
  * Replicates to the ISR until the high watermark reaches `end` (acks=all).
  * Errors: NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below min.insync.replicas (the
  * records are on the leader but not acknowledged); REQUEST_TIMED_OUT when the deadline passed.
  */
-async function commit(topicName: string, topicId: string, partition: number, end: number, leaderEpoch: number, minIsr: number, deadline: number): Promise<void> {
+async function commit(topicName: string, topicId: string, partition: number, appended: Appended, end: number, leaderEpoch: number, minIsr: number, deadline: number): Promise<void> {
   let result;
   try {
     result = await replicateShared(topicName, topicId, partition, {
-      until: end, leaderEpoch, deadline, shrinkOnFailure: true, lagTimeMaxMs: config().replicaLagTimeMaxMs,
+      until: end, leaderEpoch, appended, deadline, shrinkOnFailure: true, lagTimeMaxMs: config().replicaLagTimeMaxMs,
     });
   } catch (err) {
     throw new CommitFailed(asKafkaError(err));

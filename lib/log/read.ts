@@ -14,6 +14,7 @@ import { ObjectMissing, readRange } from '../storage/objects.js';
 import { firstBatchAtOrAfter, queryBatches, readHead, readHeads, tailStartOf, type ReplicaStoreRef } from '../storage/replica.js';
 import { segmentFor, type SegmentRecord } from '../storage/segments.js';
 import { firstOffsetAtOrAfterTime, liveSegments, readSegment } from './segment-reader.js';
+import { sleepUntilMoved } from './hw-signal.js';
 
 export interface ReadTarget {
   readonly leader: ReplicaStoreRef;
@@ -161,8 +162,9 @@ function s3Failure(err: unknown): unknown {
  * a hole (or nothing) there. Returns whether the table answered from `g.next` to its end (the high
  * watermark or the budget), i.e. whether the fetch is complete.
  */
-async function fromTable(t: ReadTarget, g: Gathered, budget: number, hw: number): Promise<boolean> {
-  const batches = await queryBatches(t.leader, t.tp, { fromOffset: g.next, toOffset: hw - 1, maxBytes: Math.max(1, budget) });
+async function fromTable(t: ReadTarget, g: Gathered, budget: number, hw: number, prefetched?: readonly BatchRecord[]): Promise<boolean> {
+  // (a prefetched answer was read with the head, from the offset asked for: only what is below the high watermark counts)
+  const batches = prefetched?.filter((b) => b.lastOffset < hw) ?? await queryBatches(t.leader, t.tp, { fromOffset: g.next, toOffset: hw - 1, maxBytes: Math.max(1, budget) });
   let taken = 0;
   for (const b of batches) {
     if (b.baseOffset > g.next || b.lastOffset < g.next) break;
@@ -191,10 +193,18 @@ async function fromTable(t: ReadTarget, g: Gathered, budget: number, hw: number)
  */
 export async function fetchRecords(t: ReadTarget, req: FetchRequest, o: ReadHooks = {}): Promise<FetchResult> {
   const deadline = Date.now() + req.maxWaitMs;
+  // One round trip when the records are there: the head and the Query from the offset go together,
+  // and the head then says how much of the answer is committed (batches below a leader's high
+  // watermark never change). A Query of a table tail rolled away meanwhile answers from later
+  // batches, and the tiers below take over.
+  // (a test hook that pauses after the head wants the table read after it: no prefetch then)
+  const query = o.afterHead ? undefined : queryBatches(t.leader, t.tp, { fromOffset: req.offset, toOffset: Number.MAX_SAFE_INTEGER, maxBytes: Math.max(1, req.maxBytes) });
+  query?.catch(() => undefined); // awaited below only when the head says it is wanted
   let head = await leaderHead(t);
+  let prefetched: readonly BatchRecord[] | undefined = query && req.offset < head.hw && req.offset >= tailStartOf(head) ? await query : undefined;
   if (req.offset < head.logStartOffset || req.offset > head.leo) throw outOfRange(t, req.offset, head);
   for (let pause = 20; head.hw <= req.offset && Date.now() < deadline; pause = Math.min(pause * 2, 200)) {
-    await sleep(Math.min(pause, Math.max(0, deadline - Date.now())));
+    await sleepUntilMoved(t.tp, Math.min(pause, Math.max(0, deadline - Date.now())));
     head = await leaderHead(t);
   }
   const result = (records: LogRecordOut[]): FetchResult => ({
@@ -214,7 +224,9 @@ export async function fetchRecords(t: ReadTarget, req: FetchRequest, o: ReadHook
       if (!(await fromSegments(t, g, budget))) break;
       continue;
     }
-    if (await fromTable(t, g, budget, head.hw)) break;
+    const first = prefetched;
+    prefetched = undefined;
+    if (await fromTable(t, g, budget, head.hw, first)) break;
     // The table no longer starts at g.next: a roll moved its tail after the head was read.
     const now = await leaderHead(t);
     if (tailStartOf(now) <= g.next) break;

@@ -15,6 +15,8 @@ import { leftLagging, owesMark } from './lag-index.js';
 import { topicPartitionKey, type BatchRecord, type FollowerProgress, type PartitionRecord, type ReplicaHead } from '../storage/model.js';
 import { advanceHighWatermark, batchStartAt, copyBatches, listProducerStates, queryBatches, readHead, readProducerStates, setHeadIsr, setRole, tailStartOf, truncateLog, type ProducerStateWrite, type ReplicaStoreRef } from '../storage/replica.js';
 import { applyBatch, truncateState, type ProducerState } from './producer-state.js';
+import { commitFromMemory } from './fast-commit.js';
+import { highWatermarkMoved } from './hw-signal.js';
 import { ConditionFailed, MAX_TRANSACTION_ITEMS } from '../storage/transact.js';
 
 /** Bytes read from the leader per copy step (and at most one transaction's worth). */
@@ -501,6 +503,7 @@ export async function replicate(topic: string, topicId: string, partition: numbe
   if (mark) await markLagging(topic, topicId, partition);
   const written = moved || mark ? await advanceHighWatermark(leader, tp, state.leaderEpoch, hw, progress, head.isrVersion, mark ? { clears: head.lagClears } : undefined) : true;
   if (!written) hw = head.hw; // someone changed the count meanwhile: this high watermark proves nothing
+  else if (hw > head.hw) highWatermarkMoved(tp);
   const slowest = Math.min(...state.replicas.filter((b) => b !== state.leader).map((b) => leoOf.get(b) ?? progress[String(b)]?.leo ?? lHead.leo), lHead.leo);
   emitMetric('replicationLag', lHead.leo - slowest);
   return { highWatermark: hw, isr: current.isr, leaderEpoch: state.leaderEpoch, lagging: lagging || !written, leader: state.leader };
@@ -508,13 +511,22 @@ export async function replicate(topic: string, topicId: string, partition: numbe
 
 const inflight = new Map<string, Promise<ReplicateResult>>();
 
+/** Who the caller appended the records to, and the partition state's ISR it had (cached) when it did. */
+export interface Appended {
+  readonly leader: number;
+  readonly isr: readonly number[];
+}
+
 /**
  * `replicate` shared by every caller in this instance that needs the same partition committed:
  * while one run is in flight, others wait for it and need their own run only if it did not get
  * far enough — acks=all producers of one partition then replicate together (group commit).
  */
-export async function replicateShared(topic: string, topicId: string, partition: number, o: ReplicateOptions & { until: number; leaderEpoch: number }): Promise<ReplicateResult> {
-  const key = `${topicPartitionKey(topicId, partition)}@${o.leaderEpoch}`;
+export async function replicateShared(
+  topic: string, topicId: string, partition: number, o: ReplicateOptions & { until: number; leaderEpoch: number; appended?: Appended },
+): Promise<ReplicateResult> {
+  const tp = topicPartitionKey(topicId, partition);
+  const key = `${tp}@${o.leaderEpoch}`;
   for (;;) {
     const running = inflight.get(key);
     if (running) {
@@ -523,10 +535,31 @@ export async function replicateShared(topic: string, topicId: string, partition:
       if (Date.now() >= o.deadline) return result ?? replicate(topic, topicId, partition, o);
       continue;
     }
-    const run = replicate(topic, topicId, partition, { ...o, until: undefined, isrOnly: true }).finally(() => inflight.delete(key));
+    const run = commitOrReplicate(topic, topicId, partition, tp, o).finally(() => inflight.delete(key));
     // (the run keeps o.leaderEpoch: it refuses to prove anything under another leader)
     inflight.set(key, run);
     const result = await run;
     if (result.highWatermark >= o.until || Date.now() >= o.deadline) return result;
   }
+}
+
+/**
+ * One commit run of `replicateShared`: from memory when this instance appended the records
+ * (lib/log/fast-commit.ts: three round trips, no reads), else — or when that cannot prove it —
+ * `replicate` on the ISR.
+ */
+async function commitOrReplicate(
+  topic: string, topicId: string, partition: number, tp: string, o: ReplicateOptions & { until: number; leaderEpoch: number; appended?: Appended },
+): Promise<ReplicateResult> {
+  if (o.appended) {
+    const leader = await replicaStore(o.appended.leader);
+    const fast = await commitFromMemory(leader, tp, o.leaderEpoch, o.until, o.appended.isr).catch((err: unknown) => {
+      // (a store failure of the leader: replicate tells it apart and reports it)
+      logger.debug({ event: 'fast-commit-failed', tp, err: (err as Error).message }, 'fast commit failed; replicating');
+      return undefined;
+    });
+    if (fast) return { highWatermark: fast.highWatermark, isr: fast.isr, leaderEpoch: o.leaderEpoch, leader: o.appended.leader };
+    emitMetric('fastCommitFallbacks', 1);
+  }
+  return replicate(topic, topicId, partition, { ...o, until: undefined, isrOnly: true });
 }

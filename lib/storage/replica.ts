@@ -5,8 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { BatchGetCommand, BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamo } from './clients.js';
-import { producersKey, type BatchRecord, type ReplicaHead, type ReplicaRole, type StoredProducerState } from './model.js';
+import { producersKey, type BatchRecord, type FollowerProgress, type ReplicaHead, type ReplicaRole, type StoredProducerState } from './model.js';
 import { MAX_TRANSACTION_ITEMS, transactWrite } from './transact.js';
 
 /** Where a broker's replica table lives. */
@@ -430,6 +432,8 @@ export interface AppendWrite {
    * cleared the index after the head was read, which could have deleted that very mark).
    */
   readonly lag?: { readonly expect: true } | { readonly set: true; readonly clears: number | undefined };
+  /** The head's ISR count must have at least this many members (acks=all's min.insync.replicas). */
+  readonly minIsr?: number;
 }
 
 /** What an append or a copy adds to the head's roll trigger: the table tail's bytes and age. */
@@ -453,7 +457,7 @@ function lagFlagSet(clears: number | undefined, values: Record<string, unknown>)
  *                                                  └─ ALL_OLD returns leo=L+n; B retries at L+n
  *
  * Condition: head `leo = expectLeo AND leaderEpoch = leaderEpoch AND role = leader` (and the lag
- * flag condition of `lag`), and no item at each batch's key. Effects: head `leo` = last batch's
+ * flag condition of `lag`, and `size(isr) >= minIsr` when given), and no item at each batch's key. Effects: head `leo` = last batch's
  * lastOffset + 1 (and `hw`, epoch cache entry, `lagMarkedEpoch` when given); one item per batch.
  * Errors: `ConditionFailed` (index 0 carries the current head when it exists).
  */
@@ -478,6 +482,10 @@ export async function appendBatches(store: ReplicaStoreRef, tp: string, write: A
   if (write.lag && 'set' in write.lag) {
     sets.push('lagMarkedEpoch = :epoch');
     condition += ` AND ${lagFlagSet(write.lag.clears, values)}`;
+  }
+  if (write.minIsr !== undefined) {
+    condition += ' AND size(isr) >= :minIsr';
+    values[':minIsr'] = write.minIsr;
   }
   await transactWrite(client(store), [
     {
@@ -513,6 +521,12 @@ export interface CopyWrite {
   readonly epochEntries: readonly (readonly [number, number])[];
   /** The follower's idempotent producer states after these batches. */
   readonly producers?: readonly ProducerStateWrite[];
+  /**
+   * Producer states after these batches taken from the leader's append (the fast commit): written
+   * whatever version the follower's items have — the head's condition proves the follower's log is
+   * the leader's up to `expectLeo`, so its states are the leader's states before these batches.
+   */
+  readonly leaderProducers?: readonly Omit<StoredProducerState, 'ver'>[];
 }
 
 /**
@@ -549,7 +563,57 @@ export async function copyBatches(store: ReplicaStoreRef, tp: string, write: Cop
     // above the log end (by a superseded full sync of the same leader log) holds these same bytes.
     ...write.batches.map((b) => ({ Put: { TableName: store.replicaTable, Item: { tp, off: b.lastOffset, ...b } } })),
     ...(write.producers ?? []).map((w) => producerPut(store, tp, w)),
+    ...(write.leaderProducers ?? []).map((st) => ({
+      Update: {
+        TableName: store.replicaTable,
+        Key: { tp: producersKey(tp), off: st.producerId },
+        UpdateExpression: 'SET producerEpoch = :pe, batches = :pb, ver = if_not_exists(ver, :zero) + :one',
+        ExpressionAttributeValues: { ':pe': st.producerEpoch, ':pb': st.batches, ':zero': 0, ':one': 1 },
+      },
+    })),
   ]);
+}
+
+/**
+ * The fast commit's last step (lib/log/fast-commit.ts): the leader's high watermark moves to `hw`
+ * and the followers it copied to record their progress, each under its own map key (the others'
+ * entries stay as they are).
+ * Condition: as `advanceHighWatermark` — still the leader under `leaderEpoch`, `hw` not behind the
+ * stored one, within the log end, and the ISR count still at `isrVersion`.
+ * Returns the head after the write, or, when the condition failed, `{ current }`: the head as
+ * stored (undefined when gone).
+ */
+export async function recordCommit(
+  store: ReplicaStoreRef, tp: string, w: { leaderEpoch: number; hw: number; isrVersion: number; followers: Readonly<Record<string, FollowerProgress>> },
+): Promise<{ head: ReplicaHead } | { current: ReplicaHead | undefined }> {
+  const names: Record<string, string> = { '#role': 'role' };
+  const values: Record<string, unknown> = { ':hw': w.hw, ':epoch': w.leaderEpoch, ':leader': 'leader', ':v': w.isrVersion };
+  const sets = ['hw = :hw'];
+  Object.entries(w.followers).forEach(([b, progress], i) => {
+    names[`#f${i}`] = b;
+    values[`:f${i}`] = progress;
+    sets.push(`followers.#f${i} = :f${i}`);
+  });
+  try {
+    const out = await client(store).send(new UpdateCommand({
+      TableName: store.replicaTable,
+      Key: { tp, off: HEAD_OFFSET },
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: `leaderEpoch = :epoch AND #role = :leader AND hw <= :hw AND leo >= :hw AND ${isrVersionIs(w.isrVersion)}`,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+      ReturnValues: 'ALL_NEW',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    }));
+    return { head: toHead(out.Attributes as Record<string, unknown>) };
+  } catch (err) {
+    if ((err as Error).name === 'ConditionalCheckFailedException') {
+      // (the document client leaves the error's item in DynamoDB's attribute-value form)
+      const item = (err as { Item?: Record<string, AttributeValue> }).Item;
+      return { current: item ? toHead(unmarshall(item)) : undefined };
+    }
+    throw err;
+  }
 }
 
 /**

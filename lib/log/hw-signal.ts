@@ -1,0 +1,35 @@
+/**
+ * In-process wake-ups for long polls: a fetch waiting for records at the end of a partition sleeps
+ * between reads of the leader's head, and a commit made by this same instance (a produce's fast
+ * commit, a replication run) wakes it at once instead of at its next read. Across instances (two
+ * Lambda containers) nothing is shared, and the poll's own reads find the new high watermark.
+ */
+const waiters = new Map<string, Set<() => void>>();
+
+/** Wakes every fetch of this instance waiting on `tp`. */
+export function highWatermarkMoved(tp: string): void {
+  const set = waiters.get(tp);
+  if (!set) return;
+  waiters.delete(tp);
+  for (const wake of set) wake();
+}
+
+/** Resolves after `ms`, or sooner when this instance moves `tp`'s high watermark. */
+export function sleepUntilMoved(tp: string, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    let set = waiters.get(tp);
+    if (!set) {
+      set = new Set();
+      waiters.set(tp, set);
+    }
+    const mine = set;
+    const wake = (): void => {
+      clearTimeout(timer);
+      mine.delete(wake);
+      if (mine.size === 0 && waiters.get(tp) === mine) waiters.delete(tp);
+      resolve();
+    };
+    const timer = setTimeout(wake, ms);
+    mine.add(wake);
+  });
+}
