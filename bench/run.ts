@@ -14,7 +14,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
-const QUICK_TIMEOUT_MS = 180_000;
+const QUICK_TIMEOUT_MS = 600_000;
 const QUICK_JOBS = 3;
 const args = process.argv.slice(2);
 const quick = args.includes('--quick') || process.env.BENCH_QUICK === '1';
