@@ -2,30 +2,24 @@
  * How long each assignor takes for a large group: 1,000 members × 10,000 partitions (100 topics of
  * 100), with identical and with mixed subscriptions, and a second round where every member owns
  * what the first gave it (the sticky path). The budget is one second per assignment (the old test's
- * bound). Pure CPU, no stack. Run: `npm run bench -- assignors`; results in bench/results/assignors.md.
+ * bound). Pure CPU, no stack. Quick: 100 members × 1,000 partitions, one run each.
+ * Run: `npm run bench -- assignors`; results in bench/results/assignors.{md,json,svg}.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { ASSIGNORS, assign, type AssignorMember } from '../lib/groups/assignors.js';
+import { barChart, percentile, sized, writeResult } from './lib/report.js';
 
 const BUDGET_MS = 1000;
-const RUNS = 5;
-const lines: string[] = [];
-const out = (s: string) => {
-  lines.push(s);
-  process.stdout.write(`${s}\n`);
-};
+const RUNS = sized(5, 1);
+const MEMBERS = sized(1000, 100);
+const TOPICS = sized(100, 10);
 
-const ppt = Object.fromEntries(Array.from({ length: 100 }, (_, t) => [`topic-${String(t).padStart(3, '0')}`, 100]));
+const ppt = Object.fromEntries(Array.from({ length: TOPICS }, (_, t) => [`topic-${String(t).padStart(3, '0')}`, 100]));
 const topics = Object.keys(ppt);
-const same: AssignorMember[] = Array.from({ length: 1000 }, (_, i) => ({ memberId: `member-${i}`, topics }));
-const mixed: AssignorMember[] = same.map((m, i) => ({ ...m, topics: topics.filter((_, t) => (i * 7 + t * 13) % 5 < 2 || t === i % 100) }));
+const same: AssignorMember[] = Array.from({ length: MEMBERS }, (_, i) => ({ memberId: `member-${i}`, topics }));
+const mixed: AssignorMember[] = same.map((m, i) => ({ ...m, topics: topics.filter((_, t) => (i * 7 + t * 13) % 5 < 2 || t === i % TOPICS) }));
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? 0;
-
-out(`| assignor | subscriptions | round | median ms | max ms (${RUNS} runs) | within ${BUDGET_MS} ms |`);
-out('|---|---|---|---|---|---|');
+const rows: (string | number)[][] = [];
+const points: Record<string, unknown>[] = [];
 let over = 0;
 for (const name of ASSIGNORS) {
   for (const [label, members] of [['identical', same], ['mixed', mixed]] as const) {
@@ -40,12 +34,22 @@ for (const name of ASSIGNORS) {
       }
       const max = Math.max(...times);
       if (max >= BUDGET_MS) over++;
-      out(`| ${name} | ${label} | ${round} | ${pct(times, 0.5).toFixed(0)} | ${max.toFixed(0)} | ${max < BUDGET_MS ? 'yes' : 'NO'} |`);
+      rows.push([name, label, round, Math.round(percentile(times, 0.5)), Math.round(max), max < BUDGET_MS ? 'yes' : 'NO']);
+      points.push({ case: `${name}, ${round === 'first' ? 'first round' : 'sticky round'}`, subscriptions: label, ms: Math.round(percentile(times, 0.5)) });
     }
   }
 }
-out('');
-out(over === 0 ? `Every assignment finished within ${BUDGET_MS} ms.` : `${over} scenario(s) exceeded ${BUDGET_MS} ms.`);
 
-const header = `# assignors — ${new Date().toISOString()}\n\n1,000 members × 10,000 partitions (100 topics × 100). Node ${process.version}, ${os.cpus().length} cores.\n\n`;
-fs.writeFileSync(path.join(import.meta.dirname, 'results', 'assignors.md'), `${header}${lines.join('\n')}\n`);
+await writeResult({
+  scenario: 'assignors',
+  title: 'Assignor time for a large group',
+  description: `${MEMBERS.toLocaleString('en-US')} members × ${(TOPICS * 100).toLocaleString('en-US')} partitions (${TOPICS} topics × 100), identical and mixed subscriptions; the second round has every member own what the first gave it. Pure CPU, no stack. Budget: ${BUDGET_MS} ms per assignment.`,
+  tables: [{
+    title: 'Time per assignment',
+    columns: ['assignor', 'subscriptions', 'round', 'median ms', `max ms (${RUNS} runs)`, `within ${BUDGET_MS} ms`],
+    rows,
+    notes: [over === 0 ? `Every assignment finished within ${BUDGET_MS} ms.` : `${over} scenario(s) exceeded ${BUDGET_MS} ms.`],
+  }],
+  charts: [{ title: 'Median ms per assignment', spec: barChart(points, { x: { field: 'case', title: null }, y: { field: 'ms', title: 'median ms' }, color: { field: 'subscriptions' } }) }],
+  data: { members: MEMBERS, partitions: TOPICS * 100, runs: RUNS, budgetMs: BUDGET_MS, rows },
+});

@@ -5,16 +5,19 @@
  * leader and until the next acknowledged write. The expectation is a new leader within the session
  * timeout plus a tick (plus a probe's slack); the tests check only that one is elected. Several
  * rounds, each killing the current leader and restarting the store afterwards.
- * Run: `npm run bench -- failover`; results in bench/results/failover.md.
+ * Reported: from the store's SIGKILL to the first successful acks=all produce, p50 and max over
+ * the rounds. Quick (a smoke form: the stores still start): one round, one controller process.
+ * Run: `npm run bench -- failover`; results in bench/results/failover.{md,json,svg}.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { barChart, percentile, sized, writeResult } from './lib/report.js';
 
 const SESSION_MS = 4000;
 const TICK_MS = 500;
 const SLACK_MS = 2500;
-const ROUNDS = 3;
+const ROUNDS = sized(5, 1);
 process.env.LOG_LEVEL ??= 'silent';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 Object.assign(process.env, {
@@ -24,15 +27,12 @@ Object.assign(process.env, {
 });
 const { startLocalStack } = await import('../lib/local/stack.js');
 
-const lines: string[] = [];
-const out = (s: string) => {
-  lines.push(s);
-  process.stdout.write(`${s}\n`);
-};
+interface Round { round: number; leader: number; newLeader: number; electedMs: number; firstAcksAllMs: number; failed: number }
+const rounds: Round[] = [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-bench-failover-'));
-const stack = await startLocalStack({ port: 0, brokers: 3, isolatedBrokers: true, dataDir: dir, controllers: 2 });
+const stack = await startLocalStack({ port: 0, brokers: 3, isolatedBrokers: true, dataDir: dir, controllers: sized(2, 1) });
 const C = `/v3/clusters/${stack.clusterId}`;
 const call = async (method: string, p: string, body?: unknown): Promise<{ status: number; body: any }> => {
   const r = await fetch(`${stack.url}${p}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -52,8 +52,6 @@ const partition = async () => (await call('GET', `${C}/topics/failover/partition
 
 try {
   if ((await call('POST', `${C}/topics`, { topic_name: 'failover', partitions_count: 1, replication_factor: 3 })).status !== 201) throw new Error('could not create the topic');
-  out(`| round | leader → new leader | elected after (ms) | next acks=all write after (ms) | within ${SESSION_MS} + ${TICK_MS} + ${SLACK_MS} ms | failed writes |`);
-  out('|---|---|---|---|---|---|');
   for (let round = 1; round <= ROUNDS; round++) {
     await until('every replica in the ISR', async () => (await partition()).isr?.length === 3, 60_000, 200);
     const before = await partition();
@@ -73,7 +71,7 @@ try {
         }
       }
     });
-    await until('some writes', async () => acked >= 40, 30_000);
+    await until('some writes', async () => acked >= sized(40, 8), 30_000);
     killedAt = Date.now();
     await call('POST', `/local/processes/broker-${before.leader_id}/kill`);
     const elected = await until('a new leader', async () => {
@@ -84,13 +82,41 @@ try {
     running = false;
     await Promise.all(producers);
     const electedMs = elected.at - killedAt;
-    out(`| ${round} | ${before.leader_id} → ${elected.p.leader_id} | ${electedMs} | ${firstAfterKill - killedAt} | ${electedMs < SESSION_MS + TICK_MS + SLACK_MS ? 'yes' : 'NO'} | ${failed} |`);
-    await call('POST', `/local/processes/broker-${before.leader_id}/restart`);
+    rounds.push({ round, leader: before.leader_id, newLeader: elected.p.leader_id, electedMs, firstAcksAllMs: firstAfterKill - killedAt, failed });
+    if (round < ROUNDS) await call('POST', `/local/processes/broker-${before.leader_id}/restart`);
   }
 } finally {
   await stack.stop();
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
-const header = `# failover — ${new Date().toISOString()}\n\nThe fault tests' settings: broker.session.timeout.ms ${SESSION_MS}, tick ${TICK_MS} ms, probe timeout 1500 ms, two controller processes, one DynamoDB Local per broker, 4 acks=all producers. Node ${process.version}, ${os.cpus().length} cores.\n\n`;
-fs.writeFileSync(path.join(import.meta.dirname, 'results', 'failover.md'), `${header}${lines.join('\n')}\n`);
+const elected = rounds.map((r) => r.electedMs);
+const firstWrite = rounds.map((r) => r.firstAcksAllMs);
+await writeResult({
+  scenario: 'failover',
+  title: 'Failover: from a leader store\'s SIGKILL to the first acks=all produce',
+  description: `The fault tests' settings: broker.session.timeout.ms ${SESSION_MS}, tick ${TICK_MS} ms, probe timeout 1500 ms, two controller processes, one DynamoDB Local per broker (on disk), `
+    + `4 acks=all producers over HTTP. Each round SIGKILLs the current leader's store, waits for a new leader and an acknowledged write, and restarts the store. `
+    + `Expected: a new leader within the session timeout plus a tick (plus a probe's slack).`,
+  tables: [
+    {
+      title: 'SIGKILL of the leader\'s store → ...',
+      columns: ['', 'rounds', 'p50 ms', 'max ms'],
+      rows: [
+        ['new leader in the partition state', rounds.length, percentile(elected, 0.5), Math.max(...elected)],
+        ['first successful acks=all produce', rounds.length, percentile(firstWrite, 0.5), Math.max(...firstWrite)],
+      ],
+    },
+    {
+      title: 'Rounds',
+      columns: ['round', 'leader → new leader', 'elected after (ms)', 'first acks=all write after (ms)', `within ${SESSION_MS} + ${TICK_MS} + ${SLACK_MS} ms`, 'failed writes'],
+      rows: rounds.map((r) => [r.round, `${r.leader} → ${r.newLeader}`, r.electedMs, r.firstAcksAllMs, r.electedMs < SESSION_MS + TICK_MS + SLACK_MS ? 'yes' : 'NO', r.failed]),
+    },
+  ],
+  charts: [{
+    title: 'Failover per round (ms after SIGKILL)',
+    spec: barChart(rounds.flatMap((r) => [{ round: r.round, event: 'new leader', ms: r.electedMs }, { round: r.round, event: 'first acks=all produce', ms: r.firstAcksAllMs }]),
+      { x: { field: 'round', type: 'ordinal' }, y: { field: 'ms', title: 'ms after SIGKILL' }, color: { field: 'event' } }),
+  }],
+  data: { sessionTimeoutMs: SESSION_MS, tickMs: TICK_MS, rounds },
+});

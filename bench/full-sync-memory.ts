@@ -3,11 +3,10 @@
  * one-record batches of 1 KiB back from the leader. Peak growth of the JS heap and of the
  * memory outside it (Buffers: `arrayBuffers`) over the sync, sampled every 2 ms, from a baseline
  * taken after a GC (run with `node --expose-gc --import tsx` for a clean baseline).
- * Run: `node --expose-gc --import tsx bench/full-sync-memory.ts`; results in bench/results/full-sync-memory.md.
+ * Quick: 1,000 records. Run: `npm run bench -- full-sync-memory` (the runner exposes the GC);
+ * results in bench/results/full-sync-memory.{md,json,svg}.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { lineChart, sized, writeResult } from './lib/report.js';
 
 process.env.LOG_LEVEL ??= 'warn';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -20,7 +19,7 @@ const { fullSync } = await import('../lib/log/snapshot.js');
 const { deletePartition, readHead } = await import('../lib/storage/replica.js');
 const { topicPartitionKey } = await import('../lib/storage/model.js');
 
-const RECORDS = Number(process.env.FULL_SYNC_RECORDS ?? 20_000);
+const RECORDS = Number(process.env.FULL_SYNC_RECORDS ?? sized(20_000, 1000));
 const stack = await startLocalStack({ port: 0, brokers: 3, inMemory: true, controllers: 0, replicator: false });
 const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
 const { topic, partitions } = await createTopic({ name: 'sync-memory', partitions: 1, replicationFactor: 3 });
@@ -38,26 +37,41 @@ const gc = (globalThis as { gc?: () => void }).gc;
 gc?.();
 const base = process.memoryUsage();
 const peak = { heapUsed: base.heapUsed, arrayBuffers: base.arrayBuffers, sum: base.heapUsed + base.arrayBuffers, rss: base.rss };
+// The growth over the sync, kept every ~50 ms for the chart.
+const series: { s: number; measure: string; MiB: number }[] = [];
+let lastKept = -Infinity;
+const started = performance.now();
 const sample = setInterval(() => {
   const m = process.memoryUsage();
   peak.heapUsed = Math.max(peak.heapUsed, m.heapUsed);
   peak.arrayBuffers = Math.max(peak.arrayBuffers, m.arrayBuffers);
   peak.sum = Math.max(peak.sum, m.heapUsed + m.arrayBuffers);
   peak.rss = Math.max(peak.rss, m.rss);
+  const t = performance.now() - started;
+  if (t - lastKept >= 50) {
+    lastKept = t;
+    series.push({ s: t / 1000, measure: 'heap', MiB: (m.heapUsed - base.heapUsed) / 2 ** 20 });
+    series.push({ s: t / 1000, measure: 'Buffers', MiB: (m.arrayBuffers - base.arrayBuffers) / 2 ** 20 });
+  }
 }, 2);
-const started = performance.now();
 const ok = await fullSync(leader, follower, tp);
 const seconds = (performance.now() - started) / 1000;
 clearInterval(sample);
 const head = await readHead(follower, tp);
 await stack.stop();
 
-const mb = (n: number) => (n / 2 ** 20).toFixed(1);
-const lines = [
-  '| records × size | synced | follower leo | seconds | peak heap growth MiB | peak Buffer growth MiB | peak heap+Buffer growth MiB | peak RSS growth MiB |',
-  '|---|---|---|---|---|---|---|---|',
-  `| ${RECORDS} × 1 KiB | ${ok} | ${head?.leo} | ${seconds.toFixed(1)} | ${mb(peak.heapUsed - base.heapUsed)} | ${mb(peak.arrayBuffers - base.arrayBuffers)} | ${mb(peak.sum - base.heapUsed - base.arrayBuffers)} | ${mb(peak.rss - base.rss)} |`,
-];
-process.stdout.write(`${lines.join('\n')}\n`);
-const header = `# full-sync-memory — ${new Date().toISOString()}\n\nLocal stack (DynamoDB Local in memory, one process; s3rver; no replicator), RF 3. Node ${process.version}, ${os.cpus().length} cores, GC exposed: ${gc !== undefined}.\n\n`;
-fs.writeFileSync(path.join(import.meta.dirname, 'results', 'full-sync-memory.md'), `${header}${lines.join('\n')}\n`);
+const mib = (n: number) => Math.round((n / 2 ** 20) * 10) / 10;
+await writeResult({
+  scenario: 'full-sync-memory',
+  title: 'Memory and time of one full sync',
+  description: `A follower that lost its log gets a partition of ${RECORDS.toLocaleString('en-US')} one-record batches of 1 KiB back from the leader (lib/log/snapshot.ts fullSync). `
+    + `Peak growth of the JS heap and of the memory outside it (Buffers) over the sync, sampled every 2 ms, from a baseline taken after a GC (GC exposed: ${gc !== undefined}). `
+    + 'Local stack (DynamoDB Local in memory, one process; s3rver; no replicator), RF 3.',
+  tables: [{
+    title: 'Full sync',
+    columns: ['records × size', 'synced', 'follower leo', 'seconds', 'peak heap growth MiB', 'peak Buffer growth MiB', 'peak heap+Buffer growth MiB', 'peak RSS growth MiB'],
+    rows: [[`${RECORDS} × 1 KiB`, String(ok), head?.leo ?? 'none', seconds, mib(peak.heapUsed - base.heapUsed), mib(peak.arrayBuffers - base.arrayBuffers), mib(peak.sum - base.heapUsed - base.arrayBuffers), mib(peak.rss - base.rss)]],
+  }],
+  charts: [{ title: 'Memory growth during the full sync', spec: lineChart(series, { x: { field: 's', title: 'seconds' }, y: { field: 'MiB', title: 'growth over baseline (MiB)' }, color: { field: 'measure' } }) }],
+  data: { records: RECORDS, synced: ok, followerLeo: head?.leo ?? null, seconds, peakGrowthBytes: { heap: peak.heapUsed - base.heapUsed, buffers: peak.arrayBuffers - base.arrayBuffers, sum: peak.sum - base.heapUsed - base.arrayBuffers, rss: peak.rss - base.rss } },
+});

@@ -2,11 +2,10 @@
  * Replication costs on the local stack: produce latency per acks setting (RF 3), the DynamoDB
  * requests and write units one acks=all append of a 1 KiB record costs (ReturnConsumedCapacity),
  * and the time a full sync (snapshot + replay) of 100,000 records takes.
- * Run: `npm run bench -- replication`; results in bench/results/replication.md.
+ * Quick: 20 requests per acks, 3 cost samples, full syncs of 1,000 records.
+ * Run: `npm run bench -- replication`; results in bench/results/replication.{md,json,svg}.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { barChart, byOperation, percentile, sized, writeResult } from './lib/report.js';
 
 process.env.LOG_LEVEL ??= 'warn';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -25,21 +24,19 @@ const { listKeys, readObject } = await import('../lib/storage/objects.js');
 
 const stack = await startLocalStack({ port: 0, brokers: 3, inMemory: true });
 const C = `${stack.url}/v3/clusters/${stack.clusterId}`;
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const lines: string[] = [];
-const out = (s: string) => {
-  lines.push(s);
-  process.stdout.write(`${s}\n`);
-};
+const LATENCY_REQUESTS = sized(200, 20);
+const COST_SAMPLES = sized(15, 3);
+const SYNC_RECORDS = sized(100_000, 1000);
+const latencyRows: (string | number)[][] = [];
+const latencyPoints: Record<string, unknown>[] = [];
+const syncRows: (string | number)[][] = [];
 
 // 1. Latency per acks (HTTP, one record of 100 bytes, one request in flight).
 await createTopic({ name: 'acks', partitions: 1, replicationFactor: 3 });
-out('| acks | requests | p50 ms | p90 ms | p99 ms |');
-out('|---|---|---|---|---|');
 for (const acks of ['0', '1', 'all']) {
   const ms: number[] = [];
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < LATENCY_REQUESTS; i++) {
     const t = performance.now();
     const r = await fetch(`${C}/topics/acks/records?acks=${acks}`, {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ value: { type: 'BINARY', data: Buffer.alloc(100, i).toString('base64') } }),
@@ -47,15 +44,16 @@ for (const acks of ['0', '1', 'all']) {
     await r.text();
     ms.push(performance.now() - t);
   }
-  out(`| ${acks} | ${ms.length} | ${pct(ms, 0.5).toFixed(1)} | ${pct(ms, 0.9).toFixed(1)} | ${pct(ms, 0.99).toFixed(1)} |`);
+  latencyRows.push([acks, ms.length, percentile(ms, 0.5), percentile(ms, 0.9), percentile(ms, 0.99)]);
+  for (const [p, q] of [['p50', 0.5], ['p90', 0.9], ['p99', 0.99]] as const) latencyPoints.push({ acks: `acks=${acks}`, percentile: p, ms: percentile(ms, q) });
   await sleep(500);
 }
 
-// 2. What one acks=all append of a 1 KiB record costs at RF 3 (median of 15, the stream-driven echo excluded by timing).
+// 2. What one acks=all append of a 1 KiB record costs at RF 3 (median of the samples, the stream-driven echo excluded by timing).
 await createTopic({ name: 'cost', partitions: 1, replicationFactor: 3 });
 trackCapacity(true);
 const samples: { writeUnits: number; readUnits: number; billedWriteUnits: number; requests: Record<string, number> }[] = [];
-for (let i = 0; i < 15; i++) {
+for (let i = 0; i < COST_SAMPLES; i++) {
   await sleep(400);
   takeCapacity();
   await produce('cost', [{ partition: 0, key: null, value: Buffer.alloc(1024, i), headers: [] }], { acks: 'all' });
@@ -63,14 +61,8 @@ for (let i = 0; i < 15; i++) {
 }
 trackCapacity(false);
 const median = [...samples].sort((a, b) => a.billedWriteUnits - b.billedWriteUnits)[Math.floor(samples.length / 2)]!;
-out('');
-out(`acks=all append of one 1 KiB record, RF 3 (median of ${samples.length}): ${median.billedWriteUnits} write units billed by item size (${median.writeUnits} as DynamoDB Local reports), ${median.readUnits} read units`);
-out(`requests: ${Object.entries(median.requests).map(([k, v]) => `${k} ${v}`).join(', ')}`);
 
-// 3. Full sync of 100,000 records: built directly on the leader, then a wiped follower is synced.
-out('');
-out('| full sync | batches | records | snapshot MB | seconds | records/s |');
-out('|---|---|---|---|---|---|');
+// 3. Full sync of SYNC_RECORDS records: built directly on the leader, then a wiped follower is synced.
 const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
 for (const perBatch of [100, 10]) {
   const name = `sync-${perBatch}`;
@@ -79,7 +71,7 @@ for (const perBatch of [100, 10]) {
   const tp = topicPartitionKey(topic.topicId, 0);
   const leader = await replicaStore(p.leader);
   const target = { leader, topicId: topic.topicId, partition: 0, tp, leaderEpoch: 0, inlineMaxBytes: 8192 };
-  const batches = 100_000 / perBatch;
+  const batches = SYNC_RECORDS / perBatch;
   for (let done = 0; done < batches; done += 500) {
     const group = Array.from({ length: Math.min(500, batches - done) }, (_, j) =>
       prepareBatches(Array.from({ length: perBatch }, (_, k) => ({ key: null, value: Buffer.from(`record-${done + j}-${k}-`.padEnd(100, 'x')), headers: [] })), opts)[0]!);
@@ -87,24 +79,41 @@ for (const perBatch of [100, 10]) {
   }
   await replicate(name, topic.topicId, 0, { deadline: Date.now() + 600_000, shrinkOnFailure: false, lagTimeMaxMs: 600_000 });
   const follower = await replicaStore(p.replicas[1]!);
-  await sleep(3000); // let the stream-driven replication of the appends above settle
-  // From wiping the follower to it holding all 100,000 records (whoever runs the sync: this
+  await sleep(sized(3000, 500)); // let the stream-driven replication of the appends above settle
+  // From wiping the follower to it holding all SYNC_RECORDS records (whoever runs the sync: this
   // bench, or the stream-driven replicator if it notices first).
   await deletePartition(follower, tp);
   const started = performance.now();
   await fullSync(leader, follower, tp);
   for (;;) {
     const h = await readHead(follower, tp);
-    if (h?.leo === 100_000 && h.snapshotting === undefined) break;
+    if (h?.leo === SYNC_RECORDS && h.snapshotting === undefined) break;
     await sleep(20);
   }
   const seconds = (performance.now() - started) / 1000;
   // (the snapshot is a manifest naming its parts: its size is the parts' sum)
   const manifests = (await listKeys(`snapshots/${tp.replace('#', '/')}/`)).filter((k) => k.endsWith('/manifest.json')).sort();
   const bytes = (JSON.parse((await readObject(manifests[manifests.length - 1] as string)).toString('utf8')) as { bytes: number }).bytes;
-  out(`| ${name} | ${batches} | 100000 | ${(bytes / 1e6).toFixed(1)} | ${seconds.toFixed(1)} | ${(100_000 / seconds).toFixed(0)} |`);
+  syncRows.push([name, batches, SYNC_RECORDS, Math.round(bytes / 1e5) / 10, seconds, Math.round(SYNC_RECORDS / seconds)]);
 }
 await stack.stop();
 
-const header = `# replication — ${new Date().toISOString()}\n\nLocal stack (DynamoDB Local in memory, one process; s3rver), 3 brokers, RF 3. Node ${process.version}, ${os.cpus().length} cores.\n\n`;
-fs.writeFileSync(path.join(import.meta.dirname, 'results', 'replication.md'), `${header}${lines.join('\n')}\n`);
+await writeResult({
+  scenario: 'replication',
+  title: 'Replication on the local stack',
+  description: 'Local stack (DynamoDB Local in memory, one process; s3rver), 3 brokers, RF 3, with the stream-driven replicator. '
+    + `(1) Produce latency per acks setting over HTTP, one 100-byte record per request, one request in flight (${LATENCY_REQUESTS} requests each). `
+    + '(2) What one acks=all produce of a 1 KiB record costs in DynamoDB (median sample by billed write units; the stream-driven echo excluded by timing). '
+    + `(3) A full sync (snapshot + replay) of ${SYNC_RECORDS.toLocaleString('en-US')} records of 100 bytes to a wiped follower.`,
+  tables: [
+    { title: 'Produce latency per acks', columns: ['acks', 'requests', 'p50 ms', 'p90 ms', 'p99 ms'], rows: latencyRows },
+    {
+      title: 'One acks=all produce of a 1 KiB record, RF 3',
+      columns: ['samples', 'write units (billed)', 'write units (DynamoDB Local reports)', 'read units', 'requests'],
+      rows: [[samples.length, median.billedWriteUnits, median.writeUnits, median.readUnits, byOperation(median.requests)]],
+    },
+    { title: 'Full sync of a wiped follower', columns: ['full sync', 'batches', 'records', 'snapshot MB', 'seconds', 'records/s'], rows: syncRows },
+  ],
+  charts: [{ title: 'Produce latency per acks (one request in flight)', spec: barChart(latencyPoints, { x: { field: 'acks', title: null }, y: { field: 'ms', title: 'ms' }, color: { field: 'percentile' } }) }],
+  data: { latency: latencyRows, acksAllCost: median, fullSync: syncRows },
+});

@@ -4,12 +4,10 @@
  * in the table, then again once it is rolled into segments (cold: footer and index not cached;
  * warm: cached). The storage alone is the baseline in the same run: the same bytes with raw
  * `queryBatches` pages (DynamoDB Query) and raw 1 MiB ranged GETs of the segment objects (s3rver).
- * Run: `npm run bench -- segment-read`; results in bench/results/segment-read.md.
- * `SEGMENT_READ_RECORDS` (default 20,000) and `SEGMENT_READ_BATCH` (records per batch, default 1).
+ * Run: `npm run bench -- segment-read`; results in bench/results/segment-read.{md,json,svg}.
+ * `SEGMENT_READ_RECORDS` (default 20,000; quick 2,000) and `SEGMENT_READ_BATCH` (records per batch, default 1).
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { barChart, sized, writeResult } from './lib/report.js';
 
 process.env.LOG_LEVEL ??= 'warn';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -27,9 +25,9 @@ const { putObject, readRange } = await import('../lib/storage/objects.js');
 const { advanceTailStart, queryBatches, readHead, tailStartOf } = await import('../lib/storage/replica.js');
 const { commitSegment, listSegments, registerPending, segmentObjectKey } = await import('../lib/storage/segments.js');
 
-const RECORDS = Number(process.env.SEGMENT_READ_RECORDS ?? 20_000);
+const RECORDS = Number(process.env.SEGMENT_READ_RECORDS ?? sized(20_000, 2000));
 const PER_BATCH = Number(process.env.SEGMENT_READ_BATCH ?? 1);
-const SEGMENT_BYTES = 4 * 2 ** 20;
+const SEGMENT_BYTES = sized(4, 1) * 2 ** 20;
 const PAGE = 2 ** 20;
 const MB = 1e6;
 
@@ -126,12 +124,22 @@ await measure('segments: fetchRecords, cold (footer + index read)', fetchAll);
 await measure('segments: fetchRecords, warm (index cached)', fetchAll);
 await stack.stop();
 
-const table = [
-  '| scenario | records | MB | requests | s | records/s | MB/s |',
-  '|---|---|---|---|---|---|---|',
-  ...rows.map((r) => `| ${r.scenario} | ${r.records} | ${(r.bytes / MB).toFixed(1)} | ${r.requests} | ${r.seconds.toFixed(2)} | ${(r.records / r.seconds).toFixed(0)} | ${(r.bytes / MB / r.seconds).toFixed(1)} |`),
-].join('\n');
-const notes = `${segments.length} segments of ≤ ${SEGMENT_BYTES / 2 ** 20} MiB (rolled in ${rollSeconds.toFixed(1)} s). MB: batch bytes for the raw rows, record values for fetchRecords.`;
-const header = `# segment-read — ${new Date().toISOString()}\n\nLocal stack (DynamoDB Local in memory, one process; s3rver on local disk), 1 broker, ${RECORDS} records of 1 KiB, ${PER_BATCH} per batch. Node ${process.version}, ${os.cpus().length} cores (shared).\n\n`;
-process.stdout.write(`${table}\n\n${notes}\n`);
-fs.writeFileSync(path.join(import.meta.dirname, 'results', `segment-read${PER_BATCH === 1 ? '' : `-batch${PER_BATCH}`}.md`), `${header}${table}\n\n${notes}\n`);
+const notes = [
+  `${segments.length} segments of ≤ ${SEGMENT_BYTES / 2 ** 20} MiB (rolled in ${rollSeconds.toFixed(1)} s).`,
+  'MB: batch bytes for the raw rows, record values for fetchRecords.',
+];
+await writeResult({
+  scenario: `segment-read${PER_BATCH === 1 ? '' : `-batch${PER_BATCH}`}`,
+  title: 'Reading from S3 segments versus the replica table',
+  description: `Local stack (DynamoDB Local in memory, one process; s3rver on local disk), 1 broker, ${RECORDS.toLocaleString('en-US')} records of 1 KiB, ${PER_BATCH} per batch, `
+    + 'read end to end with fetchRecords (1 MiB answers, decoded) from the replica table, then from S3 segments (cold: footer and index not cached; warm: cached). '
+    + 'The baseline in the same run: raw DynamoDB Query pages and raw 1 MiB ranged GETs of the same bytes.',
+  tables: [{
+    title: 'Reading the whole log',
+    columns: ['scenario', 'records', 'MB', 'requests', 's', 'records/s', 'MB/s'],
+    rows: rows.map((r) => [r.scenario, r.records, r.bytes / MB, r.requests, r.seconds, Math.round(r.records / r.seconds), r.bytes / MB / r.seconds]),
+    notes,
+  }],
+  charts: [{ title: 'Read throughput (MB/s)', spec: barChart(rows.map((r) => ({ scenario: r.scenario, mbps: r.bytes / MB / r.seconds })), { x: { field: 'scenario', title: null }, y: { field: 'mbps', title: 'MB/s' } }) }],
+  data: { records: RECORDS, perBatch: PER_BATCH, segmentBytes: SEGMENT_BYTES, segments: segments.length, rollSeconds, rows },
+});

@@ -12,11 +12,10 @@
  * replication run without full sync drops it from the ISR, and the clock runs from there until a
  * replication run with full sync (lib/log/snapshot.ts) has it back in the ISR.
  * Quiet stack (no stream replicator, no controllers): nothing syncs but what is timed.
- * Run: `npm run bench -- wiped-follower`; results in bench/results/wiped-follower.md.
+ * Quick: 5,000 records, segments of 64 KiB, batches of 500 only.
+ * Run: `npm run bench -- wiped-follower`; results in bench/results/wiped-follower.{md,json,svg}.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { barChart, sized, writeResult } from './lib/report.js';
 
 process.env.LOG_LEVEL ??= 'warn';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -33,21 +32,17 @@ const { listSegments } = await import('../lib/storage/segments.js');
 const { topicPartitionKey } = await import('../lib/storage/model.js');
 const { listKeys, readObject } = await import('../lib/storage/objects.js');
 
-const RECORDS = 100_000;
+const RECORDS = sized(100_000, 5000);
+const SEGMENT_BYTES = sized(2 ** 20, 2 ** 16);
 const INLINE_MAX = 65_536;
 const stack = await startLocalStack({ port: 0, brokers: 3, inMemory: true, controllers: 0, replicator: false });
 const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
-const lines: string[] = [];
-const out = (s: string) => {
-  lines.push(s);
-  process.stdout.write(`${s}\n`);
-};
+const rows: (string | number)[][] = [];
+const points: Record<string, unknown>[] = [];
 const mib = (n: number) => (n / 2 ** 20).toFixed(2);
 let logBytes = 0;
 
-out('| records per batch | case | segment.bytes | segments (MiB) | leader table tail: records (MiB) | snapshot copied: batches, MiB, parts | seconds to rejoin the ISR | follower leo / tailStart |');
-out('|---|---|---|---|---|---|---|---|');
-for (const PER_BATCH of [500, 10]) for (const [label, segmentBytes] of [['before', 2 ** 31 - 1], ['after', 2 ** 20]] as const) {
+for (const PER_BATCH of sized([500, 10], [500])) for (const [label, segmentBytes] of [['before', 2 ** 31 - 1], ['after', SEGMENT_BYTES]] as const) {
   const name = `wiped-${PER_BATCH}-${label}`;
   const perCall = Math.max(1, Math.floor(2 ** 20 / (PER_BATCH * 110)));
   const { topic, partitions } = await createTopic({
@@ -86,11 +81,23 @@ for (const PER_BATCH of [500, 10]) for (const [label, segmentBytes] of [['before
   const fHead = (await readHead(follower, tp))!;
   const manifests = (await listKeys(`snapshots/${tp.replace('#', '/')}/`)).filter((k) => k.endsWith('/manifest.json')).sort();
   const manifest = JSON.parse((await readObject(manifests[manifests.length - 1]!)).toString('utf8')) as { bytes: number; batches: number; parts: unknown[] };
-  out(`| ${PER_BATCH} | ${label} | ${segmentBytes} | ${segments.length} (${mib(segments.reduce((n, s) => n + (s.sizeBytes ?? 0), 0))}) | ${lHead.leo - tailStartOf(lHead)} (${mib(tail.reduce((n, b) => n + b.sizeBytes, 0))}) | ${manifest.batches}, ${mib(manifest.bytes)}, ${manifest.parts.length} | ${seconds.toFixed(2)} | ${fHead.leo} / ${tailStartOf(fHead)} |`);
+  rows.push([PER_BATCH, label, segmentBytes, `${segments.length} (${mib(segments.reduce((n, s) => n + (s.sizeBytes ?? 0), 0))})`, `${lHead.leo - tailStartOf(lHead)} (${mib(tail.reduce((n, b) => n + b.sizeBytes, 0))})`,
+    `${manifest.batches}, ${mib(manifest.bytes)}, ${manifest.parts.length}`, seconds, `${fHead.leo} / ${tailStartOf(fHead)}`]);
+  points.push({ batches: `${PER_BATCH} records per batch`, case: label === 'before' ? 'before (all in the tables)' : `after (segment.bytes ${mib(segmentBytes)} MiB)`, seconds });
 }
 await stack.stop();
-out('');
-out(`${RECORDS} records of 100 bytes in inline batches (the last case: ${mib(logBytes)} MiB of batches), RF 3. Seconds: from the wiped follower's removal from the ISR until a replication run with full sync has it back in (snapshot build + install + copy + ISR join).`);
-
-const header = `# wiped-follower — ${new Date().toISOString()}\n\nLocal stack (DynamoDB Local in memory, one process; s3rver; no stream replicator, no controllers), 3 brokers. Node ${process.version}, ${os.cpus().length} cores, shared with other jobs (the machine was loaded: timings are indicative).\n\n`;
-fs.writeFileSync(path.join(import.meta.dirname, 'results', 'wiped-follower.md'), `${header}${lines.join('\n')}\n`);
+await writeResult({
+  scenario: 'wiped-follower',
+  title: 'A wiped follower rejoining the ISR, before and after the tiered log',
+  description: `A ${RECORDS.toLocaleString('en-US')}-record partition (100-byte records in inline batches, RF 3) loses one follower's log; seconds from its removal from the ISR `
+    + 'until a replication run with full sync has it back in (snapshot build + install + copy + ISR join). Before: segment.bytes at its maximum, nothing rolls and the snapshot copies the whole log. '
+    + 'After: the log rolled to S3 segments while due, and the snapshot copies only the table tail. Quiet local stack (in-memory DynamoDB Local, s3rver, no stream replicator, no controllers).',
+  tables: [{
+    title: 'Rejoining the ISR',
+    columns: ['records per batch', 'case', 'segment.bytes', 'segments (MiB)', 'leader table tail: records (MiB)', 'snapshot copied: batches, MiB, parts', 'seconds to rejoin the ISR', 'follower leo / tailStart'],
+    rows,
+    notes: [`The last case's log: ${mib(logBytes)} MiB of batches.`],
+  }],
+  charts: [{ title: 'Seconds for a wiped follower to rejoin the ISR', spec: barChart(points, { x: { field: 'batches', title: null }, y: { field: 'seconds' }, color: { field: 'case' } }) }],
+  data: { records: RECORDS, segmentBytes: SEGMENT_BYTES, rows },
+});

@@ -114,3 +114,43 @@ export async function renderChart(c: Chart): Promise<string> {
   const view = new vega.View(vega.parse(vl.compile(spec as never).spec), { renderer: 'none' });
   return view.toSVG();
 }
+
+/** `full` in a full run, `quick` in a `--quick` run: a scenario's sizes in one place. */
+export const sized = <T>(full: T, quick: T): T => (isQuick() ? quick : full);
+
+/** The `p` quantile (0..1) of `xs` (nearest rank below); 0 for none. */
+export function percentile(xs: readonly number[], p: number): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
+}
+
+/** All requests in a `requests` map (CapacityTotals.requests). */
+export const totalRequests = (requests: Readonly<Record<string, number>>): number => Object.values(requests).reduce((a, b) => a + b, 0);
+
+/** `requests` per operation as "GetItem 2, Query 1", divided by `per`. */
+export const byOperation = (requests: Readonly<Record<string, number>>, per = 1): string =>
+  Object.entries(requests).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k} ${Number.isInteger(v / per) ? v / per : (v / per).toFixed(1)}`).join(', ');
+
+/** One axis of a chart: a field of the values; `title: null` hides the axis title. */
+interface Encoding { readonly field: string; readonly title?: string | null; readonly type?: 'quantitative' | 'nominal' | 'ordinal' | 'temporal'; readonly scale?: Record<string, unknown> }
+const enc = (e: Encoding, fallback: Encoding['type']) => ({ field: e.field, type: e.type ?? fallback, ...(e.title !== undefined ? { title: e.title } : {}), ...(e.scale ? { scale: e.scale } : {}) });
+
+/** A bar chart spec (grouped by `color` when given, side by side with xOffset). */
+export function barChart(values: readonly Record<string, unknown>[], o: { x: Encoding; y: Encoding; color?: Encoding; width?: number }): Record<string, unknown> {
+  return {
+    data: { values }, mark: { type: 'bar', tooltip: true }, width: o.width ?? 420, height: 240,
+    encoding: {
+      x: { ...enc(o.x, 'nominal'), axis: { labelAngle: -30, labelLimit: 220 } },
+      y: enc(o.y, 'quantitative'),
+      ...(o.color ? { color: { ...enc(o.color, 'nominal'), legend: { labelLimit: 400 } }, xOffset: { field: o.color.field } } : {}),
+    },
+  };
+}
+
+/** A line chart spec with points (one line per `color` value when given). */
+export function lineChart(values: readonly Record<string, unknown>[], o: { x: Encoding; y: Encoding; color?: Encoding; width?: number }): Record<string, unknown> {
+  return {
+    data: { values }, mark: { type: 'line', point: true, tooltip: true }, width: o.width ?? 420, height: 240,
+    encoding: { x: enc(o.x, 'quantitative'), y: enc(o.y, 'quantitative'), ...(o.color ? { color: { ...enc(o.color, 'nominal'), legend: { labelLimit: 400 } } } : {}) },
+  };
+}
