@@ -59,12 +59,12 @@ if (!fs.readFileSync(path.join(import.meta.dirname, '..', 'cdk', 'cluster.ts'), 
 
 interface Size { label: string; records: number; requests: number }
 const SIZES: Size[] = [
-  { label: '1 KiB', records: 1, requests: quick ? 60 : Number(process.env.COST_REQUESTS_1K ?? 1200) },
-  { label: '64 KiB', records: 64, requests: quick ? 8 : Number(process.env.COST_REQUESTS_64K ?? 96) },
-  { label: '1 MiB', records: 1024, requests: quick ? 2 : Number(process.env.COST_REQUESTS_1M ?? 12) },
+  { label: '1 KiB', records: 1, requests: quick ? 20 : Number(process.env.COST_REQUESTS_1K ?? 600) },
+  { label: '64 KiB', records: 64, requests: quick ? 4 : Number(process.env.COST_REQUESTS_64K ?? 64) },
+  { label: '1 MiB', records: 1024, requests: quick ? 1 : Number(process.env.COST_REQUESTS_1M ?? 8) },
 ];
-const IDLE_MS = quick ? 3000 : Number(process.env.COST_IDLE_MS ?? 30_000);
-const LATENCY_SAMPLES = quick ? 10 : 50;
+const IDLE_MS = quick ? 2000 : Number(process.env.COST_IDLE_MS ?? 30_000);
+const LATENCY_SAMPLES = quick ? 5 : 50;
 
 const stack = await startLocalStack({ port: 0, brokers: 3, inMemory: true, controllers: 0, replicator: false });
 const C = `${stack.url}/v3/clusters/${stack.clusterId}`;
@@ -135,7 +135,7 @@ const poller = new StreamPoller({
 });
 await poller.start();
 /** Waits until the replicator has had nothing to do for a while (its poll backs off to 250 ms). */
-async function quiet(ms = quick ? 600 : 1200): Promise<void> {
+async function quiet(ms = quick ? 400 : 1200): Promise<void> {
   while (performance.now() - lastDelivery < ms) await new Promise((r) => setTimeout(r, 100));
 }
 
@@ -170,6 +170,8 @@ interface SizeRun {
   batchItemBytes: number;
   batchesPerRequest: number;
   segmentBytes: number;
+  /** Bytes put to S3 over all phases: data/ objects of large batches, then segments (which index those objects rather than copy them). */
+  s3Bytes: number;
   segmentBytesSetting: number;
 }
 
@@ -217,6 +219,7 @@ async function runSize(size: Size): Promise<SizeRun> {
     size, payload: end * KiB, phases: { produce, fetch: fetchPhase, roll }, produceServed, fetchServed,
     headBytes: sizeOf({ off: -1, ...head }), batchItemBytes, batchesPerRequest: batches.length / size.requests,
     segmentBytes: segments.reduce((n, s) => n + (s.sizeBytes ?? 0), 0),
+    s3Bytes: produce.store.s3PutBytes + fetchPhase.store.s3PutBytes + roll.store.s3PutBytes,
     segmentBytesSetting: numericConfig(t.configs, 'segment.bytes'),
   };
 }
@@ -241,7 +244,7 @@ for (let i = 0; i < LATENCY_SAMPLES; i++) await fetchPage('cost-latency', latenc
 const tailFetchServed = served;
 // A consumer waiting at the log end: how often the long poll re-reads the head.
 served = [];
-const WAIT_MS = quick ? 1500 : 3000;
+const WAIT_MS = quick ? 1000 : 3000;
 await fetchPage('cost-latency', latencyEnd, `&timeout=${WAIT_MS}`);
 const waitCalls = served[0]?.calls ?? [];
 // Calls sent together (a head read and a Query in parallel) are one poll.
@@ -259,13 +262,16 @@ current = newPhase();
 
 trackCapacity(true);
 let stopController = false;
-const controllerRun = runController({ until: () => stopController });
-await new Promise((r) => setTimeout(r, quick ? 1500 : 5000)); // its first ticks take the lease and walk every partition once
+let ticks = 0;
+const controllerRun = runController({ until: () => stopController, onTick: () => { ticks++; } });
+await new Promise((r) => setTimeout(r, quick ? 1000 : 5000)); // its first ticks take the lease and walk every partition once
 takeCapacity();
 current = newPhase();
 const idleStarted = performance.now();
+const ticksBefore = ticks;
 await new Promise((r) => setTimeout(r, IDLE_MS));
 const idleMs = performance.now() - idleStarted;
+const idleTicks = ticks - ticksBefore;
 const idle = current;
 addTotals(idle.store, takeCapacity());
 stopController = true;
@@ -341,7 +347,7 @@ function monthly(g: typeof perGb[number], rate: typeof RATES[number]) {
   const variable = scale(g.total, gbMonth);
   variable.lambdaRequests += (modelledInvocations - measuredInvocations) * PRICE.lambda.request.value;
   const retainedGb = (rate.bytesPerS * RETENTION_DAYS * 86400) / GiB;
-  const s3Gb = retainedGb * (r.segmentBytes / r.payload);
+  const s3Gb = retainedGb * (r.s3Bytes / r.payload);
   const tailGb = (rate.partitions * 3 * (r.segmentBytesSetting / 2) * ((r.batchItemBytes + DDB_ITEM_OVERHEAD_BYTES) / (r.size.records * KiB / r.batchesPerRequest))) / GiB;
   const storage = s3Gb * PRICE.s3.gbMonth.value + tailGb * PRICE.dynamodb.gbMonth.value;
   const total = sum(variable) + sum(idleMonth) + storage;
@@ -457,7 +463,7 @@ const costTable = {
 };
 const phaseTable = {
   title: 'What was counted, per request, by phase',
-  columns: ['request', 'phase', 'HTTP API requests (512 KB steps)', 'Lambda invocations', 'Lambda GB-s', 'DynamoDB requests', 'write units', 'read units', 'S3 PUT', 'S3 GET', 'stream records', '$ per request'],
+  columns: ['request', 'phase', 'HTTP API requests (512 KB steps)', 'Lambda invocations', 'Lambda GB-s', 'DynamoDB requests', 'write units', 'read units', 'S3 PUT', 'S3 GET', 'stream records', '$ per million requests'],
   rows: runs.flatMap((r) => (['produce', 'fetch', 'roll'] as const).map((ph) => {
     const p = r.phases[ph];
     const n = r.size.requests;
@@ -465,7 +471,7 @@ const phaseTable = {
     const gbs = Object.entries(p.lambda).reduce((a, [fn, l]) => a + (l.billedMs / 1000) * memoryGb(fn), 0);
     const ddb = Object.values(p.store.requests).reduce((a, b) => a + b, 0);
     return [r.size.label, ph, fmt(p.api.metered / n, 2), fmt(inv / n, 2), fmt(gbs / n, 4), fmt(ddb / n, 2), fmt(p.store.billedWriteUnits / n, 1), fmt(p.store.readUnits / n, 1),
-      fmt(s3Tier(p.store, S3_PUT_TIER) / n, 2), fmt(s3Tier(p.store, S3_GET_TIER) / n, 2), fmt(p.streamRecords / n, 1), usd(sum(dollars(p)) / n)];
+      fmt(s3Tier(p.store, S3_PUT_TIER) / n, 2), fmt(s3Tier(p.store, S3_GET_TIER) / n, 2), fmt(p.streamRecords / n, 1), usd((sum(dollars(p)) / n) * 1e6)];
   })),
   notes: [
     ...runs.map((r) => `${r.size.label}: ${r.size.requests} requests of ${r.size.records} record(s); Lambda time by function: ${(['produce', 'fetch', 'roll'] as const).map((ph) => `${ph} ${Object.entries(r.phases[ph].lambda).map(([fn, l]) => `${fn} ${l.invocations}× ${fmt(l.ms / Math.max(1, l.invocations), 1)} ms`).join(', ') || '-'}`).join('; ')}; `
@@ -487,7 +493,7 @@ const monthTable = {
   rows: [...monthRows, ['idle 3-broker cluster, nothing stored', '0', '$0', usd(sum(idleMonth)), '$0', `**${usd(sum(idleMonth))}**`, usd(kinesisIdle), usd(mskIdle)]],
   notes: [
     `Month = 730 h; MB = 10^6 bytes, GB = 2^30. Partitions: 6 at 1 MB/s, 60 at 10 MB/s (MSK bills partition-hours; Tributary keeps a table tail per partition). Retention ${RETENTION_DAYS} days (Kafka's retention.ms default): Tributary stores S3 segments once (+ a tail of up to segment.bytes per partition on each replica, half on average); Kinesis's first 24 h are included, the rest is extended retention; MSK Serverless bills GB-months stored.`,
-    `Tributary fixed: the controller function kept running by its one-minute schedule (${controllerSpec.memoryMb} MB, each run ticks until 3 s before its ${controllerSpec.timeoutSeconds} s timeout, so busy ${fmt(controllerBusy * 100)} % of the time: ${usd(sum(controllerMonth))}), plus what it and the replicator did in ${fmt(idleMs / 1000, 0)} s of idle, scaled (${usd(sum(idleCounted))}: ${Object.entries(idle.store.requests).map(([op, v]) => `${op} ${fmt(v / (idleMs / 1000), 1)}/s`).join(', ')}; S3 ${Object.entries(idle.store.s3Requests).map(([op, v]) => `${op} ${v}`).join(', ') || 'none'}; replicator invocations ${idle.lambda.replicator?.invocations ?? 0}).`,
+    `Tributary fixed: the controller function kept running by its one-minute schedule (${controllerSpec.memoryMb} MB, each run ticks until 3 s before its ${controllerSpec.timeoutSeconds} s timeout, so busy ${fmt(controllerBusy * 100)} % of the time: ${usd(sum(controllerMonth))}), plus what it (${idleTicks} ticks) and the replicator did in ${fmt(idleMs / 1000, 0)} s of idle, scaled (${usd(sum(idleCounted))}: ${Object.entries(idle.store.requests).filter(([op]) => op !== 'DescribeTable').map(([op, v]) => `${op} ${fmt(v / (idleMs / 1000), 1)}/s`).join(', ')}; S3 ${Object.entries(idle.store.s3Requests).map(([op, v]) => `${op} ${v}`).join(', ') || 'none'}; replicator invocations ${idle.lambda.replicator?.invocations ?? 0}).`,
     `Replicator invocations at sustained rates are modelled as the event source mapping batches them (each table's stream polled ~4×/s, ≤ 100 records an invocation); its GB-s scale with the work measured.`,
     `Not included: CloudWatch Logs ingestion and alarms, data transfer out of AWS, point-in-time recovery ($0.20/GB-month on the tables), the free tiers. One long-polling consumer waiting on an idle partition costs about ${usd(waitingConsumerMonth)} a month (a ${memoryGb('fetch') * 1024} MB fetch function busy for the whole wait, re-reading the head ${fmt(waitingHeadReadsPerS, 1)}×/s).`,
   ],

@@ -2,8 +2,8 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 
-const names = process.argv.slice(2);
-const all = readdirSync(import.meta.dirname).filter((f) => f.endsWith('.ts') && f !== 'run.ts').map((f) => f.replace(/\.ts$/, ''));
+const names = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const all = readdirSync(import.meta.dirname).filter((f) => f.endsWith('.ts') && f !== 'run.ts' && f !== 'prices.ts').map((f) => f.replace(/\.ts$/, ''));
 for (const name of names.length > 0 ? names : all) {
   if (!all.includes(name)) throw new Error(`no benchmark named ${name}; have: ${all.join(', ')}`);
   process.stdout.write(`\n## ${name}\n`);
