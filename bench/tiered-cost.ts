@@ -36,21 +36,20 @@ const { listSegments } = await import('../lib/storage/segments.js');
 const { topicPartitionKey } = await import('../lib/storage/model.js');
 type Totals = ReturnType<typeof takeCapacity>;
 
-// List prices, us-east-1 (aws.amazon.com/dynamodb/pricing/on-demand/, aws.amazon.com/s3/pricing/),
-// as of 2026-12-01 (the on-demand rates after AWS's November 2024 price cut); not fetched by this run.
+const { PRICE: LIST, PRICES_DATE, PRICES_REGION, S3_PUT_TIER, S3_GET_TIER, DDB_ITEM_OVERHEAD_BYTES } = await import('./prices.js');
+
+// List prices from the one dated table (bench/prices.ts).
 const PRICE = {
-  date: '2026-12-01', region: 'us-east-1',
-  wru: 0.625 / 1e6, rru: 0.125 / 1e6, s3Put: 0.005 / 1000, s3Get: 0.0004 / 1000, ddbGbMonth: 0.25, s3GbMonth: 0.023,
+  date: PRICES_DATE, region: PRICES_REGION,
+  wru: LIST.dynamodb.wru.value, rru: LIST.dynamodb.rru.value, s3Put: LIST.s3.put.value, s3Get: LIST.s3.get.value,
+  ddbGbMonth: LIST.dynamodb.gbMonth.value, s3GbMonth: LIST.s3.gbMonth.value,
 };
-const PRICE_NOTE = `Prices: AWS list prices, ${PRICE.region}, as of ${PRICE.date} (aws.amazon.com/dynamodb/pricing/on-demand/, aws.amazon.com/s3/pricing/): `
-  + 'DynamoDB on-demand $0.625 per million write request units, $0.125 per million read request units, storage $0.25 per GB-month '
-  + '(point-in-time recovery, $0.20 per GB-month, not included); S3 Standard PUT/COPY/POST/LIST $0.005 per 1,000, GET $0.0004 per 1,000, '
-  + 'DELETE free, storage $0.023 per GB-month. GB = 2^30 bytes of record values produced.';
-// S3's request tiers: what is billed as a PUT and as a GET; DELETE is free.
-const S3_PUT_TIER = new Set(['PutObject', 'CopyObject', 'ListObjectsV2', 'CreateMultipartUpload', 'UploadPart', 'CompleteMultipartUpload']);
-const S3_GET_TIER = new Set(['GetObject', 'HeadObject']);
-/** DynamoDB bills stored items by their size plus 100 bytes each. */
-const DDB_ITEM_OVERHEAD = 100;
+const n6 = (x: number) => Number(x.toPrecision(6));
+const PRICE_NOTE = `Prices: AWS list prices, ${PRICE.region}, as of ${PRICE.date} (bench/prices.ts: aws.amazon.com/dynamodb/pricing/on-demand/, aws.amazon.com/s3/pricing/): `
+  + `DynamoDB on-demand $${n6(PRICE.wru * 1e6)} per million write request units, $${n6(PRICE.rru * 1e6)} per million read request units, storage $${PRICE.ddbGbMonth} per GB-month `
+  + `(point-in-time recovery, $0.20 per GB-month, not included); S3 Standard PUT/COPY/POST/LIST $${n6(PRICE.s3Put * 1000)} per 1,000, GET $${n6(PRICE.s3Get * 1000)} per 1,000, `
+  + `DELETE free, storage $${PRICE.s3GbMonth} per GB-month. GB = 2^30 bytes of record values produced.`;
+const DDB_ITEM_OVERHEAD = DDB_ITEM_OVERHEAD_BYTES;
 /** DynamoDB's largest item. */
 const DDB_MAX_ITEM = 400 * 1024;
 const GiB = 2 ** 30;
@@ -72,7 +71,7 @@ function add(into: Totals, t: Totals): void {
   for (const [k, v] of Object.entries(t.requests)) into.requests[k] = (into.requests[k] ?? 0) + v;
   for (const [k, v] of Object.entries(t.s3Requests)) into.s3Requests[k] = (into.s3Requests[k] ?? 0) + v;
 }
-const s3Tier = (t: Totals, tier: Set<string>) => Object.entries(t.s3Requests).reduce((n, [k, v]) => n + (tier.has(k) ? v : 0), 0);
+const s3Tier = (t: Totals, tier: ReadonlySet<string>) => Object.entries(t.s3Requests).reduce((n, [k, v]) => n + (tier.has(k) ? v : 0), 0);
 const dollars = (t: Totals) => t.billedWriteUnits * PRICE.wru + t.readUnits * PRICE.rru + s3Tier(t, S3_PUT_TIER) * PRICE.s3Put + s3Tier(t, S3_GET_TIER) * PRICE.s3Get;
 const ddbRequests = (t: Totals) => Object.values(t.requests).reduce((a, b) => a + b, 0);
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
