@@ -61,6 +61,8 @@ export interface LoadRun {
   readonly p50: number;
   readonly p99: number;
   readonly errors: number;
+  /** Ops finished in the warm-up (not counted): a request recorder saw these first. */
+  readonly warmupOps: number;
 }
 
 /**
@@ -72,6 +74,7 @@ export async function runWriters(writers: number, seconds: number, op: (writer: 
   let ops = 0;
   let records = 0;
   let errors = 0;
+  let warmupOps = 0;
   let firstError: unknown;
   const t0 = performance.now();
   const measureFrom = t0 + warmupSeconds * 1000;
@@ -85,7 +88,7 @@ export async function runWriters(writers: number, seconds: number, op: (writer: 
           ops++;
           records += moved;
           latencies.push(performance.now() - started);
-        }
+        } else warmupOps++;
       } catch (err) {
         errors++;
         firstError ??= err;
@@ -95,7 +98,7 @@ export async function runWriters(writers: number, seconds: number, op: (writer: 
   }));
   if (firstError) process.stderr.write(`  (${errors} errors; first: ${(firstError as Error).message})\n`);
   const elapsed = (performance.now() - measureFrom) / 1000;
-  return { ops, records, seconds: elapsed, opsPerSec: ops / elapsed, recordsPerSec: records / elapsed, latencies, p50: pct(latencies, 0.5), p99: pct(latencies, 0.99), errors };
+  return { ops, records, seconds: elapsed, opsPerSec: ops / elapsed, recordsPerSec: records / elapsed, latencies, p50: pct(latencies, 0.5), p99: pct(latencies, 0.99), errors, warmupOps };
 }
 
 /** What the gateway saw of one request: its store calls and how long its handler ran. */
