@@ -60,7 +60,7 @@ const LOG = 'scale-log';
 const { topic, partitions: logPartitions } = await createTopic({ name: LOG, partitions: 1, replicationFactor: 3 });
 const logLeader = await replicaStore(logPartitions[0]!.leader);
 const tp = topicPartitionKey(topic.topicId, 0);
-const records = (seed: number) => Array.from({ length: FILL_BATCH }, (_, i) => ({ partition: 0, key: null, value: Buffer.alloc(FILL_VALUE_BYTES, (seed + i) % 251), headers: [] }));
+const records = (seed: number, count: number) => Array.from({ length: count }, (_, i) => ({ partition: 0, key: null, value: Buffer.alloc(FILL_VALUE_BYTES, (seed + i) % 251), headers: [] }));
 type Position = 'oldest' | 'middle' | 'tail';
 const POSITIONS: Position[] = ['oldest', 'middle', 'tail'];
 interface FetchCost {
@@ -70,12 +70,16 @@ interface FetchCost {
 interface Growth { size: number; fillSeconds: number; segments: number; tailStart: number; costs: FetchCost[] }
 const growth: Growth[] = [];
 let filled = 0;
+/** Each batch's first offset and record count, in offset order. */
+const batches: { start: number; count: number }[] = [];
 for (const size of LOG_SIZES) {
   const t = performance.now();
   while (filled < size) {
-    const [r] = await produce(LOG, records(filled), { acks: 'all' });
+    const count = Math.min(FILL_BATCH, size - filled);
+    const [r] = await produce(LOG, records(filled, count), { acks: 'all' });
     if (!r?.ok) throw new Error(`fill at ${filled}: ${r?.ok === false ? r.error.message : 'no outcome'}`);
-    filled += FILL_BATCH;
+    batches.push({ start: filled, count });
+    filled += count;
     // Roll as the controller would, as segments come due (not forced: the tail stays in the tables).
     if (filled % 100_000 === 0) while ((await rollPartition(LOG, 0, { maxSegments: 8 })).rolled > 0);
   }
@@ -85,9 +89,11 @@ for (const size of LOG_SIZES) {
   const leaderHead = await readHead(logLeader, tp);
   const costs: FetchCost[] = [];
   for (const position of POSITIONS) {
-    const batches = size / FILL_BATCH;
-    const batchAt = (i: number) => FILL_BATCH - FETCH_RECORDS
-      + FILL_BATCH * (position === 'oldest' ? 0 : position === 'tail' ? batches - 1 : Math.floor(batches / 2) + (i % Math.max(1, Math.floor(batches / 4))));
+    const pick = (i: number) => batches[position === 'oldest' ? 0 : position === 'tail' ? batches.length - 1 : Math.floor(batches.length / 2) + (i % Math.max(1, Math.floor(batches.length / 4)))]!;
+    const batchAt = (i: number) => {
+      const b = pick(i);
+      return b.start + Math.max(0, b.count - FETCH_RECORDS);
+    };
     const label = `fetch ${position} @${size}`;
     trackCapacity(true);
     takeCapacity();
@@ -130,7 +136,7 @@ const fetchTable: Table = {
     g.size, g.segments, g.tailStart, c.position, Math.round(c.recordsPerFetch), c.p50, c.p99, c.ddbRequests, c.readUnits, c.s3Gets, `${c.tripsP50} / ${c.tripsMax}`, c.calls,
   ])),
   notes: [
-    `Each fetch asks for the last ${FETCH_RECORDS} records of one batch of ${FILL_BATCH.toLocaleString('en-US')} records of ${FILL_VALUE_BYTES} bytes (max_bytes=1: one batch; the whole batch is read from S3, the answer holds ${FETCH_RECORDS}). "oldest": the first batch; "middle": batches from the middle of the log; "tail": the last batch.`,
+    `Each fetch asks for the last ${FETCH_RECORDS} records of one batch of up to ${FILL_BATCH.toLocaleString('en-US')} records of ${FILL_VALUE_BYTES} bytes (max_bytes=1: one batch; the whole batch is read from S3, the answer holds ${FETCH_RECORDS}). "oldest": the first batch; "middle": batches from the middle of the log; "tail": the last batch.`,
     'Read units as DynamoDB Local reports them (ReturnConsumedCapacity); S3 GETs counted by an SDK middleware. A segment\'s index and the live segment list may be cached in the process between fetches.',
   ],
 };
