@@ -109,7 +109,7 @@ const fetchFrom = (end: number, i: number, w: number) => ((i * 7919 + w * 104_72
  * reads the leader only, and RF 1 fills the log fastest (lib/ produce, acks=all, one record per call).
  */
 const FETCH_TOPIC = 'tput-fetch';
-const FETCH_FILL = FETCH_RECORDS + 50;
+const FETCH_FILL = quick ? FETCH_RECORDS : FETCH_RECORDS + 50;
 const widest = Math.max(...PARTITIONS);
 const fetchTopic = await createTopic({ name: FETCH_TOPIC, partitions: widest, replicationFactor: 1 });
 const fetchLeader = (p: number) => rawStores.get(fetchTopic.partitions[p]!.leader)!;
