@@ -1,0 +1,138 @@
+/**
+ * End to end (issue 13's target: p50 and p99 ≤ 2 × the acks=all produce p50): one producer sends
+ * 1 KiB records with acks=all, one after another; one consumer long-polls for them as a client
+ * would, and each record's latency runs from the start of its produce request to the moment the
+ * consumer has its response. Two consumers, one at a time:
+ *   v3 fetch     GET .../partitions/0/records?offset=N&timeout=5000 (the long poll of lib/log/read.ts)
+ *   v2 consumer  a REST Proxy v2 consumer instance with the partition assigned,
+ *                GET /consumers/.../records?timeout=5000 (lib/groups/rest-consumer.ts poll)
+ * Run: `npm run bench -- end-to-end [--quick]`.
+ */
+import { isQuick, writeResult, type Table } from './lib/report.js';
+import { RequestRecorder, STACK_NOTE, formatCalls, http, pct, startBenchStack, summarize } from './lib/load.js';
+
+const { createTopic } = await import('../lib/cluster/topics.js');
+
+const quick = isQuick();
+const SECONDS = quick ? 5 : 30;
+const WAIT_MS = 5000;
+const PAD = 'x'.repeat(1024 - 16);
+
+const stack = await startBenchStack();
+const U = stack.url;
+const C = `${U}/v3/clusters/${stack.clusterId}`;
+const recorder = new RequestRecorder();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Phase { consumer: string; produce: number[]; e2e: number[]; sent: number; received: number; polls: number }
+
+/**
+ * Produces for SECONDS while `consume` runs; `consume(stop, seen)` calls `seen(value, at)` for
+ * every record it gets and returns once `stop()` is true and it has caught up.
+ */
+async function phase(consumer: string, topic: string, consume: (stopped: () => boolean, seen: (value: string, at: number) => void, poll: () => void) => Promise<void>): Promise<Phase> {
+  const sentAt = new Map<number, number>();
+  const p: Phase = { consumer, produce: [], e2e: [], sent: 0, received: 0, polls: 0 };
+  let stop = false;
+  let abandoned = false;
+  const seen = (value: string, at: number) => {
+    const i = Number(/^e2e:(\d+):/.exec(value)?.[1]);
+    const t = sentAt.get(i);
+    if (t === undefined) return;
+    sentAt.delete(i);
+    p.e2e.push(at - t);
+    p.received++;
+  };
+  const consuming = recorder.during(`consume ${consumer}`, () => consume(() => abandoned || (stop && sentAt.size === 0), seen, () => p.polls++));
+  // Warm-up (not measured; the consumer skips these): the first requests of a topic fill caches.
+  for (let i = 0; i < 5; i++) await http(`${C}/topics/${topic}/records?acks=all`, 'POST', { partition_id: 0, value: { type: 'STRING', data: `warm-up ${i}` } });
+  await sleep(300); // the consumer is waiting before the first record is sent
+  const end = performance.now() + SECONDS * 1000;
+  for (let i = 0; performance.now() < end; i++) {
+    const t = performance.now();
+    sentAt.set(i, t);
+    const r = await http(`${C}/topics/${topic}/records?acks=all`, 'POST', { partition_id: 0, value: { type: 'STRING', data: `e2e:${String(i).padStart(8, '0')}:${PAD}` } });
+    if (r.error_code !== 200) throw new Error(`produce failed: ${JSON.stringify(r)}`);
+    p.produce.push(performance.now() - t);
+    p.sent++;
+    await sleep(i % 4 * 5); // a little irregular, so that records do not always land just after a poll
+  }
+  stop = true;
+  await Promise.race([consuming, sleep(WAIT_MS + 2000)]);
+  abandoned = true; // records never delivered by now stay missing (received < sent)
+  await consuming.catch((err: unknown) => process.stderr.write(`consumer ${consumer} failed: ${(err as Error).message}\n`));
+  return p;
+}
+
+// 1. v3 fetch with a wait.
+await createTopic({ name: 'e2e-v3', partitions: 1, replicationFactor: 3 });
+const v3 = await phase('v3 fetch (long poll)', 'e2e-v3', async (stopped, seen, poll) => {
+  let offset = 0;
+  while (!stopped()) {
+    poll();
+    const r = await http(`${C}/topics/e2e-v3/partitions/0/records?offset=${offset}&timeout=${WAIT_MS}&max_bytes=1048576&format=string`);
+    const at = performance.now();
+    for (const rec of r.records as { value: { data: string } }[]) seen(rec.value.data, at);
+    offset = r.next_offset as number;
+  }
+});
+
+// 2. A REST Proxy v2 consumer instance with the partition assigned.
+await createTopic({ name: 'e2e-v2', partitions: 1, replicationFactor: 3 });
+const instance = await http(`${U}/consumers/e2e`, 'POST', { name: 'e2e-1', format: 'binary', 'auto.offset.reset': 'earliest' });
+await http(`${instance.base_uri as string}/assignments`, 'POST', { partitions: [{ topic: 'e2e-v2', partition: 0 }] });
+const v2 = await phase('v2 consumer instance', 'e2e-v2', async (stopped, seen, poll) => {
+  while (!stopped()) {
+    poll();
+    const r = await fetch(`${instance.base_uri as string}/records?timeout=${WAIT_MS}&max_bytes=1048576`, { headers: { accept: 'application/vnd.kafka.binary.v2+json' } });
+    const body = await r.json() as { value: string }[];
+    if (r.status !== 200) throw new Error(`v2 poll: ${r.status} ${JSON.stringify(body)}`);
+    const at = performance.now();
+    for (const rec of body) seen(Buffer.from(rec.value, 'base64').toString('utf8'), at);
+  }
+});
+recorder.stop();
+await stack.stop();
+
+const phases = [v3, v2];
+const row = (p: Phase) => {
+  const produceP50 = pct(p.produce, 0.5);
+  const e50 = pct(p.e2e, 0.5);
+  const e99 = pct(p.e2e, 0.99);
+  return [p.consumer, p.sent, p.received, produceP50, pct(p.produce, 0.99), e50, e99, `${(e50 / produceP50).toFixed(2)} ×`, `${(e99 / produceP50).toFixed(2)} ×`, p.polls];
+};
+const table: Table = {
+  title: 'Produce (acks=all) to delivery, ms',
+  columns: ['consumer', 'records sent', 'received', 'produce p50', 'produce p99', 'end-to-end p50', 'end-to-end p99', 'e2e p50 / produce p50', 'e2e p99 / produce p50', 'consumer requests'],
+  rows: phases.map(row),
+  notes: ['Target (issue 13): end-to-end p50 and p99 ≤ 2 × the acks=all produce p50 of the same run.'],
+};
+const consumerCalls: Table = {
+  title: 'Store calls per consumer request (the gateway\'s request observer)',
+  columns: ['consumer', 'requests', 'round trips p50', 'round trips max', 'store calls per request, by op'],
+  rows: phases.map((p) => {
+    const s = summarize(recorder.byLabel.get(`consume ${p.consumer}`)?.filter((r) => r.route.startsWith('GET')) ?? []);
+    return [p.consumer, s.requests, s.p50, s.max, formatCalls(s.callsByOp)];
+  }),
+  notes: ['Only the consumer\'s GETs are counted. A long poll that waits re-reads the head while it waits, so its calls grow with the wait.'],
+};
+const cdf = phases.flatMap((p) => [...p.e2e].sort((a, b) => a - b).map((ms, i, all) => ({ consumer: p.consumer, ms, quantile: (i + 1) / all.length })));
+await writeResult({
+  scenario: 'end-to-end',
+  title: 'End to end: produce (acks=all) to a long-polling consumer',
+  description: `${STACK_NOTE} One partition, RF 3, 1 KiB records, one producer sending one record per request (acks=all) for ${SECONDS} s with 0–15 ms between requests; `
+    + `one consumer long-polling (wait ${WAIT_MS} ms). End to end = from the start of the produce request to the consumer having the response that holds the record.`,
+  tables: [table, consumerCalls],
+  charts: [{
+    title: 'End-to-end latency, cumulative distribution',
+    spec: {
+      width: 480, height: 280, data: { values: cdf }, mark: 'line',
+      encoding: {
+        x: { field: 'ms', type: 'quantitative', title: 'produce start → record received (ms)' },
+        y: { field: 'quantile', type: 'quantitative' },
+        color: { field: 'consumer', type: 'nominal' },
+      },
+    },
+  }],
+  data: phases.map((p) => ({ ...p, produce: undefined, e2e: undefined, produceP50: pct(p.produce, 0.5), e2eP50: pct(p.e2e, 0.5), e2eP99: pct(p.e2e, 0.99) })),
+});
