@@ -18,6 +18,12 @@ export interface TributaryConfig {
   readonly storeMaxAttempts: number;
   /** How long a cached metadata view is trusted before its version is checked (`TRIBUTARY_METADATA_MAX_AGE_MS`). @default 1000 */
   readonly metadataMaxAgeMs: number;
+  /**
+   * How often a long-polling fetch re-reads the leader's head (`TRIBUTARY_LONG_POLL_MS`): it bounds
+   * how long a committed record waits for a consumer polling through another instance (half of it
+   * on average); each re-read is half a read unit. @default 50
+   */
+  readonly longPollMs: number;
   /** How long produce and fetch keep retrying through a failover before giving up (`TRIBUTARY_REQUEST_TIMEOUT_MS`). @default 25000 (under API Gateway's 29 s) */
   readonly requestTimeoutMs: number;
   /** Kafka's replica.lag.time.max.ms: an ISR follower not caught up for this long leaves the ISR (`TRIBUTARY_REPLICA_LAG_TIME_MAX_MS`). @default 30000 */
@@ -49,6 +55,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TributaryConfi
     storeConnectTimeoutMs: intVar(env, 'TRIBUTARY_STORE_CONNECT_TIMEOUT_MS', 1000),
     storeMaxAttempts: intVar(env, 'TRIBUTARY_STORE_MAX_ATTEMPTS', 3),
     metadataMaxAgeMs: intVar(env, 'TRIBUTARY_METADATA_MAX_AGE_MS', 1000),
+    longPollMs: intVar(env, 'TRIBUTARY_LONG_POLL_MS', 50),
     maxRequestBytes: intVar(env, 'TRIBUTARY_MAX_REQUEST_BYTES', 6 * 1024 * 1024),
     replicaLagTimeMaxMs: intVar(env, 'TRIBUTARY_REPLICA_LAG_TIME_MAX_MS', 30_000),
     requestTimeoutMs: intVar(env, 'TRIBUTARY_REQUEST_TIMEOUT_MS', 25_000),
