@@ -41,6 +41,13 @@ export interface FetchResult {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The leader epoch a replica's epoch cache gives `offset` (undefined: the cache does not say). */
+function epochOf(head: ReplicaHead, offset: number): number | undefined {
+  let epoch: number | undefined;
+  for (const [e, start] of head.epochs) if (start <= offset) epoch = e;
+  return epoch;
+}
+
 async function leaderHead(t: ReadTarget): Promise<ReplicaHead> {
   const head = await readHead(t.leader, t.tp);
   if (!head) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${t.partition} has no replica on broker ${t.leader.brokerId}.`, { partition: t.partition });
@@ -202,6 +209,11 @@ export async function fetchRecords(t: ReadTarget, req: FetchRequest, o: ReadHook
   query?.catch(() => undefined); // awaited below only when the head says it is wanted
   let head = await leaderHead(t);
   let prefetched: readonly BatchRecord[] | undefined = query && req.offset < head.hw && req.offset >= tailStartOf(head) ? await query : undefined;
+  // The Query may have been answered before the head: the replica may since have been truncated and
+  // written again (a follower of a new leader, then leader once more). A batch is the one the head's
+  // log holds when the head's epoch cache gives its offset the batch's own epoch (one leader per
+  // epoch writes an offset, KIP-101); otherwise the table is read again, after the head.
+  if (prefetched?.some((b) => b.lastOffset < head.hw && epochOf(head, b.baseOffset) !== b.leaderEpoch)) prefetched = undefined;
   if (req.offset < head.logStartOffset || req.offset > head.leo) throw outOfRange(t, req.offset, head);
   for (let pause = 20; head.hw <= req.offset && Date.now() < deadline; pause = Math.min(pause * 2, 200)) {
     await sleepUntilMoved(t.tp, Math.min(pause, Math.max(0, deadline - Date.now())));
