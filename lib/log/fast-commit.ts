@@ -102,7 +102,10 @@ async function copyFromMemory(head: ReplicaHead, a: Appended, follower: ReplicaS
   let from = a.followerLeo.get(b) ?? head.followers[String(b)]?.leo ?? head.hw;
   // Twice at most: a log end learnt from a failed condition gets one more try.
   for (let attempt = 0; attempt < 2; attempt++) {
-    if (from >= a.end) return from === a.end;
+    // Nothing to write only on a log end this instance wrote or learnt under this epoch: the
+    // leader's recorded progress may be left from an earlier leadership (setRole keeps it), above
+    // what the follower holds after its truncation.
+    if (from >= a.end) return from === a.end && a.followerLeo.get(b) === from;
     const i = a.batches.findIndex((x) => x.baseOffset === from);
     if (i < 0) return false;
     const batches = a.batches.slice(i);
