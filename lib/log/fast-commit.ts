@@ -102,7 +102,10 @@ async function copyFromMemory(head: ReplicaHead, a: Appended, follower: ReplicaS
   let from = a.followerLeo.get(b) ?? head.followers[String(b)]?.leo ?? head.hw;
   // Twice at most: a log end learnt from a failed condition gets one more try.
   for (let attempt = 0; attempt < 2; attempt++) {
-    if (from >= a.end) return from === a.end;
+    // Nothing to write only on a log end this instance wrote or learnt under this epoch: the
+    // leader's recorded progress may be left from an earlier leadership (setRole keeps it), above
+    // what the follower holds after its truncation.
+    if (from >= a.end) return from === a.end && a.followerLeo.get(b) === from;
     const i = a.batches.findIndex((x) => x.baseOffset === from);
     if (i < 0) return false;
     const batches = a.batches.slice(i);
@@ -173,7 +176,7 @@ export async function commitFromMemory(leader: ReplicaStoreRef, tp: string, lead
     forgetLeader(leader.brokerId, tp);
   }
   if ('head' in out) {
-    highWatermarkMoved(tp);
+    highWatermarkMoved(tp, end);
     return { highWatermark: end, isr: head.isr };
   }
   // Another commit got further under this epoch (a high watermark moves only over what the ISR holds), or the count changed.

@@ -3,11 +3,26 @@
  * between reads of the leader's head, and a commit made by this same instance (a produce's fast
  * commit, a replication run) wakes it at once instead of at its next read. Across instances (two
  * Lambda containers) nothing is shared, and the poll's own reads find the new high watermark.
+ *
+ * It also keeps the highest high watermark this instance saw per partition (committed offsets
+ * stay committed under any later leader): a fetch below it reads the table together with the
+ * head, a fetch at or past it — most likely a consumer at the end of the log — reads the head first.
  */
 const waiters = new Map<string, Set<() => void>>();
+const known = new Map<string, number>();
 
-/** Wakes every fetch of this instance waiting on `tp`. */
-export function highWatermarkMoved(tp: string): void {
+/** The highest high watermark of `tp` this instance saw (0 when none). */
+export const knownHighWatermark = (tp: string): number => known.get(tp) ?? 0;
+
+/** Records a high watermark read from a leader's head. */
+export function noteHighWatermark(tp: string, hw: number): void {
+  if (known.size > 100_000) known.clear();
+  if (hw > (known.get(tp) ?? 0)) known.set(tp, hw);
+}
+
+/** Records a high watermark this instance moved, and wakes every fetch of this instance waiting on `tp`. */
+export function highWatermarkMoved(tp: string, hw: number): void {
+  noteHighWatermark(tp, hw);
   const set = waiters.get(tp);
   if (!set) return;
   waiters.delete(tp);

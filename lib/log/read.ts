@@ -14,7 +14,7 @@ import { ObjectMissing, readRange } from '../storage/objects.js';
 import { firstBatchAtOrAfter, queryBatches, readHead, readHeads, tailStartOf, type ReplicaStoreRef } from '../storage/replica.js';
 import { segmentFor, type SegmentRecord } from '../storage/segments.js';
 import { firstOffsetAtOrAfterTime, liveSegments, readSegment } from './segment-reader.js';
-import { sleepUntilMoved } from './hw-signal.js';
+import { knownHighWatermark, noteHighWatermark, sleepUntilMoved } from './hw-signal.js';
 
 export interface ReadTarget {
   readonly leader: ReplicaStoreRef;
@@ -41,6 +41,12 @@ export interface FetchResult {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The leader epoch a replica's epoch cache gives `offset` (undefined: the cache does not say). */
+function epochOf(head: ReplicaHead, offset: number): number | undefined {
+  let epoch: number | undefined;
+  for (const [e, start] of head.epochs) if (start <= offset) epoch = e;
+  return epoch;
+}
 
 /**
  * The leader's head; `consistent: false` for a long poll's re-reads, which only watch for the high
@@ -204,10 +210,19 @@ export async function fetchRecords(t: ReadTarget, req: FetchRequest, o: ReadHook
   // watermark never change). A Query of a table tail rolled away meanwhile answers from later
   // batches, and the tiers below take over.
   // (a test hook that pauses after the head wants the table read after it: no prefetch then)
-  const query = o.afterHead ? undefined : queryBatches(t.leader, t.tp, { fromOffset: req.offset, toOffset: Number.MAX_SAFE_INTEGER, maxBytes: Math.max(1, req.maxBytes) });
+  // A fetch at or past the last high watermark this instance saw is most likely a consumer at the
+  // end of the log: the head goes first there, so an empty long poll does not read the table too.
+  const behind = req.offset < knownHighWatermark(t.tp);
+  const query = o.afterHead || !behind ? undefined : queryBatches(t.leader, t.tp, { fromOffset: req.offset, toOffset: Number.MAX_SAFE_INTEGER, maxBytes: Math.max(1, req.maxBytes) });
   query?.catch(() => undefined); // awaited below only when the head says it is wanted
   let head = await leaderHead(t);
+  noteHighWatermark(t.tp, head.hw);
   let prefetched: readonly BatchRecord[] | undefined = query && req.offset < head.hw && req.offset >= tailStartOf(head) ? await query : undefined;
+  // The Query may have been answered before the head: the replica may since have been truncated and
+  // written again (a follower of a new leader, then leader once more). A batch is the one the head's
+  // log holds when the head's epoch cache gives its offset the batch's own epoch (one leader per
+  // epoch writes an offset, KIP-101); otherwise the table is read again, after the head.
+  if (prefetched?.some((b) => b.lastOffset < head.hw && epochOf(head, b.baseOffset) !== b.leaderEpoch)) prefetched = undefined;
   if (req.offset < head.logStartOffset || req.offset > head.leo) throw outOfRange(t, req.offset, head);
   // Long poll: re-read the head every longPollMs (a commit in this process wakes it sooner). At
   // 50 ms that is 20 half-unit reads a second: about $3 a month per partition a consumer waits on
@@ -216,6 +231,7 @@ export async function fetchRecords(t: ReadTarget, req: FetchRequest, o: ReadHook
     await sleepUntilMoved(t.tp, Math.min(config().longPollMs, Math.max(0, deadline - Date.now())));
     head = await leaderHead(t, false);
   }
+  noteHighWatermark(t.tp, head.hw);
   const result = (records: LogRecordOut[]): FetchResult => ({
     records,
     highWatermark: head.hw,

@@ -503,7 +503,7 @@ export async function replicate(topic: string, topicId: string, partition: numbe
   if (mark) await markLagging(topic, topicId, partition);
   const written = moved || mark ? await advanceHighWatermark(leader, tp, state.leaderEpoch, hw, progress, head.isrVersion, mark ? { clears: head.lagClears } : undefined) : true;
   if (!written) hw = head.hw; // someone changed the count meanwhile: this high watermark proves nothing
-  else if (hw > head.hw) highWatermarkMoved(tp);
+  else if (hw > head.hw) highWatermarkMoved(tp, hw);
   const slowest = Math.min(...state.replicas.filter((b) => b !== state.leader).map((b) => leoOf.get(b) ?? progress[String(b)]?.leo ?? lHead.leo), lHead.leo);
   emitMetric('replicationLag', lHead.leo - slowest);
   return { highWatermark: hw, isr: current.isr, leaderEpoch: state.leaderEpoch, lagging: lagging || !written, leader: state.leader };

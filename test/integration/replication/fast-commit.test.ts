@@ -176,5 +176,10 @@ describe('Feature: a fetch of committed records is one round trip', () => {
     expect(result.records.map((r) => r.value?.toString())).toEqual(['b', 'c']);
     expect(result.highWatermark).toBe(3);
     expect(sequentialRoundTrips(calls)).toBe(1);
+
+    // At the end of the log (a consumer caught up), an empty poll reads the head only.
+    const end = await traceCalls(() => fetchRecords(t, { offset: 3, maxBytes: 1_000_000, maxWaitMs: 0 }));
+    expect(end.result.records).toEqual([]);
+    expect(end.calls.map((c) => c.op)).toEqual(['GetItem']);
   });
 });
