@@ -6,6 +6,7 @@
  * previous poll returned, reads from the positions, and stores the new positions.
  */
 import { KafkaError, isKafkaError } from '../errors.js';
+import { config } from '../config.js';
 import { logger } from '../logger.js';
 import { fetchRecords, listOffset, readFromLeader } from '../log/read.js';
 import type { BatchRecord } from '../protocol/record-batch.js';
@@ -191,7 +192,8 @@ export async function poll(group: string, id: string, o: { timeoutMs: number; ma
       }
     }
     if (out.length > 0 || Date.now() >= deadline || assigned.length === 0) break;
-    await sleep(Math.min(200, Math.max(0, deadline - Date.now())));
+    // (the same cadence as a fetch's long poll: it bounds how long a committed record waits here)
+    await sleep(Math.min(config().longPollMs, Math.max(0, deadline - Date.now())));
   }
   await store.updateMember(group, id, { rest: { ...m.rest, positions } });
   return out;
