@@ -24,6 +24,7 @@ import path from 'node:path';
 process.env.LOG_LEVEL ??= 'warn';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const { startLocalStack } = await import('../lib/local/stack.js');
+const { isQuick, resultsDir } = await import('./lib/report.js');
 const { sizeOf, takeCapacity, trackCapacity } = await import('../lib/storage/capacity.js');
 const { produce } = await import('../lib/log/produce.js');
 const { createTopic } = await import('../lib/cluster/topics.js');
@@ -78,7 +79,8 @@ const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFracti
 const usd = (n: number) => `$${n < 0.01 ? n.toFixed(4) : n.toFixed(2)}`;
 
 interface Size { label: string; records: number; mib: number }
-const envMib = process.env.TIERED_COST_MB === undefined ? undefined : Number(process.env.TIERED_COST_MB);
+// (--quick: a quarter MiB per size and 20 cross-check requests, a smoke test of the counting)
+const envMib = process.env.TIERED_COST_MB === undefined ? (isQuick() ? 0.25 : undefined) : Number(process.env.TIERED_COST_MB);
 const SIZES: Size[] = [
   { label: '1 KiB', records: 1, mib: envMib ?? 4 },
   { label: '64 KiB', records: 64, mib: envMib ?? 16 },
@@ -173,7 +175,8 @@ async function crossCheck(size: Size, requests: number): Promise<Totals> {
 const started = performance.now();
 const results: Measured[] = [];
 for (const size of SIZES) results.push(await measure(size));
-const check = { size: SIZES[0]!, requests: 200, totals: await crossCheck(SIZES[0]!, 200) };
+const CHECK_REQUESTS = isQuick() ? 20 : 200;
+const check = { size: SIZES[0]!, requests: CHECK_REQUESTS, totals: await crossCheck(SIZES[0]!, CHECK_REQUESTS) };
 const seconds = (performance.now() - started) / 1000;
 await stack.stop();
 
@@ -245,4 +248,5 @@ out(PRICE_NOTE);
 out(`Units: DynamoDB write units billed by item size (lib/storage/capacity.ts billedWriteUnits), read units as DynamoDB Local reports them (ReturnConsumedCapacity), S3 requests counted per command by an SDK middleware; per-GB figures scale the measured run linearly. Run took ${fmt(seconds, 0)} s.`);
 
 const header = `# tiered-cost — ${new Date().toISOString()}\n\nLocal stack (DynamoDB Local in memory, one process; s3rver; no stream replicator, no controllers), 3 brokers, RF 3. Node ${process.version}, ${os.cpus().length} cores, shared with other jobs (timings are not the point here; counts are).\n\n`;
-fs.writeFileSync(path.join(import.meta.dirname, 'results', 'tiered-cost.md'), `${header}${lines.join('\n')}\n`);
+fs.mkdirSync(resultsDir(), { recursive: true });
+fs.writeFileSync(path.join(resultsDir(), 'tiered-cost.md'), `${header}${lines.join('\n')}\n`);
