@@ -41,6 +41,15 @@ export interface FetchResult {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Each partition's table tail start as this instance last read it (a fetch below it reads segments, not the table). */
+const knownTails = new Map<string, number>();
+
+function noteHead(tp: string, head: ReplicaHead): void {
+  noteHighWatermark(tp, head.hw);
+  if (knownTails.size > 100_000) knownTails.clear();
+  knownTails.set(tp, tailStartOf(head));
+}
+
 /** The leader epoch a replica's epoch cache gives `offset` (undefined: the cache does not say). */
 function epochOf(head: ReplicaHead, offset: number): number | undefined {
   let epoch: number | undefined;
@@ -212,11 +221,14 @@ export async function fetchRecords(t: ReadTarget, req: FetchRequest, o: ReadHook
   // (a test hook that pauses after the head wants the table read after it: no prefetch then)
   // A fetch at or past the last high watermark this instance saw is most likely a consumer at the
   // end of the log: the head goes first there, so an empty long poll does not read the table too.
-  const behind = req.offset < knownHighWatermark(t.tp);
-  const query = o.afterHead || !behind ? undefined : queryBatches(t.leader, t.tp, { fromOffset: req.offset, toOffset: Number.MAX_SAFE_INTEGER, maxBytes: Math.max(1, req.maxBytes) });
+  // The prefetch reads only what is surely committed and surely in the table: up to that high
+  // watermark, and not below the table's tail start as last seen (segments serve those).
+  const knownHw = knownHighWatermark(t.tp);
+  const behind = req.offset < knownHw && req.offset >= (knownTails.get(t.tp) ?? 0);
+  const query = o.afterHead || !behind ? undefined : queryBatches(t.leader, t.tp, { fromOffset: req.offset, toOffset: knownHw - 1, maxBytes: Math.max(1, req.maxBytes) });
   query?.catch(() => undefined); // awaited below only when the head says it is wanted
   let head = await leaderHead(t);
-  noteHighWatermark(t.tp, head.hw);
+  noteHead(t.tp, head);
   let prefetched: readonly BatchRecord[] | undefined = query && req.offset < head.hw && req.offset >= tailStartOf(head) ? await query : undefined;
   // The Query may have been answered before the head: the replica may since have been truncated and
   // written again (a follower of a new leader, then leader once more). A batch is the one the head's
@@ -231,7 +243,7 @@ export async function fetchRecords(t: ReadTarget, req: FetchRequest, o: ReadHook
     await sleepUntilMoved(t.tp, Math.min(config().longPollMs, Math.max(0, deadline - Date.now())));
     head = await leaderHead(t, false);
   }
-  noteHighWatermark(t.tp, head.hw);
+  noteHead(t.tp, head);
   const result = (records: LogRecordOut[]): FetchResult => ({
     records,
     highWatermark: head.hw,
@@ -251,7 +263,12 @@ export async function fetchRecords(t: ReadTarget, req: FetchRequest, o: ReadHook
     }
     const first = prefetched;
     prefetched = undefined;
-    if (await fromTable(t, g, budget, head.hw, first)) break;
+    if (await fromTable(t, g, budget, head.hw, first)) {
+      // A prefetched answer ends at the high watermark known before the head was read: read on
+      // from the table when the head's is further and the budget allows.
+      if (first === undefined || g.next >= head.hw || g.next < knownHw) break;
+      continue;
+    }
     // The table no longer starts at g.next: a roll moved its tail after the head was read.
     const now = await leaderHead(t);
     if (tailStartOf(now) <= g.next) break;
