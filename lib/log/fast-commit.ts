@@ -25,7 +25,7 @@ import { ConditionFailed, MAX_TRANSACTION_ITEMS } from '../storage/transact.js';
 import { highWatermarkMoved } from './hw-signal.js';
 
 /** What this instance appended to one leader replica of a partition, under one leader epoch. */
-interface Appended {
+interface InMemory {
   readonly leaderEpoch: number;
   /** The most recent batches, contiguous, ending at `end`. */
   batches: BatchRecord[];
@@ -44,7 +44,7 @@ const KEEP_BYTES = 4_000_000;
 const COPY_MAX_BYTES = 3_000_000;
 
 const heads = new Map<string, ReplicaHead>();
-const appended = new Map<string, Appended>();
+const appended = new Map<string, InMemory>();
 const keyOf = (brokerId: number, tp: string): string => `${brokerId}/${tp}`;
 
 /** The head this instance last saw on a leader replica (as of its last append or commit). */
@@ -96,7 +96,7 @@ const copyable = (h: ReplicaHead | undefined, leaderEpoch: number): h is Replica
  * (batches no longer in memory, too many for one transaction, the follower elsewhere, its store
  * failing): the caller falls back to `replicate`.
  */
-async function copyFromMemory(head: ReplicaHead, a: Appended, follower: ReplicaStoreRef, tp: string): Promise<boolean> {
+async function copyFromMemory(head: ReplicaHead, a: InMemory, follower: ReplicaStoreRef, tp: string): Promise<boolean> {
   const b = follower.brokerId;
   // Unknown: a guess — an ISR follower usually holds the high watermark — that a failed condition corrects.
   let from = a.followerLeo.get(b) ?? head.followers[String(b)]?.leo ?? head.hw;

@@ -5,32 +5,18 @@
  * the steps of the race run meanwhile, then the call goes on.
  */
 import { describe, expect, it } from 'vitest';
-import { replicaStore } from '../../../lib/cluster/metadata.js';
-import { createTopic } from '../../../lib/cluster/topics.js';
 import { electLeader } from '../../../lib/cluster/partition-state.js';
-import { produce, type ProduceRecord } from '../../../lib/log/produce.js';
 import { fetchRecords } from '../../../lib/log/read.js';
 import { replicate } from '../../../lib/log/replicate.js';
 import { dynamo } from '../../../lib/storage/clients.js';
-import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { advanceHighWatermark, copyBatches, queryBatches, readHead, setRole, truncateLog, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
 import { useQuietCluster } from '../../support/cluster.js';
+import { rf3Partition } from '../../support/partition.js';
 
 useQuietCluster();
 
-let n = 0;
-async function setup() {
-  const name = `fast-review-${process.pid}-${n++}`;
-  const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3 });
-  const p0 = partitions[0]!;
-  const tp = topicPartitionKey(topic.topicId, 0);
-  const stores = new Map(await Promise.all(p0.replicas.map(async (b) => [b, await replicaStore(b)] as const)));
-  const store = (b: number): ReplicaStoreRef => stores.get(b)!;
-  const followers = p0.replicas.filter((b) => b !== p0.leader);
-  const send = (values: string[], opts: Parameters<typeof produce>[2] = {}) =>
-    produce(name, values.map((v): ProduceRecord => ({ partition: 0, key: null, value: Buffer.from(v), headers: [] })), { acks: 'all', ...opts });
-  return { name, topic, p0, tp, store, followers, send };
-}
+const setup = () => rf3Partition('fast-review');
+let gates = 0;
 
 /**
  * Holds the next GetItem of `store`'s head of `tp` until `release()`; `queried` resolves when a
@@ -38,7 +24,7 @@ async function setup() {
  */
 function gateHeadRead(store: ReplicaStoreRef, tp: string) {
   const client = dynamo(store.endpoint);
-  const name = `review-gate-${n++}`;
+  const name = `review-gate-${gates++}`;
   let release!: () => void;
   const released = new Promise<void>((r) => { release = r; });
   let held!: () => void;

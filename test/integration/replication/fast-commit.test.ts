@@ -7,8 +7,6 @@
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { replicaStore } from '../../../lib/cluster/metadata.js';
-import { createTopic } from '../../../lib/cluster/topics.js';
 import { initProducer } from '../../../lib/cluster/producers.js';
 import { electLeader } from '../../../lib/cluster/partition-state.js';
 import { produce, type ProduceRecord } from '../../../lib/log/produce.js';
@@ -16,31 +14,13 @@ import { fetchRecords } from '../../../lib/log/read.js';
 import { replicate } from '../../../lib/log/replicate.js';
 import { sequentialRoundTrips, traceCalls } from '../../../lib/storage/capacity.js';
 import { dynamo } from '../../../lib/storage/clients.js';
-import { topicPartitionKey } from '../../../lib/storage/model.js';
-import { readHead, readProducerStates, setHeadIsr, setRole, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
-import { logFingerprint, replicaLog, useQuietCluster } from '../../support/cluster.js';
+import { readHead, readProducerStates, setHeadIsr, setRole } from '../../../lib/storage/replica.js';
+import { useQuietCluster } from '../../support/cluster.js';
+import { rf3Partition } from '../../support/partition.js';
 
 useQuietCluster();
 
-let n = 0;
-async function setup(o: { minIsr?: number } = {}) {
-  const name = `fast-${process.pid}-${n++}`;
-  const { topic, partitions } = await createTopic({
-    name, partitions: 1, replicationFactor: 3, ...(o.minIsr ? { configs: [{ name: 'min.insync.replicas', value: String(o.minIsr) }] } : {}),
-  });
-  const p0 = partitions[0]!;
-  const tp = topicPartitionKey(topic.topicId, 0);
-  const stores = new Map(await Promise.all(p0.replicas.map(async (b) => [b, await replicaStore(b)] as const)));
-  const store = (b: number): ReplicaStoreRef => stores.get(b)!;
-  const followers = p0.replicas.filter((b) => b !== p0.leader);
-  const send = (values: string[], opts: Parameters<typeof produce>[2] = {}) =>
-    produce(name, values.map((v): ProduceRecord => ({ partition: 0, key: null, value: Buffer.from(v), headers: [] })), { acks: 'all', ...opts });
-  const logsEqual = async () => {
-    const logs = await Promise.all(p0.replicas.map(async (b) => logFingerprint(await replicaLog(store(b), tp))));
-    return logs.every((l) => JSON.stringify(l) === JSON.stringify(logs[0]));
-  };
-  return { name, topic, p0, tp, store, followers, send, logsEqual };
-}
+const setup = (o: { minIsr?: number } = {}) => rf3Partition('fast', o);
 
 describe('Feature: acks=all commits in three round trips', () => {
   it('where the instance appended the records, the commit writes every ISR follower from memory and the high watermark, with no reads', async () => {

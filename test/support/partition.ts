@@ -1,0 +1,30 @@
+/**
+ * One RF 3 partition on the quiet cluster for the fast-commit tests: its stores, an acks=all
+ * `send` of one-record-per-value batches, and whether every replica's log is the same.
+ */
+import { replicaStore } from '../../lib/cluster/metadata.js';
+import { createTopic } from '../../lib/cluster/topics.js';
+import { produce, type ProduceRecord } from '../../lib/log/produce.js';
+import { topicPartitionKey } from '../../lib/storage/model.js';
+import type { ReplicaStoreRef } from '../../lib/storage/replica.js';
+import { logFingerprint, replicaLog } from './cluster.js';
+
+let n = 0;
+export async function rf3Partition(prefix: string, o: { minIsr?: number } = {}) {
+  const name = `${prefix}-${process.pid}-${n++}`;
+  const { topic, partitions } = await createTopic({
+    name, partitions: 1, replicationFactor: 3, ...(o.minIsr ? { configs: [{ name: 'min.insync.replicas', value: String(o.minIsr) }] } : {}),
+  });
+  const p0 = partitions[0]!;
+  const tp = topicPartitionKey(topic.topicId, 0);
+  const stores = new Map(await Promise.all(p0.replicas.map(async (b) => [b, await replicaStore(b)] as const)));
+  const store = (b: number): ReplicaStoreRef => stores.get(b)!;
+  const followers = p0.replicas.filter((b) => b !== p0.leader);
+  const send = (values: string[], opts: Parameters<typeof produce>[2] = {}) =>
+    produce(name, values.map((v): ProduceRecord => ({ partition: 0, key: null, value: Buffer.from(v), headers: [] })), { acks: 'all', ...opts });
+  const logsEqual = async () => {
+    const logs = await Promise.all(p0.replicas.map(async (b) => logFingerprint(await replicaLog(store(b), tp))));
+    return logs.every((l) => JSON.stringify(l) === JSON.stringify(logs[0]));
+  };
+  return { name, topic, p0, tp, store, followers, send, logsEqual };
+}
