@@ -16,6 +16,7 @@ import { probeStore, readHeads, setRole, writeIncarnation, type ReplicaStoreRef 
 import { ConditionFailed } from '../storage/transact.js';
 import { reconcile } from './election.js';
 import { invalidateMetadata } from './metadata.js';
+import { shrinkForController } from './isr-count.js';
 import { changePartition } from './partition-state.js';
 import { stringConfig } from './topic-configs.js';
 
@@ -291,10 +292,16 @@ export class Controller {
             continue;
           }
           await this.keepLease();
-          const next = await changePartition(name, p, (cur) => {
+          const write = () => changePartition(name, p, (cur) => {
             const d = reconcile(cur, alive, unclean, lostLog);
             return d && { leader: d.leader, isr: d.isr, ...(d.newEpoch ? { leaderEpoch: cur.leaderEpoch + 1 } : {}) };
           }, lease);
+          // A live leader that keeps leading stops counting the removed members for
+          // min.insync.replicas before the state drops them (lib/cluster/isr-count.ts).
+          const keeps = !decision.newEpoch && decision.leader === p.leader && p.leader >= 0;
+          const next = keeps
+            ? await shrinkForController(name, p, stores.get(p.leader), topicPartitionKey(p.topicId, p.partition), p.isr.filter((b) => !decision.isr.includes(b)), write)
+            : await write();
           if (next.leader !== p.leader) {
             elections++;
             const fields = { topic: name, partition: p.partition, from: p.leader, to: next.leader, leaderEpoch: next.leaderEpoch, isr: next.isr, controllerEpoch: lease.epoch };

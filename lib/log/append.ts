@@ -83,7 +83,15 @@ function checkLeadership(head: ReplicaHead | undefined, t: AppendTarget): assert
   }
 }
 
-function notEnoughReplicas(t: AppendTarget, head: ReplicaHead, minIsr: number): KafkaError {
+/**
+ * The refusal of an append the leader's count is too small for. A count with a member on its way
+ * out (lib/cluster/isr-count.ts) may be one whose shrinker died or lost its race and left it
+ * there: the partition goes in the lag index, so the sweep's replicate run settles it.
+ */
+async function notEnoughReplicas(t: AppendTarget, head: ReplicaHead, minIsr: number): Promise<KafkaError> {
+  if (head.leaving.length > 0) {
+    await markPartition(t).catch((err: unknown) => logger.warn({ event: 'lag-mark-failed', topicId: t.topicId, partition: t.partition, err: (err as Error).message }, 'could not mark a partition whose ISR count has members leaving'));
+  }
   return new KafkaError('NOT_ENOUGH_REPLICAS', `NOT_ENOUGH_REPLICAS: partition ${t.partition} has ${head.isr.length} in-sync replicas (${head.isr.join(', ')}), fewer than min.insync.replicas=${minIsr}.`, { topicId: t.topicId, partition: t.partition });
 }
 
@@ -272,7 +280,7 @@ async function appendChunk(t: AppendTarget, chunk: readonly StagedBatch[]): Prom
         head = await readHead(t.leader, t.tp);
         continue;
       }
-      throw notEnoughReplicas(t, head, minIsr);
+      throw await notEnoughReplicas(t, head, minIsr);
     }
     let plan = planChunk(t, head, chunk, states);
     // A duplicate or a refusal must be judged on the stored producer state, never on a cached one
@@ -328,7 +336,7 @@ async function appendChunk(t: AppendTarget, chunk: readonly StagedBatch[]): Prom
       }
       const failed = err.at(0);
       head = failed?.code === 'ConditionalCheckFailed' ? headFromItem(failed.current) : await readHead(t.leader, t.tp);
-      if (minIsr !== undefined && head && head.isr.length < minIsr && head.leaderEpoch === t.leaderEpoch && head.role === 'leader') throw notEnoughReplicas(t, head, minIsr);
+      if (minIsr !== undefined && head && head.isr.length < minIsr && head.leaderEpoch === t.leaderEpoch && head.role === 'leader') throw await notEnoughReplicas(t, head, minIsr);
       if (err.items.some((i) => i.index > plan.records.length)) {
         states = await producerStates(t, chunk, true);
         statesFresh = true;

@@ -158,6 +158,8 @@ export async function commitFromMemory(leader: ReplicaStoreRef, tp: string, lead
   // A member the partition state (as this instance has it cached) no longer has is on its way out
   // of the count: replicate drops it, instead of a copy that waits on a store nobody waits for.
   if (head.isr.some((b) => !stateIsr.includes(b))) return undefined;
+  // A member on its way out (lib/cluster/isr-count.ts) is replicate's to settle.
+  if (head.leaving.length > 0) return undefined;
   const members = [...new Set([...head.isr, ...head.joining])].filter((b) => b !== leader.brokerId);
   const down = new Set((await cachedBrokers()).filter((b) => b.state !== 'alive').map((b) => b.brokerId));
   if (members.some((b) => down.has(b))) return undefined;
@@ -171,7 +173,7 @@ export async function commitFromMemory(leader: ReplicaStoreRef, tp: string, lead
   if (stored && stored.role === 'leader' && stored.leaderEpoch === leaderEpoch) {
     // Keep the freshest view: an append that finished meanwhile may know a later log end.
     const cached = heads.get(k);
-    heads.set(k, cached && cached.leo > stored.leo ? { ...cached, hw: stored.hw, followers: stored.followers, isr: stored.isr, joining: stored.joining, isrVersion: stored.isrVersion } : stored);
+    heads.set(k, cached && cached.leo > stored.leo ? { ...cached, hw: stored.hw, followers: stored.followers, isr: stored.isr, joining: stored.joining, leaving: stored.leaving, isrVersion: stored.isrVersion } : stored);
   } else {
     forgetLeader(leader.brokerId, tp);
   }

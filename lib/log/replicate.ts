@@ -5,7 +5,7 @@
  * offset in the ISR. Safe to run concurrently from anywhere: every write is conditional, so a
  * copier that lost a race wrote nothing.
  */
-import { shrinkIsr } from '../cluster/partition-state.js';
+import { editCount, finishLeave, settleLeave, shrinkWithCount } from '../cluster/isr-count.js';
 import { cachedBrokers, cachedTopic, invalidateMetadata, replicaStore } from '../cluster/metadata.js';
 import { KafkaError, asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
@@ -13,7 +13,7 @@ import { emitMetric } from '../metrics.js';
 import { alterPartition, markLagging, PartitionChanged, readPartition } from '../storage/coordination.js';
 import { leftLagging, owesMark } from './lag-index.js';
 import { topicPartitionKey, type BatchRecord, type FollowerProgress, type PartitionRecord, type ReplicaHead } from '../storage/model.js';
-import { advanceHighWatermark, batchStartAt, copyBatches, listProducerStates, queryBatches, readHead, readProducerStates, setHeadIsr, setRole, tailStartOf, truncateLog, type ProducerStateWrite, type ReplicaStoreRef } from '../storage/replica.js';
+import { advanceHighWatermark, batchStartAt, copyBatches, listProducerStates, queryBatches, readHead, readProducerStates, setRole, tailStartOf, truncateLog, type ProducerStateWrite, type ReplicaStoreRef } from '../storage/replica.js';
 import { applyBatch, truncateState, type ProducerState } from './producer-state.js';
 import { commitFromMemory } from './fast-commit.js';
 import { highWatermarkMoved } from './hw-signal.js';
@@ -318,49 +318,6 @@ async function catchUp(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: s
 }
 
 /**
- * Edits the leader's ISR count with compare-and-set on its version, re-reading on conflict.
- * `decide` sees the current count and returns the next one, or undefined for no change. Returns
- * the head after the change, or undefined when the broker stopped leading under `leaderEpoch`.
- */
-async function editCount(
-  leader: ReplicaStoreRef, tp: string, leaderEpoch: number,
-  decide: (head: ReplicaHead) => Promise<{ isr: readonly number[]; joining: readonly number[] } | undefined>,
-): Promise<boolean> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const head = await readHead(leader, tp);
-    if (!head || head.role !== 'leader' || head.leaderEpoch !== leaderEpoch) return false;
-    const next = await decide(head);
-    if (!next) return true;
-    if (await setHeadIsr(leader, tp, leaderEpoch, head.isrVersion, next)) return true;
-  }
-  // (every attempt lost a race: whatever `decide` said last was not written)
-  return false;
-}
-
-/**
- * Takes `b` out of the leader's count — only if the partition state, read after the head, no
- * longer has it (an expander that re-added it must have bumped the head's version first, which
- * fails this write; the next attempt then finds it in the state and leaves it). `readState` reads
- * the partition state (a seam for tests that interleave a change there). Returns whether this call
- * removed `b`.
- */
-export async function dropFromCount(
-  topic: string, partition: number, leader: ReplicaStoreRef, tp: string, leaderEpoch: number, b: number,
-  readState: (topic: string, partition: number) => Promise<PartitionRecord | undefined> = readPartition,
-): Promise<boolean> {
-  let dropped = false;
-  await editCount(leader, tp, leaderEpoch, async (head) => {
-    dropped = false;
-    if (!head.isr.includes(b)) return undefined;
-    const state = await readState(topic, partition);
-    if (state?.isr.includes(b)) return undefined;
-    dropped = true;
-    return { isr: head.isr.filter((x) => x !== b), joining: head.joining };
-  });
-  return dropped;
-}
-
-/**
  * Adds a caught-up follower to the ISR without letting the high watermark get ahead of it:
  * (1) the leader counts it as joining (from then on no high watermark passes its log end),
  * (2) it is brought up to the high watermark, (3) the partition state takes it — by
@@ -374,8 +331,8 @@ export async function joinIsr(
 ): Promise<PartitionRecord | undefined> {
   const b = follower.brokerId;
   const epoch = state.leaderEpoch;
-  const leave = () => editCount(leader, tp, epoch, async (h) => (h.joining.includes(b) ? { isr: h.isr, joining: h.joining.filter((x) => x !== b) } : undefined));
-  const counting = await editCount(leader, tp, epoch, async (h) => (h.isr.includes(b) || h.joining.includes(b) ? undefined : { isr: h.isr, joining: [...h.joining, b] }));
+  const leave = () => editCount(leader, tp, epoch, async (h) => (h.joining.includes(b) ? { isr: h.isr, joining: h.joining.filter((x) => x !== b), leaving: h.leaving } : undefined));
+  const counting = await editCount(leader, tp, epoch, async (h) => (h.isr.includes(b) || h.joining.includes(b) ? undefined : { isr: h.isr, joining: [...h.joining, b], leaving: h.leaving }));
   if (!counting) return undefined;
   try {
     for (;;) {
@@ -394,7 +351,7 @@ export async function joinIsr(
     }
     invalidateMetadata(topic);
     logger.info({ event: 'isr-expand', topic, partition, broker: b, leaderEpoch: epoch, isr: next.isr }, 'ISR expand');
-    await editCount(leader, tp, epoch, async (h) => ({ isr: h.isr.includes(b) ? h.isr : [...h.isr, b], joining: h.joining.filter((x) => x !== b) }));
+    await editCount(leader, tp, epoch, async (h) => ({ isr: h.isr.includes(b) ? h.isr : [...h.isr, b], joining: h.joining.filter((x) => x !== b), leaving: h.leaving.filter((x) => x !== b) }));
     return next;
   } finally {
     await leave().catch(() => undefined);
@@ -403,13 +360,13 @@ export async function joinIsr(
 
 /**
  * The high watermark a leader may move to: the smallest log end offset over every member it
- * counts (its ISR, followers joining it, and the partition state's ISR `stateIsr`), where a
+ * counts (its ISR, followers joining or leaving it, and the partition state's ISR `stateIsr`), where a
  * member whose log end offset is unknown (`leoOf` lacks it) holds it where it is. Never moves
  * backwards, never past the leader's own log end.
  */
 export function highWatermarkOf(head: ReplicaHead, leaderId: number, stateIsr: readonly number[], leoOf: ReadonlyMap<number, number>): number {
   let hw = head.leo;
-  for (const b of new Set([...head.isr, ...head.joining, ...stateIsr])) {
+  for (const b of new Set([...head.isr, ...head.joining, ...head.leaving, ...stateIsr])) {
     if (b !== leaderId) hw = Math.min(hw, leoOf.get(b) ?? head.hw);
   }
   return Math.max(hw, head.hw);
@@ -471,8 +428,9 @@ export async function replicate(topic: string, topicId: string, partition: numbe
     const inIsr = current.isr.includes(r.brokerId);
     const lagging = !caughtUp && now - (progress[String(r.brokerId)] as FollowerProgress).caughtUpAt > o.lagTimeMaxMs;
     if (inIsr && ((r.error && o.shrinkOnFailure) || r.lostLog || lagging)) {
-      // Out of the partition state first, then out of the leader's count.
-      const shrink = await shrinkIsr(topic, partition, r.brokerId, state.leaderEpoch, r.error ? r.error.message : `not caught up for ${o.lagTimeMaxMs} ms`, current);
+      // Out of what min.insync.replicas counts, out of the partition state, then out of the leader's count (lib/cluster/isr-count.ts).
+      const reason = r.error ? r.error.message : `not caught up for ${o.lagTimeMaxMs} ms`;
+      const shrink = await shrinkWithCount(topic, partition, leader, tp, state.leaderEpoch, r.brokerId, reason, current);
       current = shrink.state;
       if (shrink.shrunk) emitMetric('isrShrinks', 1);
     } else if (!inIsr && caughtUp && !r.error && alive.has(r.brokerId)) {
@@ -484,8 +442,10 @@ export async function replicate(topic: string, topicId: string, partition: numbe
       }
     }
   }
-  // Members the partition state no longer has leave the leader's count (whoever removed them).
-  for (const b of lHead.isr) if (b !== state.leader && !current.isr.includes(b)) await dropFromCount(topic, partition, leader, tp, state.leaderEpoch, b);
+  // Members the partition state no longer has leave the leader's count (whoever removed them); a
+  // leave the state never saw (its shrinker lost a race or died) is undone.
+  for (const b of lHead.isr) if (b !== state.leader && !current.isr.includes(b)) await finishLeave(topic, partition, leader, tp, state.leaderEpoch, b);
+  for (const b of lHead.leaving) await settleLeave(topic, partition, leader, tp, state.leaderEpoch, b, current);
 
   // The high watermark: the smallest log end offset over every member the leader counts (its
   // ISR, followers joining it, and the partition state's ISR); a member we know nothing of holds it back.

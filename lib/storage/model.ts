@@ -92,14 +92,18 @@ export interface ReplicaHead {
   /** On a leader: what it last learned of each follower (broker id → log end offset, time it was last caught up). */
   readonly followers: Readonly<Record<string, FollowerProgress>>;
   /**
-   * On a leader: the ISR its high watermark is computed over — always a superset of the partition
-   * state's ISR (a follower joins here before it joins there, and leaves there before it leaves
-   * here), so a member the controller may elect always holds everything below the high watermark.
+   * On a leader: the ISR it counts for `min.insync.replicas` — never more than the partition
+   * state's ISR (a follower joins there before it joins here, and leaves here before it leaves
+   * there), so an append the ISR is too small for is refused as soon as the ISR says so.
+   * The high watermark counts `isr`, `joining` and `leaving` together: always a superset of the
+   * partition state's ISR, so a member the controller may elect holds everything below it.
    */
   readonly isr: readonly number[];
-  /** On a leader: followers being added to the ISR (counted for the high watermark already). */
+  /** On a leader: followers being added to the ISR (counted for the high watermark already, not yet for `min.insync.replicas`). */
   readonly joining: readonly number[];
-  /** On a leader: bumped by every change of `isr` or `joining`; high watermark writes are conditioned on it. */
+  /** On a leader: followers being removed from the ISR (no longer counted for `min.insync.replicas`, still for the high watermark). */
+  readonly leaving: readonly number[];
+  /** On a leader: bumped by every change of `isr`, `joining` or `leaving`; high watermark writes are conditioned on it. */
   readonly isrVersion: number;
   /** A new value on every truncation or full sync: a truncation is conditioned on the one it read, so no two apply to one log. */
   readonly logId?: string;

@@ -39,6 +39,7 @@ function toHead(item: Record<string, unknown>): ReplicaHead {
     followers: (item.followers as ReplicaHead['followers'] | undefined) ?? {},
     isr: (item.isr as number[] | undefined) ?? [],
     joining: (item.joining as number[] | undefined) ?? [],
+    leaving: (item.leaving as number[] | undefined) ?? [],
     isrVersion: (item.isrVersion as number | undefined) ?? 0,
     ...(typeof item.logId === 'string' ? { logId: item.logId } : {}),
     ...(typeof item.lagMarkedEpoch === 'number' ? { lagMarkedEpoch: item.lagMarkedEpoch } : {}),
@@ -177,7 +178,7 @@ export async function createHeads(
 
 /** A head with an empty log. */
 export const emptyHead = (tp: string, role: ReplicaRole, leaderEpoch: number, isr: readonly number[] = []): ReplicaHead => ({
-  tp, leo: 0, hw: 0, logStartOffset: 0, leaderEpoch, role, epochs: [], syncEpoch: leaderEpoch, followers: {}, isr, joining: [], isrVersion: 0,
+  tp, leo: 0, hw: 0, logStartOffset: 0, leaderEpoch, role, epochs: [], syncEpoch: leaderEpoch, followers: {}, isr, joining: [], leaving: [], isrVersion: 0,
 });
 
 /**
@@ -314,7 +315,7 @@ export async function setRole(store: ReplicaStoreRef, tp: string, role: ReplicaR
     Update: {
       TableName: store.replicaTable,
       Key: { tp, off: HEAD_OFFSET },
-      UpdateExpression: `SET #role = :role, leaderEpoch = :epoch${isr ? ', isr = :isr, joining = :none, isrVersion = if_not_exists(isrVersion, :zero) + :one' : ''}`,
+      UpdateExpression: `SET #role = :role, leaderEpoch = :epoch${isr ? ', isr = :isr, joining = :none, leaving = :none, isrVersion = if_not_exists(isrVersion, :zero) + :one' : ''}`,
       ConditionExpression: 'attribute_exists(tp) AND leaderEpoch <= :epoch',
       ExpressionAttributeNames: { '#role': 'role' },
       ExpressionAttributeValues: { ':role': role, ':epoch': leaderEpoch, ...(isr ? { ':isr': [...isr], ':none': [], ':zero': 0, ':one': 1 } : {}) },
@@ -325,24 +326,28 @@ export async function setRole(store: ReplicaStoreRef, tp: string, role: ReplicaR
 /** Condition on a head's `isrVersion` (`:v`); a head written before it existed is at version 0. */
 const isrVersionIs = (v: number) => (v === 0 ? '(attribute_not_exists(isrVersion) OR isrVersion = :v)' : 'isrVersion = :v');
 
+/** A leader's ISR count (see `ReplicaHead`): what `min.insync.replicas` counts, and who is on the way in or out. */
+export interface IsrCount {
+  readonly isr: readonly number[];
+  readonly joining: readonly number[];
+  readonly leaving: readonly number[];
+}
+
 /**
- * Changes the ISR a leader's high watermark counts (`isr`, and `joining` for followers on their
- * way in). Followers join here before they join the partition state, and leave here after.
+ * Changes a leader's ISR count (lib/cluster/isr-count.ts keeps it in step with the partition state).
  * Condition: still the leader under `leaderEpoch`, and `isrVersion` is still `expectVersion`.
  * Effect: the lists, `isrVersion` + 1. Returns false when the condition failed.
  */
-export async function setHeadIsr(
-  store: ReplicaStoreRef, tp: string, leaderEpoch: number, expectVersion: number, next: { isr: readonly number[]; joining: readonly number[] },
-): Promise<boolean> {
+export async function setHeadIsr(store: ReplicaStoreRef, tp: string, leaderEpoch: number, expectVersion: number, next: IsrCount): Promise<boolean> {
   try {
     await client(store).send(new UpdateCommand({
       TableName: store.replicaTable,
       Key: { tp, off: HEAD_OFFSET },
-      UpdateExpression: 'SET isr = :isr, joining = :joining, isrVersion = :next',
+      UpdateExpression: 'SET isr = :isr, joining = :joining, leaving = :leaving, isrVersion = :next',
       ConditionExpression: `leaderEpoch = :epoch AND #role = :leader AND ${isrVersionIs(expectVersion)}`,
       ExpressionAttributeNames: { '#role': 'role' },
       ExpressionAttributeValues: {
-        ':isr': [...next.isr], ':joining': [...next.joining], ':next': expectVersion + 1, ':v': expectVersion, ':epoch': leaderEpoch, ':leader': 'leader',
+        ':isr': [...next.isr], ':joining': [...next.joining], ':leaving': [...next.leaving], ':next': expectVersion + 1, ':v': expectVersion, ':epoch': leaderEpoch, ':leader': 'leader',
       },
     }));
     return true;

@@ -115,6 +115,24 @@ describe('Controller: broker liveness', () => {
     expect(caughtUp.filter((x) => x.startsWith(`${name}/`)).sort()).toEqual(parts.map((p) => `${name}/${p.partition}`));
   });
 
+  it("where a fenced broker leaves the ISR of a partition whose leader stays, the leader's count drops it too (min.insync.replicas counts what the ISR says)", async () => {
+    await healAll();
+    const { name, topicId, parts } = await newTopic(3);
+    const { ctl } = takeOver();
+    c.stack.supervisor.kill(storeName(2));
+    await ctl.tick(t);
+    t += SESSION + 1;
+    expect((await ctl.tick(t)).fenced).toEqual([2]);
+    const kept = parts.filter((p) => p.leader !== 2);
+    expect(kept.length).toBeGreaterThan(0);
+    for (const p of kept) {
+      const head = (await readHead(c.store(p.leader), topicPartitionKey(topicId, p.partition)))!;
+      expect(head.isr).not.toContain(2);
+      expect(head.leaving).toEqual([]);
+      expect((await partitions(name))[p.partition]!.isr).not.toContain(2);
+    }
+  });
+
   it('treats a store that lost its data as a failed broker: fenced, its replicas out of every ISR, then unfenced as a new incarnation and fully synced', async () => {
     await healAll();
     const { name, parts } = await newTopic(3);

@@ -57,7 +57,7 @@ describe('Feature: acks=all commits in three round trips', () => {
     await send(['a']);
     // Someone bumps the count's version (same members): the cached version no longer holds.
     const head = (await readHead(store(p0.leader), tp))!;
-    expect(await setHeadIsr(store(p0.leader), tp, p0.leaderEpoch, head.isrVersion, { isr: head.isr, joining: [] })).toBe(true);
+    expect(await setHeadIsr(store(p0.leader), tp, p0.leaderEpoch, head.isrVersion, { isr: head.isr, joining: [], leaving: [] })).toBe(true);
 
     const out = await send(['b']);
     expect(out[0]).toMatchObject({ ok: true, offset: 1 });
@@ -114,7 +114,7 @@ describe('Feature: min.insync.replicas is checked in the append itself', () => {
     const { p0, tp, store, followers, send } = await setup({ minIsr: 3 });
     expect((await send(['a']))[0]).toMatchObject({ ok: true, offset: 0 });
     const head = (await readHead(store(p0.leader), tp))!;
-    expect(await setHeadIsr(store(p0.leader), tp, p0.leaderEpoch, head.isrVersion, { isr: [p0.leader, followers[0]!], joining: [] })).toBe(true);
+    expect(await setHeadIsr(store(p0.leader), tp, p0.leaderEpoch, head.isrVersion, { isr: [p0.leader, followers[0]!], joining: [], leaving: [] })).toBe(true);
 
     const out = await send(['b']);
     expect(out[0]).toMatchObject({ ok: false, error: { kafkaName: 'NOT_ENOUGH_REPLICAS' } });

@@ -38,16 +38,16 @@ describe('Leader ISR count', () => {
     const { p, store, tp, head } = await setup();
     const [l, f1, f2] = [p.leader, ...p.replicas.filter((r) => r !== p.leader)] as [number, number, number];
     const results = await Promise.all([
-      setHeadIsr(store, tp, p.leaderEpoch, 0, { isr: [l, f1], joining: [] }),
-      setHeadIsr(store, tp, p.leaderEpoch, 0, { isr: [l, f1, f2], joining: [9] }),
+      setHeadIsr(store, tp, p.leaderEpoch, 0, { isr: [l, f1], joining: [], leaving: [] }),
+      setHeadIsr(store, tp, p.leaderEpoch, 0, { isr: [l, f1, f2], joining: [9], leaving: [] }),
     ]);
     expect(results.filter(Boolean)).toHaveLength(1);
     const h = await head();
     expect(h.isrVersion).toBe(1);
     expect(h.joining).toEqual(results[0] ? [] : [9]);
     // A stale version and a wrong epoch both lose.
-    expect(await setHeadIsr(store, tp, p.leaderEpoch, 0, { isr: [l], joining: [] })).toBe(false);
-    expect(await setHeadIsr(store, tp, p.leaderEpoch + 1, 1, { isr: [l], joining: [] })).toBe(false);
+    expect(await setHeadIsr(store, tp, p.leaderEpoch, 0, { isr: [l], joining: [], leaving: [] })).toBe(false);
+    expect(await setHeadIsr(store, tp, p.leaderEpoch + 1, 1, { isr: [l], joining: [], leaving: [] })).toBe(false);
     expect(await head()).toEqual(h);
   });
 
@@ -56,7 +56,7 @@ describe('Leader ISR count', () => {
     await produce(name, [0, 1, 2].map((i) => ({ partition: 0, key: null, value: Buffer.from(`v${i}`), headers: [] })), { acks: 1 });
     const before = await head();
     expect(before.leo).toBe(3);
-    expect(await setHeadIsr(store, tp, p.leaderEpoch, before.isrVersion, { isr: before.isr, joining: [7] })).toBe(true);
+    expect(await setHeadIsr(store, tp, p.leaderEpoch, before.isrVersion, { isr: before.isr, joining: [7], leaving: [] })).toBe(true);
     expect(await advanceHighWatermark(store, tp, p.leaderEpoch, 3, {}, before.isrVersion)).toBe(false);
     expect((await head()).hw).toBe(before.hw);
     expect(await advanceHighWatermark(store, tp, p.leaderEpoch, 3, {}, before.isrVersion + 1)).toBe(true);
@@ -65,7 +65,7 @@ describe('Leader ISR count', () => {
 
   it('resets to the partition state ISR when a leader role is pushed, bumping the version', async () => {
     const { p, store, tp, head } = await setup();
-    await setHeadIsr(store, tp, p.leaderEpoch, 0, { isr: [p.leader], joining: [5] });
+    await setHeadIsr(store, tp, p.leaderEpoch, 0, { isr: [p.leader], joining: [5], leaving: [] });
     await setRole(store, tp, 'leader', p.leaderEpoch + 1, p.replicas);
     const h = await head();
     expect(h).toMatchObject({ leaderEpoch: p.leaderEpoch + 1, isr: p.replicas, joining: [], isrVersion: 2 });

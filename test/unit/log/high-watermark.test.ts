@@ -4,14 +4,16 @@ import { highWatermarkOf } from '../../../lib/log/replicate.js';
 import type { ReplicaHead } from '../../../lib/storage/model.js';
 
 const head = (h: Partial<ReplicaHead>): ReplicaHead => ({
-  tp: 't', leo: 0, hw: 0, logStartOffset: 0, leaderEpoch: 1, role: 'leader', epochs: [], syncEpoch: 1, followers: {}, isr: [], joining: [], isrVersion: 0, ...h,
+  tp: 't', leo: 0, hw: 0, logStartOffset: 0, leaderEpoch: 1, role: 'leader', epochs: [], syncEpoch: 1, followers: {}, isr: [], joining: [], leaving: [], isrVersion: 0, ...h,
 });
 
 describe('Function: highWatermarkOf', () => {
-  it('stops at the slowest counted member, joining ones included', () => {
+  it('stops at the slowest counted member, joining and leaving ones included', () => {
     const h = head({ leo: 100, hw: 40, isr: [1, 2], joining: [3] });
     expect(highWatermarkOf(h, 1, [1, 2], new Map([[2, 90], [3, 70]]))).toBe(70);
     expect(highWatermarkOf(h, 1, [1, 2], new Map([[2, 90], [3, 95]]))).toBe(90);
+    const out = head({ leo: 100, hw: 40, isr: [1], leaving: [2] });
+    expect(highWatermarkOf(out, 1, [1], new Map([[2, 60]]))).toBe(60);
   });
 
   it('counts a member the partition state has even when the leader does not (yet)', () => {

@@ -7,7 +7,7 @@ import { endOffsetForEpoch, truncationOffset } from '../../../lib/log/replicate.
 import type { ReplicaHead } from '../../../lib/storage/model.js';
 
 const head = (h: Partial<ReplicaHead>): ReplicaHead => ({
-  tp: 't', leo: 0, hw: 0, logStartOffset: 0, leaderEpoch: 0, role: 'follower', epochs: [], syncEpoch: 0, followers: {}, isr: [], joining: [], isrVersion: 0, ...h,
+  tp: 't', leo: 0, hw: 0, logStartOffset: 0, leaderEpoch: 0, role: 'follower', epochs: [], syncEpoch: 0, followers: {}, isr: [], joining: [], leaving: [], isrVersion: 0, ...h,
 });
 
 describe('Function: endOffsetForEpoch (OffsetsForLeaderEpoch)', () => {
