@@ -11,8 +11,9 @@
  *            around the real handler, so its invocations, durations and store calls are counted)
  *   fetch    everything read once over HTTP, pages of 1 MiB (Kafka's max.partition.fetch.bytes)
  *   roll     the log rolled to S3 segments (the replicator's job in AWS: lib/log/replicator.ts)
- *   idle     the controller (lease, probes, sweep, maintenance) run in-process for a measured idle
- *            period with the replicator listening; scaled to a month
+ *   idle     10 topics × 6 partitions, no clients: the controller's scheduled passes (one a minute in
+ *            AWS: lease, probes, one sweep pass), run in-process with the replicator listening and
+ *            their clock a minute apart; scaled to a month
  * DynamoDB write units as DynamoDB bills them (lib/storage/capacity.ts billedWriteUnits), read units
  * as reported; S3 requests by command and PUT bytes; HTTP API requests in 512 KB steps (request +
  * response bodies); Lambda invocations and GB-seconds = measured handler time × the memory the CDK
@@ -63,7 +64,6 @@ const SIZES: Size[] = [
   { label: '64 KiB', records: 64, requests: quick ? 4 : Number(process.env.COST_REQUESTS_64K ?? 64) },
   { label: '1 MiB', records: 1024, requests: quick ? 1 : Number(process.env.COST_REQUESTS_1M ?? 8) },
 ];
-const IDLE_MS = quick ? 2000 : Number(process.env.COST_IDLE_MS ?? 30_000);
 const LATENCY_SAMPLES = quick ? 5 : 50;
 
 const stack = await startLocalStack({ port: 0, brokers: 3, inMemory: true, controllers: 0, replicator: false });
@@ -258,29 +258,44 @@ const waitMs = served[0]?.ms ?? WAIT_MS;
 await quiet();
 current = newPhase();
 
-// --- Idle: the controller ticking and sweeping over a quiet cluster ---------------------------------
+// --- Idle: scheduled controller passes over a quiet cluster -----------------------------------------
 
+// What the issue sizes idle for: 10 topics of 6 partitions, no clients. In AWS a schedule invokes the
+// controller every minute and each invocation is one pass (lambdas/controller.ts: tick while there is
+// work, one sweep pass, return). Here each pass is that same loop, its clock moved a minute on
+// (TRIBUTARY_CLOCK_SKEW_MS), so the lease and the brokers' sessions see the gap a schedule leaves.
 // The sweep keeps a partition that was just written in its lag index until it has been idle for
-// sweep.idle.clear.ms (30 s by default), re-driving it every tick meanwhile: a transient after
-// every burst. A short setting here lets the marks of the workload above clear during the warm-up,
-// so the window below measures the steady idle state a month is made of.
+// sweep.idle.clear.ms (30 s by default): a short setting lets the workload's marks clear in the
+// warm-up passes, so the counted passes are the steady idle state a month is made of.
 process.env.TRIBUTARY_SWEEP_IDLE_CLEAR_MS ??= '1000';
+for (let i = 0; i < 10; i++) await createTopic({ name: `cost-idle-${i}`, partitions: 6, replicationFactor: 3 });
 trackCapacity(true);
-let stopController = false;
-let ticks = 0;
-const controllerRun = runController({ until: () => stopController, onTick: () => { ticks++; } });
-await new Promise((r) => setTimeout(r, quick ? 3000 : 8000)); // its first ticks take the lease, walk every partition once and clear the lag marks
+const PASSES = quick ? 3 : 20;
+let clockSkew = 0;
+let lastMarked = -1;
+let idleTicks = 0;
+const passMs: number[] = [];
+async function controllerPass(): Promise<void> {
+  clockSkew += 60_000;
+  process.env.TRIBUTARY_CLOCK_SKEW_MS = String(clockSkew);
+  const t0 = performance.now();
+  idleTicks += await runController({ untilIdle: true, until: () => performance.now() - t0 > 67_000, onSweep: (r) => { lastMarked = r.marked; } });
+  passMs.push(performance.now() - t0);
+}
+for (let i = 0; i < 20 && lastMarked !== 0; i++) {
+  await controllerPass(); // the first takes the lease and walks every partition; then the lag marks clear
+  await new Promise((r) => setTimeout(r, 1100));
+}
 takeCapacity();
 current = newPhase();
+passMs.length = 0;
+idleTicks = 0;
 const idleStarted = performance.now();
-const ticksBefore = ticks;
-await new Promise((r) => setTimeout(r, IDLE_MS));
+for (let i = 0; i < PASSES; i++) await controllerPass();
 const idleMs = performance.now() - idleStarted;
-const idleTicks = ticks - ticksBefore;
 const idle = current;
 addTotals(idle.store, takeCapacity());
-stopController = true;
-await controllerRun;
+delete process.env.TRIBUTARY_CLOCK_SKEW_MS;
 trackCapacity(false);
 observeRequests();
 await poller.stop();
@@ -321,16 +336,18 @@ const perGb = runs.map((r) => {
 const kinesisPerGb = (recordBytes: number) => ALTERNATIVES.kinesisOnDemand.gbIn.value * Math.ceil(recordBytes / KiB) * KiB / recordBytes + ALTERNATIVES.kinesisOnDemand.gbOut.value;
 const mskPerGb = ALTERNATIVES.mskServerless.gbIn.value + ALTERNATIVES.mskServerless.gbOut.value;
 
-// Idle, per month: what the controller did in the idle window, scaled; plus the controller function
-// itself, which the one-minute schedule keeps running (each run ticks until 3 s before its timeout).
-const idleScale = (MONTH_S * 1000) / idleMs;
+// Idle, per month: one controller pass a minute — what the counted passes read and wrote (and the
+// replicator invocations their head writes caused), scaled, plus the controller function's own
+// requests and GB-seconds for passes as long as the measured ones.
+const PASSES_PER_MONTH = MONTH_S / 60;
+const idleScale = PASSES_PER_MONTH / PASSES;
 const idleCounted = scale(dollars({ ...idle, lambda: Object.fromEntries(Object.entries(idle.lambda).filter(([fn]) => fn !== 'controller')) }), idleScale);
 const controllerSpec = FUNCTIONS.find((f) => f.name === 'controller')!;
-const controllerBusy = Math.min(1, (controllerSpec.timeoutSeconds - 3) / 60);
+const passMeanMs = passMs.reduce((a, b) => a + b, 0) / Math.max(1, passMs.length);
 const controllerMonth: Dollars = {
   ddbWrite: 0, ddbRead: 0, s3: 0, api: 0,
-  lambdaRequests: (MONTH_S / 60) * PRICE.lambda.request.value,
-  lambdaCompute: MONTH_S * controllerBusy * memoryGb('controller') * PRICE.lambda.gbSecond.value,
+  lambdaRequests: PASSES_PER_MONTH * PRICE.lambda.request.value,
+  lambdaCompute: PASSES_PER_MONTH * (Math.ceil(passMeanMs) / 1000) * memoryGb('controller') * PRICE.lambda.gbSecond.value,
 };
 const idleMonth = plus(idleCounted, controllerMonth);
 // One consumer long-polling an idle partition: its fetch function is busy the whole wait, and re-reads the head.
@@ -508,7 +525,7 @@ const monthTable = {
   rows: [...monthRows, ['idle 3-broker cluster, nothing stored', '0', '$0', usd(sum(idleMonth)), '$0', `**${usd(sum(idleMonth))}**`, usd(kinesisIdle), usd(mskIdle)]],
   notes: [
     `Month = 730 h; MB = 10^6 bytes, GB = 2^30. Partitions: 6 at 1 MB/s, 60 at 10 MB/s (MSK bills partition-hours; Tributary keeps a table tail per partition). Retention ${RETENTION_DAYS} days (Kafka's retention.ms default): Tributary stores S3 segments once (+ a tail of up to segment.bytes per partition on each replica, half on average); Kinesis's first 24 h are included, the rest is extended retention; MSK Serverless bills GB-months stored.`,
-    `Tributary fixed: the controller function kept running by its one-minute schedule (${controllerSpec.memoryMb} MB, each run ticks until 3 s before its ${controllerSpec.timeoutSeconds} s timeout, so busy ${fmt(controllerBusy * 100)} % of the time: ${usd(sum(controllerMonth))}), plus what it (${idleTicks} ticks) and the replicator did in ${fmt(idleMs / 1000, 0)} s of idle, scaled (${usd(sum(idleCounted))}: ${Object.entries(idle.store.requests).filter(([op]) => op !== 'DescribeTable').map(([op, v]) => `${op} ${fmt(v / (idleMs / 1000), 1)}/s`).join(', ')}; S3 ${Object.entries(idle.store.s3Requests).map(([op, v]) => `${op} ${v}`).join(', ') || 'none'}; replicator invocations ${idle.lambda.replicator?.invocations ?? 0}).`,
+    `Tributary fixed (10 topics × 6 partitions, 3 brokers, no clients): one controller pass a minute, the schedule's (${controllerSpec.memoryMb} MB; ${PASSES} passes measured, ${fmt(idleTicks / PASSES, 1)} ticks and ${fmt(passMeanMs, 0)} ms each on this machine: ${usd(sum(controllerMonth))} of Lambda), plus what each pass read and wrote, scaled to ${fmt(PASSES_PER_MONTH)} passes (${usd(sum(idleCounted))}: per pass ${Object.entries(idle.store.requests).filter(([op]) => op !== 'DescribeTable').map(([op, v]) => `${op} ${fmt(v / PASSES, 1)}`).join(', ')}; S3 ${Object.entries(idle.store.s3Requests).map(([op, v]) => `${op} ${v}`).join(', ') || 'none'}; replicator invocations ${idle.lambda.replicator?.invocations ?? 0}).`,
     `Replicator at sustained rates: invocations modelled as the event source mapping batches them (each table's stream polled ~4×/s, ≤ 100 records an invocation), each at the mean billed time measured here. The per-GB table above is what this run did at a low rate (about one invocation per stream record batch the local poller saw), so its replicator line is higher than at sustained rates.`,
     `Not included: CloudWatch Logs ingestion and alarms, data transfer out of AWS, point-in-time recovery ($0.20/GB-month on the tables), the free tiers. One long-polling consumer waiting on an idle partition costs about ${usd(waitingConsumerMonth)} a month (a ${memoryGb('fetch') * 1024} MB fetch function busy for the whole wait, re-reading the head ${fmt(waitingHeadReadsPerS, 1)}×/s).`,
   ],
@@ -554,7 +571,7 @@ const driverRows = perGb.map((g) => {
 });
 const slowest = [...paths].sort((a, b) => b.model - a.model)[0]!;
 const notes = [
-  `**Biggest cost driver** — per GB: ${driverRows.join('; ')}. At idle: the controller function the schedule keeps running (${usd(sum(controllerMonth))} of ${usd(sum(idleMonth))} a month).`,
+  `**Biggest cost driver** — per GB: ${driverRows.join('; ')}. At idle: the controller's scheduled passes (${usd(sum(controllerMonth))} of Lambda and ${usd(sum(idleCounted))} of requests, ${usd(sum(idleMonth))} a month).`,
   `**Biggest latency driver** — acks=all 1 KiB is modelled at ${fmt(acksAll.model, 0)} ms with ${acksAll.roundTrips} sequential round trips (${acksAll.chain}); the slowest path, ${slowest.name}, at ${fmt(slowest.model, 0)} ms (${slowest.chain}): ${/S3/.test(slowest.chain) ? 'an S3 PUT on the produce path (batches over inline.max.bytes) costs ~100 ms by itself' : 'its sequential DynamoDB calls'}. End to end adds the long poll's head re-read interval (${fmt(steadyGap, 0)} ms between re-reads, so ${fmt(steadyGap / 2, 0)} ms on average).`,
   `The 1 KiB request costs ${usd(sum(oneK.total))} per GB against Kinesis's ${usd(kinesisPerGb(KiB))}: per-request charges (API, Lambda, DynamoDB's per-KB write units on ${3} replicas, doubled in transactions) dominate small requests; batching requests is the lever.`,
   pricesNote(),
@@ -590,7 +607,7 @@ await writeResult({
   data: {
     runs: runs.map((r) => ({ size: r.size, payload: r.payload, phases: r.phases, headBytes: r.headBytes, batchItemBytes: r.batchItemBytes, batchesPerRequest: r.batchesPerRequest, segmentBytes: r.segmentBytes })),
     perGb: perGb.map((g) => ({ size: g.run.size.label, ...g.total, total: sum(g.total) })),
-    idle: { ms: idleMs, counted: idle, perMonth: idleMonth, controllerPerMonth: controllerMonth },
+    idle: { ms: idleMs, passes: PASSES, passMeanMs, ticks: idleTicks, counted: idle, perMonth: idleMonth, controllerPerMonth: controllerMonth },
     paths, e2e: { model: e2e, high: e2eHigh, longPollGapMs: steadyGap, pollGaps },
     waitingConsumerMonth,
   },

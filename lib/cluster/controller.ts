@@ -64,6 +64,8 @@ export interface TickReport {
   readonly unfenced: number[];
   readonly elections: number;
   readonly scanned: boolean;
+  /** Brokers still alive whose store did not answer this tick: fenced once unseen for the session timeout. */
+  readonly unseen: number[];
 }
 
 export class Controller {
@@ -71,6 +73,8 @@ export class Controller {
   /** When the lease was last taken or renewed, on the tick's clock. */
   private renewedAt = 0;
   private readonly lastSeen = new Map<number, number>();
+  /** When the last tick began, on the tick's clock. */
+  private lastTickAt: number | undefined;
   private scanNeeded = true;
   /** Partitions whose replicas were told a new role or lost their log: replicated once the tick's state changes are written. */
   private readonly catchUps = new Map<string, { topic: string; p: PartitionRecord }>();
@@ -112,8 +116,14 @@ export class Controller {
   }
 
   private async tickOnce(now: number): Promise<TickReport> {
-    const report = { fenced: [] as number[], unfenced: [] as number[], elections: 0, scanned: false };
+    const report = { fenced: [] as number[], unfenced: [] as number[], elections: 0, scanned: false, unseen: [] as number[] };
     if (!(await this.holdLease(now))) return { role: 'standby', ...report };
+    // A gap of a whole session between ticks (a scheduled controller that ran a minute ago, a
+    // frozen container) observed nothing: what was seen before it says nothing of now, so every
+    // broker gets a fresh session timeout — a store is fenced only after failing for that long
+    // while a controller is watching, never for one slow probe after a gap.
+    if (this.lastTickAt !== undefined && now - this.lastTickAt > this.o.sessionTimeoutMs) this.lastSeen.clear();
+    this.lastTickAt = now;
     // The gauges above come from walks; one every five minutes keeps them fresh at a cost that
     // does not grow per tick.
     if (now - this.lastWalkAt > WALK_EVERY_MS) this.scanNeeded = true;
@@ -145,6 +155,7 @@ export class Controller {
           alive.add(b.brokerId);
         } else if (b.state === 'alive') {
           alive.add(b.brokerId);
+          if (!seen) report.unseen.push(b.brokerId);
           // First sight of a store: from now on its contents are this incarnation.
           if (seen && b.incarnation === undefined) await this.newIncarnation(lease, b, 'alive', probe);
         }

@@ -97,12 +97,14 @@ const reported = new Map<number, number>();
 /**
  * A data-path request could not reach a broker's store: mark it suspect for the controller (at
  * most once a second per broker from this instance) and drop cached metadata, so the next
- * attempt routes by fresh state.
+ * attempt routes by fresh state. Awaited by the caller: in Lambda nothing runs after the
+ * response, so a report left running would be written at the container's next invocation, or never.
+ * (A failed report is not an error of the request: `markBrokerSuspect` swallows it.)
  */
-export function reportBrokerFailure(brokerId: number): void {
+export async function reportBrokerFailure(brokerId: number): Promise<void> {
   invalidateMetadata();
   const last = reported.get(brokerId) ?? 0;
   if (Date.now() - last < 1000) return;
   reported.set(brokerId, Date.now());
-  void markBrokerSuspect(brokerId);
+  await markBrokerSuspect(brokerId);
 }

@@ -130,12 +130,19 @@ async function startOffset(group: string, tp: TopicPartition, reset: RestConsume
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** What a poll's answer may cost: `cost` of each record it returns adds up to at most `bytes` (the first always goes in). */
+export interface ResponseBudget {
+  readonly bytes: number;
+  readonly cost: (r: ConsumedRecord) => number;
+}
+
 /**
  * Reads records for an instance (GET .../records): heartbeats, auto-commits the previous poll,
- * reads from every assigned partition (at most `maxBytes` in all, waiting up to `timeoutMs` for
- * something), and stores the new positions.
+ * reads from every assigned partition (at most `maxBytes` in all, and what fits `response`,
+ * waiting up to `timeoutMs` for something), and stores the new positions — each just past the
+ * last record returned from its partition.
  */
-export async function poll(group: string, id: string, o: { timeoutMs: number; maxBytes: number }): Promise<ConsumedRecord[]> {
+export async function poll(group: string, id: string, o: { timeoutMs: number; maxBytes: number; response?: ResponseBudget }): Promise<ConsumedRecord[]> {
   const deadline = Date.now() + o.timeoutMs;
   const m = await instance(group, id);
   let assigned: TopicPartition[] = [];
@@ -172,20 +179,31 @@ export async function poll(group: string, id: string, o: { timeoutMs: number; ma
   }
 
   const out: ConsumedRecord[] = [];
+  let answerLeft = o.response?.bytes ?? Number.POSITIVE_INFINITY;
   for (let round = 0; ; round++) {
     let budget = o.maxBytes;
     // Start each poll at a different partition so none starves under a small max_bytes.
     const order = assigned.map((_, i) => assigned[(i + round + Date.now()) % assigned.length] as TopicPartition);
     for (const tp of order) {
-      if (budget <= 0) break;
+      if (budget <= 0 || answerLeft <= 0) break;
       const k = tpKey(tp);
       try {
         const r = await readFromLeader(tp.topic, tp.partition, (t) => fetchRecords(t, { offset: positions[k] as number, maxBytes: budget, maxWaitMs: 0 }));
+        let next = r.nextOffset;
         for (const rec of r.records) {
-          out.push({ ...rec, topic: tp.topic, partition: tp.partition });
+          const consumed = { ...rec, topic: tp.topic, partition: tp.partition };
+          const cost = o.response ? o.response.cost(consumed) : 0;
+          if (out.length > 0 && cost > answerLeft) {
+            // The answer is full: this partition resumes at the first record left out.
+            next = rec.offset;
+            answerLeft = 0;
+            break;
+          }
+          out.push(consumed);
+          answerLeft -= cost;
           budget -= (rec.key?.length ?? 0) + (rec.value?.length ?? 0) + 64;
         }
-        positions[k] = r.nextOffset;
+        positions[k] = next;
       } catch (err) {
         if (!isKafkaError(err, 'OFFSET_OUT_OF_RANGE') || m.rest.autoOffsetReset === 'none') throw err;
         positions[k] = (await readFromLeader(tp.topic, tp.partition, (t) => listOffset(t, m.rest.autoOffsetReset as 'earliest' | 'latest'))).offset ?? 0;

@@ -8,8 +8,9 @@ import { z } from 'zod';
 import { HttpError } from '../errors.js';
 import { DEFAULT_SESSION_TIMEOUT_MS } from '../groups/coordinator.js';
 import * as rest from '../groups/rest-consumer.js';
+import type { ConsumedRecord } from '../groups/rest-consumer.js';
 import { badRequest, errorResponse, intParam, parseJson, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
-import { formatBytes } from './record-format.js';
+import { formatBytes, RESPONSE_RECORDS_BUDGET, responseCost } from './record-format.js';
 
 const V2 = 'application/vnd.kafka.v2+json';
 const ok = (body: unknown, status = 200): ApiResponse => ({ status, body, contentType: V2 });
@@ -108,11 +109,11 @@ async function records(req: ApiRequest): Promise<ApiResponse> {
   const type = acceptFormat(req, cfg.format);
   const timeoutMs = intParam(req, 'timeout', { default: cfg.requestTimeoutMs, max: 25_000 });
   const maxBytes = intParam(req, 'max_bytes', { default: 1_048_576, min: 1, max: 4_000_000 });
-  const got = await rest.poll(group(req), inst(req), { timeoutMs, maxBytes });
-  return {
-    status: 200,
-    contentType: type,
-    body: got.map((r) => ({
+  // Each record is rendered once: the poll stops where the answer would pass the function's
+  // response limit (and keeps those positions), and the body is the rendered records.
+  const rendered = new Map<ConsumedRecord, string>();
+  const cost = (r: ConsumedRecord) => {
+    const text = JSON.stringify({
       topic: r.topic,
       key: formatBytes(r.key, cfg.format, `key at ${r.topic}-${r.partition}@${r.offset}`),
       value: formatBytes(r.value, cfg.format, `value at ${r.topic}-${r.partition}@${r.offset}`),
@@ -120,8 +121,12 @@ async function records(req: ApiRequest): Promise<ApiResponse> {
       offset: r.offset,
       timestamp: r.timestamp,
       headers: r.headers.map((h) => ({ name: h.key, value: h.value ? h.value.toString('base64') : null })),
-    })),
+    });
+    rendered.set(r, text);
+    return responseCost(text) + 1;
   };
+  const got = await rest.poll(group(req), inst(req), { timeoutMs, maxBytes, response: { bytes: RESPONSE_RECORDS_BUDGET - 2, cost } });
+  return { status: 200, contentType: type, body: `[${got.map((r) => rendered.get(r)).join(',')}]` };
 }
 
 const offsetsSchema = z.object({

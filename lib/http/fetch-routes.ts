@@ -8,7 +8,7 @@ import { clusterRecord } from '../cluster/metadata.js';
 import { fetchRecords, listOffset, readFromLeader, type FetchResult, type OffsetSpec, type ReadTarget } from '../log/read.js';
 import type { BatchRecord } from '../protocol/record-batch.js';
 import { badRequest, errorResponse, intParam, intPathParam, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
-import { MAX_DATE_MS, formatBytes, wireType, type WireFormat } from './record-format.js';
+import { MAX_DATE_MS, formatBytes, jsonArrayWithin, wireType, type WireFormat } from './record-format.js';
 
 /** Default and largest `max_bytes` of a fetch (the response must fit Lambda's 6 MB payload, base64 included). */
 export const DEFAULT_FETCH_BYTES = 1_048_576;
@@ -51,19 +51,17 @@ async function v2Records(req: ApiRequest): Promise<ApiResponse> {
     const params = fetchParams(req);
     const result = await onLeader(req, (t) => fetchRecords(t, params));
     const partition = intPathParam(req, 'partition_id', partitionNotFound(req));
-    return {
-      status: 200,
-      contentType: type,
-      body: result.records.map((r) => ({
-        topic: req.params.topic_name,
-        key: formatBytes(r.key, format, `key at offset ${r.offset}`),
-        value: formatBytes(r.value, format, `value at offset ${r.offset}`),
-        partition,
-        offset: r.offset,
-        timestamp: r.timestamp,
-        headers: headersOut(r),
-      })),
-    };
+    // (as many as fit the function's response: the reader asks again from the last offset it got)
+    const body = jsonArrayWithin(result.records, (r) => ({
+      topic: req.params.topic_name,
+      key: formatBytes(r.key, format, `key at offset ${r.offset}`),
+      value: formatBytes(r.value, format, `value at offset ${r.offset}`),
+      partition,
+      offset: r.offset,
+      timestamp: r.timestamp,
+      headers: headersOut(r),
+    })).json;
+    return { status: 200, contentType: type, body };
   } catch (err) {
     return errorResponse(err, type);
   }
@@ -88,26 +86,21 @@ async function v3Records(req: ApiRequest): Promise<ApiResponse> {
   const result: FetchResult = await onLeader(req, (t) => fetchRecords(t, params));
   const partition = intPathParam(req, 'partition_id', partitionNotFound(req));
   const data = (b: Buffer | null, where: string) => (b === null ? null : { type: wireType(format), data: formatBytes(b, format, where) });
-  return {
-    status: 200,
-    body: {
-      kind: 'KafkaRecordList',
-      cluster_id: clusterId,
-      topic_name: req.params.topic_name,
-      partition_id: partition,
-      records: result.records.map((r) => ({
-        partition_id: partition,
-        offset: r.offset,
-        timestamp: new Date(r.timestamp).toISOString(),
-        key: data(r.key, `key at offset ${r.offset}`),
-        value: data(r.value, `value at offset ${r.offset}`),
-        headers: headersOut(r),
-      })),
-      next_offset: result.nextOffset,
-      high_watermark: result.highWatermark,
-      log_start_offset: result.logStartOffset,
-    },
-  };
+  // As many records as fit the function's response (small records grow 2–3× as JSON and base64);
+  // `next_offset` follows the last one sent.
+  const records = jsonArrayWithin(result.records, (r) => ({
+    partition_id: partition,
+    offset: r.offset,
+    timestamp: new Date(r.timestamp).toISOString(),
+    key: data(r.key, `key at offset ${r.offset}`),
+    value: data(r.value, `value at offset ${r.offset}`),
+    headers: headersOut(r),
+  }));
+  const last = result.records[records.count - 1];
+  const nextOffset = records.count < result.records.length && last ? last.offset + 1 : result.nextOffset;
+  const head = JSON.stringify({ kind: 'KafkaRecordList', cluster_id: clusterId, topic_name: req.params.topic_name, partition_id: partition });
+  const tail = JSON.stringify({ next_offset: nextOffset, high_watermark: result.highWatermark, log_start_offset: result.logStartOffset });
+  return { status: 200, body: `${head.slice(0, -1)},"records":${records.json},${tail.slice(1)}` };
 }
 
 /** `timestamp=earliest|latest|-2|-1|<epoch ms>|<ISO 8601>` (Kafka's -2 earliest, -1 latest). */

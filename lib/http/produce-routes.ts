@@ -87,7 +87,7 @@ function produceMode(req: ApiRequest): ProduceMode {
   return { acks, producer: { producerId: intParam(req, 'producer_id'), producerEpoch: intParam(req, 'producer_epoch', { max: 32767 }) } };
 }
 
-/** Produces with the request's mode: under acks=0 the outcomes come back before the write. */
+/** Produces with the request's mode: under acks=0 the outcomes carry no offsets and no write errors. */
 function produceWith(mode: ProduceMode, topic: string, records: readonly ProduceRecord[]): Promise<Outcome[]> {
   const withSequence = records.filter((r) => r.sequence !== undefined).length;
   if (mode.producer && withSequence !== records.length) throw invalidPayload('Every record of an idempotent producer (producer_id given) needs a sequence.');

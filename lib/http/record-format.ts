@@ -128,3 +128,40 @@ export function formatBytes(bytes: Buffer | null, format: WireFormat, where: str
 }
 
 export const wireType = (f: WireFormat): DataType => (f === 'binary' ? 'BINARY' : f === 'json' ? 'JSON' : 'STRING');
+
+/**
+ * The most a record list may cost in a function's response: Lambda's synchronous response limit
+ * (6 MB, the response's own JSON included) less room for the envelope and the headers.
+ */
+export const RESPONSE_RECORDS_BUDGET = 6_291_456 - 65_536;
+
+/**
+ * What a JSON text costs inside the function's response, which is JSON itself: its UTF-8 bytes,
+ * plus one for every `"` and `\` escaped again.
+ */
+export function responseCost(json: string): number {
+  let escaped = 0;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c === 34 || c === 92) escaped++;
+  }
+  return Buffer.byteLength(json) + escaped;
+}
+
+/**
+ * The JSON array of `items` rendered in order until the next one would take the array past
+ * `budget` (see `responseCost`); the first always goes in, so a reader is never stuck. Returns
+ * the array's text and how many items it holds.
+ */
+export function jsonArrayWithin<T>(items: readonly T[], render: (item: T) => unknown, budget = RESPONSE_RECORDS_BUDGET): { json: string; count: number } {
+  const parts: string[] = [];
+  let cost = 2;
+  for (const item of items) {
+    const text = JSON.stringify(render(item));
+    const next = cost + responseCost(text) + (parts.length > 0 ? 1 : 0);
+    if (parts.length > 0 && next > budget) break;
+    parts.push(text);
+    cost = next;
+  }
+  return { json: `[${parts.join(',')}]`, count: parts.length };
+}

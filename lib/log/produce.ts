@@ -105,7 +105,7 @@ async function appendPartition(
     } catch (caught) {
       if (caught instanceof CommitFailed) throw caught.cause;
       const err = asKafkaError(caught);
-      if ((err.kafkaName === 'KAFKA_STORAGE_ERROR' || caught instanceof AppendOutcomeUnknown) && state && state.leader >= 0) reportBrokerFailure(state.leader);
+      if ((err.kafkaName === 'KAFKA_STORAGE_ERROR' || caught instanceof AppendOutcomeUnknown) && state && state.leader >= 0) await reportBrokerFailure(state.leader);
       // (an append that may have been written is never sent again: REQUEST_TIMED_OUT is not retried here)
       const stale = RETRY_ON_STALE_ROUTE.has(err.kafkaName);
       if (!stale || Date.now() + 50 * attempt > deadline) throw err;
@@ -255,7 +255,7 @@ export async function executePlan(plan: ProducePlan): Promise<ProduceOutcome[]> 
   return outcomes as ProduceOutcome[];
 }
 
-/** A record accepted under acks=0: validated, written in the background, no offset known. */
+/** A record accepted under acks=0: validated and handed to the leader, no offset reported. */
 export interface Accepted {
   readonly ok: true;
   readonly partition: number;
@@ -264,15 +264,20 @@ export interface Accepted {
 }
 
 /**
- * acks=0: validates the records, starts writing them, and returns at once — no offsets, and a
- * failure of the write is only logged (Kafka's "fire and forget").
+ * acks=0: validates the records and writes them to the leader before it answers — in Lambda
+ * nothing runs after the response, so a write left running would happen at the container's next
+ * invocation, or never. The answer is what a Kafka acks=0 producer learns: no offsets and no
+ * errors (a failed write is logged, and the records are reported accepted). It costs what acks=1
+ * costs, and takes as long (docs/architecture.md, "acks=0 in Lambda").
  */
 export async function produceNoAck(topicName: string, records: readonly ProduceRecord[], opts: ProduceOptions = {}): Promise<(ProduceOutcome | Accepted)[]> {
   const plan = await planProduce(topicName, records, { ...opts, acks: 0 });
-  void executePlan(plan).then((outcomes) => {
-    const failed = outcomes.filter((o) => !o.ok).length;
-    if (failed > 0) logger.warn({ event: 'acks0-write-failed', topic: topicName, failed }, 'acks=0 records were not written');
-  }, (err: unknown) => logger.error({ event: 'acks0-write-failed', topic: topicName, err }, 'acks=0 write failed'));
+  const outcomes = await executePlan(plan).catch((err: unknown) => {
+    logger.error({ event: 'acks0-write-failed', topic: topicName, err }, 'acks=0 write failed');
+    return [];
+  });
+  const failed = outcomes.filter((o) => !o.ok).length;
+  if (failed > 0) logger.warn({ event: 'acks0-write-failed', topic: topicName, failed }, 'acks=0 records were not written');
   const partitionOf = new Map<number, number>();
   for (const [p, indexes] of plan.byPartition) for (const i of indexes) partitionOf.set(i, p);
   return plan.outcomes.map((o, i) => o ?? { ok: true, partition: partitionOf.get(i) as number, offset: null, timestamp: null });

@@ -399,7 +399,7 @@ export async function readFromLeader<T>(topic: string, partition: number, read: 
       const err = asKafkaError(caught);
       // A lost segment stays lost on any leader; S3 failing is not the leader's store failing.
       if (err.context.segmentMissing) throw err;
-      if (err.kafkaName === 'KAFKA_STORAGE_ERROR' && state.leader >= 0 && err.context.store !== 's3') reportBrokerFailure(state.leader);
+      if (err.kafkaName === 'KAFKA_STORAGE_ERROR' && state.leader >= 0 && err.context.store !== 's3') await reportBrokerFailure(state.leader);
       if (!RETRIABLE.has(err.kafkaName) || Date.now() + 100 > deadline) throw err;
       invalidateMetadata(topic);
       if (attempt > 1) await sleep(Math.min(50 * attempt, 500));

@@ -59,7 +59,17 @@ export interface RunOptions {
   readonly onSweep?: (r: SweepReport) => void;
   /** Time left to run (a Lambda's remaining time): a sweep pass never runs past it. */
   readonly remainingMs?: () => number;
+  /**
+   * Return once there is nothing to do (a scheduled pass): after a tick that changed nothing and
+   * left no live broker unseen, and the sweep pass after it; or at once when another controller
+   * holds the lease. Without it the loop runs until `until()`.
+   */
+  readonly untilIdle?: boolean;
 }
+
+/** A tick after which only the sweep has anything left to do. */
+const quiet = (r: TickReport): boolean =>
+  r.role === 'controller' && r.fenced.length === 0 && r.unfenced.length === 0 && r.elections === 0 && r.unseen.length === 0;
 
 let registered = false;
 
@@ -94,10 +104,16 @@ export async function runController(o: RunOptions): Promise<number> {
   try {
     while (!o.until()) {
       const started = Date.now();
+      let report: TickReport | undefined;
       try {
-        o.onTick?.(await c.tick(started + skew));
+        report = await c.tick(started + skew);
+        o.onTick?.(report);
       } catch (err) {
         logger.warn({ event: 'controller-tick-failed', controller: c.o.id, err }, 'controller tick failed');
+      }
+      if (o.untilIdle && report?.role === 'standby') {
+        ticks++;
+        break; // another controller is at work
       }
       if (c.held && !sweeping && started - lastSweepAt >= sweepEveryMs) {
         lastSweepAt = started;
@@ -109,6 +125,10 @@ export async function runController(o: RunOptions): Promise<number> {
         });
       }
       ticks++;
+      if (o.untilIdle && report && quiet(report)) {
+        await sweeping;
+        break;
+      }
       await new Promise((r) => setTimeout(r, Math.max(0, c.o.tickMs - (Date.now() - started))));
     }
   } finally {

@@ -90,7 +90,7 @@ describe('Produce with acks=0', () => {
     const r = await call('POST', v3(`/topics/${topic}/records?acks=0`), { partition_id: 0, value: { type: 'STRING', data: 'fire-and-forget' } });
     expect(r.status).toBe(202);
     expect(r.body).toMatchObject({ error_code: 202, partition_id: 0, offset: null, timestamp: null });
-    // The write runs after the answer: poll, bounded, until it is readable.
+    // Written to the leader before the answer; readable once the replicator commits it: poll, bounded.
     let values: string[] = [];
     for (let i = 0; i < 100 && values.length === 0; i++) {
       values = await readValues(topic);

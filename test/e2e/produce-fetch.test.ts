@@ -117,6 +117,35 @@ describe('Produce and fetch over HTTP', () => {
     expect(read.body.records[0].value.data).toBe(big);
   });
 
+  it("stops a fetch at what fits Lambda's 6 MB response (records that grow 9× as JSON), and the reader goes on from next_offset", async () => {
+    const topic = uniqueTopic('fits');
+    await createTopic(topic, 1, 1);
+    // Each record: 100 empty headers, ~300 bytes in its batch and ~3 KB as JSON.
+    const headers = Array.from({ length: 100 }, () => ({ name: 'h', value: null }));
+    for (let i = 0; i < 2; i++) {
+      const body = { entries: Array.from({ length: 1500 }, (_, j) => ({ id: String(j), partition_id: 0, value: { type: 'STRING', data: `r${i * 1500 + j}` }, headers })) };
+      const r = await call('POST', v3(`/topics/${topic}/records:batch`), body);
+      expect(r.status, r.text.slice(0, 300)).toBe(207);
+      expect(r.body.failures, r.text.slice(0, 300)).toEqual([]);
+    }
+    const inResponse = (text: string) => Buffer.byteLength(JSON.stringify({ statusCode: 200, body: text }));
+    const first = await call('GET', v3(`/topics/${topic}/partitions/0/records?offset=0&max_bytes=4000000&format=string`));
+    expect(first.status).toBe(200);
+    expect(inResponse(first.text)).toBeLessThanOrEqual(6_291_456);
+    const got = first.body.records.length;
+    expect(got).toBeGreaterThan(1);
+    expect(got).toBeLessThan(3000);
+    expect(first.body.next_offset).toBe(got);
+    const rest = await call('GET', v3(`/topics/${topic}/partitions/0/records?offset=${got}&max_bytes=4000000&format=string`));
+    expect(inResponse(rest.text)).toBeLessThanOrEqual(6_291_456);
+    expect(rest.body.records[0].offset).toBe(got);
+    const v2 = await call('GET', `/topics/${topic}/partitions/0/records?offset=0&max_bytes=4000000`, undefined, { accept: 'application/vnd.kafka.binary.v2+json' });
+    expect(v2.status).toBe(200);
+    expect(inResponse(v2.text)).toBeLessThanOrEqual(6_291_456);
+    expect(v2.body.length).toBeGreaterThan(1);
+    expect(v2.body.length).toBeLessThan(3000);
+  });
+
   it('long-polls: a fetch at the end waits and returns when a record arrives, before its timeout', async () => {
     const topic = uniqueTopic('poll');
     await createTopic(topic, 1, 1);

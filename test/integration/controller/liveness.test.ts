@@ -115,13 +115,29 @@ describe('Controller: broker liveness', () => {
     expect(caughtUp.filter((x) => x.startsWith(`${name}/`)).sort()).toEqual(parts.map((p) => `${name}/${p.partition}`));
   });
 
+  it('after a gap with no tick longer than a session (a scheduled controller), fences a broker only once it has failed for a whole session while watched', async () => {
+    await healAll();
+    const { ctl } = takeOver();
+    expect((await ctl.tick(t)).unseen).toEqual([]);
+    t += 60_000; // the next scheduled pass
+    c.stack.supervisor.kill(storeName(2));
+    expect(await ctl.tick(t)).toMatchObject({ role: 'controller', fenced: [], unseen: [2] });
+    t += SESSION - 1;
+    expect((await ctl.tick(t)).fenced).toEqual([]);
+    t += 2;
+    expect((await ctl.tick(t)).fenced).toEqual([2]);
+  });
+
   it("where a fenced broker leaves the ISR of a partition whose leader stays, the leader's count drops it too (min.insync.replicas counts what the ISR says)", async () => {
     await healAll();
     const { name, topicId, parts } = await newTopic(3);
     const { ctl } = takeOver();
     c.stack.supervisor.kill(storeName(2));
     await ctl.tick(t);
-    t += SESSION + 1;
+    // (watched the whole session: a gap of a whole session resets what was seen)
+    t += SESSION - 1;
+    await ctl.tick(t);
+    t += 2;
     expect((await ctl.tick(t)).fenced).toEqual([2]);
     const kept = parts.filter((p) => p.leader !== 2);
     expect(kept.length).toBeGreaterThan(0);
@@ -181,7 +197,10 @@ describe('Controller: broker liveness', () => {
     });
     c.stack.supervisor.kill(storeName(dead));
     await ctl.tick(t);
-    t += SESSION + 1;
+    // (watched the whole session: a gap of a whole session resets what was seen)
+    t += SESSION - 1;
+    await ctl.tick(t);
+    t += 2;
     armed = true;
     const fencing = await ctl.tick(t);
     expect(fencing.fenced).toEqual([dead]);
@@ -233,7 +252,10 @@ describe('Controller: store incarnation', () => {
     });
     c.stack.supervisor.kill(storeName(1));
     await deposed.tick(t);
-    t += SESSION + 1;
+    // (watched the whole session: a gap of a whole session resets what was seen)
+    t += SESSION - 1;
+    await deposed.tick(t);
+    t += 2;
     expect((await deposed.tick(t)).fenced).toEqual([1]);
     await c.stack.restart(storeName(1));
     t += 1000;
