@@ -7,6 +7,7 @@
  */
 import { KafkaError, isKafkaError } from '../errors.js';
 import { config } from '../config.js';
+import { deadlineIn } from '../deadline.js';
 import { logger } from '../logger.js';
 import { fetchRecords, listOffset, readFromLeader } from '../log/read.js';
 import type { BatchRecord } from '../protocol/record-batch.js';
@@ -143,7 +144,7 @@ export interface ResponseBudget {
  * last record returned from its partition.
  */
 export async function poll(group: string, id: string, o: { timeoutMs: number; maxBytes: number; response?: ResponseBudget }): Promise<ConsumedRecord[]> {
-  const deadline = Date.now() + o.timeoutMs;
+  const deadline = deadlineIn(o.timeoutMs);
   const m = await instance(group, id);
   let assigned: TopicPartition[] = [];
   let memberEpoch = m.memberEpoch;

@@ -5,6 +5,7 @@
  */
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { answerByFor, withAnswerBy } from '../deadline.js';
 import { HttpError } from '../errors.js';
 import { logger } from '../logger.js';
 import { errorResponse, toRequest, toResult, type RouteHandler } from './api.js';
@@ -39,10 +40,11 @@ export function httpFunction(fn: FunctionName, routes: Record<string, RouteHandl
   const mine = ROUTES.filter((r) => r.fn === fn).map(routeKey);
   const missing = mine.filter((k) => !routes[k]);
   if (missing.length > 0) throw new Error(`function ${fn} has no handler for ${missing.join(', ')}`);
-  const dispatch = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
+  const dispatch = async (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> => {
     const route = routes[event.routeKey];
     if (!route) throw new HttpError(404, 404, `HTTP 404 Not Found: ${fn} does not serve ${event.routeKey}`);
-    return toResult(await route(toRequest(event)));
+    // Long polls and retries stop in time to answer (lib/deadline.ts).
+    return withAnswerBy(answerByFor(context.getRemainingTimeInMillis()), async () => toResult(await route(toRequest(event))));
   };
   return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>()
     .use(accessLog(fn))

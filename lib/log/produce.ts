@@ -3,6 +3,7 @@
  * of batches per partition on its leader — partitions in parallel. A stale route (leader moved,
  * epoch changed) refreshes metadata and retries within the request's deadline.
  */
+import { deadlineIn } from '../deadline.js';
 import { KafkaError, asKafkaError, isKafkaError } from '../errors.js';
 import { partitionForKey } from '../protocol/murmur2.js';
 import type { RecordHeader } from '../protocol/record-batch.js';
@@ -181,7 +182,7 @@ export interface ProducePlan {
  * compacted topic).
  */
 export async function planProduce(topicName: string, records: readonly ProduceRecord[], opts: ProduceOptions = {}): Promise<ProducePlan> {
-  const deadline = Date.now() + (opts.deadlineMs ?? config().requestTimeoutMs);
+  const deadline = deadlineIn(opts.deadlineMs ?? config().requestTimeoutMs);
   const view = await requireTopic(topicName);
   const n = view.topic.partitions;
   const sticky = Math.floor(Math.random() * n);

@@ -3,6 +3,7 @@
  * for new data, and ListOffsets (earliest, latest, by timestamp).
  */
 import { config } from '../config.js';
+import { deadlineIn } from '../deadline.js';
 import { invalidateMetadata, replicaStore, reportBrokerFailure, requireTopic } from '../cluster/metadata.js';
 import { KafkaError, asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
@@ -213,7 +214,7 @@ async function fromTable(t: ReadTarget, g: Gathered, budget: number, hw: number,
  * context (a live segment's object is gone: metric `SegmentMissing` and an error log).
  */
 export async function fetchRecords(t: ReadTarget, req: FetchRequest, o: ReadHooks = {}): Promise<FetchResult> {
-  const deadline = Date.now() + req.maxWaitMs;
+  const deadline = deadlineIn(req.maxWaitMs);
   // One round trip when the records are there: the head and the Query from the offset go together,
   // and the head then says how much of the answer is committed (batches below a leader's high
   // watermark never change). A Query of a table tail rolled away meanwhile answers from later
@@ -387,7 +388,7 @@ const RETRIABLE = new Set(['NOT_LEADER_OR_FOLLOWER', 'UNKNOWN_TOPIC_OR_PARTITION
  * Errors: UNKNOWN_TOPIC_OR_PARTITION (with `partition` in its context for a missing partition),
  * LEADER_NOT_AVAILABLE while the partition is offline, and what `read` throws.
  */
-export async function readFromLeader<T>(topic: string, partition: number, read: (t: ReadTarget) => Promise<T>, deadline = Date.now() + config().requestTimeoutMs): Promise<T> {
+export async function readFromLeader<T>(topic: string, partition: number, read: (t: ReadTarget) => Promise<T>, deadline = deadlineIn(config().requestTimeoutMs)): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const view = await requireTopic(topic);
     const state = view.partitions[partition];
