@@ -43,7 +43,7 @@ export const ESBUILD_OPTIONS: esbuild.BuildOptions = {
 };
 
 /** The entry module of a function: its handler, wrapped with the REST adapter when it serves HTTP. */
-function entrySource(spec: FunctionSpec): string {
+export function entrySource(spec: FunctionSpec): string {
   const handler = JSON.stringify(path.join(PROJECT_ROOT, spec.entry));
   if (spec.trigger !== 'http') return `export { handler } from ${handler};\n`;
   return [
