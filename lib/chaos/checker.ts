@@ -1,8 +1,9 @@
 /**
- * The consistency checker: judges a recorded chaos history against the invariants of DESIGN §10,
- * the way Jepsen's Kafka checker does — every anomaly names the topic/partition/offset/value and the
- * events involved. Pure and roughly linear in the history (maps keyed by `topic#partition`, a few
- * sorts), so a 100k-event history checks in well under a second.
+ * The consistency checker: judges a recorded chaos history against the invariants in
+ * docs/architecture.md, the way Jepsen's Kafka checker does — every anomaly names the
+ * topic/partition/offset/value and the events involved. Pure and roughly linear in the history
+ * (maps keyed by `topic#partition`, a few sorts), so a 100k-event history checks in well under a
+ * second.
  */
 import type { AssignmentEvent, CommitEvent, FaultEvent, FinalCommitsEvent, FinalReadEvent, HistoryEvent, PollEvent, ProduceEvent, QuietEvent, ReadEvent } from './history.js';
 import { checkLiveness } from './liveness.js';
@@ -105,7 +106,8 @@ const pushId = (ids: number[], id: number): void => {
 const name = (p: { topic: string; partition: number }): string => `${p.topic}/${p.partition}`;
 
 /**
- * Judges a history. Rules (DESIGN §10), each anomaly naming the events involved:
+ * Judges a history. Rules (docs/architecture.md, "Invariants"), each anomaly naming the events
+ * involved:
  * - lost-write: an acks=all acknowledged value missing from the complete final read of its partition.
  * - inconsistent-offset / divergence: one offset seen with two values among acks=all acknowledgements,
  *   reads, polls and final reads — 'divergence' when two different reader processes disagree. An

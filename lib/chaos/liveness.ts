@@ -1,8 +1,8 @@
 /**
  * Liveness: after a fault heals and the writes stop (a quiet phase), every acknowledged record
  * becomes readable — below the high watermark, through a fetch — within a stated bound. Nothing
- * must wait for a write that never comes (DESIGN §5). `checkLiveness` judges a history;
- * `Readability` tells the prober of a running quiet phase what is still unread.
+ * must wait for a write that never comes (docs/architecture.md, "Replication"). `checkLiveness`
+ * judges a history; `Readability` tells the prober of a running quiet phase what is still unread.
  */
 import type { FaultEvent, FinalReadEvent, HistoryEvent, PollEvent, ProduceEvent, QuietEvent, ReadEvent } from './history.js';
 

@@ -1,11 +1,11 @@
 /**
- * The controller (DESIGN §6): whoever holds the lease. Each tick renews the lease (or tries to
- * take it), probes every broker's store, fences brokers unseen for `broker.session.timeout.ms`
- * and unfences those that answer again, and — only when brokers changed state or it just took
- * over — walks the partitions: elects leaders for partitions whose leader died, removes dead
- * brokers from ISRs, and pushes role and epoch to the replicas' heads as it goes, renewing its
- * lease on the way (a walk may outlast a lease). A steady-state tick costs one lease write, one
- * broker list and one probe per broker, whatever the number of partitions.
+ * The controller (docs/architecture.md, "The controller"): whoever holds the lease. Each tick
+ * renews the lease (or tries to take it), probes every broker's store, fences brokers unseen for
+ * `broker.session.timeout.ms` and unfences those that answer again, and — only when brokers changed
+ * state or it just took over — walks the partitions: elects leaders for partitions whose leader
+ * died, removes dead brokers from ISRs, and pushes role and epoch to the replicas' heads as it
+ * goes, renewing its lease on the way (a walk may outlast a lease). A steady-state tick costs one
+ * lease write, one broker list and one probe per broker, whatever the number of partitions.
  */
 import { randomUUID } from 'node:crypto';
 import { logger } from '../logger.js';

@@ -1,7 +1,7 @@
 /**
- * The per-instance metadata cache the data path routes by (DESIGN §4 step 1). A cached view is
- * trusted for `metadataMaxAgeMs`; after that one small read of the cluster's metadata version
- * tells whether anything changed, and a changed version drops the whole cache.
+ * The per-instance metadata cache the data path routes by (docs/architecture.md, "Request path"). A
+ * cached view is trusted for `metadataMaxAgeMs`; after that one small read of the cluster's
+ * metadata version tells whether anything changed, and a changed version drops the whole cache.
  */
 import { config } from '../config.js';
 import { KafkaError } from '../errors.js';

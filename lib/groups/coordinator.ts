@@ -1,8 +1,8 @@
 /**
- * The group coordinator (DESIGN §8): any Lambda serves any group, because all group state lives in
- * the coordination table and every change is a compare-and-set on the group's meta item. Heartbeats
- * (join, leave, subscription changes), commits fenced by member epoch and ownership, committed
- * offsets, resets, describe and lag.
+ * The group coordinator (docs/architecture.md, "Consumer groups"): any Lambda serves any group,
+ * because all group state lives in the coordination table and every change is a compare-and-set on
+ * the group's meta item. Heartbeats (join, leave, subscription changes), commits fenced by member
+ * epoch and ownership, committed offsets, resets, describe and lag.
  */
 import { randomUUID } from 'node:crypto';
 import { cachedPartitionCounts, invalidateMetadata } from '../cluster/metadata.js';

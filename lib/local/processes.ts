@@ -1,8 +1,9 @@
 /**
- * The local stack's child processes (DESIGN §9): DynamoDB Local JVMs and s3rver, spawned directly
- * (no shell) so their pids are real and fault tests can SIGKILL/SIGSTOP them. The supervisor
- * starts a store and waits until it answers HTTP, kills, pauses, resumes and restarts it on the same
- * port, and stops everything. Children never outlive a normal exit of this process.
+ * The local stack's child processes (docs/architecture.md, "The local stack"): DynamoDB Local JVMs
+ * and s3rver, spawned directly (no shell) so their pids are real and fault tests can
+ * SIGKILL/SIGSTOP them. The supervisor starts a store and waits until it answers HTTP, kills,
+ * pauses, resumes and restarts it on the same port, and stops everything. Children never outlive a
+ * normal exit of this process.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';

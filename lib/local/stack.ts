@@ -1,8 +1,9 @@
 /**
- * The embedded local stack (DESIGN §9): DynamoDB Local for the coordination table and the
- * brokers' replica tables (one shared process, or one per broker with `isolatedBrokers`), s3rver,
- * the tables and bucket from the same definitions the CDK deploys, the cluster bootstrap, and the
- * gateway serving the Lambda handlers. `npm start` and the test suite both run this.
+ * The embedded local stack (docs/architecture.md, "The local stack"): DynamoDB Local for the
+ * coordination table and the brokers' replica tables (one shared process, or one per broker with
+ * `isolatedBrokers`), s3rver, the tables and bucket from the same definitions the CDK deploys, the
+ * cluster bootstrap, and the gateway serving the Lambda handlers. `npm start` and the test suite
+ * both run this.
  */
 import fs from 'node:fs';
 import os from 'node:os';

@@ -1,7 +1,8 @@
 /**
- * The local stack's stand-in for Lambda's DynamoDB Streams event source mapping (DESIGN §9): it
- * reads each broker's replica-table stream and hands the records, in batches, to a function as a
- * `DynamoDBStreamEvent` — the same event the replicator gets in AWS.
+ * The local stack's stand-in for Lambda's DynamoDB Streams event source mapping
+ * (docs/architecture.md, "The local stack"): it reads each broker's replica-table stream and hands
+ * the records, in batches, to a function as a `DynamoDBStreamEvent` — the same event the replicator
+ * gets in AWS.
  *
  * What it does, as the event source mapping does:
  * - Start position: shards open when `start()` runs are read from LATEST — records written before

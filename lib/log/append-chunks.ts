@@ -1,8 +1,8 @@
 /**
- * How a lane's batches are cut into transactions (DESIGN §4 step 5): each append transaction
- * holds the head, its batches and one state item per idempotent producer among them, and must
- * stay within DynamoDB's limits of 100 items and 4 MB — for every legal request, whatever
- * `max.message.bytes`, `inline.max.bytes` and the number of producers sharing the lane.
+ * How a lane's batches are cut into transactions (docs/architecture.md, "Request path"): each
+ * append transaction holds the head, its batches and one state item per idempotent producer among
+ * them, and must stay within DynamoDB's limits of 100 items and 4 MB — for every legal request,
+ * whatever `max.message.bytes`, `inline.max.bytes` and the number of producers sharing the lane.
  */
 
 /** DynamoDB: items in one TransactWriteItems. */

@@ -1,7 +1,8 @@
 /**
- * Appending prepared batches to a partition's leader replica (DESIGN §4 step 5): offsets assigned
- * from the head's log end offset, one transaction per chunk of batches, lost races retried from
- * the head the failed condition returned, batches above `inline.max.bytes` stored in S3 first.
+ * Appending prepared batches to a partition's leader replica (docs/architecture.md, "Request
+ * path"): offsets assigned from the head's log end offset, one transaction per chunk of batches,
+ * lost races retried from the head the failed condition returned, batches above `inline.max.bytes`
+ * stored in S3 first.
  */
 import { randomUUID } from 'node:crypto';
 import { KafkaError, asKafkaError } from '../errors.js';

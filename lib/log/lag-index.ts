@@ -1,7 +1,8 @@
 /**
- * The data path's half of replication liveness (DESIGN §5; docs/architecture.md, "Replication
- * liveness"): a partition whose followers may be behind its leader is in the coordination table's
- * lag index, and the controller's sweep (lib/orchestration/sweep.ts) re-drives what the index names.
+ * The data path's half of replication liveness (docs/architecture.md, "Replication" and
+ * "Replication liveness"): a partition whose followers may be behind its leader is in the
+ * coordination table's lag index, and the controller's sweep (lib/orchestration/sweep.ts) re-drives
+ * what the index names.
  *
  * Who sets the mark: the append (lib/log/append.ts) — whatever happens to the event that should
  * replicate it — and a replication run that leaves a follower behind. The leader's head records, per

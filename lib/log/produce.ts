@@ -1,7 +1,8 @@
 /**
- * Produce (DESIGN §4): route each record to a partition, validate everything, then append one set
- * of batches per partition on its leader — partitions in parallel. A stale route (leader moved,
- * epoch changed) refreshes metadata and retries within the request's deadline.
+ * Produce (docs/architecture.md, "Request path"): route each record to a partition, validate
+ * everything, then append one set of batches per partition on its leader — partitions in parallel.
+ * A stale route (leader moved, epoch changed) refreshes metadata and retries within the request's
+ * deadline.
  */
 import { deadlineIn } from '../deadline.js';
 import { KafkaError, asKafkaError, isKafkaError } from '../errors.js';
@@ -269,7 +270,7 @@ export interface Accepted {
  * nothing runs after the response, so a write left running would happen at the container's next
  * invocation, or never. The answer is what a Kafka acks=0 producer learns: no offsets and no
  * errors (a failed write is logged, and the records are reported accepted). It costs what acks=1
- * costs, and takes as long (docs/architecture.md, "acks=0 in Lambda").
+ * costs, and takes as long (docs/architecture.md, "Lambda semantics").
  */
 export async function produceNoAck(topicName: string, records: readonly ProduceRecord[], opts: ProduceOptions = {}): Promise<(ProduceOutcome | Accepted)[]> {
   const plan = await planProduce(topicName, records, { ...opts, acks: 0 });

@@ -1,6 +1,6 @@
 /**
- * The read path (DESIGN §7): fetch from the leader replica below the high watermark, long-poll
- * for new data, and ListOffsets (earliest, latest, by timestamp).
+ * The read path (docs/architecture.md, "Request path"): fetch from the leader replica below the
+ * high watermark, long-poll for new data, and ListOffsets (earliest, latest, by timestamp).
  */
 import { config } from '../config.js';
 import { deadlineIn } from '../deadline.js';

@@ -1,9 +1,9 @@
 /**
- * Replication (DESIGN §5): the copy step from a leader replica to a follower, KIP-101 truncation
- * before a follower copies under a new leader epoch, and `replicate` — bring a partition's
- * followers up, keep the ISR honest, and advance the high watermark to the smallest log end
- * offset in the ISR. Safe to run concurrently from anywhere: every write is conditional, so a
- * copier that lost a race wrote nothing.
+ * Replication (docs/architecture.md, "Replication"): the copy step from a leader replica to a
+ * follower, KIP-101 truncation before a follower copies under a new leader epoch, and `replicate` —
+ * bring a partition's followers up, keep the ISR honest, and advance the high watermark to the
+ * smallest log end offset in the ISR. Safe to run concurrently from anywhere: every write is
+ * conditional, so a copier that lost a race wrote nothing.
  */
 import { editCount, finishLeave, settleLeave, shrinkWithCount } from '../cluster/isr-count.js';
 import { cachedBrokers, cachedTopic, invalidateMetadata, replicaStore } from '../cluster/metadata.js';

@@ -1,6 +1,6 @@
 /**
  * Rolling: the table tail of a partition below its high watermark becomes an immutable S3
- * segment that every replica shares (DESIGN §3, §5 "Tiers").
+ * segment that every replica shares (docs/architecture.md, "Tiers").
  *
  *   (a) register [base, end) `pending` in the segment registry (conditional put: one roller wins)
  *   (b) PUT the segment object (deterministic bytes for the range: batches below the high

@@ -1,6 +1,7 @@
 /**
- * Reads rolled log from S3 segments (DESIGN §7): a segment's footer and index once per instance
- * (cached: segments are immutable), then only the batch bytes a fetch wants, with ranged GETs.
+ * Reads rolled log from S3 segments (docs/architecture.md, "Tiers"): a segment's footer and index
+ * once per instance (cached: segments are immutable), then only the batch bytes a fetch wants, with
+ * ranged GETs.
  *
  *   footer + index   one suffix-range GET of the object's last TAIL_READ_BYTES; the footer says
  *                    where the index sections are, and a second ranged GET reads them only when

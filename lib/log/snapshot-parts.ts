@@ -1,8 +1,9 @@
 /**
  * The snapshot format (version 2): a manifest naming parts, each part a bounded run of entries,
  * so a snapshot is written and read one part at a time and never held whole in memory
- * (DESIGN §5). Storage is passed in (`put`, `get`), so the same writer and reader serve any
- * snapshot source — today the table log, later S3 segments plus the table tail.
+ * (docs/architecture.md, "Replication"). Storage is passed in (`put`, `get`), so the same writer
+ * and reader serve any snapshot source — today the table log, later S3 segments plus the table
+ * tail.
  *
  *   part    => entry*
  *   entry   => headerLength:uint32 header:JSON(utf8) dataLength:int32 data:bytes

@@ -1,8 +1,8 @@
 /**
- * Full sync via snapshot (DESIGN §5, seed 3.1.2.1): for a follower that is empty, wiped, behind
- * the leader's log start, or diverged. Bounded: the snapshot is written to and read from S3 in
- * parts (lib/log/snapshot-parts.ts), never held whole in memory. Safe to fail: the follower's log
- * is not touched until the snapshot is complete.
+ * Full sync via snapshot (docs/architecture.md, "Replication"; seed 3.1.2.1): for a follower that
+ * is empty, wiped, behind the leader's log start, or diverged. Bounded: the snapshot is written to
+ * and read from S3 in parts (lib/log/snapshot-parts.ts), never held whole in memory. Safe to fail:
+ * the follower's log is not touched until the snapshot is complete.
  *
  *   1. claim    the follower's head gets `snapshotting` (when); its log and head stay as they are,
  *               but no copy step or truncation writes to it and no second full sync starts

@@ -1,6 +1,6 @@
 /**
- * Log maintenance (DESIGN §6: "roll segments and apply retention"): rolling a partition's table
- * tail into S3 segments, retention, compaction. No server runs it; it is driven from:
+ * Log maintenance (docs/architecture.md, "Tiers"): rolling a partition's table tail into S3
+ * segments, retention, compaction. No server runs it; it is driven from:
  * - the stream replicator, when a leader's table tail passes `segment.bytes` (lib/log/replicator.ts);
  * - the sweep's full pass (lib/orchestration/sweep.ts, every 5 minutes by default, and in AWS on
  *   the schedule): every partition whose leader head says a roll is due (`segment.bytes` or

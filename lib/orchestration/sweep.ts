@@ -1,8 +1,8 @@
 /**
- * The replication sweep (DESIGN §5, "nothing waits for an event that may never come"): re-drives
- * every partition whose followers lag its leader, so replication converges with no new writes
- * whatever dropped the event that should have driven it (a stream batch given up on, a Lambda
- * that timed out, a stream record past its 24 h retention).
+ * The replication sweep (docs/architecture.md, "Replication": nothing waits for an event that may
+ * never come): re-drives every partition whose followers lag its leader, so replication converges
+ * with no new writes whatever dropped the event that should have driven it (a stream batch given up
+ * on, a Lambda that timed out, a stream record past its 24 h retention).
  *
  * Each pass reads the lag index (one Query: lib/log/lag-index.ts says who writes it) and runs
  * `replicate` for each partition it names; a partition caught up and idle leaves the index. Every

@@ -1,7 +1,8 @@
 /**
- * The coordination table: cluster, brokers, topics and partition state (DESIGN §3). The only
- * module that reads or writes it. Every metadata change bumps `cluster/meta.metadataVersion` in
- * the same transaction, so caches can tell they are stale with one small read.
+ * The coordination table: cluster, brokers, topics and partition state (docs/architecture.md,
+ * "Components"). The only module that reads or writes it. Every metadata change bumps
+ * `cluster/meta.metadataVersion` in the same transaction, so caches can tell they are stale with
+ * one small read.
  *
  * Keys: `cluster`/`meta`; `brokers`/`<id>`; `topics`/`<name>` (the topic list);
  * `topic#<name>`/`meta` and `topic#<name>`/`p#<00000n>` (one Query returns a topic whole).
@@ -508,7 +509,8 @@ export async function markBrokerSuspect(brokerId: number): Promise<void> {
   })).catch(() => undefined);
 }
 
-// ---- The lag index: partitions whose followers lag their leader (DESIGN §5, liveness) ----
+// ---- The lag index: partitions whose followers lag their leader ----
+// (docs/architecture.md, "Replication liveness")
 //
 // Keys: `lagging`/`<topicId>#<partition>`. The replication run that finds a follower behind the
 // leader writes the mark (only when the leader's head says none is set: transitions cost a write,

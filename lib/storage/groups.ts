@@ -1,5 +1,5 @@
 /**
- * Consumer group state in the coordination table (DESIGN §8). Keys:
+ * Consumer group state in the coordination table (docs/architecture.md, "Consumer groups"). Keys:
  * `groups`/`<group>` (the group list); `group#<g>`/`meta` (group epoch, assignor, a digest of what
  * the target was computed from, a pointer to the target — small and of fixed size whatever the
  * group's members and partitions; changed only by compare-and-set on `ver`);

@@ -1,4 +1,7 @@
-/** The shapes of what the stores hold (DESIGN §3). Plain data: no behaviour, no SDK types. */
+/**
+ * The shapes of what the stores hold (docs/architecture.md, "Components"). Plain data: no
+ * behaviour, no SDK types.
+ */
 
 export interface ClusterRecord {
   readonly clusterId: string;

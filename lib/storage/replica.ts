@@ -535,7 +535,8 @@ export interface CopyWrite {
 }
 
 /**
- * Copies batches to a follower in one transaction (the replicator's copy step, DESIGN §5).
+ * Copies batches to a follower in one transaction (the replicator's copy step:
+ * docs/architecture.md, "Replication").
  *
  *   copier A: read follower (leo=F) ── read leader batches ── transact(F → F+n) ✓
  *   copier B: read follower (leo=F) ── read leader batches ─────── transact(F → F+n) ✗ leo = F fails: B is a no-op

@@ -1,8 +1,8 @@
 /**
- * The segment registry (DESIGN §3): which S3 segment objects make up each partition's rolled log.
- * Segments belong to the partition, not to a replica: S3 already keeps every object in several
- * zones, so every replica refers to the same objects. The only module that reads or writes
- * `seg#` items of the coordination table.
+ * The segment registry (docs/architecture.md, "Tiers"): which S3 segment objects make up each
+ * partition's rolled log. Segments belong to the partition, not to a replica: S3 already keeps
+ * every object in several zones, so every replica refers to the same objects. The only module that
+ * reads or writes `seg#` items of the coordination table.
  *
  * Keys: `pk = seg#<topicId>#<partition>`, `sk = <20-digit base offset>` (one Query returns a
  * partition's segments in offset order). An item's `state`:

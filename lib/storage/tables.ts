@@ -1,6 +1,6 @@
 /**
  * Table definitions — the one source for the local stack (which creates them) and the CDK
- * construct (which deploys them). DESIGN §3 describes what the items hold.
+ * construct (which deploys them). What the items hold: docs/architecture.md, "Components".
  */
 
 export type KeyType = 'S' | 'N' | 'B';
