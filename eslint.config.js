@@ -1,4 +1,4 @@
-// Lint: typescript-eslint's recommended rules, plus the import direction DESIGN §2 asks for.
+// Lint: typescript-eslint's recommended rules, plus the import direction docs/architecture.md ("Code map") sets.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 

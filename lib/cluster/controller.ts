@@ -1,8 +1,9 @@
 /**
  * The controller (docs/architecture.md, "The controller"): whoever holds the lease. Each tick
  * renews the lease (or tries to take it), probes every broker's store, fences brokers unseen for
- * `broker.session.timeout.ms` and unfences those that answer again, and — only when brokers changed
- * state or it just took over — walks the partitions: elects leaders for partitions whose leader
+ * `broker.session.timeout.ms` (while watched: see `tickOnce`) and unfences those that answer again,
+ * and — when brokers changed state, it just took over, every 5 minutes (to keep its gauges fresh),
+ * or on a metadata change while partitions are offline — walks the partitions: elects leaders for partitions whose leader
  * died, removes dead brokers from ISRs, and pushes role and epoch to the replicas' heads as it
  * goes, renewing its lease on the way (a walk may outlast a lease). A steady-state tick costs one
  * lease write, one broker list and one probe per broker, whatever the number of partitions.

@@ -1,5 +1,5 @@
 /**
- * Invariant 7 (DESIGN §10): bad input gets a clear 4xx with a Kafka-style error code and changes
+ * Invariant 7 (docs/architecture.md, "Invariants"): bad input gets a clear 4xx with a Kafka-style error code and changes
  * nothing; no input crashes a handler. Tables of bad requests for every route, each checked for
  * its status, REST Proxy's error body `{error_code, message}` and — for produce — an unchanged log
  * end offset; then a property: no JSON value or string sent as a record answers 5xx or writes

@@ -1,5 +1,5 @@
 /**
- * Invariant 7 (DESIGN §10) for consumer groups: bad input on the group routes (/v3 native protocol)
+ * Invariant 7 (docs/architecture.md, "Invariants") for consumer groups: bad input on the group routes (/v3 native protocol)
  * and the consumer routes (REST Proxy v2) gets a clear 4xx with a Kafka-style error code — the
  * Kafka name in the message, REST Proxy's code in `error_code` — and changes nothing: each case
  * reads the group back (members, epochs, committed offsets, positions) and finds it as it was.

@@ -1,4 +1,4 @@
-/** Starts one local stack for the whole test run (DESIGN §9) and hands its URL and env to every test file. */
+/** Starts one local stack for the whole test run (docs/architecture.md, "The local stack") and hands its URL and env to every test file. */
 import type { TestProject } from 'vitest/node';
 import { startLocalStack, type LocalStack } from '../../lib/local/stack.js';
 

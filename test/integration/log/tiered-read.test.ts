@@ -1,5 +1,5 @@
 /**
- * Reads don't care which tier (DESIGN §7): fetch and ListOffsets over a partition whose history is
+ * Reads don't care which tier (docs/architecture.md, "Tiers"): fetch and ListOffsets over a partition whose history is
  * in S3 segments and whose tail is in the replica tables give the same answers as over one table —
  * contiguous, byte-identical, bounded by max_bytes — also when a roll runs between the head read
  * and the table read; a damaged segment answers CORRUPT_MESSAGE and never wrong bytes; a missing

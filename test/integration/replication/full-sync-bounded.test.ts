@@ -1,5 +1,5 @@
 /**
- * Full sync is bounded and safe to fail (DESIGN §5): the snapshot is written and installed in
+ * Full sync is bounded and safe to fail (docs/architecture.md, "Replication"): the snapshot is written and installed in
  * parts no larger than a set size, installs byte-identical, and a sync that fails leaves the
  * follower no worse off — untouched when it fails building the snapshot, claimed-and-given-up
  * (so the next sync repairs it at once) when it fails installing.
