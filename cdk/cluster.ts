@@ -10,7 +10,7 @@
  * new TributaryCluster(this, 'Events', { brokers: 3 });
  * ```
  */
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -181,6 +181,8 @@ export class TributaryCluster extends Construct {
       ],
       ...(p.serverAccessLogsBucket ? { serverAccessLogsBucket: p.serverAccessLogsBucket, serverAccessLogsPrefix: 'tributary/' } : {}),
       removalPolicy: p.removalPolicy,
+      // DESTROY would fail on a bucket that still holds objects: empty it first (a custom resource).
+      autoDeleteObjects: p.removalPolicy === RemovalPolicy.DESTROY,
     });
     if (!p.serverAccessLogsBucket) {
       Validations.of(bucket).acknowledge({
@@ -213,14 +215,10 @@ export class TributaryCluster extends Construct {
       logGroup,
       loggingFormat: lambda.LoggingFormat.JSON,
       environment: { ...environment, NODE_OPTIONS: '--enable-source-maps' },
-      // The controller ticks until 3 s before its timeout (70 s in the catalog), so each run
-      // outlasts the one-minute schedule and some controller is always ticking; with a timeout of
-      // 60 s or less every minute would open a gap longer than the 3-tick lease. Concurrency 1 makes
-      // the overlapping invocation wait (Lambda's async queue retries it) instead of starting a
-      // second container under a new identity, which would contend for the lease and, on taking
-      // it, bump the controller epoch and re-walk every partition once a minute; with one container
-      // the warm one is reused, keeps its identity and renews its lease.
-      ...(spec.trigger === 'schedule' && p.reserveControllerConcurrency ? { reservedConcurrentExecutions: 1 } : {}),
+      // No reserved concurrency: a new account's concurrency quota is 10 and Lambda refuses to
+      // reserve any of it. Two controller invocations that overlap do not both work: the lease
+      // fences every controller write, and an invocation that finds the lease renewed by another
+      // live controller returns (lib/orchestration/controller-loop.ts, `returnWhenStandby`).
     });
     Validations.of(fn).acknowledge({
       id: 'AwsSolutions-L1',

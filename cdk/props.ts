@@ -40,13 +40,23 @@ export interface TributaryClusterProps {
    */
   readonly authorization?: ApiAuthorization;
   /**
-   * What happens to the tables, the bucket and the log groups when the stack is deleted.
-   * @default RemovalPolicy.RETAIN
+   * What happens to the tables, the bucket and the log groups when the stack is updated (a
+   * replacement) or deleted. The default keeps them then, but lets CloudFormation delete them
+   * when the stack's first create fails and rolls back, so a failed first deploy can simply be
+   * deployed again: the tables have fixed names (`tablePrefix`), and a table left behind by a
+   * rolled-back create would make every retry fail with "already exists". After `cdk destroy`
+   * the retained tables and bucket stay (the README's "Deploy to AWS" says how to remove them).
+   * `DESTROY` deletes them with the stack, emptying the bucket first (`autoDeleteObjects`).
+   * @default RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE
    */
   readonly removalPolicy?: RemovalPolicy;
   /**
-   * DynamoDB deletion protection on every table.
-   * @default - true, unless removalPolicy is DESTROY
+   * DynamoDB deletion protection on every table. Off by default: when a stack's first create
+   * fails, CloudFormation deletes the tables it created (see `removalPolicy`), and a protected
+   * table cannot be deleted, so the rollback ends in `ROLLBACK_FAILED` and the stack has to be
+   * deleted by hand before the next try. Turn it on once the cluster is in use; `removalPolicy`
+   * already keeps the tables when the stack is updated or deleted.
+   * @default false
    */
   readonly deletionProtection?: boolean;
   /**
@@ -59,13 +69,6 @@ export interface TributaryClusterProps {
    * @default 9000
    */
   readonly brokerSessionTimeoutMs?: number;
-  /**
-   * Reserve a concurrency of 1 for the scheduled functions (the controller), so overlapping
-   * schedules never run two containers at once. Turn it off only in an account whose Lambda
-   * concurrency quota is too small to reserve any (new accounts may have 10).
-   * @default true
-   */
-  readonly reserveControllerConcurrency?: boolean;
   /**
    * Retention of the functions' logs and the API's access logs.
    * @default RetentionDays.ONE_MONTH
@@ -114,7 +117,6 @@ export interface ResolvedProps {
   readonly deletionProtection: boolean;
   readonly controllerTickMs: number;
   readonly brokerSessionTimeoutMs: number;
-  readonly reserveControllerConcurrency: boolean;
   readonly logRetention: RetentionDays;
   readonly bucketVersioning: boolean;
   readonly snapshotExpirationDays: number;
@@ -185,7 +187,10 @@ export function resolveProps(scope: Construct, p: TributaryClusterProps = {}): R
   if (p.alarmEmail !== undefined && p.alarmTopic !== undefined) {
     throw new Error('alarmEmail and alarmTopic are mutually exclusive: subscribe the address to your topic instead');
   }
-  const removalPolicy = p.removalPolicy ?? RemovalPolicy.RETAIN;
+  const removalPolicy = p.removalPolicy ?? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
+  if (p.deletionProtection === true && removalPolicy === RemovalPolicy.DESTROY) {
+    throw new Error('deletionProtection cannot be true with removalPolicy DESTROY: the tables could not be deleted with the stack');
+  }
   return {
     brokers,
     racks: Array.from({ length: brokers }, (_, i) => p.racks?.[i] ?? null),
@@ -193,10 +198,9 @@ export function resolveProps(scope: Construct, p: TributaryClusterProps = {}): R
     apiType,
     authorization,
     removalPolicy,
-    deletionProtection: p.deletionProtection ?? removalPolicy !== RemovalPolicy.DESTROY,
+    deletionProtection: p.deletionProtection ?? false,
     controllerTickMs,
     brokerSessionTimeoutMs,
-    reserveControllerConcurrency: p.reserveControllerConcurrency ?? true,
     logRetention,
     bucketVersioning: p.bucketVersioning ?? false,
     snapshotExpirationDays,

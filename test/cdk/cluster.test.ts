@@ -17,17 +17,32 @@ const cluster = () => s.stack.cluster;
 const fnId = (name: string) => logicalId(s, (cluster().functions as Record<string, any>)[name]);
 
 describe('TributaryCluster: tables', () => {
-  it('creates every table on demand, with point-in-time recovery, deletion protection and AWS-managed KMS encryption', () => {
+  it('creates every table on demand, with point-in-time recovery and AWS-managed KMS encryption', () => {
     const tables = resourcesOf(s, 'AWS::DynamoDB::Table');
     expect(tables).toHaveLength(1 + 3);
     for (const [, t] of tables) {
       expect(t.BillingMode).toBe('PAY_PER_REQUEST');
       expect(t.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
-      expect(t.DeletionProtectionEnabled).toBe(true);
       // SSEEnabled without a key = KMS with the AWS-managed key (aws/dynamodb).
       expect(t.SSESpecification).toEqual({ SSEEnabled: true });
     }
-    s.template.allResources('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+  });
+
+  it('keeps tables, bucket and log groups on update and delete, but not when the first create fails (a failed first deploy can be retried)', () => {
+    // RetainExceptOnCreate: a rolled-back create deletes them, so a retry does not meet a table
+    // of the same name; an update that replaces one, or deleting the stack, keeps it.
+    for (const type of ['AWS::DynamoDB::Table', 'AWS::S3::Bucket', 'AWS::Logs::LogGroup']) {
+      expect(Object.keys(s.template.findResources(type)).length, type).toBeGreaterThan(0);
+      s.template.allResources(type, { DeletionPolicy: 'RetainExceptOnCreate', UpdateReplacePolicy: 'Retain' });
+    }
+  });
+
+  it('leaves deletion protection off by default (a protected table turns a failed create into ROLLBACK_FAILED), on when asked', () => {
+    s.template.allResourcesProperties('AWS::DynamoDB::Table', { DeletionProtectionEnabled: false });
+    const p = synth({ brokers: 1, deletionProtection: true });
+    p.template.allResourcesProperties('AWS::DynamoDB::Table', { DeletionProtectionEnabled: true });
+    expect(() => synth({ brokers: 1, deletionProtection: true, removalPolicy: RemovalPolicy.DESTROY }))
+      .toThrow('deletionProtection cannot be true with removalPolicy DESTROY');
   });
 
   it('streams new images from the replica tables only', () => {
@@ -44,10 +59,17 @@ describe('TributaryCluster: tables', () => {
     expect(cluster().settings.tablePrefix).toMatch(/^TestStack-Cluster-[0-9A-F]{8}$/);
   });
 
-  it('lets deletion go with the stack when removalPolicy is DESTROY', () => {
+  it('lets deletion go with the stack when removalPolicy is DESTROY, emptying the bucket first', () => {
     const d = synth({ brokers: 1, removalPolicy: RemovalPolicy.DESTROY });
     d.template.allResourcesProperties('AWS::DynamoDB::Table', { DeletionProtectionEnabled: false });
-    d.template.allResources('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
+    for (const type of ['AWS::DynamoDB::Table', 'AWS::S3::Bucket', 'AWS::Logs::LogGroup']) d.template.allResources(type, { DeletionPolicy: 'Delete' });
+    d.template.hasResourceProperties('Custom::S3AutoDeleteObjects', { BucketName: { Ref: logicalId(d, d.stack.cluster.bucket) } });
+    s.template.resourceCountIs('Custom::S3AutoDeleteObjects', 0);
+  });
+
+  it('keeps everything, even after a failed create, with removalPolicy RETAIN', () => {
+    const r = synth({ brokers: 1, removalPolicy: RemovalPolicy.RETAIN });
+    r.template.allResources('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
   });
 });
 
@@ -107,11 +129,8 @@ describe('TributaryCluster: functions', () => {
     expect(env[ENVIRONMENT.sessionTimeoutMs]).toBe('9000');
   });
 
-  it('reserves a concurrency of 1 for the scheduled functions only', () => {
-    for (const spec of FUNCTIONS) {
-      const fn = s.json.Resources[fnId(spec.name)]?.Properties;
-      expect(fn.ReservedConcurrentExecutions, spec.name).toBe(spec.trigger === 'schedule' ? 1 : undefined);
-    }
+  it('reserves no concurrency for any function (a new account has a quota of 10 and cannot reserve any)', () => {
+    for (const [id, fn] of resourcesOf(s, 'AWS::Lambda::Function')) expect(fn.ReservedConcurrentExecutions, id).toBeUndefined();
   });
 
   it('invokes the scheduled functions every minute with an EventBridge rule', () => {

@@ -46,11 +46,11 @@ describe('TributaryCluster: props', () => {
     const stack = new Stack(new App(), 'Prod');
     const p = resolveProps(stack, {});
     expect(p).toMatchObject({
-      brokers: 3, racks: [null, null, null], apiType: 'http', authorization: 'iam', removalPolicy: RemovalPolicy.RETAIN, deletionProtection: true,
-      controllerTickMs: 1000, brokerSessionTimeoutMs: 9000, reserveControllerConcurrency: true, logRetention: 30, bucketVersioning: false,
+      brokers: 3, racks: [null, null, null], apiType: 'http', authorization: 'iam', removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE, deletionProtection: false,
+      controllerTickMs: 1000, brokerSessionTimeoutMs: 9000, logRetention: 30, bucketVersioning: false,
       snapshotExpirationDays: 7, s3ForcePathStyle: false,
     });
-    expect(resolveProps(stack, { removalPolicy: RemovalPolicy.DESTROY }).deletionProtection).toBe(false);
+    expect(resolveProps(stack, { deletionProtection: true }).deletionProtection).toBe(true);
   });
 
   it('gives two clusters in one stack different table prefixes', () => {
@@ -68,9 +68,13 @@ describe('TributaryStack: props from context', () => {
     expect(clusterPropsFromContext(app.node)).toEqual({
       brokers: 5, racks: ['a', 'b', 'c', 'd', 'e'], apiType: 'rest', authorization: 'none', removalPolicy: RemovalPolicy.DESTROY, s3ForcePathStyle: true,
     });
+    const kept = new App({ context: { removalPolicy: 'retain', deletionProtection: 'true' } });
+    expect(clusterPropsFromContext(kept.node)).toEqual({ removalPolicy: RemovalPolicy.RETAIN, deletionProtection: true });
+    expect(clusterPropsFromContext(new App({ context: { removalPolicy: 'retain-on-update-or-delete' } }).node))
+      .toEqual({ removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE });
   });
 
   it('rejects an unknown removal policy', () => {
-    expect(() => clusterPropsFromContext(new App({ context: { removalPolicy: 'snapshot' } }).node)).toThrow("context removalPolicy must be 'retain' or 'destroy', got 'snapshot'");
+    expect(() => clusterPropsFromContext(new App({ context: { removalPolicy: 'snapshot' } }).node)).toThrow("context removalPolicy must be one of retain-on-update-or-delete, retain, destroy, got 'snapshot'");
   });
 });
