@@ -22,11 +22,13 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
+import * as cr from 'aws-cdk-lib/custom-resources';
 import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import type * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
-import { ENVIRONMENT, FUNCTIONS, type FunctionName, type FunctionSpec } from '../lib/functions.js';
+import { createHash } from 'node:crypto';
+import { DEPLOYED_BROKERS_ITEM, ENVIRONMENT, FUNCTIONS, type FunctionName, type FunctionSpec } from '../lib/functions.js';
 import { DEFAULT_ROUTE, ROUTES } from '../lib/http/routes.js';
 import { coordinationTableSpec, replicaTableSpec, type KeyType, type TableSpec } from '../lib/storage/tables.js';
 import { grantCatalogAccess } from './access.js';
@@ -77,6 +79,11 @@ export class TributaryCluster extends Construct {
   readonly api: apigwv2.HttpApi | apigw.RestApi;
   /** The API's base URL, ending in `/`. */
   readonly apiUrl: string;
+  /**
+   * Writes the broker list into the coordination table on every create and update
+   * (DEPLOYED_BROKERS_ITEM in lib/functions.ts); the controller registers the brokers from it.
+   */
+  readonly brokerList: cr.AwsCustomResource;
   /** Where stream batches the replicator gave up on are recorded. */
   readonly replicationFailureQueue: sqs.Queue;
   /** The topic every alarm notifies, when `alarmEmail` or `alarmTopic` is set. */
@@ -116,7 +123,6 @@ export class TributaryCluster extends Construct {
         [ENVIRONMENT.bucket]: this.bucket.bucketName,
         [ENVIRONMENT.s3ForcePathStyle]: String(p.s3ForcePathStyle),
         ...(spec.trigger === 'schedule' ? {
-          [ENVIRONMENT.brokers]: JSON.stringify(brokers),
           [ENVIRONMENT.tickMs]: String(p.controllerTickMs),
           [ENVIRONMENT.sessionTimeoutMs]: String(p.brokerSessionTimeoutMs),
         } : {}),
@@ -127,6 +133,7 @@ export class TributaryCluster extends Construct {
       functions[spec.name] = fn;
     }
     this.functions = functions as Record<FunctionName, lambda.Function>;
+    this.brokerList = this.writeBrokerList(brokers, p);
 
     const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', { retention: p.logRetention, removalPolicy: p.removalPolicy });
     const api = buildApi(this, {
@@ -149,6 +156,49 @@ export class TributaryCluster extends Construct {
     });
     this.alarms = observability.alarms;
     this.dashboard = observability.dashboard;
+  }
+
+  /**
+   * One PutItem of the broker list (an AwsCustomResource, on create and update), by a role that
+   * may put items under the list's partition key only and write its own log group.
+   */
+  private writeBrokerList(brokers: readonly { brokerId: number; replicaTable: string; rack: string | null }[], p: ResolvedProps): cr.AwsCustomResource {
+    const json = JSON.stringify(brokers);
+    const putItem: cr.AwsSdkCall = {
+      service: 'DynamoDB',
+      action: 'PutItem',
+      parameters: {
+        // The literal name (the prefix is never a token), so the call is plain JSON in the template;
+        // the dependency below orders it after the table.
+        TableName: coordinationTableSpec(p.tablePrefix).name,
+        Item: {
+          pk: { S: DEPLOYED_BROKERS_ITEM.pk }, sk: { S: DEPLOYED_BROKERS_ITEM.sk },
+          brokers: { S: json }, version: { S: createHash('sha256').update(json).digest('hex').slice(0, 16) },
+        },
+      },
+      physicalResourceId: cr.PhysicalResourceId.of(`${coordinationTableSpec(p.tablePrefix).name}/${DEPLOYED_BROKERS_ITEM.pk}/${DEPLOYED_BROKERS_ITEM.sk}`),
+    };
+    const logGroup = new logs.LogGroup(this, 'BrokerListLogs', { retention: p.logRetention, removalPolicy: p.removalPolicy });
+    const role = new iam.Role(this, 'BrokerListRole', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: 'Tributary: writes the broker list into the coordination table at deployment',
+    });
+    logGroup.grantWrite(role);
+    const resource = new cr.AwsCustomResource(this, 'BrokerList', {
+      onCreate: putItem,
+      onUpdate: putItem,
+      policy: cr.AwsCustomResourcePolicy.fromStatements([new iam.PolicyStatement({
+        actions: ['dynamodb:PutItem'],
+        resources: [this.coordinationTable.tableArn],
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [DEPLOYED_BROKERS_ITEM.pk] } },
+      })]),
+      role,
+      logGroup,
+      installLatestAwsSdk: false,
+      timeout: Duration.minutes(2),
+    });
+    resource.node.addDependency(this.coordinationTable);
+    return resource;
   }
 
   /** A table from its definition in lib/storage/tables.ts. */
@@ -216,9 +266,11 @@ export class TributaryCluster extends Construct {
       loggingFormat: lambda.LoggingFormat.JSON,
       environment: { ...environment, NODE_OPTIONS: '--enable-source-maps' },
       // No reserved concurrency: a new account's concurrency quota is 10 and Lambda refuses to
-      // reserve any of it. Two controller invocations that overlap do not both work: the lease
-      // fences every controller write, and an invocation that finds the lease renewed by another
-      // live controller returns (lib/orchestration/controller-loop.ts, `returnWhenStandby`).
+      // reserve any of it. The controller ticks until 3 s before its 70 s timeout, so each
+      // minute's invocation overlaps the previous one by about 7 s and runs in a second
+      // container: it stays standby (one failed conditional write per tick, no other work: the
+      // lease fences every controller write) until the previous run's lease lapses, then takes
+      // it over under a new epoch, which clears its lastSeen (no fencing on stale sight).
     });
     Validations.of(fn).acknowledge({
       id: 'AwsSolutions-L1',

@@ -93,20 +93,18 @@ export function buildObservability(scope: Construct, o: ObservabilityOptions): O
       comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, treatMissingData: cw.TreatMissingData.NOT_BREACHING,
     });
     if (spec.trigger === 'schedule') {
-      // Throttles are this function's normal state (concurrency 1, overlapping schedules); its
-      // absence is what matters: no invocation at all for 3 minutes.
       alarm(`${name}NotRunning`, {
         alarmDescription: `The ${spec.name} function has not been invoked for 3 minutes: no controller is running.`,
         metric: fn.metricInvocations({ period: ONE_MINUTE, statistic: 'Sum' }), threshold: 1, evaluationPeriods: 3,
         comparisonOperator: cw.ComparisonOperator.LESS_THAN_THRESHOLD, treatMissingData: cw.TreatMissingData.BREACHING,
       });
-    } else {
-      alarm(`${name}Throttles`, {
-        alarmDescription: `The ${spec.name} function was throttled (account or function concurrency exhausted).`,
-        metric: fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }), threshold: 1, evaluationPeriods: 1,
-        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, treatMissingData: cw.TreatMissingData.NOT_BREACHING,
-      });
     }
+    // No function reserves concurrency: a throttle means the account's concurrency ran out.
+    alarm(`${name}Throttles`, {
+      alarmDescription: `The ${spec.name} function was throttled (the account's Lambda concurrency is exhausted).`,
+      metric: fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }), threshold: 1, evaluationPeriods: 1,
+      comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, treatMissingData: cw.TreatMissingData.NOT_BREACHING,
+    });
     if (spec.trigger === 'streams') {
       alarm(`${name}IteratorAge`, {
         alarmDescription: `The ${spec.name} function is more than a minute behind the replica tables' streams.`,

@@ -60,8 +60,6 @@ export const ENVIRONMENT = {
   coordinationTable: 'TRIBUTARY_COORDINATION_TABLE',
   bucket: 'TRIBUTARY_BUCKET',
   s3ForcePathStyle: 'TRIBUTARY_S3_FORCE_PATH_STYLE',
-  /** JSON `[{brokerId, replicaTable, rack}]`: the controller registers these brokers (and the cluster) at start. */
-  brokers: 'TRIBUTARY_BROKERS',
   tickMs: 'TRIBUTARY_CONTROLLER_TICK_MS',
   sessionTimeoutMs: 'TRIBUTARY_BROKER_SESSION_TIMEOUT_MS',
   /** How often the lease holder sweeps the lag index (lib/orchestration/sweep.ts). Default: every tick. */
@@ -70,6 +68,15 @@ export const ENVIRONMENT = {
   sweepFullPassMs: 'TRIBUTARY_SWEEP_FULL_PASS_MS',
   garbageMs: 'TRIBUTARY_GARBAGE_MS',
 } as const;
+
+/**
+ * The coordination table item in which a deployment names its brokers: `brokers` is JSON
+ * `[{brokerId, replicaTable, rack}]`, `version` changes with it. The CDK construct writes it on
+ * every create and update (64 brokers with long table names would not fit in the 4 KB a Lambda
+ * environment holds); the controller registers the brokers, and the cluster, once per version
+ * (lib/orchestration/controller-loop.ts).
+ */
+export const DEPLOYED_BROKERS_ITEM = { pk: 'deployment', sk: 'brokers' } as const;
 
 export function functionSpec(name: FunctionName): FunctionSpec {
   const f = FUNCTIONS.find((x) => x.name === name);

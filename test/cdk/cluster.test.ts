@@ -3,7 +3,7 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CLUSTER_DIMENSION, CLUSTER_METRICS, METRICS_NAMESPACE } from '../../lib/metrics.js';
-import { ENVIRONMENT, FUNCTIONS } from '../../lib/functions.js';
+import { DEPLOYED_BROKERS_ITEM, ENVIRONMENT, FUNCTIONS } from '../../lib/functions.js';
 import { coordinationTableSpec, replicaTableSpec } from '../../lib/storage/tables.js';
 import { permissionsOf } from './iam.js';
 import { logicalId, resourcesOf, synth, type Synthesized } from './synth.js';
@@ -101,7 +101,8 @@ describe('TributaryCluster: bucket', () => {
 
 describe('TributaryCluster: functions', () => {
   it('deploys one Node.js 22 arm64 function per catalog entry, with its memory, timeout and JSON logs', () => {
-    expect(resourcesOf(s, 'AWS::Lambda::Function')).toHaveLength(FUNCTIONS.length);
+    // And the provider of the broker list's custom resource (AwsCustomResource's singleton).
+    expect(resourcesOf(s, 'AWS::Lambda::Function')).toHaveLength(FUNCTIONS.length + 1);
     for (const spec of FUNCTIONS) {
       const fn = s.json.Resources[fnId(spec.name)]?.Properties;
       expect(fn, spec.name).toMatchObject({
@@ -120,13 +121,38 @@ describe('TributaryCluster: functions', () => {
     s.template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
   });
 
-  it('tells the controller its brokers, racks, tick and session timeout', () => {
+  it('tells the controller its tick and session timeout, and nothing about the brokers', () => {
     const controller = FUNCTIONS.find((f) => f.trigger === 'schedule');
     const env = s.json.Resources[fnId(controller?.name ?? '')]?.Properties.Environment.Variables;
-    const prefix = cluster().settings.tablePrefix;
-    expect(JSON.parse(env[ENVIRONMENT.brokers])).toEqual([1, 2, 3].map((id, i) => ({ brokerId: id, replicaTable: replicaTableSpec(id, prefix).name, rack: ['a', 'b', 'c'][i] })));
     expect(env[ENVIRONMENT.tickMs]).toBe('1000');
     expect(env[ENVIRONMENT.sessionTimeoutMs]).toBe('9000');
+    expect(Object.keys(env).filter((k) => /BROKERS/.test(k))).toEqual([]);
+  });
+
+  it('writes the brokers, racks and replica tables into the coordination table on create and update, after the table exists', () => {
+    const prefix = cluster().settings.tablePrefix;
+    const [[id, props]] = resourcesOf(s, 'Custom::AWS') as [[string, any]];
+    const create = JSON.parse(props.Create);
+    expect(JSON.parse(props.Update)).toEqual(create);
+    expect(create).toMatchObject({ service: 'DynamoDB', action: 'PutItem', parameters: { TableName: coordinationTableSpec(prefix).name } });
+    const item = create.parameters.Item;
+    expect({ pk: item.pk.S, sk: item.sk.S }).toEqual(DEPLOYED_BROKERS_ITEM);
+    expect(JSON.parse(item.brokers.S)).toEqual([1, 2, 3].map((b, i) => ({ brokerId: b, replicaTable: replicaTableSpec(b, prefix).name, rack: ['a', 'b', 'c'][i] })));
+    expect(item.version.S).toMatch(/^[0-9a-f]{16}$/);
+    expect(s.json.Resources[id]).toMatchObject({ DependsOn: expect.arrayContaining([logicalId(s, cluster().coordinationTable)]) });
+    // Another broker list, another version: the controller registers again.
+    const other = JSON.parse((resourcesOf(synth({ brokers: 3, racks: ['a', 'b', 'd'], tablePrefix: prefix }), 'Custom::AWS')[0] as [string, any])[1].Create);
+    expect(other.parameters.Item.version.S).not.toBe(item.version.S);
+  });
+
+  it('lets the broker list writer put items under the list\'s partition key only', () => {
+    const coordination = logicalId(s, cluster().coordinationTable);
+    const policies = resourcesOf(s, 'AWS::IAM::Policy').filter(([, p]) => JSON.stringify(p.PolicyDocument).includes('dynamodb:PutItem')
+      && p.Roles.some((r: any) => r.Ref === logicalId(s, cluster().brokerList.grantPrincipal as never)));
+    expect(policies.flatMap(([, p]) => p.PolicyDocument.Statement)).toEqual([{
+      Effect: 'Allow', Action: 'dynamodb:PutItem', Resource: { 'Fn::GetAtt': [coordination, 'Arn'] },
+      Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [DEPLOYED_BROKERS_ITEM.pk] } },
+    }]);
   });
 
   it('reserves no concurrency for any function (a new account has a quota of 10 and cannot reserve any)', () => {
@@ -272,12 +298,12 @@ describe('TributaryCluster: alarms and dashboard', () => {
     });
   });
 
-  it('alarms on every function\'s errors, and on throttles of the unscheduled ones', () => {
+  it('alarms on every function\'s errors and throttles', () => {
     for (const spec of FUNCTIONS) {
       const dims = [{ Name: 'FunctionName', Value: { Ref: fnId(spec.name) } }];
       s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'AWS/Lambda', MetricName: 'Errors', Dimensions: dims });
       const throttles = s.template.findResources('AWS::CloudWatch::Alarm', { Properties: { MetricName: 'Throttles', Dimensions: dims } });
-      expect(Object.keys(throttles), spec.name).toHaveLength(spec.trigger === 'schedule' ? 0 : 1);
+      expect(Object.keys(throttles), spec.name).toHaveLength(1);
     }
   });
 
