@@ -46,6 +46,22 @@ export function clusterMetric(coordinationTable: string, key: ClusterMetricKey, 
 
 const capitalized = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
 
+/** The extra dimension the functions emit `Errors` with (lib/http/api.ts): the Kafka error's name. */
+export const ERROR_CODE_DIMENSION = 'ErrorCode';
+
+/**
+ * `Errors` is emitted with the dimensions {CoordinationTable, ErrorCode} only (metrics.ts), so a
+ * metric with CoordinationTable alone has no data: a search over this cluster's error codes
+ * draws one line per Kafka error instead.
+ */
+export function errorsByCode(coordinationTable: string): cw.MathExpression {
+  const schema = `{${METRICS_NAMESPACE},${CLUSTER_DIMENSION},${ERROR_CODE_DIMENSION}}`;
+  return new cw.MathExpression({
+    expression: `SEARCH('${schema} MetricName="${CLUSTER_METRICS.errors.name}" ${CLUSTER_DIMENSION}="${coordinationTable}"', 'Sum', 300)`,
+    period: FIVE_MINUTES, usingMetrics: {},
+  });
+}
+
 export function buildObservability(scope: Construct, o: ObservabilityOptions): Observability {
   const alarms: Record<string, cw.Alarm> = {};
   const metric = (key: ClusterMetricKey, statistic: string, period?: Duration) => clusterMetric(o.clusterDimension, key, statistic, period);
@@ -147,7 +163,7 @@ export function buildObservability(scope: Construct, o: ObservabilityOptions): O
   dashboard.addWidgets(
     graph('Records produced / fetched', [sum('produceRecords'), sum('fetchRecords')]),
     graph('Bytes produced / fetched', [sum('produceBytes'), sum('fetchBytes')]),
-    graph('Errors (Kafka codes), replication lag', [sum('errors')], [metric('replicationLag', 'Maximum', FIVE_MINUTES)]),
+    graph('Errors (Kafka codes), replication lag', [errorsByCode(o.clusterDimension)], [metric('replicationLag', 'Maximum', FIVE_MINUTES)]),
   );
   dashboard.addWidgets(
     graph('API requests and errors', [o.api.metrics.count.with({ statistic: 'Sum' })], [o.api.metrics.clientErrors.with({ statistic: 'Sum' }), o.api.metrics.serverErrors.with({ statistic: 'Sum' })]),
