@@ -138,6 +138,7 @@ export class TributaryCluster extends Construct {
     const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', { retention: p.logRetention, removalPolicy: p.removalPolicy });
     const api = buildApi(this, {
       name: p.tablePrefix, type: p.apiType, authorization: p.authorization, routes: ROUTES, defaultRoute: DEFAULT_ROUTE, functions: this.functions, accessLogs,
+      throttle: { rateLimit: p.throttlingRateLimit, burstLimit: p.throttlingBurstLimit },
     });
     this.api = api.api;
     this.apiUrl = api.url;

@@ -60,6 +60,18 @@ export interface TributaryClusterProps {
    */
   readonly deletionProtection?: boolean;
   /**
+   * API Gateway stage throttling: the steady requests per second the whole API accepts before it
+   * answers 429 (a runaway client then stops at the API instead of using up the account's Lambda
+   * concurrency and paying for it). Clients batch records, so one request carries many.
+   * @default 1000
+   */
+  readonly throttlingRateLimit?: number;
+  /**
+   * API Gateway stage throttling: the burst of requests accepted above the rate.
+   * @default 500
+   */
+  readonly throttlingBurstLimit?: number;
+  /**
    * Kafka's `controller.tick.ms` analogue (`TRIBUTARY_CONTROLLER_TICK_MS`); the lease lasts 3 ticks.
    * @default 1000
    */
@@ -115,6 +127,8 @@ export interface ResolvedProps {
   readonly authorization: ApiAuthorization;
   readonly removalPolicy: RemovalPolicy;
   readonly deletionProtection: boolean;
+  readonly throttlingRateLimit: number;
+  readonly throttlingBurstLimit: number;
   readonly controllerTickMs: number;
   readonly brokerSessionTimeoutMs: number;
   readonly logRetention: RetentionDays;
@@ -165,6 +179,14 @@ export function resolveProps(scope: Construct, p: TributaryClusterProps = {}): R
   if (authorization !== 'iam' && authorization !== 'none') {
     throw new Error(`authorization must be 'iam' or 'none', got '${String(authorization)}'`);
   }
+  const throttlingRateLimit = p.throttlingRateLimit ?? 1000;
+  if (typeof throttlingRateLimit !== 'number' || !(throttlingRateLimit > 0) || !Number.isFinite(throttlingRateLimit)) {
+    throw new Error(`throttlingRateLimit must be a positive number of requests per second, got ${String(p.throttlingRateLimit)}`);
+  }
+  const throttlingBurstLimit = p.throttlingBurstLimit ?? 500;
+  if (!isInt(throttlingBurstLimit) || throttlingBurstLimit < 1) {
+    throw new Error(`throttlingBurstLimit must be a positive integer, got ${String(p.throttlingBurstLimit)}`);
+  }
   const controllerTickMs = p.controllerTickMs ?? 1000;
   if (!isInt(controllerTickMs) || controllerTickMs < 100 || controllerTickMs > 10_000) {
     throw new Error(`controllerTickMs must be an integer from 100 to 10000, got ${String(p.controllerTickMs)}`);
@@ -199,6 +221,8 @@ export function resolveProps(scope: Construct, p: TributaryClusterProps = {}): R
     authorization,
     removalPolicy,
     deletionProtection: p.deletionProtection ?? false,
+    throttlingRateLimit,
+    throttlingBurstLimit,
     controllerTickMs,
     brokerSessionTimeoutMs,
     logRetention,

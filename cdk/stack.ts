@@ -68,6 +68,8 @@ export function clusterPropsFromContext(node: Node): TributaryClusterProps {
     ...(ctx(node, 'authorization') !== undefined ? { authorization: ctx(node, 'authorization') as ApiAuthorization } : {}),
     ...(removal !== undefined ? { removalPolicy: REMOVAL_POLICIES[removal] } : {}),
     ...(bool(ctx(node, 'deletionProtection')) !== undefined ? { deletionProtection: bool(ctx(node, 'deletionProtection')) } : {}),
+    ...(ctx(node, 'throttlingRateLimit') !== undefined ? { throttlingRateLimit: Number(ctx(node, 'throttlingRateLimit')) } : {}),
+    ...(ctx(node, 'throttlingBurstLimit') !== undefined ? { throttlingBurstLimit: Number(ctx(node, 'throttlingBurstLimit')) } : {}),
     ...(ctx(node, 'alarmEmail') !== undefined ? { alarmEmail: ctx(node, 'alarmEmail') } : {}),
     ...(bool(ctx(node, 's3ForcePathStyle')) !== undefined ? { s3ForcePathStyle: bool(ctx(node, 's3ForcePathStyle')) } : {}),
   };

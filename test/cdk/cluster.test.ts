@@ -258,6 +258,18 @@ describe('TributaryCluster: API', () => {
     expect(apiPermissions).toHaveLength(httpFunctions + 1);
   });
 
+  it('throttles the stage by default (1000 requests/s, burst 500), as the props say', () => {
+    s.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default', DefaultRouteSettings: { ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 500 },
+    });
+    const custom = synth({ brokers: 1, throttlingRateLimit: 50, throttlingBurstLimit: 20 });
+    custom.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { DefaultRouteSettings: { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 20 } });
+    const rest = synth({ brokers: 1, apiType: 'rest' });
+    rest.template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      MethodSettings: [Match.objectLike({ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 500 })],
+    });
+  });
+
   it('outputs the API URL and how to find the cluster id', () => {
     expect(Object.keys(s.json.Outputs ?? {})).toEqual(expect.arrayContaining(['ApiUrl', 'ClusterIdLookup', 'CoordinationTableName', 'BucketName', 'DashboardName']));
   });
