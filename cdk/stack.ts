@@ -30,6 +30,12 @@ export class TributaryStack extends Stack {
     new CfnOutput(this, 'CoordinationTableName', { value: this.cluster.coordinationTable.tableName });
     new CfnOutput(this, 'BucketName', { value: this.cluster.bucket.bucketName });
     new CfnOutput(this, 'DashboardName', { value: this.cluster.dashboard.dashboardName });
+    if (this.cluster.alarmTopic) {
+      new CfnOutput(this, 'AlarmTopicArn', {
+        description: 'Every alarm notifies this topic; an alarmEmail subscription receives nothing until its confirmation link is followed',
+        value: this.cluster.alarmTopic.topicArn,
+      });
+    }
   }
 }
 

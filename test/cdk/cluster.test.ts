@@ -323,6 +323,8 @@ describe('TributaryCluster: alarms and dashboard', () => {
     const withEmail = synth({ brokers: 1, alarmEmail: 'ops@example.com' });
     withEmail.template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
     const topic = logicalId(withEmail, withEmail.stack.cluster.alarmTopic as never);
+    expect(withEmail.json.Outputs?.AlarmTopicArn?.Value).toEqual({ Ref: topic });
+    expect(s.json.Outputs?.AlarmTopicArn).toBeUndefined();
     withEmail.template.allResourcesProperties('AWS::CloudWatch::Alarm', { AlarmActions: [{ Ref: topic }] });
     s.template.allResourcesProperties('AWS::CloudWatch::Alarm', { AlarmActions: Match.absent() });
   });
