@@ -10,7 +10,7 @@
  * new TributaryCluster(this, 'Events', { brokers: 3 });
  * ```
  */
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -29,10 +29,10 @@ import type * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import { createHash } from 'node:crypto';
 import { DEPLOYED_BROKERS_ITEM, ENVIRONMENT, FUNCTIONS, type FunctionName, type FunctionSpec } from '../lib/functions.js';
-import { DEFAULT_ROUTE, ROUTES } from '../lib/http/routes.js';
+import { DEFAULT_ROUTE, ROUTES, type RouteSpec } from '../lib/http/routes.js';
 import { coordinationTableSpec, replicaTableSpec, type KeyType, type TableSpec } from '../lib/storage/tables.js';
 import { grantCatalogAccess } from './access.js';
-import { buildApi } from './api.js';
+import { REST_STAGE, buildApi } from './api.js';
 import { FunctionBundler, HANDLER } from './bundling.js';
 import { buildObservability } from './observability.js';
 import { resolveProps, type ResolvedProps, type TributaryClusterProps } from './props.js';
@@ -157,6 +157,25 @@ export class TributaryCluster extends Construct {
     });
     this.alarms = observability.alarms;
     this.dashboard = observability.dashboard;
+  }
+
+  /**
+   * Lets `grantee` call the API (`execute-api:Invoke`; with `authorization: 'iam'`): every route
+   * and the catch-all by default, or only `routes`, entries of the route table
+   * (lib/http/routes.ts) — a producer, say, gets `ROUTES.filter((r) => r.fn === 'produce')`.
+   * Path variables match any value.
+   */
+  grantInvoke(grantee: iam.IGrantable, routes?: readonly RouteSpec[]): iam.Grant {
+    const stage = this.settings.apiType === 'rest' ? REST_STAGE : '$default';
+    const apiId = 'restApiId' in this.api ? this.api.restApiId : this.api.apiId;
+    const arn = (resourceName: string) => Stack.of(this).formatArn({ service: 'execute-api', resource: apiId, arnFormat: ArnFormat.SLASH_RESOURCE_NAME, resourceName });
+    for (const r of routes ?? []) {
+      if (!r.path.startsWith('/')) throw new Error(`grantInvoke: ${r.method} ${r.path} is not a route of the route table (the catch-all comes with every route: omit routes)`);
+    }
+    const resourceArns = routes === undefined
+      ? [arn('*')]
+      : [...new Set(routes.map((r) => arn(`${stage}/${r.method}${r.path.replace(/\{[^}]+\}/g, '*')}`)))];
+    return iam.Grant.addToPrincipal({ grantee, actions: ['execute-api:Invoke'], resourceArns });
   }
 
   /**

@@ -1,12 +1,18 @@
 /** Template assertions: the security- and cost-relevant properties of a default deployment. */
-import { RemovalPolicy } from 'aws-cdk-lib';
-import { Match } from 'aws-cdk-lib/assertions';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { App, RemovalPolicy } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { DEFAULT_ROUTE, ROUTES } from '../../lib/http/routes.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CLUSTER_DIMENSION, CLUSTER_METRICS, METRICS_NAMESPACE } from '../../lib/metrics.js';
 import { DEPLOYED_BROKERS_ITEM, ENVIRONMENT, FUNCTIONS } from '../../lib/functions.js';
 import { coordinationTableSpec, replicaTableSpec } from '../../lib/storage/tables.js';
 import { permissionsOf } from './iam.js';
-import { logicalId, resourcesOf, synth, type Synthesized } from './synth.js';
+import { TributaryStack } from '../../cdk/stack.js';
+import { CDK_CONTEXT, logicalId, resourcesOf, synth, type Synthesized } from './synth.js';
 
 let s: Synthesized;
 beforeAll(() => {
@@ -268,6 +274,29 @@ describe('TributaryCluster: API', () => {
     rest.template.hasResourceProperties('AWS::ApiGateway::Stage', {
       MethodSettings: [Match.objectLike({ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 500 })],
     });
+  });
+
+  it('grants callers every route, or only the routes given (path variables match any value)', () => {
+    const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-cdk-'));
+    const app = new App({ outdir, context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
+    const stack = new TributaryStack(app, 'Grants', { cluster: { brokers: 1, tablePrefix: 'grants' } });
+    const all = new iam.Role(stack, 'Admin', { assumedBy: new iam.AccountRootPrincipal() });
+    const producer = new iam.Role(stack, 'Producer', { assumedBy: new iam.AccountRootPrincipal() });
+    stack.cluster.grantInvoke(all);
+    const produceRoutes = ROUTES.filter((r) => r.fn === 'produce');
+    stack.cluster.grantInvoke(producer, produceRoutes);
+    expect(() => stack.cluster.grantInvoke(producer, [DEFAULT_ROUTE])).toThrow('is not a route of the route table');
+    const t = Template.fromStack(stack).toJSON() as Synthesized['json'];
+    fs.rmSync(outdir, { recursive: true, force: true });
+    const resourcesFor = (role: iam.Role) => Object.values(t.Resources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((x: any) => x.Ref === stack.getLogicalId(role.node.defaultChild as iam.CfnRole)))
+      .flatMap((r) => [r.Properties.PolicyDocument.Statement].flat()).flatMap((st: any) => [st.Resource].flat());
+    const suffix = (arn: any) => (arn['Fn::Join'][1] as unknown[]).at(-1);
+    expect(resourcesFor(all).map(suffix)).toEqual(['/*']);
+    const produced = resourcesFor(producer).map(suffix);
+    expect(produced).toHaveLength(new Set(produceRoutes.map((r) => `${r.method} ${r.path}`)).size);
+    expect(produced).toContain(`/$default/POST${'/v3/clusters/{cluster_id}/topics/{topic_name}/records'.replace(/\{[^}]+\}/g, '*')}`);
+    for (const arn of produced) expect(arn).toMatch(/^\/\$default\/(GET|POST|PUT|PATCH|DELETE)\/[^{}]+$/);
   });
 
   it('outputs the API URL and how to find the cluster id', () => {
