@@ -3,7 +3,8 @@
  * replica table per broker, the bucket, one Lambda function per entry of the function catalog
  * (lib/functions.ts) with exactly the access its entry names, the API built from the route table
  * (lib/http/routes.ts), the replicator's stream event sources, the controller's schedule, alarms
- * and a dashboard. Tables come from lib/storage/tables.ts, the same definitions the local stack
+ * and a dashboard. The broker list goes into the coordination table (a custom resource's PutItem),
+ * where the controller reads it: a Lambda environment holds 4 KB. Tables come from lib/storage/tables.ts, the same definitions the local stack
  * creates, so what runs locally is what deploys.
  *
  * ```ts
@@ -180,7 +181,9 @@ export class TributaryCluster extends Construct {
 
   /**
    * One PutItem of the broker list (an AwsCustomResource, on create and update), by a role that
-   * may put items under the list's partition key only and write its own log group.
+   * may put items under the list's partition key only and write its own log group. The provider
+   * function is a singleton per stack: with two clusters in one stack the first one's role and log
+   * group serve both (each cluster's policy is attached to that role).
    */
   private writeBrokerList(brokers: readonly { brokerId: number; replicaTable: string; rack: string | null }[], p: ResolvedProps): cr.AwsCustomResource {
     const json = JSON.stringify(brokers);
