@@ -1,16 +1,39 @@
 /**
  * Least privilege, from the catalog: each function's role gets the table access its entry names
- * (read, or read and write) and bucket access only under its listed prefixes. Nothing else: the
+ * (read, or read and write — on the coordination table only under the partition keys it names)
+ * and bucket access only under its listed prefixes. Nothing else: the
  * replica tables' streams are granted by the replicator's event source mappings alone.
  */
 import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
-import type { Access, FunctionSpec } from '../lib/functions.js';
+import { COORDINATION_KEYS, type Access, type CoordinationKey, type FunctionSpec } from '../lib/functions.js';
 
 export function grantTable(table: ITable, grantee: IGrantable, access: Access): void {
   if (access === 'read') table.grantReadData(grantee);
   else if (access === 'write') table.grantReadWriteData(grantee);
+}
+
+/** The item writes of DynamoDB (transactions are authorized per item by these too). */
+export const ITEM_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'] as const;
+
+/**
+ * Reads of the whole table, writes only of items whose partition key matches one of `keys`
+ * (`dynamodb:LeadingKeys`; every write request names its keys, and the `Null` check refuses a
+ * request that names none). A TransactWriteItems is allowed item by item, so a transaction with
+ * one item under another key is refused whole.
+ */
+export function grantTableWritesUnder(table: ITable, grantee: IGrantable, keys: readonly CoordinationKey[]): void {
+  table.grantReadData(grantee);
+  if (keys.length === 0) return;
+  grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({
+    actions: [...ITEM_WRITE_ACTIONS],
+    resources: [table.tableArn],
+    conditions: {
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': keys.map((k) => COORDINATION_KEYS[k]) },
+      Null: { 'dynamodb:LeadingKeys': 'false' },
+    },
+  }));
 }
 
 /** The object ARN pattern for a prefix: `data/` → `arn:...:bucket/data/*`. */
@@ -47,7 +70,8 @@ export function grantBucketPrefixes(bucket: IBucket, grantee: IGrantable, read: 
 export function grantCatalogAccess(spec: FunctionSpec, grantee: IGrantable, storage: {
   readonly coordination: ITable; readonly replicas: readonly ITable[]; readonly bucket: IBucket;
 }): void {
-  grantTable(storage.coordination, grantee, spec.coordination);
+  if (spec.coordination === 'write' && spec.coordinationWrites !== 'any') grantTableWritesUnder(storage.coordination, grantee, spec.coordinationWrites);
+  else grantTable(storage.coordination, grantee, spec.coordination);
   for (const t of storage.replicas) grantTable(t, grantee, spec.replicas);
   grantBucketPrefixes(storage.bucket, grantee, spec.bucketRead, spec.bucketWrite);
 }

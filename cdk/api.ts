@@ -26,6 +26,8 @@ export interface ApiOptions {
   readonly defaultRoute: RouteSpec;
   readonly functions: Readonly<Record<string, IFunction>>;
   readonly accessLogs: ILogGroup;
+  /** Stage throttling of the whole API. */
+  readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
 }
 
 export interface ClusterApi {
@@ -88,6 +90,7 @@ function buildHttpApi(scope: Construct, o: ApiOptions): ClusterApi {
     httpApi: api,
     stageName: '$default',
     autoDeploy: true,
+    throttle: o.throttle,
     accessLogSettings: { destination: new apigwv2.LogGroupLogDestination(o.accessLogs), format: HTTP_ACCESS_LOG },
   });
   if (o.authorization === 'none') {
@@ -138,6 +141,8 @@ function buildRestApi(scope: Construct, o: ApiOptions): ClusterApi {
       loggingLevel: apigw.MethodLoggingLevel.ERROR,
       dataTraceEnabled: false,
       metricsEnabled: true,
+      throttlingRateLimit: o.throttle.rateLimit,
+      throttlingBurstLimit: o.throttle.burstLimit,
     },
     defaultMethodOptions: { authorizationType },
   });

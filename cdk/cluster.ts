@@ -3,14 +3,15 @@
  * replica table per broker, the bucket, one Lambda function per entry of the function catalog
  * (lib/functions.ts) with exactly the access its entry names, the API built from the route table
  * (lib/http/routes.ts), the replicator's stream event sources, the controller's schedule, alarms
- * and a dashboard. Tables come from lib/storage/tables.ts, the same definitions the local stack
+ * and a dashboard. The broker list goes into the coordination table (a custom resource's PutItem),
+ * where the controller reads it: a Lambda environment holds 4 KB. Tables come from lib/storage/tables.ts, the same definitions the local stack
  * creates, so what runs locally is what deploys.
  *
  * ```ts
  * new TributaryCluster(this, 'Events', { brokers: 3 });
  * ```
  */
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -22,15 +23,17 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
+import * as cr from 'aws-cdk-lib/custom-resources';
 import type * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import type * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
-import { ENVIRONMENT, FUNCTIONS, type FunctionName, type FunctionSpec } from '../lib/functions.js';
-import { DEFAULT_ROUTE, ROUTES } from '../lib/http/routes.js';
+import { createHash } from 'node:crypto';
+import { DEPLOYED_BROKERS_ITEM, ENVIRONMENT, FUNCTIONS, type FunctionName, type FunctionSpec } from '../lib/functions.js';
+import { DEFAULT_ROUTE, ROUTES, type RouteSpec } from '../lib/http/routes.js';
 import { coordinationTableSpec, replicaTableSpec, type KeyType, type TableSpec } from '../lib/storage/tables.js';
 import { grantCatalogAccess } from './access.js';
-import { buildApi } from './api.js';
+import { REST_STAGE, buildApi } from './api.js';
 import { FunctionBundler, HANDLER } from './bundling.js';
 import { buildObservability } from './observability.js';
 import { resolveProps, type ResolvedProps, type TributaryClusterProps } from './props.js';
@@ -77,6 +80,11 @@ export class TributaryCluster extends Construct {
   readonly api: apigwv2.HttpApi | apigw.RestApi;
   /** The API's base URL, ending in `/`. */
   readonly apiUrl: string;
+  /**
+   * Writes the broker list into the coordination table on every create and update
+   * (DEPLOYED_BROKERS_ITEM in lib/functions.ts); the controller registers the brokers from it.
+   */
+  readonly brokerList: cr.AwsCustomResource;
   /** Where stream batches the replicator gave up on are recorded. */
   readonly replicationFailureQueue: sqs.Queue;
   /** The topic every alarm notifies, when `alarmEmail` or `alarmTopic` is set. */
@@ -116,7 +124,6 @@ export class TributaryCluster extends Construct {
         [ENVIRONMENT.bucket]: this.bucket.bucketName,
         [ENVIRONMENT.s3ForcePathStyle]: String(p.s3ForcePathStyle),
         ...(spec.trigger === 'schedule' ? {
-          [ENVIRONMENT.brokers]: JSON.stringify(brokers),
           [ENVIRONMENT.tickMs]: String(p.controllerTickMs),
           [ENVIRONMENT.sessionTimeoutMs]: String(p.brokerSessionTimeoutMs),
         } : {}),
@@ -127,10 +134,12 @@ export class TributaryCluster extends Construct {
       functions[spec.name] = fn;
     }
     this.functions = functions as Record<FunctionName, lambda.Function>;
+    this.brokerList = this.writeBrokerList(brokers, p);
 
     const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', { retention: p.logRetention, removalPolicy: p.removalPolicy });
     const api = buildApi(this, {
       name: p.tablePrefix, type: p.apiType, authorization: p.authorization, routes: ROUTES, defaultRoute: DEFAULT_ROUTE, functions: this.functions, accessLogs,
+      throttle: { rateLimit: p.throttlingRateLimit, burstLimit: p.throttlingBurstLimit },
     });
     this.api = api.api;
     this.apiUrl = api.url;
@@ -149,6 +158,70 @@ export class TributaryCluster extends Construct {
     });
     this.alarms = observability.alarms;
     this.dashboard = observability.dashboard;
+  }
+
+  /**
+   * Lets `grantee` call the API (`execute-api:Invoke`; with `authorization: 'iam'`): every route
+   * and the catch-all by default, or only `routes`, entries of the route table
+   * (lib/http/routes.ts) — a producer, say, gets `ROUTES.filter((r) => r.fn === 'produce')`.
+   * Path variables match any value.
+   */
+  grantInvoke(grantee: iam.IGrantable, routes?: readonly RouteSpec[]): iam.Grant {
+    const stage = this.settings.apiType === 'rest' ? REST_STAGE : '$default';
+    const apiId = 'restApiId' in this.api ? this.api.restApiId : this.api.apiId;
+    const arn = (resourceName: string) => Stack.of(this).formatArn({ service: 'execute-api', resource: apiId, arnFormat: ArnFormat.SLASH_RESOURCE_NAME, resourceName });
+    for (const r of routes ?? []) {
+      if (!r.path.startsWith('/')) throw new Error(`grantInvoke: ${r.method} ${r.path} is not a route of the route table (the catch-all comes with every route: omit routes)`);
+    }
+    const resourceArns = routes === undefined
+      ? [arn('*')]
+      : [...new Set(routes.map((r) => arn(`${stage}/${r.method}${r.path.replace(/\{[^}]+\}/g, '*')}`)))];
+    return iam.Grant.addToPrincipal({ grantee, actions: ['execute-api:Invoke'], resourceArns });
+  }
+
+  /**
+   * One PutItem of the broker list (an AwsCustomResource, on create and update), by a role that
+   * may put items under the list's partition key only and write its own log group. The provider
+   * function is a singleton per stack: with two clusters in one stack the first one's role and log
+   * group serve both (each cluster's policy is attached to that role).
+   */
+  private writeBrokerList(brokers: readonly { brokerId: number; replicaTable: string; rack: string | null }[], p: ResolvedProps): cr.AwsCustomResource {
+    const json = JSON.stringify(brokers);
+    const putItem: cr.AwsSdkCall = {
+      service: 'DynamoDB',
+      action: 'PutItem',
+      parameters: {
+        // The literal name (the prefix is never a token), so the call is plain JSON in the template;
+        // the dependency below orders it after the table.
+        TableName: coordinationTableSpec(p.tablePrefix).name,
+        Item: {
+          pk: { S: DEPLOYED_BROKERS_ITEM.pk }, sk: { S: DEPLOYED_BROKERS_ITEM.sk },
+          brokers: { S: json }, version: { S: createHash('sha256').update(json).digest('hex').slice(0, 16) },
+        },
+      },
+      physicalResourceId: cr.PhysicalResourceId.of(`${coordinationTableSpec(p.tablePrefix).name}/${DEPLOYED_BROKERS_ITEM.pk}/${DEPLOYED_BROKERS_ITEM.sk}`),
+    };
+    const logGroup = new logs.LogGroup(this, 'BrokerListLogs', { retention: p.logRetention, removalPolicy: p.removalPolicy });
+    const role = new iam.Role(this, 'BrokerListRole', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: 'Tributary: writes the broker list into the coordination table at deployment',
+    });
+    logGroup.grantWrite(role);
+    const resource = new cr.AwsCustomResource(this, 'BrokerList', {
+      onCreate: putItem,
+      onUpdate: putItem,
+      policy: cr.AwsCustomResourcePolicy.fromStatements([new iam.PolicyStatement({
+        actions: ['dynamodb:PutItem'],
+        resources: [this.coordinationTable.tableArn],
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [DEPLOYED_BROKERS_ITEM.pk] } },
+      })]),
+      role,
+      logGroup,
+      installLatestAwsSdk: false,
+      timeout: Duration.minutes(2),
+    });
+    resource.node.addDependency(this.coordinationTable);
+    return resource;
   }
 
   /** A table from its definition in lib/storage/tables.ts. */
@@ -181,6 +254,8 @@ export class TributaryCluster extends Construct {
       ],
       ...(p.serverAccessLogsBucket ? { serverAccessLogsBucket: p.serverAccessLogsBucket, serverAccessLogsPrefix: 'tributary/' } : {}),
       removalPolicy: p.removalPolicy,
+      // DESTROY would fail on a bucket that still holds objects: empty it first (a custom resource).
+      autoDeleteObjects: p.removalPolicy === RemovalPolicy.DESTROY,
     });
     if (!p.serverAccessLogsBucket) {
       Validations.of(bucket).acknowledge({
@@ -213,14 +288,12 @@ export class TributaryCluster extends Construct {
       logGroup,
       loggingFormat: lambda.LoggingFormat.JSON,
       environment: { ...environment, NODE_OPTIONS: '--enable-source-maps' },
-      // The controller ticks until 3 s before its timeout (70 s in the catalog), so each run
-      // outlasts the one-minute schedule and some controller is always ticking; with a timeout of
-      // 60 s or less every minute would open a gap longer than the 3-tick lease. Concurrency 1 makes
-      // the overlapping invocation wait (Lambda's async queue retries it) instead of starting a
-      // second container under a new identity, which would contend for the lease and, on taking
-      // it, bump the controller epoch and re-walk every partition once a minute; with one container
-      // the warm one is reused, keeps its identity and renews its lease.
-      ...(spec.trigger === 'schedule' && p.reserveControllerConcurrency ? { reservedConcurrentExecutions: 1 } : {}),
+      // No reserved concurrency: a new account's concurrency quota is 10 and Lambda refuses to
+      // reserve any of it. The controller ticks until 3 s before its 70 s timeout, so each
+      // minute's invocation overlaps the previous one by about 7 s and runs in a second
+      // container: it stays standby (one failed conditional write per tick, no other work: the
+      // lease fences every controller write) until the previous run's lease lapses, then takes
+      // it over under a new epoch, which clears its lastSeen (no fencing on stale sight).
     });
     Validations.of(fn).acknowledge({
       id: 'AwsSolutions-L1',

@@ -46,6 +46,22 @@ export function clusterMetric(coordinationTable: string, key: ClusterMetricKey, 
 
 const capitalized = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
 
+/** The extra dimension the functions emit `Errors` with (lib/http/api.ts): the Kafka error's name. */
+export const ERROR_CODE_DIMENSION = 'ErrorCode';
+
+/**
+ * `Errors` is emitted with the dimensions {CoordinationTable, ErrorCode} only (metrics.ts), so a
+ * metric with CoordinationTable alone has no data: a search over this cluster's error codes
+ * draws one line per Kafka error instead.
+ */
+export function errorsByCode(coordinationTable: string): cw.MathExpression {
+  const schema = `{${METRICS_NAMESPACE},${CLUSTER_DIMENSION},${ERROR_CODE_DIMENSION}}`;
+  return new cw.MathExpression({
+    expression: `SEARCH('${schema} MetricName="${CLUSTER_METRICS.errors.name}" ${CLUSTER_DIMENSION}="${coordinationTable}"', 'Sum', 300)`,
+    period: FIVE_MINUTES, usingMetrics: {},
+  });
+}
+
 export function buildObservability(scope: Construct, o: ObservabilityOptions): Observability {
   const alarms: Record<string, cw.Alarm> = {};
   const metric = (key: ClusterMetricKey, statistic: string, period?: Duration) => clusterMetric(o.clusterDimension, key, statistic, period);
@@ -93,20 +109,18 @@ export function buildObservability(scope: Construct, o: ObservabilityOptions): O
       comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, treatMissingData: cw.TreatMissingData.NOT_BREACHING,
     });
     if (spec.trigger === 'schedule') {
-      // Throttles are this function's normal state (concurrency 1, overlapping schedules); its
-      // absence is what matters: no invocation at all for 3 minutes.
       alarm(`${name}NotRunning`, {
         alarmDescription: `The ${spec.name} function has not been invoked for 3 minutes: no controller is running.`,
         metric: fn.metricInvocations({ period: ONE_MINUTE, statistic: 'Sum' }), threshold: 1, evaluationPeriods: 3,
         comparisonOperator: cw.ComparisonOperator.LESS_THAN_THRESHOLD, treatMissingData: cw.TreatMissingData.BREACHING,
       });
-    } else {
-      alarm(`${name}Throttles`, {
-        alarmDescription: `The ${spec.name} function was throttled (account or function concurrency exhausted).`,
-        metric: fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }), threshold: 1, evaluationPeriods: 1,
-        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, treatMissingData: cw.TreatMissingData.NOT_BREACHING,
-      });
     }
+    // No function reserves concurrency: a throttle means the account's concurrency ran out.
+    alarm(`${name}Throttles`, {
+      alarmDescription: `The ${spec.name} function was throttled (the account's Lambda concurrency is exhausted).`,
+      metric: fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }), threshold: 1, evaluationPeriods: 1,
+      comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, treatMissingData: cw.TreatMissingData.NOT_BREACHING,
+    });
     if (spec.trigger === 'streams') {
       alarm(`${name}IteratorAge`, {
         alarmDescription: `The ${spec.name} function is more than a minute behind the replica tables' streams.`,
@@ -149,7 +163,7 @@ export function buildObservability(scope: Construct, o: ObservabilityOptions): O
   dashboard.addWidgets(
     graph('Records produced / fetched', [sum('produceRecords'), sum('fetchRecords')]),
     graph('Bytes produced / fetched', [sum('produceBytes'), sum('fetchBytes')]),
-    graph('Errors (Kafka codes), replication lag', [sum('errors')], [metric('replicationLag', 'Maximum', FIVE_MINUTES)]),
+    graph('Errors (Kafka codes), replication lag', [errorsByCode(o.clusterDimension)], [metric('replicationLag', 'Maximum', FIVE_MINUTES)]),
   );
   dashboard.addWidgets(
     graph('API requests and errors', [o.api.metrics.count.with({ statistic: 'Sum' })], [o.api.metrics.clientErrors.with({ statistic: 'Sum' }), o.api.metrics.serverErrors.with({ statistic: 'Sum' })]),

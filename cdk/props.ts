@@ -40,15 +40,37 @@ export interface TributaryClusterProps {
    */
   readonly authorization?: ApiAuthorization;
   /**
-   * What happens to the tables, the bucket and the log groups when the stack is deleted.
-   * @default RemovalPolicy.RETAIN
+   * What happens to the tables, the bucket and the log groups when the stack is updated (a
+   * replacement) or deleted. The default keeps them then, but lets CloudFormation delete them
+   * when the stack's first create fails and rolls back, so a failed first deploy can simply be
+   * deployed again: the tables have fixed names (`tablePrefix`), and a table left behind by a
+   * rolled-back create would make every retry fail with "already exists". After `cdk destroy`
+   * the retained tables and bucket stay (the README's "Deploy to AWS" says how to remove them).
+   * `DESTROY` deletes them with the stack, emptying the bucket first (`autoDeleteObjects`).
+   * @default RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE
    */
   readonly removalPolicy?: RemovalPolicy;
   /**
-   * DynamoDB deletion protection on every table.
-   * @default - true, unless removalPolicy is DESTROY
+   * DynamoDB deletion protection on every table. Off by default: when a stack's first create
+   * fails, CloudFormation deletes the tables it created (see `removalPolicy`), and a protected
+   * table cannot be deleted, so the rollback ends in `ROLLBACK_FAILED` and the stack has to be
+   * deleted by hand before the next try. Turn it on once the cluster is in use; `removalPolicy`
+   * already keeps the tables when the stack is updated or deleted.
+   * @default false
    */
   readonly deletionProtection?: boolean;
+  /**
+   * API Gateway stage throttling: the steady requests per second the whole API accepts before it
+   * answers 429 (a runaway client then stops at the API instead of using up the account's Lambda
+   * concurrency and paying for it). Clients batch records, so one request carries many.
+   * @default 1000
+   */
+  readonly throttlingRateLimit?: number;
+  /**
+   * API Gateway stage throttling: the burst of requests accepted above the rate.
+   * @default 500
+   */
+  readonly throttlingBurstLimit?: number;
   /**
    * Kafka's `controller.tick.ms` analogue (`TRIBUTARY_CONTROLLER_TICK_MS`); the lease lasts 3 ticks.
    * @default 1000
@@ -59,13 +81,6 @@ export interface TributaryClusterProps {
    * @default 9000
    */
   readonly brokerSessionTimeoutMs?: number;
-  /**
-   * Reserve a concurrency of 1 for the scheduled functions (the controller), so overlapping
-   * schedules never run two containers at once. Turn it off only in an account whose Lambda
-   * concurrency quota is too small to reserve any (new accounts may have 10).
-   * @default true
-   */
-  readonly reserveControllerConcurrency?: boolean;
   /**
    * Retention of the functions' logs and the API's access logs.
    * @default RetentionDays.ONE_MONTH
@@ -112,9 +127,10 @@ export interface ResolvedProps {
   readonly authorization: ApiAuthorization;
   readonly removalPolicy: RemovalPolicy;
   readonly deletionProtection: boolean;
+  readonly throttlingRateLimit: number;
+  readonly throttlingBurstLimit: number;
   readonly controllerTickMs: number;
   readonly brokerSessionTimeoutMs: number;
-  readonly reserveControllerConcurrency: boolean;
   readonly logRetention: RetentionDays;
   readonly bucketVersioning: boolean;
   readonly snapshotExpirationDays: number;
@@ -163,6 +179,14 @@ export function resolveProps(scope: Construct, p: TributaryClusterProps = {}): R
   if (authorization !== 'iam' && authorization !== 'none') {
     throw new Error(`authorization must be 'iam' or 'none', got '${String(authorization)}'`);
   }
+  const throttlingRateLimit = p.throttlingRateLimit ?? 1000;
+  if (typeof throttlingRateLimit !== 'number' || !(throttlingRateLimit > 0) || !Number.isFinite(throttlingRateLimit)) {
+    throw new Error(`throttlingRateLimit must be a positive number of requests per second, got ${String(p.throttlingRateLimit)}`);
+  }
+  const throttlingBurstLimit = p.throttlingBurstLimit ?? 500;
+  if (!isInt(throttlingBurstLimit) || throttlingBurstLimit < 1) {
+    throw new Error(`throttlingBurstLimit must be a positive integer, got ${String(p.throttlingBurstLimit)}`);
+  }
   const controllerTickMs = p.controllerTickMs ?? 1000;
   if (!isInt(controllerTickMs) || controllerTickMs < 100 || controllerTickMs > 10_000) {
     throw new Error(`controllerTickMs must be an integer from 100 to 10000, got ${String(p.controllerTickMs)}`);
@@ -185,7 +209,10 @@ export function resolveProps(scope: Construct, p: TributaryClusterProps = {}): R
   if (p.alarmEmail !== undefined && p.alarmTopic !== undefined) {
     throw new Error('alarmEmail and alarmTopic are mutually exclusive: subscribe the address to your topic instead');
   }
-  const removalPolicy = p.removalPolicy ?? RemovalPolicy.RETAIN;
+  const removalPolicy = p.removalPolicy ?? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
+  if (p.deletionProtection === true && removalPolicy === RemovalPolicy.DESTROY) {
+    throw new Error('deletionProtection cannot be true with removalPolicy DESTROY: the tables could not be deleted with the stack');
+  }
   return {
     brokers,
     racks: Array.from({ length: brokers }, (_, i) => p.racks?.[i] ?? null),
@@ -193,10 +220,11 @@ export function resolveProps(scope: Construct, p: TributaryClusterProps = {}): R
     apiType,
     authorization,
     removalPolicy,
-    deletionProtection: p.deletionProtection ?? removalPolicy !== RemovalPolicy.DESTROY,
+    deletionProtection: p.deletionProtection ?? false,
+    throttlingRateLimit,
+    throttlingBurstLimit,
     controllerTickMs,
     brokerSessionTimeoutMs,
-    reserveControllerConcurrency: p.reserveControllerConcurrency ?? true,
     logRetention,
     bucketVersioning: p.bucketVersioning ?? false,
     snapshotExpirationDays,

@@ -30,6 +30,12 @@ export class TributaryStack extends Stack {
     new CfnOutput(this, 'CoordinationTableName', { value: this.cluster.coordinationTable.tableName });
     new CfnOutput(this, 'BucketName', { value: this.cluster.bucket.bucketName });
     new CfnOutput(this, 'DashboardName', { value: this.cluster.dashboard.dashboardName });
+    if (this.cluster.alarmTopic) {
+      new CfnOutput(this, 'AlarmTopicArn', {
+        description: 'Every alarm notifies this topic; an alarmEmail subscription receives nothing until its confirmation link is followed',
+        value: this.cluster.alarmTopic.topicArn,
+      });
+    }
   }
 }
 
@@ -41,16 +47,24 @@ function ctx(node: Node, key: string): string | undefined {
 
 const bool = (v: string | undefined): boolean | undefined => (v === undefined ? undefined : v === 'true');
 
+/** Context `removalPolicy` values and what they mean. */
+const REMOVAL_POLICIES: Readonly<Record<string, RemovalPolicy>> = {
+  'retain-on-update-or-delete': RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
+  retain: RemovalPolicy.RETAIN,
+  destroy: RemovalPolicy.DESTROY,
+};
+
 /**
  * The cluster's props from context: `brokers`, `racks` (comma-separated), `tablePrefix`,
- * `apiType` (http|rest), `authorization` (iam|none), `removalPolicy` (retain|destroy),
- * `alarmEmail`, `s3ForcePathStyle` (true|false), `reserveControllerConcurrency` (true|false).
+ * `apiType` (http|rest), `authorization` (iam|none), `removalPolicy`
+ * (retain-on-update-or-delete|retain|destroy), `deletionProtection` (true|false), `alarmEmail`,
+ * `s3ForcePathStyle` (true|false), `throttlingRateLimit`, `throttlingBurstLimit`.
  */
 export function clusterPropsFromContext(node: Node): TributaryClusterProps {
   const brokers = ctx(node, 'brokers');
   const removal = ctx(node, 'removalPolicy');
-  if (removal !== undefined && removal !== 'retain' && removal !== 'destroy') {
-    throw new Error(`context removalPolicy must be 'retain' or 'destroy', got '${removal}'`);
+  if (removal !== undefined && REMOVAL_POLICIES[removal] === undefined) {
+    throw new Error(`context removalPolicy must be one of ${Object.keys(REMOVAL_POLICIES).join(', ')}, got '${removal}'`);
   }
   const props: TributaryClusterProps = {
     ...(brokers !== undefined ? { brokers: Number(brokers) } : {}),
@@ -58,10 +72,12 @@ export function clusterPropsFromContext(node: Node): TributaryClusterProps {
     ...(ctx(node, 'tablePrefix') !== undefined ? { tablePrefix: ctx(node, 'tablePrefix') } : {}),
     ...(ctx(node, 'apiType') !== undefined ? { apiType: ctx(node, 'apiType') as ApiType } : {}),
     ...(ctx(node, 'authorization') !== undefined ? { authorization: ctx(node, 'authorization') as ApiAuthorization } : {}),
-    ...(removal !== undefined ? { removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN } : {}),
+    ...(removal !== undefined ? { removalPolicy: REMOVAL_POLICIES[removal] } : {}),
+    ...(bool(ctx(node, 'deletionProtection')) !== undefined ? { deletionProtection: bool(ctx(node, 'deletionProtection')) } : {}),
+    ...(ctx(node, 'throttlingRateLimit') !== undefined ? { throttlingRateLimit: Number(ctx(node, 'throttlingRateLimit')) } : {}),
+    ...(ctx(node, 'throttlingBurstLimit') !== undefined ? { throttlingBurstLimit: Number(ctx(node, 'throttlingBurstLimit')) } : {}),
     ...(ctx(node, 'alarmEmail') !== undefined ? { alarmEmail: ctx(node, 'alarmEmail') } : {}),
     ...(bool(ctx(node, 's3ForcePathStyle')) !== undefined ? { s3ForcePathStyle: bool(ctx(node, 's3ForcePathStyle')) } : {}),
-    ...(bool(ctx(node, 'reserveControllerConcurrency')) !== undefined ? { reserveControllerConcurrency: bool(ctx(node, 'reserveControllerConcurrency')) } : {}),
   };
   return props;
 }

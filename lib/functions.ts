@@ -9,6 +9,35 @@ export type FunctionName = HttpFunctionName | 'replicator' | 'controller';
 
 export type Access = 'none' | 'read' | 'write';
 
+/**
+ * The coordination table's partition keys (lib/storage/coordination.ts, groups.ts, segments.ts),
+ * as IAM `StringLike` patterns of `dynamodb:LeadingKeys`: what a function may write is named
+ * with these, and its role can write items under no other key.
+ */
+export const COORDINATION_KEYS = {
+  /** `cluster`/`meta`: the cluster id and the metadata version every metadata change bumps. */
+  cluster: 'cluster',
+  brokers: 'brokers',
+  /** The topic list, the collision keys, topic ids → names. */
+  topicList: 'topics',
+  topicKeys: 'topic-keys',
+  topicIds: 'topic-ids',
+  /** A topic's meta item and its partition states. */
+  topic: 'topic#*',
+  producers: 'producers',
+  /** The controller lease. */
+  lease: 'controller',
+  lagging: 'lagging',
+  groupList: 'groups',
+  group: 'group#*',
+  offsets: 'offsets#*',
+  segments: 'seg#*',
+  /** The broker list the deployment writes (DEPLOYED_BROKERS_ITEM). */
+  deployment: 'deployment',
+} as const;
+
+export type CoordinationKey = keyof typeof COORDINATION_KEYS;
+
 export interface FunctionSpec {
   readonly name: FunctionName;
   /** Handler file, relative to the project root; it exports `handler`. */
@@ -20,6 +49,11 @@ export interface FunctionSpec {
   readonly timeoutSeconds: number;
   /** What it does to the coordination table, the replica tables and the bucket. */
   readonly coordination: Access;
+  /**
+   * With `coordination: 'write'`, the partition keys of the items it writes (the code paths it
+   * runs call these writers); `'any'` only for the controller, which writes them all.
+   */
+  readonly coordinationWrites: readonly CoordinationKey[] | 'any';
   readonly replicas: Access;
   /** Bucket prefixes it reads and writes (`data/`, `snapshots/`). */
   readonly bucketRead: readonly string[];
@@ -32,26 +66,37 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   spec({
     name: 'admin', entry: 'lambdas/admin.ts', description: 'Clusters, brokers, topics, partitions, configs',
     trigger: 'http', memoryMb: 512, timeoutSeconds: 29, coordination: 'write', replicas: 'write', bucketRead: [], bucketWrite: ['data/'],
+    // Topics (create, delete, configs, partitions), DeleteRecords (segment tombstones), suspect reports.
+    coordinationWrites: ['cluster', 'topicList', 'topicKeys', 'topicIds', 'topic', 'segments', 'brokers'],
   }),
   spec({
     name: 'produce', entry: 'lambdas/produce.ts', description: 'Produce records (REST Proxy v3 and v2) and producer ids',
-    trigger: 'http', memoryMb: 1024, timeoutSeconds: 29, coordination: 'write', replicas: 'write', bucketRead: ['data/', 'snapshots/'], bucketWrite: ['data/', 'snapshots/'],
+    trigger: 'http', memoryMb: 1024, timeoutSeconds: 29, coordination: 'write', replicas: 'write', bucketRead: [], bucketWrite: ['data/'],
+    // acks=all ISR changes (partition state + metadata version), producer ids, lag marks, suspect reports.
+    coordinationWrites: ['cluster', 'topic', 'producers', 'lagging', 'brokers'],
   }),
   spec({
     name: 'fetch', entry: 'lambdas/fetch.ts', description: 'Fetch records and list offsets',
     trigger: 'http', memoryMb: 1024, timeoutSeconds: 29, coordination: 'write', replicas: 'read', bucketRead: ['data/', 'segments/'], bucketWrite: [],
+    // Suspect reports only: no lease, no partition state.
+    coordinationWrites: ['brokers'],
   }),
   spec({
     name: 'groups', entry: 'lambdas/groups.ts', description: 'Consumer groups: REST Proxy v2 consumers, the group protocol, offsets, lag',
     trigger: 'http', memoryMb: 1024, timeoutSeconds: 29, coordination: 'write', replicas: 'read', bucketRead: ['data/', 'segments/'], bucketWrite: [],
+    // Groups, members, committed offsets, suspect reports: no lease, no partition state.
+    coordinationWrites: ['groupList', 'group', 'offsets', 'brokers'],
   }),
   spec({
     name: 'replicator', entry: 'lambdas/replicator.ts', description: 'Copies new batches from leaders to followers (DynamoDB Streams), rolls table tails into S3 segments',
     trigger: 'streams', memoryMb: 1024, timeoutSeconds: 120, coordination: 'write', replicas: 'write', bucketRead: ['data/', 'snapshots/', 'segments/'], bucketWrite: ['snapshots/', 'segments/'],
+    // ISR expands (partition state + metadata version), lag marks, segment rolls, suspect reports.
+    coordinationWrites: ['cluster', 'topic', 'lagging', 'segments', 'brokers'],
   }),
   spec({
     name: 'controller', entry: 'lambdas/controller.ts', description: 'Holds the controller lease: broker liveness, elections, ISR, replication sweep, log maintenance (rolls, retention, compaction, garbage)',
     trigger: 'schedule', memoryMb: 512, timeoutSeconds: 70, coordination: 'write', replicas: 'write', bucketRead: ['data/', 'snapshots/', 'segments/'], bucketWrite: ['snapshots/', 'segments/', 'data/'],
+    coordinationWrites: 'any',
   }),
 ];
 
@@ -60,8 +105,6 @@ export const ENVIRONMENT = {
   coordinationTable: 'TRIBUTARY_COORDINATION_TABLE',
   bucket: 'TRIBUTARY_BUCKET',
   s3ForcePathStyle: 'TRIBUTARY_S3_FORCE_PATH_STYLE',
-  /** JSON `[{brokerId, replicaTable, rack}]`: the controller registers these brokers (and the cluster) at start. */
-  brokers: 'TRIBUTARY_BROKERS',
   tickMs: 'TRIBUTARY_CONTROLLER_TICK_MS',
   sessionTimeoutMs: 'TRIBUTARY_BROKER_SESSION_TIMEOUT_MS',
   /** How often the lease holder sweeps the lag index (lib/orchestration/sweep.ts). Default: every tick. */
@@ -70,6 +113,15 @@ export const ENVIRONMENT = {
   sweepFullPassMs: 'TRIBUTARY_SWEEP_FULL_PASS_MS',
   garbageMs: 'TRIBUTARY_GARBAGE_MS',
 } as const;
+
+/**
+ * The coordination table item in which a deployment names its brokers: `brokers` is JSON
+ * `[{brokerId, replicaTable, rack}]`, `version` changes with it. The CDK construct writes it on
+ * every create and update (64 brokers with long table names would not fit in the 4 KB a Lambda
+ * environment holds); the controller registers the brokers, and the cluster, once per version
+ * (lib/orchestration/controller-loop.ts).
+ */
+export const DEPLOYED_BROKERS_ITEM = { pk: 'deployment', sk: 'brokers' } as const;
 
 export function functionSpec(name: FunctionName): FunctionSpec {
   const f = FUNCTIONS.find((x) => x.name === name);

@@ -8,8 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
-import { markLagging } from '../storage/coordination.js';
-import { bootstrapCluster, type BrokerRegistration } from '../cluster/bootstrap.js';
+import { markLagging, readDeployedBrokers } from '../storage/coordination.js';
+import { bootstrapCluster } from '../cluster/bootstrap.js';
 import { Controller, type TickReport } from '../cluster/controller.js';
 import { ReplicationSweep, type SweepReport } from './sweep.js';
 
@@ -71,18 +71,26 @@ export interface RunOptions {
 const quiet = (r: TickReport): boolean =>
   r.role === 'controller' && r.fenced.length === 0 && r.unfenced.length === 0 && r.elections === 0 && r.unseen.length === 0;
 
-let registered = false;
+/** The version of the deployment's broker list this process registered. */
+let registeredVersion: string | undefined;
 
 /**
- * In AWS the deployment names the brokers in `TRIBUTARY_BROKERS` (JSON `[{brokerId, replicaTable,
- * rack}]`); the controller registers them, and the cluster, once per container. Idempotent.
+ * In AWS the deployment writes its broker list into the coordination table
+ * (DEPLOYED_BROKERS_ITEM, lib/functions.ts); the controller registers them, and the cluster, once
+ * per version of the list: one GetItem per run, the registrations only after a deployment changed
+ * it. Idempotent. The local stack writes no list (it bootstraps itself): nothing to do. A failed
+ * read or registration is logged and tried again on the next run.
  */
-async function registerBrokersFromEnv(): Promise<void> {
-  const raw = process.env.TRIBUTARY_BROKERS;
-  if (registered || !raw) return;
-  const brokers = JSON.parse(raw) as BrokerRegistration[];
-  await bootstrapCluster(brokers.map((b) => ({ brokerId: b.brokerId, replicaTable: b.replicaTable, rack: b.rack ?? null })));
-  registered = true;
+export async function registerDeployedBrokers(): Promise<void> {
+  try {
+    const deployed = await readDeployedBrokers();
+    if (!deployed || deployed.version === registeredVersion) return;
+    await bootstrapCluster(deployed.brokers.map((b) => ({ brokerId: b.brokerId, replicaTable: b.replicaTable, rack: b.rack ?? null })));
+    registeredVersion = deployed.version;
+    logger.info({ event: 'brokers-registered', brokers: deployed.brokers.length, version: deployed.version }, 'registered the deployment\'s brokers');
+  } catch (err) {
+    logger.warn({ event: 'broker-registration-failed', err }, 'could not register the deployment\'s brokers; the next run tries again');
+  }
 }
 
 /**
@@ -92,7 +100,7 @@ async function registerBrokersFromEnv(): Promise<void> {
  * nothing runs after a Lambda handler returns.
  */
 export async function runController(o: RunOptions): Promise<number> {
-  await registerBrokersFromEnv();
+  await registerDeployedBrokers();
   const c = controller();
   const sweep = replicationSweep();
   const sweepEveryMs = intEnv('TRIBUTARY_SWEEP_MS', c.o.tickMs);

@@ -9,6 +9,7 @@
  */
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config.js';
+import { DEPLOYED_BROKERS_ITEM } from '../functions.js';
 import { dynamo } from './clients.js';
 import type { BrokerRecord, ClusterRecord, Lease, PartitionRecord, TopicRecord } from './model.js';
 import { ConditionFailed, MAX_TRANSACTION_ITEMS, transactWrite } from './transact.js';
@@ -570,4 +571,24 @@ export async function clearLagging(topicId: string, partition: number, markedAt?
 export async function listLagging(): Promise<LagMark[]> {
   const items = await queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': LAG_PK } });
   return items.map((i) => strip<LagMark>(i));
+}
+
+// ---- The broker list a deployment wrote ----------------------------------------------------
+
+/** The brokers a deployment names (DEPLOYED_BROKERS_ITEM in lib/functions.ts). */
+export interface DeployedBrokers {
+  /** Changes whenever the list does. */
+  readonly version: string;
+  readonly brokers: readonly Pick<BrokerRecord, 'brokerId' | 'replicaTable' | 'rack'>[];
+}
+
+/**
+ * Reads the broker list the deployment wrote (the CDK construct writes it on every create and
+ * update); undefined when there is none (the local stack registers its brokers itself).
+ * Strongly consistent, one GetItem. Errors: store failures; a `brokers` attribute that is not JSON.
+ */
+export async function readDeployedBrokers(): Promise<DeployedBrokers | undefined> {
+  const out = await db().send(new GetCommand({ TableName: table(), Key: DEPLOYED_BROKERS_ITEM, ConsistentRead: true }));
+  if (!out.Item) return undefined;
+  return { version: String(out.Item.version), brokers: JSON.parse(String(out.Item.brokers)) as DeployedBrokers['brokers'] };
 }

@@ -31,7 +31,6 @@ const ENV = {
   TRIBUTARY_COORDINATION_TABLE: 'bundle-test-coordination',
   TRIBUTARY_BUCKET: 'bundle-test-bucket',
   TRIBUTARY_S3_FORCE_PATH_STYLE: 'false',
-  TRIBUTARY_BROKERS: '[{"brokerId":1,"replicaTable":"bundle-test-broker-1","rack":null}]',
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE',
   AWS_SECRET_ACCESS_KEY: 'example',

@@ -1,12 +1,18 @@
 /** Template assertions: the security- and cost-relevant properties of a default deployment. */
-import { RemovalPolicy } from 'aws-cdk-lib';
-import { Match } from 'aws-cdk-lib/assertions';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { App, RemovalPolicy } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { DEFAULT_ROUTE, ROUTES } from '../../lib/http/routes.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CLUSTER_DIMENSION, CLUSTER_METRICS, METRICS_NAMESPACE } from '../../lib/metrics.js';
-import { ENVIRONMENT, FUNCTIONS } from '../../lib/functions.js';
+import { DEPLOYED_BROKERS_ITEM, ENVIRONMENT, FUNCTIONS } from '../../lib/functions.js';
 import { coordinationTableSpec, replicaTableSpec } from '../../lib/storage/tables.js';
 import { permissionsOf } from './iam.js';
-import { logicalId, resourcesOf, synth, type Synthesized } from './synth.js';
+import { TributaryStack } from '../../cdk/stack.js';
+import { CDK_CONTEXT, logicalId, resourcesOf, synth, type Synthesized } from './synth.js';
 
 let s: Synthesized;
 beforeAll(() => {
@@ -17,17 +23,32 @@ const cluster = () => s.stack.cluster;
 const fnId = (name: string) => logicalId(s, (cluster().functions as Record<string, any>)[name]);
 
 describe('TributaryCluster: tables', () => {
-  it('creates every table on demand, with point-in-time recovery, deletion protection and AWS-managed KMS encryption', () => {
+  it('creates every table on demand, with point-in-time recovery and AWS-managed KMS encryption', () => {
     const tables = resourcesOf(s, 'AWS::DynamoDB::Table');
     expect(tables).toHaveLength(1 + 3);
     for (const [, t] of tables) {
       expect(t.BillingMode).toBe('PAY_PER_REQUEST');
       expect(t.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
-      expect(t.DeletionProtectionEnabled).toBe(true);
       // SSEEnabled without a key = KMS with the AWS-managed key (aws/dynamodb).
       expect(t.SSESpecification).toEqual({ SSEEnabled: true });
     }
-    s.template.allResources('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+  });
+
+  it('keeps tables, bucket and log groups on update and delete, but not when the first create fails (a failed first deploy can be retried)', () => {
+    // RetainExceptOnCreate: a rolled-back create deletes them, so a retry does not meet a table
+    // of the same name; an update that replaces one, or deleting the stack, keeps it.
+    for (const type of ['AWS::DynamoDB::Table', 'AWS::S3::Bucket', 'AWS::Logs::LogGroup']) {
+      expect(Object.keys(s.template.findResources(type)).length, type).toBeGreaterThan(0);
+      s.template.allResources(type, { DeletionPolicy: 'RetainExceptOnCreate', UpdateReplacePolicy: 'Retain' });
+    }
+  });
+
+  it('leaves deletion protection off by default (a protected table turns a failed create into ROLLBACK_FAILED), on when asked', () => {
+    s.template.allResourcesProperties('AWS::DynamoDB::Table', { DeletionProtectionEnabled: false });
+    const p = synth({ brokers: 1, deletionProtection: true });
+    p.template.allResourcesProperties('AWS::DynamoDB::Table', { DeletionProtectionEnabled: true });
+    expect(() => synth({ brokers: 1, deletionProtection: true, removalPolicy: RemovalPolicy.DESTROY }))
+      .toThrow('deletionProtection cannot be true with removalPolicy DESTROY');
   });
 
   it('streams new images from the replica tables only', () => {
@@ -44,10 +65,17 @@ describe('TributaryCluster: tables', () => {
     expect(cluster().settings.tablePrefix).toMatch(/^TestStack-Cluster-[0-9A-F]{8}$/);
   });
 
-  it('lets deletion go with the stack when removalPolicy is DESTROY', () => {
+  it('lets deletion go with the stack when removalPolicy is DESTROY, emptying the bucket first', () => {
     const d = synth({ brokers: 1, removalPolicy: RemovalPolicy.DESTROY });
     d.template.allResourcesProperties('AWS::DynamoDB::Table', { DeletionProtectionEnabled: false });
-    d.template.allResources('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
+    for (const type of ['AWS::DynamoDB::Table', 'AWS::S3::Bucket', 'AWS::Logs::LogGroup']) d.template.allResources(type, { DeletionPolicy: 'Delete' });
+    d.template.hasResourceProperties('Custom::S3AutoDeleteObjects', { BucketName: { Ref: logicalId(d, d.stack.cluster.bucket) } });
+    s.template.resourceCountIs('Custom::S3AutoDeleteObjects', 0);
+  });
+
+  it('keeps everything, even after a failed create, with removalPolicy RETAIN', () => {
+    const r = synth({ brokers: 1, removalPolicy: RemovalPolicy.RETAIN });
+    r.template.allResources('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
   });
 });
 
@@ -79,7 +107,8 @@ describe('TributaryCluster: bucket', () => {
 
 describe('TributaryCluster: functions', () => {
   it('deploys one Node.js 22 arm64 function per catalog entry, with its memory, timeout and JSON logs', () => {
-    expect(resourcesOf(s, 'AWS::Lambda::Function')).toHaveLength(FUNCTIONS.length);
+    // And the provider of the broker list's custom resource (AwsCustomResource's singleton).
+    expect(resourcesOf(s, 'AWS::Lambda::Function')).toHaveLength(FUNCTIONS.length + 1);
     for (const spec of FUNCTIONS) {
       const fn = s.json.Resources[fnId(spec.name)]?.Properties;
       expect(fn, spec.name).toMatchObject({
@@ -98,20 +127,42 @@ describe('TributaryCluster: functions', () => {
     s.template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
   });
 
-  it('tells the controller its brokers, racks, tick and session timeout', () => {
+  it('tells the controller its tick and session timeout, and nothing about the brokers', () => {
     const controller = FUNCTIONS.find((f) => f.trigger === 'schedule');
     const env = s.json.Resources[fnId(controller?.name ?? '')]?.Properties.Environment.Variables;
-    const prefix = cluster().settings.tablePrefix;
-    expect(JSON.parse(env[ENVIRONMENT.brokers])).toEqual([1, 2, 3].map((id, i) => ({ brokerId: id, replicaTable: replicaTableSpec(id, prefix).name, rack: ['a', 'b', 'c'][i] })));
     expect(env[ENVIRONMENT.tickMs]).toBe('1000');
     expect(env[ENVIRONMENT.sessionTimeoutMs]).toBe('9000');
+    expect(Object.keys(env).filter((k) => /BROKERS/.test(k))).toEqual([]);
   });
 
-  it('reserves a concurrency of 1 for the scheduled functions only', () => {
-    for (const spec of FUNCTIONS) {
-      const fn = s.json.Resources[fnId(spec.name)]?.Properties;
-      expect(fn.ReservedConcurrentExecutions, spec.name).toBe(spec.trigger === 'schedule' ? 1 : undefined);
-    }
+  it('writes the brokers, racks and replica tables into the coordination table on create and update, after the table exists', () => {
+    const prefix = cluster().settings.tablePrefix;
+    const [[id, props]] = resourcesOf(s, 'Custom::AWS') as [[string, any]];
+    const create = JSON.parse(props.Create);
+    expect(JSON.parse(props.Update)).toEqual(create);
+    expect(create).toMatchObject({ service: 'DynamoDB', action: 'PutItem', parameters: { TableName: coordinationTableSpec(prefix).name } });
+    const item = create.parameters.Item;
+    expect({ pk: item.pk.S, sk: item.sk.S }).toEqual(DEPLOYED_BROKERS_ITEM);
+    expect(JSON.parse(item.brokers.S)).toEqual([1, 2, 3].map((b, i) => ({ brokerId: b, replicaTable: replicaTableSpec(b, prefix).name, rack: ['a', 'b', 'c'][i] })));
+    expect(item.version.S).toMatch(/^[0-9a-f]{16}$/);
+    expect(s.json.Resources[id]).toMatchObject({ DependsOn: expect.arrayContaining([logicalId(s, cluster().coordinationTable)]) });
+    // Another broker list, another version: the controller registers again.
+    const other = JSON.parse((resourcesOf(synth({ brokers: 3, racks: ['a', 'b', 'd'], tablePrefix: prefix }), 'Custom::AWS')[0] as [string, any])[1].Create);
+    expect(other.parameters.Item.version.S).not.toBe(item.version.S);
+  });
+
+  it('lets the broker list writer put items under the list\'s partition key only', () => {
+    const coordination = logicalId(s, cluster().coordinationTable);
+    const policies = resourcesOf(s, 'AWS::IAM::Policy').filter(([, p]) => JSON.stringify(p.PolicyDocument).includes('dynamodb:PutItem')
+      && p.Roles.some((r: any) => r.Ref === logicalId(s, cluster().brokerList.grantPrincipal as never)));
+    expect(policies.flatMap(([, p]) => p.PolicyDocument.Statement)).toEqual([{
+      Effect: 'Allow', Action: 'dynamodb:PutItem', Resource: { 'Fn::GetAtt': [coordination, 'Arn'] },
+      Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [DEPLOYED_BROKERS_ITEM.pk] } },
+    }]);
+  });
+
+  it('reserves no concurrency for any function (a new account has a quota of 10 and cannot reserve any)', () => {
+    for (const [id, fn] of resourcesOf(s, 'AWS::Lambda::Function')) expect(fn.ReservedConcurrentExecutions, id).toBeUndefined();
   });
 
   it('invokes the scheduled functions every minute with an EventBridge rule', () => {
@@ -213,6 +264,41 @@ describe('TributaryCluster: API', () => {
     expect(apiPermissions).toHaveLength(httpFunctions + 1);
   });
 
+  it('throttles the stage by default (1000 requests/s, burst 500), as the props say', () => {
+    s.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default', DefaultRouteSettings: { ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 500 },
+    });
+    const custom = synth({ brokers: 1, throttlingRateLimit: 50, throttlingBurstLimit: 20 });
+    custom.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { DefaultRouteSettings: { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 20 } });
+    const rest = synth({ brokers: 1, apiType: 'rest' });
+    rest.template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      MethodSettings: [Match.objectLike({ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 500 })],
+    });
+  });
+
+  it('grants callers every route, or only the routes given (path variables match any value)', () => {
+    const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-cdk-'));
+    const app = new App({ outdir, context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
+    const stack = new TributaryStack(app, 'Grants', { cluster: { brokers: 1, tablePrefix: 'grants' } });
+    const all = new iam.Role(stack, 'Admin', { assumedBy: new iam.AccountRootPrincipal() });
+    const producer = new iam.Role(stack, 'Producer', { assumedBy: new iam.AccountRootPrincipal() });
+    stack.cluster.grantInvoke(all);
+    const produceRoutes = ROUTES.filter((r) => r.fn === 'produce');
+    stack.cluster.grantInvoke(producer, produceRoutes);
+    expect(() => stack.cluster.grantInvoke(producer, [DEFAULT_ROUTE])).toThrow('is not a route of the route table');
+    const t = Template.fromStack(stack).toJSON() as Synthesized['json'];
+    fs.rmSync(outdir, { recursive: true, force: true });
+    const resourcesFor = (role: iam.Role) => Object.values(t.Resources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((x: any) => x.Ref === stack.getLogicalId(role.node.defaultChild as iam.CfnRole)))
+      .flatMap((r) => [r.Properties.PolicyDocument.Statement].flat()).flatMap((st: any) => [st.Resource].flat());
+    const suffix = (arn: any) => (arn['Fn::Join'][1] as unknown[]).at(-1);
+    expect(resourcesFor(all).map(suffix)).toEqual(['/*']);
+    const produced = resourcesFor(producer).map(suffix);
+    expect(produced).toHaveLength(new Set(produceRoutes.map((r) => `${r.method} ${r.path}`)).size);
+    expect(produced).toContain(`/$default/POST${'/v3/clusters/{cluster_id}/topics/{topic_name}/records'.replace(/\{[^}]+\}/g, '*')}`);
+    for (const arn of produced) expect(arn).toMatch(/^\/\$default\/(GET|POST|PUT|PATCH|DELETE)\/[^{}]+$/);
+  });
+
   it('outputs the API URL and how to find the cluster id', () => {
     expect(Object.keys(s.json.Outputs ?? {})).toEqual(expect.arrayContaining(['ApiUrl', 'ClusterIdLookup', 'CoordinationTableName', 'BucketName', 'DashboardName']));
   });
@@ -253,12 +339,12 @@ describe('TributaryCluster: alarms and dashboard', () => {
     });
   });
 
-  it('alarms on every function\'s errors, and on throttles of the unscheduled ones', () => {
+  it('alarms on every function\'s errors and throttles', () => {
     for (const spec of FUNCTIONS) {
       const dims = [{ Name: 'FunctionName', Value: { Ref: fnId(spec.name) } }];
       s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'AWS/Lambda', MetricName: 'Errors', Dimensions: dims });
       const throttles = s.template.findResources('AWS::CloudWatch::Alarm', { Properties: { MetricName: 'Throttles', Dimensions: dims } });
-      expect(Object.keys(throttles), spec.name).toHaveLength(spec.trigger === 'schedule' ? 0 : 1);
+      expect(Object.keys(throttles), spec.name).toHaveLength(1);
     }
   });
 
@@ -266,6 +352,8 @@ describe('TributaryCluster: alarms and dashboard', () => {
     const withEmail = synth({ brokers: 1, alarmEmail: 'ops@example.com' });
     withEmail.template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
     const topic = logicalId(withEmail, withEmail.stack.cluster.alarmTopic as never);
+    expect(withEmail.json.Outputs?.AlarmTopicArn?.Value).toEqual({ Ref: topic });
+    expect(s.json.Outputs?.AlarmTopicArn).toBeUndefined();
     withEmail.template.allResourcesProperties('AWS::CloudWatch::Alarm', { AlarmActions: [{ Ref: topic }] });
     s.template.allResourcesProperties('AWS::CloudWatch::Alarm', { AlarmActions: Match.absent() });
   });

@@ -21,6 +21,8 @@ describe('TributaryCluster: props', () => {
     [{ tablePrefix: 'x'.repeat(201) }, `tablePrefix must be 1 to 200 characters from [a-zA-Z0-9_.-], got "${'x'.repeat(201)}"`],
     [{ apiType: 'websocket' as never }, "apiType must be 'http' or 'rest', got 'websocket'"],
     [{ authorization: 'cognito' as never }, "authorization must be 'iam' or 'none', got 'cognito'"],
+    [{ throttlingRateLimit: 0 }, 'throttlingRateLimit must be a positive number of requests per second, got 0'],
+    [{ throttlingBurstLimit: 1.5 }, 'throttlingBurstLimit must be a positive integer, got 1.5'],
     [{ controllerTickMs: 50 }, 'controllerTickMs must be an integer from 100 to 10000, got 50'],
     [{ controllerTickMs: 1000, brokerSessionTimeoutMs: 1500 }, 'brokerSessionTimeoutMs must be an integer from 2 × controllerTickMs (2000) to 300000, got 1500'],
     [{ snapshotExpirationDays: 0 }, 'snapshotExpirationDays must be a positive integer, got 0'],
@@ -46,11 +48,12 @@ describe('TributaryCluster: props', () => {
     const stack = new Stack(new App(), 'Prod');
     const p = resolveProps(stack, {});
     expect(p).toMatchObject({
-      brokers: 3, racks: [null, null, null], apiType: 'http', authorization: 'iam', removalPolicy: RemovalPolicy.RETAIN, deletionProtection: true,
-      controllerTickMs: 1000, brokerSessionTimeoutMs: 9000, reserveControllerConcurrency: true, logRetention: 30, bucketVersioning: false,
+      brokers: 3, racks: [null, null, null], apiType: 'http', authorization: 'iam', removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE, deletionProtection: false,
+      throttlingRateLimit: 1000, throttlingBurstLimit: 500,
+      controllerTickMs: 1000, brokerSessionTimeoutMs: 9000, logRetention: 30, bucketVersioning: false,
       snapshotExpirationDays: 7, s3ForcePathStyle: false,
     });
-    expect(resolveProps(stack, { removalPolicy: RemovalPolicy.DESTROY }).deletionProtection).toBe(false);
+    expect(resolveProps(stack, { deletionProtection: true }).deletionProtection).toBe(true);
   });
 
   it('gives two clusters in one stack different table prefixes', () => {
@@ -68,9 +71,13 @@ describe('TributaryStack: props from context', () => {
     expect(clusterPropsFromContext(app.node)).toEqual({
       brokers: 5, racks: ['a', 'b', 'c', 'd', 'e'], apiType: 'rest', authorization: 'none', removalPolicy: RemovalPolicy.DESTROY, s3ForcePathStyle: true,
     });
+    const kept = new App({ context: { removalPolicy: 'retain', deletionProtection: 'true', throttlingRateLimit: '200', throttlingBurstLimit: '100' } });
+    expect(clusterPropsFromContext(kept.node)).toEqual({ removalPolicy: RemovalPolicy.RETAIN, deletionProtection: true, throttlingRateLimit: 200, throttlingBurstLimit: 100 });
+    expect(clusterPropsFromContext(new App({ context: { removalPolicy: 'retain-on-update-or-delete' } }).node))
+      .toEqual({ removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE });
   });
 
   it('rejects an unknown removal policy', () => {
-    expect(() => clusterPropsFromContext(new App({ context: { removalPolicy: 'snapshot' } }).node)).toThrow("context removalPolicy must be 'retain' or 'destroy', got 'snapshot'");
+    expect(() => clusterPropsFromContext(new App({ context: { removalPolicy: 'snapshot' } }).node)).toThrow("context removalPolicy must be one of retain-on-update-or-delete, retain, destroy, got 'snapshot'");
   });
 });

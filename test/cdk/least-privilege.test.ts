@@ -1,0 +1,101 @@
+/**
+ * Least privilege on the coordination table and the bucket: each function writes items only under
+ * the partition keys its catalog entry names (`dynamodb:LeadingKeys`), the keys the storage code
+ * writes are all named, and the data path cannot touch the controller lease or partition states.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ITEM_WRITE_ACTIONS } from '../../cdk/access.js';
+import { COORDINATION_KEYS, FUNCTIONS, functionSpec, type FunctionName } from '../../lib/functions.js';
+import { permissionsOf } from './iam.js';
+import { ROOT, logicalId, synth, type Synthesized } from './synth.js';
+
+/** IAM's StringLike: `*` any run of characters, `?` one. */
+const like = (pattern: string, value: string): boolean =>
+  new RegExp(`^${pattern.split('').map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&'))).join('')}$`).test(value);
+
+let s: Synthesized;
+beforeAll(() => {
+  s = synth({ brokers: 2, tablePrefix: 'lp' });
+});
+
+const fnId = (name: FunctionName) => logicalId(s, s.stack.cluster.functions[name] as never);
+const coordinationArn = () => ({ 'Fn::GetAtt': [logicalId(s, s.stack.cluster.coordinationTable), 'Arn'] });
+const list = <T>(v: T | T[]): T[] => (Array.isArray(v) ? v : [v]);
+
+/** The statements that allow item writes on the coordination table. */
+function coordinationWrites(name: FunctionName): any[] {
+  return permissionsOf(s, fnId(name)).statements.filter((st) => st.Effect === 'Allow'
+    && list(st.Action).some((a: string) => (ITEM_WRITE_ACTIONS as readonly string[]).includes(a))
+    && list(st.Resource).some((r: unknown) => JSON.stringify(r) === JSON.stringify(coordinationArn())));
+}
+
+/** May this function write an item with this partition key? */
+function mayWrite(name: FunctionName, pk: string): boolean {
+  return coordinationWrites(name).some((st) => {
+    const patterns = st.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
+    return patterns === undefined ? st.Condition === undefined : list<string>(patterns).some((p) => like(p, pk));
+  });
+}
+
+describe('TributaryCluster: coordination table writes by partition key', () => {
+  it('limits every function but the controller to the partition keys its catalog entry names', () => {
+    for (const spec of FUNCTIONS.filter((f) => f.coordination === 'write')) {
+      const statements = coordinationWrites(spec.name);
+      if (spec.coordinationWrites === 'any') {
+        expect(statements.some((st) => st.Condition === undefined), spec.name).toBe(true);
+        continue;
+      }
+      expect(statements, spec.name).toHaveLength(1);
+      expect(statements[0].Condition, spec.name).toEqual({
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': spec.coordinationWrites.map((k) => COORDINATION_KEYS[k]) },
+        Null: { 'dynamodb:LeadingKeys': 'false' },
+      });
+      expect([...list(statements[0].Action)].sort(), spec.name).toEqual([...ITEM_WRITE_ACTIONS].sort());
+    }
+  });
+
+  it('keeps fetch and groups from writing the controller lease, partition states and topic metadata', () => {
+    for (const name of ['fetch', 'groups'] as const) {
+      for (const pk of ['controller', 'topic#orders', 'topics', 'cluster', 'seg#abc#0', 'producers']) expect(mayWrite(name, pk), `${name} writes ${pk}`).toBe(false);
+      expect(mayWrite(name, 'brokers'), `${name} reports suspects`).toBe(true);
+    }
+    expect(mayWrite('groups', 'group#billing')).toBe(true);
+    expect(mayWrite('groups', 'offsets#billing')).toBe(true);
+  });
+
+  it('lets only the controller write the lease', () => {
+    for (const spec of FUNCTIONS.filter((f) => f.coordination === 'write')) expect(mayWrite(spec.name, 'controller'), spec.name).toBe(spec.name === 'controller');
+  });
+
+  it('names every partition key the storage code writes', () => {
+    const keys: string[] = [];
+    for (const file of ['coordination.ts', 'groups.ts', 'segments.ts']) {
+      const src = fs.readFileSync(path.join(ROOT, 'lib', 'storage', file), 'utf8');
+      // Literal keys (`pk: 'brokers'`, `const LAG_PK = 'lagging'`) and built ones (`const groupPk = (g) => \`group#${g}\``).
+      for (const m of src.matchAll(/\bpk: '([^']+)'|_PK = '([^']+)'|Pk = \([^)]*\)[^`]*`([a-z-]+#)\$\{/g)) keys.push(m[1] ?? m[2] ?? `${m[3]}x`);
+    }
+    expect(keys.length).toBeGreaterThan(8);
+    const patterns = Object.values(COORDINATION_KEYS) as string[];
+    for (const pk of new Set(keys)) expect(patterns.some((p) => like(p, pk)), `${pk} is in COORDINATION_KEYS (lib/functions.ts)`).toBe(true);
+  });
+});
+
+describe('TributaryCluster: bucket access by what the code runs', () => {
+  it('gives produce no snapshots/ access (it appends large batches under data/ and reads none)', () => {
+    const p = permissionsOf(s, fnId('produce'));
+    expect([...p.objectsRead]).toEqual([]);
+    expect([...p.objectsWritten]).toEqual(['data/']);
+    expect([...p.listed]).toEqual(['data/']);
+    expect(functionSpec('produce').bucketRead).not.toContain('snapshots/');
+  });
+
+  it('gives admin only data/ (a deleted topic\'s large batches) and the keys of topic metadata and DeleteRecords', () => {
+    const p = permissionsOf(s, fnId('admin'));
+    expect([...p.objectsRead]).toEqual([]);
+    expect([...p.objectsWritten]).toEqual(['data/']);
+    for (const pk of ['controller', 'producers', 'lagging', 'groups', 'group#g', 'offsets#g', 'deployment']) expect(mayWrite('admin', pk), pk).toBe(false);
+    for (const pk of ['topics', 'topic#orders', 'topic-keys', 'topic-ids', 'cluster', 'seg#t#0']) expect(mayWrite('admin', pk), pk).toBe(true);
+  });
+});

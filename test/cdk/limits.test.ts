@@ -1,0 +1,63 @@
+/**
+ * Nothing grows past a Lambda limit with the broker count: the worst case the props allow (64
+ * brokers, a 200-character table prefix) synthesizes, passes cdk-nag, and keeps every function's
+ * environment under Lambda's 4 KB (keys and values together, as Lambda counts them).
+ */
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { MAX_BROKERS } from '../../cdk/props.js';
+import { resourcesOf, synth, type Synthesized } from './synth.js';
+
+const LAMBDA_ENVIRONMENT_LIMIT = 4096;
+/** The longest S3 bucket name: what a `Ref` to the bucket can resolve to. */
+const MAX_BUCKET_NAME = 63;
+
+/** The deployed size of one environment value: literal, or a `Ref` whose value the template tells. */
+function deployedLength(s: Synthesized, value: unknown): number {
+  if (typeof value === 'string') return Buffer.byteLength(value);
+  const ref = (value as { Ref?: string }).Ref;
+  const target = ref ? s.json.Resources[ref] : undefined;
+  if (target?.Type === 'AWS::DynamoDB::Table' && typeof target.Properties?.TableName === 'string') return Buffer.byteLength(target.Properties.TableName);
+  if (target?.Type === 'AWS::S3::Bucket' && target.Properties?.BucketName === undefined) return MAX_BUCKET_NAME;
+  throw new Error(`cannot size environment value ${JSON.stringify(value)}`);
+}
+
+function environmentBytes(s: Synthesized, fn: any): number {
+  const vars: Record<string, unknown> = fn.Environment?.Variables ?? {};
+  return Object.entries(vars).reduce((n, [k, v]) => n + Buffer.byteLength(k) + deployedLength(s, v), 0);
+}
+
+describe('TributaryCluster: the worst case of the props', () => {
+  let s: Synthesized;
+  beforeAll(() => {
+    s = synth({ brokers: MAX_BROKERS, tablePrefix: 'p'.repeat(200), racks: Array.from({ length: MAX_BROKERS }, (_, i) => `rack-${i % 3}`) });
+  });
+
+  it('keeps every function\'s environment under 4 KB with 64 brokers and a 200-character table prefix', () => {
+    const functions = resourcesOf(s, 'AWS::Lambda::Function');
+    expect(functions.length).toBeGreaterThan(0);
+    for (const [id, fn] of functions) {
+      const bytes = environmentBytes(s, fn);
+      expect(bytes, id).toBeLessThan(LAMBDA_ENVIRONMENT_LIMIT);
+      // Room to spare: nothing in it grows with the broker count.
+      expect(bytes, id).toBeLessThan(1024);
+    }
+  });
+
+  it('writes all 64 brokers into the coordination table in one item well under DynamoDB\'s 400 KB', () => {
+    const [[, props]] = resourcesOf(s, 'Custom::AWS') as [[string, any]];
+    const item = JSON.parse(props.Create).parameters.Item;
+    expect(JSON.parse(item.brokers.S)).toHaveLength(MAX_BROKERS);
+    expect(Buffer.byteLength(JSON.stringify(item))).toBeLessThan(100 * 1024);
+  });
+
+  it('passes cdk-nag', () => {
+    const report = new AwsSolutionsChecks(s.app).validateScope(s.app);
+    expect(report.violations.map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
+  });
+
+  it('keeps the template under CloudFormation\'s 1 MB and 500 resources', () => {
+    expect(Buffer.byteLength(JSON.stringify(s.json))).toBeLessThan(1024 * 1024);
+    expect(Object.keys(s.json.Resources).length).toBeLessThan(500);
+  });
+});
