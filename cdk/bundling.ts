@@ -5,7 +5,7 @@
  * When the stack is synthesized without bundling (`aws:cdk:bundling-stacks: []`), nothing runs.
  *
  * Output per function: `index.mjs` (ESM, Node 22, minified, with a `require` shim for the CommonJS
- * dependencies) and `index.mjs.map` (the functions run with `--enable-source-maps`).
+ * dependencies) and `index.mjs.map` (used when the construct's `sourceMaps` prop turns on `--enable-source-maps`).
  * HTTP functions are wrapped so that they take REST API (payload 1.0) events too; see
  * runtime/rest-event.ts.
  */

@@ -287,13 +287,13 @@ export class TributaryCluster extends Construct {
       role,
       logGroup,
       loggingFormat: lambda.LoggingFormat.JSON,
-      environment: { ...environment, NODE_OPTIONS: '--enable-source-maps' },
+      // (source maps only when asked for: loading them is part of every cold start)
+      environment: { ...environment, ...(p.sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}) },
       // No reserved concurrency: a new account's concurrency quota is 10 and Lambda refuses to
-      // reserve any of it. The controller ticks until 3 s before its 70 s timeout, so each
-      // minute's invocation overlaps the previous one by about 7 s and runs in a second
-      // container: it stays standby (one failed conditional write per tick, no other work: the
-      // lease fences every controller write) until the previous run's lease lapses, then takes
-      // it over under a new epoch, which clears its lastSeen (no fencing on stale sight).
+      // reserve any of it. Nor is it needed: each minute's controller invocation is one pass
+      // (lambdas/controller.ts) that returns once there is nothing to do, usually within a
+      // second; an invocation that overlaps one still running finds the lease held and returns
+      // after one tick (the lease fences every controller write either way).
     });
     Validations.of(fn).acknowledge({
       id: 'AwsSolutions-L1',

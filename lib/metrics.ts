@@ -97,7 +97,7 @@ export const CLUSTER_METRICS = {
   }),
   errors: m({
     name: 'Errors', unit: 'Count', emittedBy: 'http',
-    description: 'Per failed request: 1, with a second dimension set [CoordinationTable, ErrorCode] naming the Kafka error.',
+    description: 'Per failed request: 1, under the dimensions [CoordinationTable, ErrorCode] (the Kafka error): its only dimension set.',
   }),
   /** A segment object failed a check (CRC, footer, index): the read answered CORRUPT_MESSAGE. */
   segmentCorrupt: m({

@@ -123,6 +123,14 @@ describe('TributaryCluster: functions', () => {
     }
   });
 
+  it('loads source maps only when asked (sourceMaps): parsing them is part of every cold start', () => {
+    for (const spec of FUNCTIONS) expect(s.json.Resources[fnId(spec.name)]?.Properties.Environment.Variables.NODE_OPTIONS, spec.name).toBeUndefined();
+    const mapped = synth({ brokers: 1, sourceMaps: true });
+    const fns = resourcesOf(mapped, 'AWS::Lambda::Function').map(([, r]) => r as any).filter((r) => r.Properties.Environment?.Variables?.TRIBUTARY_BUCKET);
+    expect(fns).toHaveLength(FUNCTIONS.length);
+    for (const fn of fns) expect(fn.Properties.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
+  });
+
   it('keeps logs for a month by default', () => {
     s.template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
   });
