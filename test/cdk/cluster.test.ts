@@ -126,9 +126,9 @@ describe('TributaryCluster: functions', () => {
   it('loads source maps only when asked (sourceMaps): parsing them is part of every cold start', () => {
     for (const spec of FUNCTIONS) expect(s.json.Resources[fnId(spec.name)]?.Properties.Environment.Variables.NODE_OPTIONS, spec.name).toBeUndefined();
     const mapped = synth({ brokers: 1, sourceMaps: true });
-    const fns = resourcesOf(mapped, 'AWS::Lambda::Function').map(([, r]) => r as any).filter((r) => r.Properties.Environment?.Variables?.TRIBUTARY_BUCKET);
+    const fns = resourcesOf(mapped, 'AWS::Lambda::Function').map(([, props]) => props).filter((props) => props.Environment?.Variables?.TRIBUTARY_BUCKET);
     expect(fns).toHaveLength(FUNCTIONS.length);
-    for (const fn of fns) expect(fn.Properties.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
+    for (const props of fns) expect(props.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
   });
 
   it('keeps logs for a month by default', () => {
