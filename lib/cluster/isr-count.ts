@@ -7,9 +7,10 @@
  * - what `min.insync.replicas` counts (`isr`) holds no member the state's ISR lacks: a follower
  *   enters `isr` after the state, and leaves `isr` (for `leaving`) before it leaves the state.
  * So the first promise keeps elections safe, and the second refuses an `acks=all` append as soon
- * as the ISR anyone can read is too small. A shrink that lost its race puts the follower back
- * (`cancelLeave`); a shrinker that died between the steps is repaired by the next `replicate` run,
- * which finishes or cancels every `leaving` member by what the state says.
+ * as the ISR anyone can read is too small. A shrink ends by settling the follower by what the
+ * state says (`settleLeave`: out of the count, or back into `isr` when its shrink lost a race); a
+ * shrinker that died between the steps is repaired by the next `replicate` run, which settles
+ * every `leaving` member the same way.
  */
 import { readPartition } from '../storage/coordination.js';
 import type { PartitionRecord, ReplicaHead } from '../storage/model.js';
@@ -49,40 +50,31 @@ export function beginLeave(leader: ReplicaStoreRef, tp: string, leaderEpoch: num
 }
 
 /**
- * Takes `b` out of the leader's count altogether — only if the partition state, read after the
- * head, no longer has it (an expander that re-added it must have bumped the head's version
- * first, which fails this write; the next attempt then finds it in the state and leaves it).
- * `readState` is a seam for tests that interleave a change there. Returns whether it removed `b`.
+ * Settles `b` in the leader's count by the partition state, read after the head: a member the
+ * state no longer has leaves the count altogether (`isr` and `leaving`); a `leaving` member the
+ * state still has under this leader epoch (its shrink lost a race, or its shrinker died before
+ * the state write) is counted in `isr` again. An expander that re-added `b` meanwhile must have
+ * bumped the head's version first, which fails this write; the next attempt decides again.
+ * `readState` is a seam for tests that interleave a change there. Returns what it did.
  */
-export async function finishLeave(
+export async function settleLeave(
   topic: string, partition: number, leader: ReplicaStoreRef, tp: string, leaderEpoch: number, b: number, readState: ReadState = readPartition,
-): Promise<boolean> {
-  let dropped = false;
+): Promise<'dropped' | 'restored' | undefined> {
+  let done: 'dropped' | 'restored' | undefined;
   await editCount(leader, tp, leaderEpoch, async (head) => {
-    dropped = false;
-    if (!head.isr.includes(b) && !head.leaving.includes(b)) return undefined;
+    done = undefined;
+    const leaving = head.leaving.includes(b);
+    if (!leaving && !head.isr.includes(b)) return undefined;
     const state = await readState(topic, partition);
-    if (state?.isr.includes(b)) return undefined;
-    dropped = true;
-    return { isr: without(head.isr, b), joining: head.joining, leaving: without(head.leaving, b) };
-  });
-  return dropped;
-}
-
-/** Undoes `beginLeave` for `b` when the partition state (read after the head) still has it. Returns whether it put `b` back. */
-export async function cancelLeave(
-  topic: string, partition: number, leader: ReplicaStoreRef, tp: string, leaderEpoch: number, b: number, readState: ReadState = readPartition,
-): Promise<boolean> {
-  let restored = false;
-  await editCount(leader, tp, leaderEpoch, async (head) => {
-    restored = false;
-    if (!head.leaving.includes(b)) return undefined;
-    const state = await readState(topic, partition);
-    if (!state?.isr.includes(b) || state.leaderEpoch !== leaderEpoch) return undefined;
-    restored = true;
+    if (!state?.isr.includes(b)) {
+      done = 'dropped';
+      return { isr: without(head.isr, b), joining: head.joining, leaving: without(head.leaving, b) };
+    }
+    if (!leaving || state.leaderEpoch !== leaderEpoch) return undefined;
+    done = 'restored';
     return { isr: [...head.isr, b], joining: head.joining, leaving: without(head.leaving, b) };
   });
-  return restored;
+  return done;
 }
 
 /**
@@ -97,15 +89,8 @@ export async function shrinkWithCount(
 ): Promise<IsrShrink> {
   await beginLeave(leader, tp, leaderEpoch, [b]).catch(() => false);
   const out = await shrink(topic, partition, b, leaderEpoch, reason, current);
-  await settleLeave(topic, partition, leader, tp, leaderEpoch, b, out.state).catch(() => false);
+  await settleLeave(topic, partition, leader, tp, leaderEpoch, b).catch(() => undefined);
   return out;
-}
-
-/** Finishes or cancels `b`'s leave by what the partition state `state` says. */
-export function settleLeave(topic: string, partition: number, leader: ReplicaStoreRef, tp: string, leaderEpoch: number, b: number, state: PartitionRecord): Promise<boolean> {
-  return state.isr.includes(b) && state.leaderEpoch === leaderEpoch
-    ? cancelLeave(topic, partition, leader, tp, leaderEpoch, b)
-    : finishLeave(topic, partition, leader, tp, leaderEpoch, b);
 }
 
 /**
@@ -119,6 +104,6 @@ export async function shrinkForController(
   if (!leader || removing.length === 0) return write();
   await beginLeave(leader, tp, before.leaderEpoch, removing).catch(() => false);
   const next = await write();
-  for (const b of removing) await settleLeave(topic, before.partition, leader, tp, before.leaderEpoch, b, next).catch(() => false);
+  for (const b of removing) await settleLeave(topic, before.partition, leader, tp, before.leaderEpoch, b).catch(() => undefined);
   return next;
 }

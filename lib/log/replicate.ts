@@ -5,7 +5,7 @@
  * smallest log end offset in the ISR. Safe to run concurrently from anywhere: every write is
  * conditional, so a copier that lost a race wrote nothing.
  */
-import { editCount, finishLeave, settleLeave, shrinkWithCount } from '../cluster/isr-count.js';
+import { editCount, settleLeave, shrinkWithCount } from '../cluster/isr-count.js';
 import { cachedBrokers, cachedTopic, invalidateMetadata, replicaStore } from '../cluster/metadata.js';
 import { KafkaError, asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
@@ -444,8 +444,8 @@ export async function replicate(topic: string, topicId: string, partition: numbe
   }
   // Members the partition state no longer has leave the leader's count (whoever removed them); a
   // leave the state never saw (its shrinker lost a race or died) is undone.
-  for (const b of lHead.isr) if (b !== state.leader && !current.isr.includes(b)) await finishLeave(topic, partition, leader, tp, state.leaderEpoch, b);
-  for (const b of lHead.leaving) await settleLeave(topic, partition, leader, tp, state.leaderEpoch, b, current);
+  const unsettled = [...lHead.isr.filter((b) => b !== state.leader && !current.isr.includes(b)), ...lHead.leaving];
+  for (const b of unsettled) await settleLeave(topic, partition, leader, tp, state.leaderEpoch, b);
 
   // The high watermark: the smallest log end offset over every member the leader counts (its
   // ISR, followers joining it, and the partition state's ISR); a member we know nothing of holds it back.

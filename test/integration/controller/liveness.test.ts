@@ -58,6 +58,16 @@ const broker = async (id: number): Promise<BrokerRecord> => (await listBrokers()
 const partitions = async (topic: string): Promise<readonly PartitionRecord[]> => (await readTopic(topic))!.partitions;
 const storeName = (id: number) => `broker-${id}`;
 
+/**
+ * Moves the clock just past a whole session, ticking once within it: the controller watched the
+ * whole time (a gap of a whole session between ticks resets what it has seen).
+ */
+async function watchSession(ctl: Controller): Promise<void> {
+  t += SESSION - 1;
+  await ctl.tick(t);
+  t += 2;
+}
+
 let n = 0;
 async function newTopic(count: number): Promise<{ name: string; topicId: string; parts: readonly PartitionRecord[] }> {
   const name = `live-${n++}`;
@@ -134,10 +144,7 @@ describe('Controller: broker liveness', () => {
     const { ctl } = takeOver();
     c.stack.supervisor.kill(storeName(2));
     await ctl.tick(t);
-    // (watched the whole session: a gap of a whole session resets what was seen)
-    t += SESSION - 1;
-    await ctl.tick(t);
-    t += 2;
+    await watchSession(ctl);
     expect((await ctl.tick(t)).fenced).toEqual([2]);
     const kept = parts.filter((p) => p.leader !== 2);
     expect(kept.length).toBeGreaterThan(0);
@@ -197,10 +204,7 @@ describe('Controller: broker liveness', () => {
     });
     c.stack.supervisor.kill(storeName(dead));
     await ctl.tick(t);
-    // (watched the whole session: a gap of a whole session resets what was seen)
-    t += SESSION - 1;
-    await ctl.tick(t);
-    t += 2;
+    await watchSession(ctl);
     armed = true;
     const fencing = await ctl.tick(t);
     expect(fencing.fenced).toEqual([dead]);
@@ -252,10 +256,7 @@ describe('Controller: store incarnation', () => {
     });
     c.stack.supervisor.kill(storeName(1));
     await deposed.tick(t);
-    // (watched the whole session: a gap of a whole session resets what was seen)
-    t += SESSION - 1;
-    await deposed.tick(t);
-    t += 2;
+    await watchSession(deposed);
     expect((await deposed.tick(t)).fenced).toEqual([1]);
     await c.stack.restart(storeName(1));
     t += 1000;

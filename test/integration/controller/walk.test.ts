@@ -41,6 +41,16 @@ function controller(extra: Partial<ControllerOptions> = {}): Controller {
 }
 
 const storeName = (id: number) => `broker-${id}`;
+
+/**
+ * Moves the clock just past a whole session, ticking once within it: the controller watched the
+ * whole time (a gap of a whole session between ticks resets what it has seen).
+ */
+async function watchSession(ctl: Controller): Promise<void> {
+  t += SESSION - 1;
+  await ctl.tick(t);
+  t += 2;
+}
 const partitions = async (topic: string): Promise<readonly PartitionRecord[]> => (await readTopic(topic))!.partitions;
 
 let n = 0;
@@ -102,10 +112,7 @@ describe('Controller: long partition walks', () => {
     c.stack.supervisor.kill(storeName(1));
     expect((await ctl.tick(t)).role).toBe('controller');
     const epoch = ctl.held?.epoch;
-    // (watched the whole session: a gap of a whole session resets what was seen)
-    t += SESSION - 1;
-    await ctl.tick(t);
-    t += 2;
+    await watchSession(ctl);
     slow = true;
     const walk = await ctl.tick(t);
     slow = false;
@@ -138,10 +145,7 @@ describe('Controller: long partition walks', () => {
     t += 10 * 60_000;
     c.stack.supervisor.kill(storeName(2));
     await ctl.tick(t);
-    // (watched the whole session: a gap of a whole session resets what was seen)
-    t += SESSION - 1;
-    await ctl.tick(t);
-    t += 2;
+    await watchSession(ctl);
     armed = true;
     expect((await ctl.tick(t)).role).toBe('standby');
     expect(stolen).toBe(true);

@@ -1,6 +1,6 @@
 /**
  * Lost races of partition-state changes, against the real stores on a private quiet stack: for
- * each compare-and-set — `alterPartition`, `shrinkIsr`, `joinIsr`, `finishLeave` — a concurrent
+ * each compare-and-set — `alterPartition`, `shrinkIsr`, `joinIsr`, `settleLeave` — a concurrent
  * change wins, and the loser writes nothing and says so.
  */
 import { describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { electLeader, shrinkIsr } from '../../../lib/cluster/partition-state.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { produce } from '../../../lib/log/produce.js';
-import { beginLeave, finishLeave, shrinkWithCount } from '../../../lib/cluster/isr-count.js';
+import { beginLeave, settleLeave, shrinkWithCount } from '../../../lib/cluster/isr-count.js';
 import { joinIsr, replicate } from '../../../lib/log/replicate.js';
 import { ReplicationSweep } from '../../../lib/orchestration/sweep.js';
 import { alterPartition, listLagging, PartitionChanged, readPartition } from '../../../lib/storage/coordination.js';
@@ -81,7 +81,7 @@ describe('Function: joinIsr', () => {
     expect((await produce(name, [{ partition: 0, key: null, value: Buffer.from('v'), headers: [] }], { acks: 'all' }))[0]).toMatchObject({ ok: true });
     // f left the ISR (and the leader's count), and is caught up again.
     await shrinkIsr(name, 0, f, p0.leaderEpoch, 'test');
-    expect(await finishLeave(name, 0, leader, tp, p0.leaderEpoch, f)).toBe(true);
+    expect(await settleLeave(name, 0, leader, tp, p0.leaderEpoch, f)).toBe('dropped');
     const seen = await state();
     const countBefore = await head();
     // The joiner decided on `seen`; a shrink of g wins the race.
@@ -96,7 +96,7 @@ describe('Function: joinIsr', () => {
   });
 });
 
-describe('Function: finishLeave', () => {
+describe('Function: settleLeave', () => {
   it('where an expander re-adds the follower between its read and its write, writes nothing and reports it kept', async () => {
     const { name, p0, tp, f, leader, state, head } = await setup();
     const seen = await state();
@@ -114,7 +114,7 @@ describe('Function: finishLeave', () => {
       await alterPartition(name, shrunk, { isr: p0.replicas.filter((b) => shrunk.isr.includes(b) || b === f) });
       return stale;
     };
-    expect(await finishLeave(name, 0, leader, tp, p0.leaderEpoch, f, interleaved)).toBe(false);
+    expect(await settleLeave(name, 0, leader, tp, p0.leaderEpoch, f, interleaved)).toBeUndefined();
     expect(reads).toBe(2);
     const after = await head();
     expect(after.isrVersion).toBe(before.isrVersion + 1);
@@ -125,7 +125,7 @@ describe('Function: finishLeave', () => {
   it('where the state still has the follower, writes nothing', async () => {
     const { name, p0, tp, f, leader, head } = await setup();
     const before = await head();
-    expect(await finishLeave(name, 0, leader, tp, p0.leaderEpoch, f)).toBe(false);
+    expect(await settleLeave(name, 0, leader, tp, p0.leaderEpoch, f)).toBeUndefined();
     expect(await head()).toEqual(before);
   });
 });
