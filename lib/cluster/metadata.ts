@@ -43,6 +43,11 @@ export function invalidateMetadata(topic?: string): void {
   }
 }
 
+/** Makes the next lookup check the metadata version first, keeping what is cached if it has not changed. */
+export function metadataCheckDue(): void {
+  checkedAt = 0;
+}
+
 /** The cluster record; BROKER_NOT_AVAILABLE when the cluster was never bootstrapped. */
 export async function clusterRecord(): Promise<ClusterRecord> {
   await revalidate();
