@@ -1,5 +1,5 @@
 /**
- * Cold starts (issue 14): each function's bundle as the CDK deploys it (cdk/bundling.ts: one
+ * Cold starts (issue 14): each function's bundle as the CDK deploys it (cdk/esbuild.ts: one
  * esbuild call, ESM, minified, source map beside it), its size, and the time a fresh Node process
  * takes to load it — the module init a cold Lambda pays before its first event, measured on this
  * machine's Node (Lambda's arm64 Node 22 differs; the ranking and the ratios are what carry over).
@@ -12,22 +12,13 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import * as esbuild from 'esbuild';
-import { ESBUILD_OPTIONS, entrySource } from '../cdk/bundling.js';
+import { bundleFunctions } from '../cdk/esbuild.js';
 import { FUNCTIONS } from '../lib/functions.js';
 import { barChart, isQuick, percentile, writeResult } from './lib/report.js';
 
 const RUNS = isQuick() ? 3 : 15;
 const out = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-cold-'));
-const entries = path.join(out, 'entries');
-fs.mkdirSync(entries);
-const entryPoints: Record<string, string> = {};
-for (const f of FUNCTIONS) {
-  const file = path.join(entries, `${f.name}.mjs`);
-  fs.writeFileSync(file, entrySource(f));
-  entryPoints[`${f.name}/index`] = file;
-}
-esbuild.buildSync({ ...ESBUILD_OPTIONS, entryPoints, outdir: out });
+bundleFunctions(FUNCTIONS, out);
 const empty = path.join(out, 'empty.mjs');
 fs.writeFileSync(empty, 'export const handler = async () => undefined;\n');
 

@@ -34,7 +34,8 @@ import { DEFAULT_ROUTE, ROUTES, type RouteSpec } from '../lib/http/routes.js';
 import { coordinationTableSpec, replicaTableSpec, type KeyType, type TableSpec } from '../lib/storage/tables.js';
 import { grantCatalogAccess } from './access.js';
 import { REST_STAGE, buildApi } from './api.js';
-import { FunctionBundler, HANDLER } from './bundling.js';
+import { FunctionBundler } from './bundling.js';
+import { HANDLER } from './esbuild.js';
 import { buildObservability } from './observability.js';
 import { resolveProps, type ResolvedProps, type TributaryClusterProps } from './props.js';
 

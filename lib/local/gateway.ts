@@ -23,6 +23,8 @@ export interface GatewayOptions {
   readonly port: number;
   readonly functions: Readonly<Record<FunctionName, HttpHandler>>;
   readonly maxRequestBytes: number;
+  /** The 413 body for a request over `maxRequestBytes`. @default the REST Proxy's error shape */
+  readonly tooLargeBody?: unknown;
   /** Serves `/local/...`; undefined means those paths are ordinary (unknown) routes. */
   readonly control?: (method: string, path: string, query: URLSearchParams) => Promise<ControlResponse>;
 }
@@ -142,7 +144,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     const body = await readBody(req, o.maxRequestBytes);
     if (body === 'too-large') {
       res.setHeader('connection', 'close');
-      return send(res, 413, { error_code: 413, message: `HTTP 413 Request Entity Too Large: the body is larger than ${o.maxRequestBytes} bytes.` });
+      return send(res, 413, o.tooLargeBody ?? { error_code: 413, message: `HTTP 413 Request Entity Too Large: the body is larger than ${o.maxRequestBytes} bytes.` });
     }
     const match = matchRoute(method, url.pathname);
     const route = match?.route ?? DEFAULT_ROUTE;

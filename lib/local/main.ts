@@ -16,7 +16,11 @@ const USAGE = `Usage: npm start -- [options]
   --data-dir DIR        keep state in DIR across restarts (default: a fresh temporary directory)
   --in-memory           keep DynamoDB data in memory only
   --racks a,b,c         broker racks, by broker position
-  --controllers N       controller loops contending for the lease (default 2)
+  --controllers N       controller loops contending for the lease (default 2; 0 with --lambda)
+  --lambda              Lambda-fidelity mode: each function runs from its deployed bundle in worker
+                        processes frozen between invocations, with Lambda's limits; the controller
+                        function is invoked on a schedule (docs/architecture.md, "The local stack")
+  --concurrency N       with --lambda: invocations running at once, all functions (default 50)
   --help                show this help`;
 
 function fail(message: string): never {
@@ -31,7 +35,7 @@ async function main(): Promise<void> {
       options: {
         port: { type: 'string' }, brokers: { type: 'string' }, 'isolated-brokers': { type: 'boolean' },
         'data-dir': { type: 'string' }, 'in-memory': { type: 'boolean' }, racks: { type: 'string' }, help: { type: 'boolean' },
-        controllers: { type: 'string' },
+        controllers: { type: 'string' }, lambda: { type: 'boolean' }, concurrency: { type: 'string' },
       },
       strict: true,
     }));
@@ -47,8 +51,10 @@ async function main(): Promise<void> {
   const brokersText = (values.brokers as string | undefined) ?? '3';
   if (!/^\d+$/.test(brokersText)) fail(`--brokers must be a positive integer, got "${brokersText}".`);
   if (values['in-memory'] && values['data-dir']) fail('--in-memory and --data-dir contradict each other: choose one.');
-  const controllersText = (values.controllers as string | undefined) ?? '2';
-  if (!/^\d+$/.test(controllersText)) fail(`--controllers must be a non-negative integer, got "${controllersText}".`);
+  const controllersText = values.controllers as string | undefined;
+  if (controllersText !== undefined && !/^\d+$/.test(controllersText)) fail(`--controllers must be a non-negative integer, got "${controllersText}".`);
+  const concurrencyText = values.concurrency as string | undefined;
+  if (concurrencyText !== undefined && (!values.lambda || !/^[1-9]\d*$/.test(concurrencyText))) fail(`--concurrency needs --lambda and a positive integer, got "${concurrencyText}".`);
 
   const stack = await startLocalStack({
     port: Number(portText),
@@ -57,7 +63,8 @@ async function main(): Promise<void> {
     dataDir: values['data-dir'] as string | undefined,
     inMemory: Boolean(values['in-memory']),
     racks: (values.racks as string | undefined)?.split(',').map((r) => r.trim()),
-    controllers: Number(controllersText),
+    ...(controllersText !== undefined ? { controllers: Number(controllersText) } : {}),
+    ...(values.lambda ? { lambda: concurrencyText ? { concurrency: Number(concurrencyText) } : true } : {}),
   });
   process.stdout.write(`Tributary local cluster ready at ${stack.url}\n`);
 

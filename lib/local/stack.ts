@@ -20,6 +20,7 @@ import { ensureTable } from '../storage/admin.js';
 import { resetClients } from '../storage/clients.js';
 import { coordinationTableSpec, replicaTableSpec, DEFAULT_TABLE_PREFIX, type TableSpec } from '../storage/tables.js';
 import { lambdaContext, startGateway, type ControlResponse, type Gateway } from './gateway.js';
+import { HTTP_API_PAYLOAD_LIMIT, LambdaRuntime, httpInvoker, type LambdaRuntimeOptions } from './lambda-runtime.js';
 import { StreamPoller } from './stream-poller.js';
 import { resetStreamClients } from '../storage/streams.js';
 import { LocalStackError, ProcessSupervisor, assertPortFree, checkJava, killStale, type ProcessInfo, type ProcessSpec } from './processes.js';
@@ -41,7 +42,7 @@ export interface LocalStackOptions {
   readonly racks?: readonly string[];
   /** @default 'tributary' */
   readonly tablePrefix?: string;
-  /** Controller loops contending for the lease, each its own process. @default 2 */
+  /** Controller loops contending for the lease, each its own process. @default 2, or 0 with `lambda` */
   readonly controllers?: number;
   /** Clock offsets of the controller loops, by position (fault tests skew them). @default none */
   readonly controllerClockSkewMs?: readonly number[];
@@ -53,6 +54,19 @@ export interface LocalStackOptions {
   readonly replicator?: boolean;
   /** Fault harness: a stream batch for which this returns true never reaches the replicator (a lost event). */
   readonly dropDelivery?: () => boolean;
+  /**
+   * Lambda-fidelity mode (lib/local/lambda-runtime.ts): every function runs from its deployed
+   * bundle in worker processes, frozen between invocations, with Lambda's concurrency, timeouts
+   * and payload limits, and API Gateway's answers when Lambda fails. Off: the handlers run in
+   * this process (faster to start, and benchmarks can trace their store calls).
+   * @default false
+   */
+  readonly lambda?: boolean | Omit<LambdaRuntimeOptions, 'functions' | 'dir' | 'env'>;
+  /**
+   * With `lambda`: invoke the controller function this often, as the deployment's schedule does
+   * (once a minute in AWS); 0 never. @default 2000 with `lambda`, 0 without
+   */
+  readonly controllerScheduleMs?: number;
 }
 
 /** The state file's shape (`<data-dir>/local.json`). */
@@ -155,12 +169,18 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
   }
 
   let poller: StreamPoller | undefined;
+  let runtime: LambdaRuntime | undefined;
+  let schedule: NodeJS.Timeout | undefined;
+  const scheduled = new Set<Promise<unknown>>();
   let restartProcess: LocalStack['restart'] = async () => {
     throw new LocalStackError('The local stack is not running.');
   };
   const stop = async (): Promise<void> => {
+    clearInterval(schedule);
     await gateway?.close();
     await poller?.stop();
+    await Promise.all(scheduled);
+    await runtime?.stop();
     await supervisor.stopAll();
     resetClients();
     resetStreamClients();
@@ -206,8 +226,13 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
       await afterRestart(name);
       return info;
     };
-    // The same handlers the CDK deploys, from the same catalog.
-    const handlers = Object.fromEntries(await Promise.all(FUNCTIONS.map(async (f) => {
+    // The same handlers the CDK deploys, from the same catalog: in this process, or (Lambda
+    // mode) from their bundles in frozen-between-invocations worker processes.
+    const fidelity = o.lambda ? (o.lambda === true ? {} : o.lambda) : undefined;
+    if (fidelity) {
+      runtime = LambdaRuntime.start({ ...fidelity, functions: FUNCTIONS, dir: path.join(dir, 'lambda'), env });
+    }
+    const handlers = runtime ? undefined : Object.fromEntries(await Promise.all(FUNCTIONS.map(async (f) => {
       const mod = (await import(path.join(PROJECT_ROOT, f.entry))) as { handler: unknown };
       return [f.name, mod.handler] as const;
     })));
@@ -217,7 +242,14 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
       tables: brokers.map((b) => ({ table: b.replicaTable, endpoint: endpoint(b.store) })),
       deliver: async (event) => {
         if (o.dropDelivery?.()) return;
-        const out = await replicator.handler(event, lambdaContext('replicator'));
+        let out: Awaited<ReturnType<typeof replicator.handler>> | undefined;
+        if (runtime) {
+          const r = await runtime.invoke('replicator', event);
+          if (!r.ok) throw new Error(`the replicator failed: ${r.error} (${r.errorType}: ${r.message})`);
+          out = r.payload as typeof out;
+        } else {
+          out = await replicator.handler(event, lambdaContext('replicator'));
+        }
         if (out && out.batchItemFailures.length > 0) throw new Error(`replication failed for ${out.batchItemFailures.length} partitions`);
       },
       onFailure: (event) => replicator.onFailure(event),
@@ -226,18 +258,34 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
     if (o.replicator ?? true) await poller.start();
     else poller = undefined;
     // Controller loops in their own processes (so a fault test can pause or kill one).
-    await Promise.all(Array.from({ length: o.controllers ?? 2 }, (_, i) => supervisor.start({
+    await Promise.all(Array.from({ length: o.controllers ?? (runtime ? 0 : 2) }, (_, i) => supervisor.start({
       name: `controller-${i + 1}`, role: 'controller loop', kind: 'node', dataDir: null,
       script: 'lib/local/controller-process.ts', args: ['--id', `controller-${i + 1}`], logFile: logFile(`controller-${i + 1}`),
       env: { TRIBUTARY_CLOCK_SKEW_MS: String(o.controllerClockSkewMs?.[i] ?? 0) },
     })));
-    const functions = Object.fromEntries(FUNCTIONS.filter((f) => f.trigger === 'http').map((f) => [f.name, handlers[f.name]])) as Record<HttpFunctionName, HttpHandler>;
+    // The deployment's schedule of the controller function (EventBridge, once a minute in AWS).
+    const everyMs = o.controllerScheduleMs ?? (runtime ? 2000 : 0);
+    if (runtime && everyMs > 0) {
+      const rt = runtime;
+      schedule = setInterval(() => {
+        const p = rt.invoke('controller', { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} })
+          .finally(() => scheduled.delete(p));
+        scheduled.add(p);
+      }, everyMs);
+    }
+    const functions = Object.fromEntries(FUNCTIONS.filter((f) => f.trigger === 'http').map((f) => [
+      f.name, runtime ? httpInvoker(runtime, f.name) : handlers?.[f.name],
+    ])) as Record<HttpFunctionName, HttpHandler>;
     gateway = await startGateway({
-      host, port, functions, maxRequestBytes: Number(process.env.TRIBUTARY_MAX_REQUEST_BYTES ?? 6 * 1024 * 1024),
-      control: (method, p, query) => control(supervisor, method, p, query, afterRestart),
+      host, port, functions,
+      ...(runtime
+        // API Gateway's own limit and answer; Lambda's 6 MB event limit is the runtime's.
+        ? { maxRequestBytes: HTTP_API_PAYLOAD_LIMIT, tooLargeBody: { message: 'Request Entity Too Large' } }
+        : { maxRequestBytes: Number(process.env.TRIBUTARY_MAX_REQUEST_BYTES ?? 6 * 1024 * 1024) }),
+      control: (method, p, query) => control(supervisor, runtime, method, p, query, afterRestart),
     });
     writeState();
-    logger.info({ event: 'local-stack-ready', url: gateway.url, dataDir: dir, brokers: brokerCount, isolated: !!o.isolatedBrokers }, 'local stack ready');
+    logger.info({ event: 'local-stack-ready', url: gateway.url, dataDir: dir, brokers: brokerCount, isolated: !!o.isolatedBrokers, lambda: !!runtime }, 'local stack ready');
     return { url: gateway.url, dataDir: dir, stateFile, clusterId, supervisor, env, stop, restart: (name, opts) => restartProcess(name, opts) };
   } catch (err) {
     await stop().catch(() => undefined);
@@ -253,12 +301,16 @@ const OPERATIONS = ['kill', 'pause', 'resume', 'restart'] as const;
 /** The `/local/processes` control API. */
 async function control(
   supervisor: ProcessSupervisor,
+  runtime: LambdaRuntime | undefined,
   method: string,
   p: string,
   query: URLSearchParams,
   afterRestart: (name: string) => Promise<void>,
 ): Promise<ControlResponse> {
   if (method === 'GET' && p === '/local/processes') return { status: 200, body: { processes: supervisor.list() } };
+  if (method === 'GET' && p === '/local/lambda') {
+    return runtime ? { status: 200, body: runtime.stats() } : { status: 404, body: { error_code: 404, message: 'The local stack runs without Lambda-fidelity mode (start it with --lambda).' } };
+  }
   const m = /^\/local\/processes\/([^/]+)\/([a-z]+)$/.exec(p);
   const op = m?.[2] as (typeof OPERATIONS)[number] | undefined;
   if (method !== 'POST' || !m || !op || !OPERATIONS.includes(op)) {
