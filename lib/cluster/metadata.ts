@@ -13,7 +13,7 @@ let version: number | undefined;
 let checkedAt = 0;
 let cluster: ClusterRecord | undefined;
 let brokers: BrokerRecord[] | undefined;
-const topics = new Map<string, TopicWithPartitions | null>();
+const topics = new Map<string, TopicWithPartitions>();
 let partitionCounts: Record<string, number> | undefined;
 
 function clear(): void {
@@ -71,16 +71,20 @@ export async function replicaStore(brokerId: number): Promise<ReplicaStoreRef> {
   return b;
 }
 
-/** An active topic with its partitions, or undefined when it does not exist (or is still being created). */
+/**
+ * An active topic with its partitions, or undefined when it does not exist (or is still being
+ * created). Only a found topic is cached: another instance may create the topic any moment, and
+ * this one must find it at once (a miss is an error path; its read costs little).
+ */
 export async function cachedTopic(name: string): Promise<TopicWithPartitions | undefined> {
   await revalidate();
   let view = topics.get(name);
   if (view === undefined) {
     const read = await readTopic(name);
-    view = read && read.topic.state === 'active' ? read : null;
-    topics.set(name, view);
+    view = read && read.topic.state === 'active' ? read : undefined;
+    if (view) topics.set(name, view);
   }
-  return view ?? undefined;
+  return view;
 }
 
 /** Every topic and its partition count (consumer groups match subscriptions against it). */

@@ -19,7 +19,7 @@
  * `httpInvoker` turns these into what API Gateway's HTTP API answers for them.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
@@ -39,8 +39,12 @@ export const HTTP_API_TIMEOUT_MS = 30_000;
 
 export interface LambdaRuntimeOptions {
   readonly functions: readonly LambdaFunction[];
-  /** Where the bundles are built (a directory of its own; removed by `stop`). */
-  readonly dir: string;
+  /**
+   * Where built bundles are kept: a directory per build, named by a hash of the sources and the
+   * lockfile, so stacks started from the same code share one build.
+   * @default node_modules/.cache/tributary-lambda
+   */
+  readonly cacheDir?: string;
   /** The environment every function runs with (the deployment's function environment). */
   readonly env: Readonly<Record<string, string>>;
   /** Invocations running at once across all functions. @default 50 */
@@ -182,7 +186,7 @@ export class LambdaRuntime {
   private counts = { invocations: 0, coldStarts: 0, throttles: 0, timeouts: 0 };
   private stopped = false;
 
-  private constructor(private readonly o: LambdaRuntimeOptions) {
+  private constructor(private readonly o: LambdaRuntimeOptions, private readonly dir: string) {
     this.specs = new Map(o.functions.map((f) => [f.name, f]));
     this.concurrency = o.concurrency ?? 50;
     this.idleMs = o.idleMs ?? 300_000;
@@ -190,11 +194,9 @@ export class LambdaRuntime {
     this.reaper.unref();
   }
 
-  /** Builds the bundles (one esbuild call) and returns a runtime ready to invoke them. */
+  /** Builds the bundles (one esbuild call, unless this code was built before) and returns a runtime ready to invoke them. */
   static start(o: LambdaRuntimeOptions): LambdaRuntime {
-    fs.mkdirSync(o.dir, { recursive: true });
-    bundleFunctions(o.functions, o.dir, { 'worker/index': path.join(PROJECT_ROOT, 'lib', 'local', 'lambda-worker.ts') });
-    return new LambdaRuntime(o);
+    return new LambdaRuntime(o, bundlesFor(o.functions, o.cacheDir ?? path.join(PROJECT_ROOT, 'node_modules', '.cache', 'tributary-lambda')));
   }
 
   /** Invokes `fn` synchronously (RequestResponse), with Lambda's limits and errors. */
@@ -237,7 +239,7 @@ export class LambdaRuntime {
     };
   }
 
-  /** Destroys every environment and removes the bundles. */
+  /** Destroys every environment. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.reaper);
@@ -247,7 +249,6 @@ export class LambdaRuntime {
     }));
     await Promise.all(exits);
     this.envs.length = 0;
-    fs.rmSync(this.o.dir, { recursive: true, force: true });
   }
 
   /** The most recently used frozen environment of `fn`, now taken. */
@@ -260,8 +261,8 @@ export class LambdaRuntime {
 
   private coldStart(spec: LambdaFunction): Environment {
     this.counts.coldStarts++;
-    const bundle = path.join(this.o.dir, spec.name, 'index.mjs');
-    const proc = fork(path.join(this.o.dir, 'worker', 'index.mjs'), [bundle, `tributary-${spec.name}`, String(spec.memoryMb)], {
+    const bundle = path.join(this.dir, spec.name, 'index.mjs');
+    const proc = fork(path.join(this.dir, 'worker', 'index.mjs'), [bundle, `tributary-${spec.name}`, String(spec.memoryMb)], {
       execPath: process.execPath,
       execArgv: [`--max-old-space-size=${spec.memoryMb}`],
       env: {
@@ -286,6 +287,54 @@ export class LambdaRuntime {
     const now = Date.now();
     for (const e of this.envs) if (e.state === 'frozen' && now - e.lastUsed > this.idleMs) e.kill();
   }
+}
+
+const WORKER = path.join(PROJECT_ROOT, 'lib', 'local', 'lambda-worker.ts');
+
+/** Every file a build depends on: the sources (by path, size and modification time) and the lockfile. */
+function sourceHash(functions: readonly LambdaFunction[]): string {
+  const h = createHash('sha256');
+  h.update(JSON.stringify(functions.map((f) => [f.name, f.entry, f.trigger])));
+  h.update(fs.readFileSync(path.join(PROJECT_ROOT, 'package-lock.json')));
+  const walk = (dir: string): void => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/\.(ts|js|mjs|json)$/.test(e.name)) {
+        const st = fs.statSync(p);
+        h.update(`${p}\0${st.size}\0${st.mtimeMs}\n`);
+      }
+    }
+  };
+  for (const d of ['lib', 'lambdas', 'cdk', 'test/fixtures']) if (fs.existsSync(path.join(PROJECT_ROOT, d))) walk(path.join(PROJECT_ROOT, d));
+  return h.digest('hex').slice(0, 16);
+}
+
+/** The directory of a build of `functions` and the worker: reused when the code is unchanged, else built (into a temporary directory, renamed into place). */
+function bundlesFor(functions: readonly LambdaFunction[], cacheDir: string): string {
+  const dir = path.join(cacheDir, sourceHash(functions));
+  if (fs.existsSync(path.join(dir, 'worker', 'index.mjs'))) return dir;
+  fs.mkdirSync(cacheDir, { recursive: true });
+  const building = fs.mkdtempSync(path.join(cacheDir, 'building-'));
+  bundleFunctions(functions, building, { 'worker/index': WORKER });
+  try {
+    fs.renameSync(building, dir);
+  } catch {
+    // Another stack built the same code first: use its build.
+    fs.rmSync(building, { recursive: true, force: true });
+  }
+  prune(cacheDir, dir);
+  return dir;
+}
+
+/** Keeps the newest builds (and any build in progress for under ten minutes), removes the rest. */
+function prune(cacheDir: string, keep: string): void {
+  const now = Date.now();
+  const entries = fs.readdirSync(cacheDir).map((name) => ({ p: path.join(cacheDir, name), name, mtime: fs.statSync(path.join(cacheDir, name)).mtimeMs }))
+    .sort((a, b) => b.mtime - a.mtime);
+  const builds = entries.filter((e) => !e.name.startsWith('building-') && e.p !== keep);
+  for (const e of builds.slice(3)) fs.rmSync(e.p, { recursive: true, force: true });
+  for (const e of entries) if (e.name.startsWith('building-') && now - e.mtime > 600_000) fs.rmSync(e.p, { recursive: true, force: true });
 }
 
 const gatewayError = (statusCode: number, message: string): APIGatewayProxyStructuredResultV2 => ({

@@ -61,10 +61,12 @@ export interface LocalStackOptions {
    * this process (faster to start, and benchmarks can trace their store calls).
    * @default false
    */
-  readonly lambda?: boolean | Omit<LambdaRuntimeOptions, 'functions' | 'dir' | 'env'>;
+  readonly lambda?: boolean | Omit<LambdaRuntimeOptions, 'functions' | 'env'>;
   /**
    * With `lambda`: invoke the controller function this often, as the deployment's schedule does
-   * (once a minute in AWS); 0 never. @default 2000 with `lambda`, 0 without
+   * (once a minute in AWS); 0 never. The controller runs either as loop processes (`controllers`,
+   * which the fault harness pauses and kills) or as this scheduled function, not both.
+   * @default 2000 with `lambda` and no controller processes, else 0
    */
   readonly controllerScheduleMs?: number;
 }
@@ -230,7 +232,7 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
     // mode) from their bundles in frozen-between-invocations worker processes.
     const fidelity = o.lambda ? (o.lambda === true ? {} : o.lambda) : undefined;
     if (fidelity) {
-      runtime = LambdaRuntime.start({ ...fidelity, functions: FUNCTIONS, dir: path.join(dir, 'lambda'), env });
+      runtime = LambdaRuntime.start({ ...fidelity, functions: FUNCTIONS, env });
     }
     const handlers = runtime ? undefined : Object.fromEntries(await Promise.all(FUNCTIONS.map(async (f) => {
       const mod = (await import(path.join(PROJECT_ROOT, f.entry))) as { handler: unknown };
@@ -258,13 +260,14 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
     if (o.replicator ?? true) await poller.start();
     else poller = undefined;
     // Controller loops in their own processes (so a fault test can pause or kill one).
-    await Promise.all(Array.from({ length: o.controllers ?? (runtime ? 0 : 2) }, (_, i) => supervisor.start({
+    const controllerProcesses = o.controllers ?? (runtime ? 0 : 2);
+    await Promise.all(Array.from({ length: controllerProcesses }, (_, i) => supervisor.start({
       name: `controller-${i + 1}`, role: 'controller loop', kind: 'node', dataDir: null,
       script: 'lib/local/controller-process.ts', args: ['--id', `controller-${i + 1}`], logFile: logFile(`controller-${i + 1}`),
       env: { TRIBUTARY_CLOCK_SKEW_MS: String(o.controllerClockSkewMs?.[i] ?? 0) },
     })));
     // The deployment's schedule of the controller function (EventBridge, once a minute in AWS).
-    const everyMs = o.controllerScheduleMs ?? (runtime ? 2000 : 0);
+    const everyMs = o.controllerScheduleMs ?? (runtime && controllerProcesses === 0 ? 2000 : 0);
     if (runtime && everyMs > 0) {
       const rt = runtime;
       schedule = setInterval(() => {

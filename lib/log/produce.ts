@@ -109,7 +109,10 @@ async function appendPartition(
       const err = asKafkaError(caught);
       if ((err.kafkaName === 'KAFKA_STORAGE_ERROR' || caught instanceof AppendOutcomeUnknown) && state && state.leader >= 0) await reportBrokerFailure(state.leader);
       // (an append that may have been written is never sent again: REQUEST_TIMED_OUT is not retried here)
-      const stale = RETRY_ON_STALE_ROUTE.has(err.kafkaName);
+      // A replica with no log for the partition: the topic may have been deleted (or deleted and
+      // created again) by another instance while this one's cache still routes to it; one look
+      // at fresh metadata tells.
+      const stale = RETRY_ON_STALE_ROUTE.has(err.kafkaName) || (err.kafkaName === 'UNKNOWN_TOPIC_OR_PARTITION' && attempt === 1);
       if (!stale || Date.now() + 50 * attempt > deadline) throw err;
       invalidateMetadata(topicName);
       if (attempt > 1) await sleep(Math.min(50 * attempt, 500));

@@ -336,6 +336,7 @@ describe('Topic deletion', () => {
     expect(first.status, first.text).toBe(200);
     expect(first.body).toMatchObject({ partition_id: 0, offset: 0 });
     const read = await call('GET', topicUrl(t, '/partitions/0/records?offset=0&format=string'));
+    expect(read.status, read.text).toBe(200);
     expect(read.body.records.map((r: any) => r.value.data)).toEqual(['new-0']);
   });
 });

@@ -38,6 +38,11 @@ export interface FaultClusterOptions {
   readonly isolatedBrokers?: boolean;
   /** Run the stream poller (the background replicator); interleaving tests turn it off. @default true */
   readonly replicator?: boolean;
+  /**
+   * Lambda-fidelity mode for the HTTP functions and the replicator (the controller stays in its
+   * loop processes, which the faults pause and kill). @default true, false for a quiet cluster
+   */
+  readonly lambda?: boolean;
 }
 
 export async function startFaultCluster(o: FaultClusterOptions = {}): Promise<FaultCluster> {
@@ -50,6 +55,7 @@ export async function startFaultCluster(o: FaultClusterOptions = {}): Promise<Fa
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-faults-'));
   const stack = await startLocalStack({
     port: 0, brokers: o.brokers ?? 3, isolatedBrokers: isolated, ...(isolated ? { dataDir: tmp } : { inMemory: true }), controllers: o.controllers ?? 2, replicator: o.replicator ?? true,
+    lambda: o.lambda ?? true, controllerScheduleMs: 0,
   });
   const state = JSON.parse(fs.readFileSync(stack.stateFile, 'utf8')) as { brokers: { brokerId: number; store: string; replicaTable: string }[] };
   const call = async (method: string, p: string, body?: unknown) => {
@@ -126,7 +132,7 @@ export async function until<T>(what: string, check: () => Promise<T | undefined 
 export function useQuietCluster(): () => FaultCluster {
   let c: FaultCluster | undefined;
   beforeAll(async () => {
-    c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false });
+    c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false, lambda: false });
   }, 120_000);
   afterAll(async () => {
     await c?.stop();

@@ -14,9 +14,11 @@ declare module 'vitest' {
 
 export async function setup(project: TestProject): Promise<void> {
   process.env.LOG_LEVEL ??= 'warn';
-  // No controller loops here: tests that move leaders by hand must not race one; the failover
+  // In Lambda-fidelity mode: every HTTP request and stream batch is an invocation of a deployed
+  // bundle in a frozen-between-invocations environment. No controller (neither loop processes nor
+  // the scheduled function): tests that move leaders by hand must not race one; the failover
   // tests start their own stacks with controllers.
-  stack = await startLocalStack({ port: 0, brokers: 3, inMemory: true, controllers: 0 });
+  stack = await startLocalStack({ port: 0, brokers: 3, inMemory: true, lambda: true, controllers: 0, controllerScheduleMs: 0 });
   project.provide('stackUrl', stack.url);
   project.provide('stackEnv', { ...stack.env });
   project.provide('clusterId', stack.clusterId);

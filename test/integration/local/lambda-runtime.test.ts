@@ -15,7 +15,7 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-lambda-test-'));
 beforeAll(() => {
   runtime = LambdaRuntime.start({
     functions: [{ ...FIXTURE, name: 'fixture' }, { ...FIXTURE, name: 'short', timeoutSeconds: 1 }, { ...FIXTURE, name: 'solo' }],
-    dir: path.join(tmp, 'bundles'),
+    cacheDir: path.join(tmp, 'bundles'),
     env: {},
     concurrency: 2,
   });
