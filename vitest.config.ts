@@ -21,6 +21,7 @@ export const MULTI_PROCESS_FILES = [
   'test/integration/controller/liveness.test.ts',
   'test/integration/controller/walk.test.ts',
   'test/integration/replication/liveness.test.ts',
+  'test/integration/controller/wake.test.ts',
 ];
 
 export default defineConfig({

@@ -29,7 +29,7 @@ import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import type * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import { createHash } from 'node:crypto';
-import { DEPLOYED_BROKERS_ITEM, ENVIRONMENT, FUNCTIONS, type FunctionName, type FunctionSpec } from '../lib/functions.js';
+import { CONTROLLER_WAKE_PATTERN, DEPLOYED_BROKERS_ITEM, ENVIRONMENT, FUNCTIONS, type FunctionName, type FunctionSpec } from '../lib/functions.js';
 import { DEFAULT_ROUTE, ROUTES, type RouteSpec } from '../lib/http/routes.js';
 import { coordinationTableSpec, replicaTableSpec, type KeyType, type TableSpec } from '../lib/storage/tables.js';
 import { grantCatalogAccess } from './access.js';
@@ -328,6 +328,20 @@ export class TributaryCluster extends Construct {
       });
       // An invocation throttled behind the running one is superseded by the next minute's.
       fn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
+      // Between runs, a data path's suspect report wakes it (lib/functions.ts, CONTROLLER_WAKE_PATTERN):
+      // only those records of the coordination table's stream invoke it; a failed wake is not
+      // retried, the next scheduled run covers it.
+      fn.addEventSource(new DynamoEventSource(this.coordinationTable, {
+        startingPosition: lambda.StartingPosition.LATEST,
+        batchSize: 10,
+        retryAttempts: 0,
+        parallelizationFactor: 1,
+        filters: [lambda.FilterCriteria.filter(structuredClone(CONTROLLER_WAKE_PATTERN) as Record<string, unknown>)],
+      }));
+      Validations.of(fn.role as iam.Role).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason: 'dynamodb:ListStreams (granted for the coordination table\'s stream event source) supports no resource-level permissions; every other stream action is granted on that stream\'s ARN only.',
+      });
     }
   }
 

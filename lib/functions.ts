@@ -115,6 +115,17 @@ export const ENVIRONMENT = {
 } as const;
 
 /**
+ * The coordination table's stream records that invoke the controller between its scheduled runs
+ * (a Lambda event source filter pattern, applied as AWS applies it by the local stack's poller):
+ * a data path's report that a broker's store failed (`suspectAt`, written at most once per
+ * SUSPECT_REPORT_MS per broker). So a failure is judged within seconds, not at the next minute.
+ */
+export const CONTROLLER_WAKE_PATTERN = {
+  eventName: ['INSERT', 'MODIFY'],
+  dynamodb: { Keys: { pk: { S: ['brokers'] } }, NewImage: { suspectAt: { N: [{ exists: true }] } } },
+} as const;
+
+/**
  * The coordination table item in which a deployment names its brokers: `brokers` is JSON
  * `[{brokerId, replicaTable, rack}]`, `version` changes with it. The CDK construct writes it on
  * every create and update (64 brokers with long table names would not fit in the 4 KB a Lambda

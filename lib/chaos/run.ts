@@ -109,6 +109,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
   let dropped = 0;
   const stack = await startStack({
     port: 0, brokers: 3, isolatedBrokers: true, dataDir: path.join(o.dir, 'data'), controllers: 2, controllerClockSkewMs: [400, -400],
+    // The replicator runs as Lambda runs it (frozen between stream batches); the HTTP functions run
+    // in the gateway processes below, which the nemesis kills and pauses mid-request.
+    lambda: true,
     dropDelivery: () => {
       if (dropping) dropped++;
       return dropping;

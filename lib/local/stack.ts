@@ -12,7 +12,7 @@ import { bootstrapCluster } from '../cluster/bootstrap.js';
 import { invalidateMetadata } from '../cluster/metadata.js';
 import { resetConfig } from '../config.js';
 import type { FunctionName as HttpFunctionName } from '../http/routes.js';
-import { FUNCTIONS } from '../functions.js';
+import { CONTROLLER_WAKE_PATTERN, FUNCTIONS } from '../functions.js';
 import type * as ReplicatorModule from '../../lambdas/replicator.js';
 import type { HttpHandler } from '../http/function.js';
 import { logger } from '../logger.js';
@@ -171,6 +171,7 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
   }
 
   let poller: StreamPoller | undefined;
+  let wakePoller: StreamPoller | undefined;
   let runtime: LambdaRuntime | undefined;
   let schedule: NodeJS.Timeout | undefined;
   const scheduled = new Set<Promise<unknown>>();
@@ -181,6 +182,7 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
     clearInterval(schedule);
     await gateway?.close();
     await poller?.stop();
+    await wakePoller?.stop();
     await Promise.all(scheduled);
     await runtime?.stop();
     await supervisor.stopAll();
@@ -221,7 +223,7 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
     const afterRestart = async (name: string) => {
       await ensureTables(name);
       invalidateMetadata();
-      for (const t of tablesOf.get(name) ?? []) poller?.refresh(t.name, endpoint(name));
+      for (const t of tablesOf.get(name) ?? []) for (const p of [poller, wakePoller]) p?.refresh(t.name, endpoint(name));
     };
     restartProcess = async (name, opts = {}) => {
       const info = await supervisor.restart(name, opts);
@@ -266,15 +268,31 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
       script: 'lib/local/controller-process.ts', args: ['--id', `controller-${i + 1}`], logFile: logFile(`controller-${i + 1}`),
       env: { TRIBUTARY_CLOCK_SKEW_MS: String(o.controllerClockSkewMs?.[i] ?? 0) },
     })));
-    // The deployment's schedule of the controller function (EventBridge, once a minute in AWS).
+    // The deployment's triggers of the controller function: its schedule (EventBridge, once a
+    // minute in AWS), and the coordination table's stream filtered to suspect reports.
     const everyMs = o.controllerScheduleMs ?? (runtime && controllerProcesses === 0 ? 2000 : 0);
     if (runtime && everyMs > 0) {
       const rt = runtime;
-      schedule = setInterval(() => {
-        const p = rt.invoke('controller', { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} })
-          .finally(() => scheduled.delete(p));
+      const invokeController = (event: unknown) => {
+        const p = rt.invoke('controller', event).finally(() => scheduled.delete(p));
         scheduled.add(p);
-      }, everyMs);
+        return p;
+      };
+      schedule = setInterval(() => void invokeController({ source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} }), everyMs);
+      const coordination = coordinationTableSpec(prefix).name;
+      wakePoller = new StreamPoller({
+        tables: [{ table: coordination, endpoint: endpoint(coordinationStore) }],
+        filter: CONTROLLER_WAKE_PATTERN,
+        // No retries (the event source's retryAttempts is 0): the schedule covers a lost wake.
+        maxDeliveryAttempts: 1,
+        onFailure: async () => undefined,
+        deliver: async (event) => {
+          const r = await invokeController(event);
+          if (!r.ok) throw new Error(`the controller failed: ${r.error}`);
+        },
+        log: logger.child({ event: 'controller-wake' }),
+      });
+      await wakePoller.start();
     }
     const functions = Object.fromEntries(FUNCTIONS.filter((f) => f.trigger === 'http').map((f) => [
       f.name, runtime ? httpInvoker(runtime, f.name) : handlers?.[f.name],

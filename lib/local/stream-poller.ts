@@ -65,6 +65,11 @@ export interface StreamPollerOptions {
   readonly tables: readonly { readonly table: string; readonly endpoint?: string }[];
   /** The function the event source mapping invokes. A throw means "retry this batch". */
   readonly deliver: (event: DynamoDBStreamEvent) => Promise<void>;
+  /**
+   * An event source filter pattern (AWS's syntax, the subset `matchesPattern` knows): records
+   * that do not match are dropped before delivery, as Lambda drops them. @default every record
+   */
+  readonly filter?: object;
   /** Largest batch (GetRecords `Limit`), 1..1000. @default 100 */
   readonly batchSize?: number;
   /** Wait after an empty read; doubles on each empty read up to `maxIdleMs`. @default 50 */
@@ -331,7 +336,9 @@ class TableRunner {
       backoff = this.o.errorBackoffMs.min;
       if (page.records.length > 0) {
         if (signal.aborted) break;
-        await this.deliver(page.records, signal, ctx);
+        const pattern = this.o.filter;
+        const wanted = pattern ? page.records.filter((r) => matchesPattern(pattern, r)) : page.records;
+        if (wanted.length > 0) await this.deliver(wanted, signal, ctx);
         shard.lastSeq = page.records.at(-1)?.dynamodb?.SequenceNumber ?? shard.lastSeq;
         idle = this.o.idleMs;
       }
@@ -385,8 +392,27 @@ class TableRunner {
   }
 }
 
+/**
+ * Whether `value` matches an event filter pattern: every key of an object pattern matches the
+ * value's field; an array lists the values allowed (strings, numbers, or `{exists: boolean}`).
+ */
+export function matchesPattern(pattern: unknown, value: unknown): boolean {
+  if (Array.isArray(pattern)) {
+    return pattern.some((rule) => (typeof rule === 'object' && rule !== null && 'exists' in rule ? (value !== undefined) === rule.exists : rule === value));
+  }
+  if (typeof pattern === 'object' && pattern !== null) {
+    return Object.entries(pattern).every(([k, p]) => {
+      const field = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[k] : undefined;
+      // A field that is absent matches only a rule about existence.
+      return field === undefined && !Array.isArray(p) ? false : matchesPattern(p, field);
+    });
+  }
+  return pattern === value;
+}
+
 interface ResolvedOptions {
   readonly deliver: (event: DynamoDBStreamEvent) => Promise<void>;
+  readonly filter: object | undefined;
   readonly onFailure: ((event: DynamoDBStreamEvent) => Promise<void>) | undefined;
   readonly batchSize: number;
   readonly idleMs: number;
@@ -414,6 +440,7 @@ export class StreamPoller {
     this.tables = [...opts.tables];
     this.o = {
       deliver: opts.deliver,
+      filter: opts.filter,
       onFailure: opts.onFailure,
       batchSize: Math.min(1000, Math.max(1, Math.floor(positive(opts.batchSize, 100)))),
       idleMs: Math.max(1, positive(opts.idleMs, 50)),

@@ -2,7 +2,7 @@
  * Creating the stores themselves (tables and bucket) — what the local stack does at start and
  * what CloudFormation does in AWS, from the same table definitions.
  */
-import { CreateTableCommand, DescribeTableCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, UpdateTableCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { dynamo, s3Client } from './clients.js';
 import type { TableSpec } from './tables.js';
@@ -47,7 +47,14 @@ export async function ensureTable(spec: TableSpec, endpoint?: string): Promise<v
   }
   for (let i = 0; i < 100; i++) {
     const out = await patiently(() => client.send(new DescribeTableCommand({ TableName: spec.name })));
-    if (out.Table?.TableStatus === 'ACTIVE') return;
+    if (out.Table?.TableStatus === 'ACTIVE') {
+      // A table made by an older version, before it had a stream: turn the stream on.
+      if (spec.stream && !out.Table.StreamSpecification?.StreamEnabled) {
+        await patiently(() => client.send(new UpdateTableCommand({ TableName: spec.name, StreamSpecification: { StreamEnabled: true, StreamViewType: spec.stream } })));
+        continue;
+      }
+      return;
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`table ${spec.name} did not become active`);

@@ -502,12 +502,26 @@ export async function addPendingIncarnation(lease: Lease, brokerId: number, inca
 }
 
 /** A data-path function could not reach a broker's store: it says so (the controller probes it). */
-export async function markBrokerSuspect(brokerId: number): Promise<void> {
-  await db().send(new UpdateCommand({
-    TableName: table(), Key: { pk: 'brokers', sk: String(brokerId) },
-    UpdateExpression: 'SET suspectAt = :now', ConditionExpression: 'attribute_exists(pk)',
-    ExpressionAttributeValues: { ':now': Date.now() },
-  })).catch(() => undefined);
+/** A broker is reported suspect at most once in this long: each report wakes the controller (CONTROLLER_WAKE_PATTERN). */
+export const SUSPECT_REPORT_MS = 10_000;
+
+/**
+ * A data path's report that broker `brokerId`'s store failed: sets `suspectAt` unless a report
+ * less than SUSPECT_REPORT_MS old stands (the write is what wakes the controller, so many
+ * failing requests wake it once). True when this call wrote it. Never throws.
+ */
+export async function markBrokerSuspect(brokerId: number, now = Date.now()): Promise<boolean> {
+  try {
+    await db().send(new UpdateCommand({
+      TableName: table(), Key: { pk: 'brokers', sk: String(brokerId) },
+      UpdateExpression: 'SET suspectAt = :now',
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(suspectAt) OR suspectAt < :stale)',
+      ExpressionAttributeValues: { ':now': now, ':stale': now - SUSPECT_REPORT_MS },
+    }));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 // ---- The lag index: partitions whose followers lag their leader ----

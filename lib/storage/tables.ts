@@ -9,7 +9,7 @@ export interface TableSpec {
   readonly name: string;
   readonly partitionKey: { readonly name: string; readonly type: KeyType };
   readonly sortKey: { readonly name: string; readonly type: KeyType };
-  /** DynamoDB Streams view, when the table feeds the replicator. */
+  /** DynamoDB Streams view: the replica tables feed the replicator, the coordination table wakes the controller. */
   readonly stream?: 'NEW_IMAGE';
 }
 
@@ -21,6 +21,7 @@ export function coordinationTableSpec(prefix = DEFAULT_TABLE_PREFIX): TableSpec 
     name: `${prefix}-coordination`,
     partitionKey: { name: 'pk', type: 'S' },
     sortKey: { name: 'sk', type: 'S' },
+    stream: 'NEW_IMAGE',
   };
 }
 

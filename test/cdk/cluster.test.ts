@@ -8,7 +8,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { DEFAULT_ROUTE, ROUTES } from '../../lib/http/routes.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CLUSTER_DIMENSION, CLUSTER_METRICS, METRICS_NAMESPACE } from '../../lib/metrics.js';
-import { DEPLOYED_BROKERS_ITEM, ENVIRONMENT, FUNCTIONS } from '../../lib/functions.js';
+import { CONTROLLER_WAKE_PATTERN, DEPLOYED_BROKERS_ITEM, ENVIRONMENT, FUNCTIONS } from '../../lib/functions.js';
 import { coordinationTableSpec, replicaTableSpec } from '../../lib/storage/tables.js';
 import { permissionsOf } from './iam.js';
 import { TributaryStack } from '../../cdk/stack.js';
@@ -51,11 +51,10 @@ describe('TributaryCluster: tables', () => {
       .toThrow('deletionProtection cannot be true with removalPolicy DESTROY');
   });
 
-  it('streams new images from the replica tables only', () => {
+  it('streams new images from the replica tables (the replicator) and the coordination table (the controller\'s wake)', () => {
     const prefix = cluster().settings.tablePrefix;
     for (const [, t] of resourcesOf(s, 'AWS::DynamoDB::Table')) {
-      const isReplica = /-broker-\d+$/.test(t.TableName);
-      expect(t.StreamSpecification).toEqual(isReplica ? { StreamViewType: 'NEW_IMAGE' } : undefined);
+      expect(t.StreamSpecification, t.TableName).toEqual({ StreamViewType: 'NEW_IMAGE' });
     }
     expect(cluster().replicaTables.map((t) => logicalId(s, t))).toHaveLength(3);
     s.template.hasResourceProperties('AWS::DynamoDB::Table', { TableName: replicaTableSpec(3, prefix).name });
@@ -185,9 +184,22 @@ describe('TributaryCluster: functions', () => {
     }
   });
 
+  it('wakes the controller from the coordination table\'s stream on suspect reports only, with no retries (the schedule covers a lost wake)', () => {
+    const controller = FUNCTIONS.find((f) => f.trigger === 'schedule');
+    const mappings = resourcesOf(s, 'AWS::Lambda::EventSourceMapping').filter(([, m]) => m.FunctionName.Ref === fnId(controller?.name ?? ''));
+    expect(mappings).toHaveLength(1);
+    const [, m] = mappings[0]!;
+    expect(m).toMatchObject({
+      EventSourceArn: { 'Fn::GetAtt': [logicalId(s, cluster().coordinationTable), 'StreamArn'] },
+      StartingPosition: 'LATEST', MaximumRetryAttempts: 0, ParallelizationFactor: 1,
+    });
+    expect(m.FilterCriteria.Filters.map((f: { Pattern: string }) => JSON.parse(f.Pattern))).toEqual([CONTROLLER_WAKE_PATTERN]);
+    s.template.hasResourceProperties('AWS::DynamoDB::Table', { TableName: Match.stringLikeRegexp('coordination'), StreamSpecification: { StreamViewType: 'NEW_IMAGE' } });
+  });
+
   it('feeds every replica table\'s stream to the replicator, bisecting failed batches and recording give-ups in an encrypted queue', () => {
     const replicator = FUNCTIONS.find((f) => f.trigger === 'streams');
-    const mappings = resourcesOf(s, 'AWS::Lambda::EventSourceMapping');
+    const mappings = resourcesOf(s, 'AWS::Lambda::EventSourceMapping').filter(([, m]) => m.FunctionName.Ref === fnId(replicator?.name ?? ''));
     expect(mappings).toHaveLength(3);
     const queue = logicalId(s, cluster().replicationFailureQueue);
     expect(mappings.map(([, m]) => m.EventSourceArn['Fn::GetAtt']).sort()).toEqual(cluster().replicaTables.map((t) => [logicalId(s, t), 'StreamArn']).sort());
@@ -227,13 +239,14 @@ describe('TributaryCluster: least privilege', () => {
     }
   });
 
-  it('grants stream reads to the stream-triggered function alone, and `*` only for dynamodb:ListStreams', () => {
+  it('grants stream reads to the stream-triggered functions alone (the replicator: the replica tables; the controller: the coordination table), and `*` only for dynamodb:ListStreams', () => {
     const replicas = cluster().replicaTables.map((t) => logicalId(s, t)).sort();
+    const coordination = [logicalId(s, cluster().coordinationTable)];
     for (const spec of FUNCTIONS) {
       const p = permissionsOf(s, fnId(spec.name));
-      const streams = spec.trigger === 'streams';
-      expect([...p.streams].sort(), spec.name).toEqual(streams ? replicas : []);
-      expect([...p.starActions], spec.name).toEqual(streams ? ['dynamodb:ListStreams'] : []);
+      const streams = spec.trigger === 'streams' ? replicas : spec.trigger === 'schedule' ? coordination : [];
+      expect([...p.streams].sort(), spec.name).toEqual(streams);
+      expect([...p.starActions], spec.name).toEqual(streams.length > 0 ? ['dynamodb:ListStreams'] : []);
     }
   });
 

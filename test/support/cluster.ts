@@ -43,6 +43,8 @@ export interface FaultClusterOptions {
    * loop processes, which the faults pause and kill). @default true, false for a quiet cluster
    */
   readonly lambda?: boolean;
+  /** With `lambda` and no controller processes: the controller function's schedule (0: never, the default here). */
+  readonly controllerScheduleMs?: number;
 }
 
 export async function startFaultCluster(o: FaultClusterOptions = {}): Promise<FaultCluster> {
@@ -55,7 +57,7 @@ export async function startFaultCluster(o: FaultClusterOptions = {}): Promise<Fa
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-faults-'));
   const stack = await startLocalStack({
     port: 0, brokers: o.brokers ?? 3, isolatedBrokers: isolated, ...(isolated ? { dataDir: tmp } : { inMemory: true }), controllers: o.controllers ?? 2, replicator: o.replicator ?? true,
-    lambda: o.lambda ?? true, controllerScheduleMs: 0,
+    lambda: o.lambda ?? true, controllerScheduleMs: o.controllerScheduleMs ?? 0,
   });
   const state = JSON.parse(fs.readFileSync(stack.stateFile, 'utf8')) as { brokers: { brokerId: number; store: string; replicaTable: string }[] };
   const call = async (method: string, p: string, body?: unknown) => {
