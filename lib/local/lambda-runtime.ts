@@ -30,8 +30,12 @@ import type { FunctionSpec } from '../functions.js';
 export type LambdaFunction = BundledFunction & Pick<FunctionSpec, 'memoryMb' | 'timeoutSeconds'>;
 import { logger } from '../logger.js';
 
-/** Lambda's limit on a synchronous invocation's request and response payloads (6 MB). */
+/** Lambda's limit on a synchronous invocation's request payload (6 MB). */
 export const LAMBDA_PAYLOAD_LIMIT = 6 * 1024 * 1024;
+/** And on its response: 6 MB and 100 bytes. */
+export const LAMBDA_RESPONSE_LIMIT = LAMBDA_PAYLOAD_LIMIT + 100;
+/** Lambda's limit on an execution environment's init. */
+export const INIT_TIMEOUT_MS = 10_000;
 /** API Gateway HTTP API's request payload limit (10 MB). */
 export const HTTP_API_PAYLOAD_LIMIT = 10 * 1024 * 1024;
 /** API Gateway HTTP API's integration timeout. */
@@ -111,6 +115,15 @@ class Environment {
         }
       };
       proc.once('exit', () => resolve({ ok: false, error: 'Runtime.InitError', errorType: 'Runtime.ExitError', message: 'The environment exited during init.' }));
+      const timer = setTimeout(() => resolve({ ok: false, error: 'Runtime.InitError', errorType: 'Sandbox.Timedout', message: `The init did not finish within ${INIT_TIMEOUT_MS / 1000} s.` }), INIT_TIMEOUT_MS);
+      timer.unref();
+    });
+    // A failed fork or a send on a closed channel: the environment is gone.
+    proc.on('error', (err) => {
+      const p = this.pending;
+      this.pending = undefined;
+      this.kill();
+      p?.settle({ ok: false, error: 'Runtime.ExitError', errorType: 'Runtime.ExitError', message: `The environment failed: ${err.message}` });
     });
     proc.on('message', (m: WorkerMessage) => {
       if (this.state === 'init') return this.onMessage?.(m);
@@ -118,8 +131,8 @@ class Environment {
       if (!p) return;
       if (m.t === 'result' && m.id === p.id) {
         const size = Buffer.byteLength(JSON.stringify(m.payload));
-        this.finish(size > LAMBDA_PAYLOAD_LIMIT
-          ? { ok: false, error: 'Function.ResponseSizeTooLarge', errorType: 'Function.ResponseSizeTooLarge', message: `Response payload size (${size} bytes) exceeded maximum allowed payload size (${LAMBDA_PAYLOAD_LIMIT} bytes).` }
+        this.finish(size > LAMBDA_RESPONSE_LIMIT
+          ? { ok: false, error: 'Function.ResponseSizeTooLarge', errorType: 'Function.ResponseSizeTooLarge', message: `Response payload size (${size} bytes) exceeded maximum allowed payload size (${LAMBDA_RESPONSE_LIMIT} bytes).` }
           : { ok: true, payload: m.payload });
       } else if (m.t === 'error' && m.id === p.id) {
         this.finish({ ok: false, error: 'Unhandled', errorType: m.errorType, message: m.errorMessage });
@@ -135,6 +148,10 @@ class Environment {
 
   /** Runs one invocation; the environment is frozen again when it answers. */
   run(id: number, event: unknown, timeoutMs: number): Promise<InvokeResult> {
+    if (this.state === 'dead' || !this.proc.connected) {
+      this.kill();
+      return Promise.resolve({ ok: false, error: 'Runtime.ExitError', errorType: 'Runtime.ExitError', message: 'The environment had exited.' });
+    }
     this.state = 'busy';
     this.invocations++;
     this.proc.kill('SIGCONT');
@@ -152,7 +169,9 @@ class Environment {
           settle(r);
         },
       };
-      this.proc.send({ t: 'invoke', id, event, requestId: randomUUID(), deadline: Date.now() + timeoutMs });
+      this.proc.send({ t: 'invoke', id, event, requestId: randomUUID(), deadline: Date.now() + timeoutMs }, (err) => {
+        if (err) this.proc.emit('error', err);
+      });
     });
   }
 
@@ -184,15 +203,21 @@ export class LambdaRuntime {
   private running = 0;
   private nextId = 1;
   private counts = { invocations: 0, coldStarts: 0, throttles: 0, timeouts: 0 };
-  private stopped = false;
+  private halted = false;
 
   private constructor(private readonly o: LambdaRuntimeOptions, private readonly dir: string) {
     this.specs = new Map(o.functions.map((f) => [f.name, f]));
     this.concurrency = o.concurrency ?? 50;
     this.idleMs = o.idleMs ?? 300_000;
-    this.reaper = setInterval(() => this.reap(), Math.min(this.idleMs, 10_000));
+    this.reaper = setInterval(() => this.reap(), Math.min(this.idleMs, 5_000));
     this.reaper.unref();
+    // A frozen environment cannot notice its runtime is gone: this process ends them all as it exits.
+    process.on('exit', this.killAll);
   }
+
+  private readonly killAll = (): void => {
+    for (const e of this.envs) e.kill();
+  };
 
   /** Builds the bundles (one esbuild call, unless this code was built before) and returns a runtime ready to invoke them. */
   static start(o: LambdaRuntimeOptions): LambdaRuntime {
@@ -203,7 +228,7 @@ export class LambdaRuntime {
   async invoke(fn: string, event: unknown): Promise<InvokeResult> {
     const spec = this.specs.get(fn);
     if (!spec) throw new Error(`No function named ${fn}`);
-    if (this.stopped) return { ok: false, error: 'TooManyRequestsException', errorType: 'TooManyRequestsException', message: 'The local Lambda runtime is stopped.' };
+    if (this.halted) return { ok: false, error: 'TooManyRequestsException', errorType: 'TooManyRequestsException', message: 'The local Lambda runtime is stopped.' };
     const size = Buffer.byteLength(JSON.stringify(event));
     if (size > LAMBDA_PAYLOAD_LIMIT) {
       return { ok: false, error: 'RequestTooLargeException', errorType: 'RequestTooLargeException', message: `Request must be smaller than ${LAMBDA_PAYLOAD_LIMIT} bytes for the InvokeFunction operation` };
@@ -231,6 +256,11 @@ export class LambdaRuntime {
     }
   }
 
+  /** Whether `stop` was called: every invocation from then on is refused. */
+  get stopped(): boolean {
+    return this.halted;
+  }
+
   stats(): LambdaStats {
     return {
       ...this.counts,
@@ -241,8 +271,9 @@ export class LambdaRuntime {
 
   /** Destroys every environment. */
   async stop(): Promise<void> {
-    this.stopped = true;
+    this.halted = true;
     clearInterval(this.reaper);
+    process.off('exit', this.killAll);
     const exits = this.envs.filter((e) => e.state !== 'dead').map((e) => new Promise<void>((resolve) => {
       e.proc.once('exit', () => resolve());
       e.kill();
@@ -285,6 +316,11 @@ export class LambdaRuntime {
 
   private reap(): void {
     const now = Date.now();
+    try {
+      fs.utimesSync(this.dir, new Date(now), new Date(now)); // in use: not pruned
+    } catch {
+      // (a missing build shows as failed cold starts)
+    }
     for (const e of this.envs) if (e.state === 'frozen' && now - e.lastUsed > this.idleMs) e.kill();
   }
 }
@@ -313,27 +349,42 @@ function sourceHash(functions: readonly LambdaFunction[]): string {
 /** The directory of a build of `functions` and the worker: reused when the code is unchanged, else built (into a temporary directory, renamed into place). */
 function bundlesFor(functions: readonly LambdaFunction[], cacheDir: string): string {
   const dir = path.join(cacheDir, sourceHash(functions));
-  if (fs.existsSync(path.join(dir, 'worker', 'index.mjs'))) return dir;
+  if (fs.existsSync(path.join(dir, 'worker', 'index.mjs'))) {
+    // (in use: the newest as far as pruning goes)
+    const now = new Date();
+    fs.utimesSync(dir, now, now);
+    return dir;
+  }
   fs.mkdirSync(cacheDir, { recursive: true });
   const building = fs.mkdtempSync(path.join(cacheDir, 'building-'));
   bundleFunctions(functions, building, { 'worker/index': WORKER });
   try {
     fs.renameSync(building, dir);
-  } catch {
+  } catch (err) {
     // Another stack built the same code first: use its build.
     fs.rmSync(building, { recursive: true, force: true });
+    if (!fs.existsSync(path.join(dir, 'worker', 'index.mjs'))) throw err;
   }
   prune(cacheDir, dir);
   return dir;
 }
 
-/** Keeps the newest builds (and any build in progress for under ten minutes), removes the rest. */
+/**
+ * Removes builds beyond the three newest that no stack has used for ten minutes (a running stack
+ * marks its build used every few seconds), and builds in progress for over ten minutes. Another
+ * stack pruning at the same time is harmless.
+ */
 function prune(cacheDir: string, keep: string): void {
   const now = Date.now();
-  const entries = fs.readdirSync(cacheDir).map((name) => ({ p: path.join(cacheDir, name), name, mtime: fs.statSync(path.join(cacheDir, name)).mtimeMs }))
-    .sort((a, b) => b.mtime - a.mtime);
+  const entries = fs.readdirSync(cacheDir).flatMap((name) => {
+    try {
+      return [{ p: path.join(cacheDir, name), name, mtime: fs.statSync(path.join(cacheDir, name)).mtimeMs }];
+    } catch {
+      return []; // (removed meanwhile)
+    }
+  }).sort((a, b) => b.mtime - a.mtime);
   const builds = entries.filter((e) => !e.name.startsWith('building-') && e.p !== keep);
-  for (const e of builds.slice(3)) fs.rmSync(e.p, { recursive: true, force: true });
+  for (const e of builds.slice(3)) if (now - e.mtime > 600_000) fs.rmSync(e.p, { recursive: true, force: true });
   for (const e of entries) if (e.name.startsWith('building-') && now - e.mtime > 600_000) fs.rmSync(e.p, { recursive: true, force: true });
 }
 

@@ -60,9 +60,12 @@ try {
 }
 send({ t: 'ready', initMs: performance.now() - started });
 
+// The runtime gone (killed, crashed): an environment has no one to answer to.
+process.on('disconnect', () => process.exit(0));
 process.on('message', (m: Invoke) => {
   if (m.t !== 'invoke') return;
-  handler(m.event, contextFor(m)).then(
+  // (a handler that throws synchronously or returns no promise is reported like one that rejects)
+  Promise.resolve().then(() => handler(m.event, contextFor(m))).then(
     (payload) => send({ t: 'result', id: m.id, payload: payload === undefined ? null : payload }),
     (err: unknown) => send({ t: 'error', id: m.id, ...errorOf(err) }),
   );

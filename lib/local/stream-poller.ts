@@ -395,10 +395,15 @@ class TableRunner {
 /**
  * Whether `value` matches an event filter pattern: every key of an object pattern matches the
  * value's field; an array lists the values allowed (strings, numbers, or `{exists: boolean}`).
+ * The subset of AWS's filter syntax that the deployment's filters use; anything else throws.
  */
 export function matchesPattern(pattern: unknown, value: unknown): boolean {
   if (Array.isArray(pattern)) {
-    return pattern.some((rule) => (typeof rule === 'object' && rule !== null && 'exists' in rule ? (value !== undefined) === rule.exists : rule === value));
+    return pattern.some((rule) => {
+      if (typeof rule !== 'object' || rule === null) return rule === value;
+      if (Object.keys(rule).join() !== 'exists') throw new Error(`matchesPattern knows only {exists}, not ${JSON.stringify(rule)}`);
+      return (value !== undefined) === (rule as { exists: boolean }).exists;
+    });
   }
   if (typeof pattern === 'object' && pattern !== null) {
     return Object.entries(pattern).every(([k, p]) => {

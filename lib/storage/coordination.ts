@@ -462,7 +462,9 @@ export async function setBrokerState(lease: Lease, brokerId: number, state: Brok
       {
         Update: {
           TableName: table(), Key: { pk: 'brokers', sk: String(brokerId) },
-          UpdateExpression: `SET #s = :s, stateChangedAt = :now${incarnation ? ', incarnation = :inc REMOVE pendingIncarnations' : ''}`, ConditionExpression: 'attribute_exists(pk)',
+          // A judged broker is no longer suspect: the report is cleared, so this write (and later
+          // ones) do not match the controller's wake filter (CONTROLLER_WAKE_PATTERN) again.
+          UpdateExpression: `SET #s = :s, stateChangedAt = :now${incarnation ? ', incarnation = :inc' : ''} REMOVE suspectAt${incarnation ? ', pendingIncarnations' : ''}`, ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeNames: { '#s': 'state' },
           ExpressionAttributeValues: { ':s': state, ':now': Date.now(), ...(incarnation ? { ':inc': incarnation } : {}) },
         },

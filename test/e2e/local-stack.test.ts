@@ -123,6 +123,34 @@ describe('Command: npm start', () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
+  it('with --lambda, runs each function in environments frozen between invocations, answers an acks=0 produce only once its record is written, invokes the controller on its schedule, and stops every environment on SIGTERM', async () => {
+    const cli = await startCli(['--port', '0', '--in-memory', '--lambda']);
+    const cluster = (await json(`${cli.url}/v3/clusters`)).body.data[0].cluster_id as string;
+    const v3 = `${cli.url}/v3/clusters/${cluster}`;
+    expect((await post(`${v3}/topics`, { topic_name: 'lambda', partitions_count: 1, replication_factor: 3 })).status).toBe(201);
+    const sent = await post(`${v3}/topics/lambda/records?acks=0`, { value: { type: 'STRING', data: 'zero' } });
+    expect(sent.body).toMatchObject({ error_code: 202, offset: null });
+    // The produce environment was frozen the moment it answered: the record is already in the log.
+    const lambda = (await json(`${cli.url}/local/lambda`)).body;
+    const produce = lambda.environments.filter((e: any) => e.fn === 'produce');
+    expect(produce.length).toBeGreaterThan(0);
+    for (const e of produce) expect(fs.readFileSync(`/proc/${e.pid}/stat`, 'utf8').split(') ')[1]?.[0]).toBe('T');
+    const end = await json(`${v3}/topics/lambda/partitions/0`);
+    expect(end.body.log_end_offset).toBe(1);
+    // The controller function runs on its local schedule (every 2 s), not as a process.
+    expect((await json(`${cli.url}/local/processes`)).body.processes.map((p: any) => p.name)).not.toContain('controller-1');
+    let controller = 0;
+    for (let i = 0; i < 100 && controller === 0; i++) {
+      controller = (await json(`${cli.url}/local/lambda`)).body.environments.filter((e: any) => e.fn === 'controller').length;
+      if (controller === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(controller).toBeGreaterThan(0);
+
+    const pids = (await json(`${cli.url}/local/lambda`)).body.environments.map((e: any) => e.pid);
+    expect(await stop(cli)).toBe(0);
+    for (const pid of pids) expect(alive(pid)).toBe(false);
+  });
+
   it('explains a port in use, a missing Java and an unusable data dir in one sentence and exits 1', async () => {
     const holder = net.createServer().listen(0, '127.0.0.1');
     await new Promise((r) => holder.once('listening', r));

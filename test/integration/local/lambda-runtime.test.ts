@@ -2,11 +2,12 @@
  * The Lambda-fidelity runtime (lib/local/lambda-runtime.ts) against AWS's documented behaviour,
  * with a test function (test/fixtures/lambda/handler.ts) bundled and run as the real ones are.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LAMBDA_PAYLOAD_LIMIT, LambdaRuntime, httpInvoker, type InvokeResult } from '../../../lib/local/lambda-runtime.js';
+import { LAMBDA_PAYLOAD_LIMIT, LAMBDA_RESPONSE_LIMIT, LambdaRuntime, httpInvoker, type InvokeResult } from '../../../lib/local/lambda-runtime.js';
 
 const FIXTURE = { entry: 'test/fixtures/lambda/handler.ts', trigger: 'schedule', memoryMb: 128, timeoutSeconds: 10 } as const;
 let runtime: LambdaRuntime;
@@ -85,11 +86,11 @@ describe('Feature: Lambda\'s limits and errors', () => {
     expect((await runtime.invoke('fixture', { do: 'count' })).ok).toBe(true);
   });
 
-  it('refuses an event over 6 MB without running anything, and fails a response over 6 MB', async () => {
+  it('refuses an event over 6 MB without running anything, and fails a response over 6 MB and 100 bytes', async () => {
     const invocations = runtime.stats().invocations;
     expect(await runtime.invoke('fixture', { do: 'count', pad: 'x'.repeat(LAMBDA_PAYLOAD_LIMIT) })).toMatchObject({ ok: false, error: 'RequestTooLargeException' });
     expect(runtime.stats().invocations).toBe(invocations);
-    expect(await runtime.invoke('fixture', { do: 'big', bytes: LAMBDA_PAYLOAD_LIMIT })).toMatchObject({ ok: false, error: 'Function.ResponseSizeTooLarge' });
+    expect(await runtime.invoke('fixture', { do: 'big', bytes: LAMBDA_RESPONSE_LIMIT })).toMatchObject({ ok: false, error: 'Function.ResponseSizeTooLarge' });
     expect((await runtime.invoke('fixture', { do: 'big', bytes: 1000 })).ok).toBe(true);
   });
 
@@ -97,6 +98,25 @@ describe('Feature: Lambda\'s limits and errors', () => {
     expect(await runtime.invoke('fixture', { do: 'throw' })).toMatchObject({ ok: false, error: 'Unhandled', errorType: 'RangeError', message: 'the handler failed' });
     expect(await runtime.invoke('fixture', { do: 'exit' })).toMatchObject({ ok: false, error: 'Runtime.ExitError' });
     expect((await runtime.invoke('fixture', { do: 'count' })).ok).toBe(true);
+  });
+});
+
+describe('Feature: no environment outlives its runtime', () => {
+  it('where the process running the runtime exits without stopping it, its frozen environments end with it', async () => {
+    const out = execFileSync(process.execPath, ['--import', 'tsx', 'test/fixtures/lambda/exits-with-frozen-environment.ts', path.join(tmp, 'bundles')], { encoding: 'utf8' });
+    const pid = Number(out.trim().split('\n').at(-1));
+    expect(pid).toBeGreaterThan(0);
+    const gone = (): boolean => {
+      try {
+        process.kill(pid, 0);
+        return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] === 'Z';
+      } catch {
+        return true;
+      }
+    };
+    // (SIGKILL is sent as the process exits; its delivery takes a moment)
+    for (let i = 0; i < 50 && !gone(); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(gone()).toBe(true);
   });
 });
 
