@@ -31,3 +31,15 @@ export function deadlineIn(ms: number): number {
   const own = Date.now() + ms;
   return by === undefined ? own : Math.min(own, by);
 }
+
+/**
+ * A signal for the SDK calls made while serving a request (lib/storage/clients.ts): it aborts
+ * half the margin after the answer-by time, so a store that stops answering costs the request
+ * its answer time, not the store timeout times the attempts, while a last read started just
+ * before the answer-by time still finishes and the answer still beats the API's limit.
+ * Undefined outside a request.
+ */
+export function answerBySignal(): AbortSignal | undefined {
+  const by = answerBy.getStore();
+  return by === undefined ? undefined : AbortSignal.timeout(Math.max(0, by + ANSWER_MARGIN_MS / 2 - Date.now()));
+}

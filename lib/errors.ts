@@ -32,7 +32,7 @@ export const isKafkaError = (e: unknown, name?: KafkaErrorName): e is KafkaError
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND']);
 
 /**
- * A store that failed to answer (refused, reset, timed out, throttled, 5xx) is KAFKA_STORAGE_ERROR,
+ * A store that failed to answer (refused, reset, timed out or aborted, throttled, 5xx) is KAFKA_STORAGE_ERROR,
  * which clients retry; any other error is a bug and is rethrown as it is.
  */
 export function asKafkaError(err: unknown): KafkaError {
@@ -41,6 +41,8 @@ export function asKafkaError(err: unknown): KafkaError {
   const storeFailure =
     (e.code !== undefined && NETWORK_CODES.has(e.code)) ||
     e.name === 'TimeoutError' || e.name === 'RequestTimeout' ||
+    // Aborted at the request's answer-by time (lib/deadline.ts): the store did not answer in time.
+    e.name === 'AbortError' ||
     e.$fault === 'server' || e.name === 'ProvisionedThroughputExceededException' || e.name === 'ThrottlingException' ||
     e.name === 'RequestLimitExceeded' || (e.$metadata?.httpStatusCode ?? 0) >= 500 ||
     // A replica table missing (a store that came back empty and is being re-created).

@@ -1,7 +1,8 @@
 /**
  * AWS SDK clients, built once per process and endpoint. Every client has explicit connect and
- * request timeouts and bounded attempts: a paused store must fail a request, not hang it
- * (TOOLCHAIN: "a paused one (SIGSTOP) accepts and never answers").
+ * request timeouts and bounded attempts: a paused store must fail a request, not hang it (a
+ * paused store accepts connections and never answers); and a call made while serving a request
+ * is aborted at the request's answer-by time.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -10,10 +11,24 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Agent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { config } from '../config.js';
+import { answerBySignal } from '../deadline.js';
 import { countCapacity, countS3Requests, traceStoreCalls } from './capacity.js';
 
 const documentClients = new Map<string, DynamoDBDocumentClient>();
 let s3: S3Client | undefined;
+
+/**
+ * Every call made while serving a request carries an abort signal tied to the request's
+ * answer-by time (lib/deadline.ts), unless the caller passed its own.
+ */
+function abortAtAnswerBy<C extends DynamoDBDocumentClient | S3Client>(client: C): C {
+  const send = client.send.bind(client) as (command: unknown, options?: { abortSignal?: AbortSignal }) => Promise<unknown>;
+  (client as { send: unknown }).send = (command: unknown, options?: { abortSignal?: AbortSignal }) => {
+    const abortSignal = options?.abortSignal ?? answerBySignal();
+    return send(command, abortSignal ? { ...options, abortSignal } : options);
+  };
+  return client;
+}
 
 function handler(): NodeHttpHandler {
   const c = config();
@@ -46,6 +61,7 @@ export function dynamo(endpoint?: string): DynamoDBDocumentClient {
     });
     countCapacity(client);
     traceStoreCalls(client, 'dynamodb');
+    abortAtAnswerBy(client);
     documentClients.set(key, client);
   }
   return client;
@@ -60,6 +76,7 @@ export function s3Client(): S3Client {
     });
     countS3Requests(s3);
     traceStoreCalls(s3, 's3');
+    abortAtAnswerBy(s3);
   }
   return s3;
 }
