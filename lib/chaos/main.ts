@@ -5,7 +5,25 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { duration: { type: 'string' }, seed: { type: 'string' }, dir: { type: 'string' }, faults: { type: 'string' }, 'quiet-bound': { type: 'string' }, 'segment-bytes': { type: 'string' } } });
+const USAGE = `Usage: npm run chaos -- [options]
+  --duration 2m          how long faults are injected (90s, 10m, 1h; default 2m)
+  --seed N               replay a run's fault schedule and workload (default: random, printed)
+  --dir DIR              where the history and logs go (default .tributary/chaos/<time>-seed-<N>)
+  --faults a,b,...       fault kinds to draw from (default: all)
+  --quiet-bound 20s      how long acknowledged records have to become readable in a quiet phase
+  --segment-bytes N      segment.bytes of the run's topics
+  --help                 show this help`;
+let values: { duration?: string; seed?: string; dir?: string; faults?: string; 'quiet-bound'?: string; 'segment-bytes'?: string; help?: boolean };
+try {
+  ({ values } = parseArgs({ options: { duration: { type: 'string' }, seed: { type: 'string' }, dir: { type: 'string' }, faults: { type: 'string' }, 'quiet-bound': { type: 'string' }, 'segment-bytes': { type: 'string' }, help: { type: 'boolean' } } }));
+} catch (err) {
+  process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
+  process.exit(2);
+}
+if (values.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
 const seed = values.seed ? Number(values.seed) : Math.floor(Math.random() * 2 ** 31);
 const dir = path.resolve(values.dir ?? path.join('.tributary', 'chaos', `${new Date().toISOString().replace(/[:.]/g, '-')}-seed-${seed}`));
 

@@ -109,8 +109,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
   let dropped = 0;
   const stack = await startStack({
     port: 0, brokers: 3, isolatedBrokers: true, dataDir: path.join(o.dir, 'data'), controllers: 2, controllerClockSkewMs: [400, -400],
-    // The replicator runs as Lambda runs it (frozen between stream batches); the HTTP functions run
-    // in the gateway processes below, which the nemesis kills and pauses mid-request.
+    // The replicator runs as Lambda runs it (frozen between stream batches); so do the HTTP
+    // functions, in the gateway processes below (each with its environments, which the nemesis
+    // kills and pauses with it, mid-request).
     lambda: true,
     dropDelivery: () => {
       if (dropping) dropped++;
@@ -136,7 +137,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
     const gateways = ['gateway', 'gateway-2'];
     const urls: string[] = [];
     for (const name of gateways) {
-      const gw = await stack.supervisor.start({ name, role: 'gateway (the Lambda handlers)', kind: 'node', dataDir: null, script: 'lib/local/gateway-process.ts', logFile: path.join(stack.dataDir, 'logs', `${name}.log`) });
+      const gw = await stack.supervisor.start({
+        name, role: 'gateway (the Lambda functions, each request an invocation)', kind: 'node', dataDir: null, script: 'lib/local/gateway-process.ts', args: ['--lambda'], group: true,
+        logFile: path.join(stack.dataDir, 'logs', `${name}.log`),
+      });
       urls.push(gw.endpoint);
     }
     const v3 = `${urls[0]}/v3/clusters/${stack.clusterId}`;

@@ -1,19 +1,31 @@
 /**
- * The HTTP gateway alone, in its own process (`gateway-process.ts --port P`): the fault harness
- * kills it mid-request, as a Lambda that crashes after a write but before its response. It serves
- * the same handlers as the local stack's gateway, with the environment it was started with.
+ * The HTTP gateway alone, in its own process (`gateway-process.ts --port P [--lambda]`): the fault
+ * harness kills it mid-request, as a Lambda that crashes after a write but before its response.
+ * It serves the same handlers as the local stack's gateway, with the environment it was started
+ * with: in this process, or with `--lambda` as Lambda runs them (lib/local/lambda-runtime.ts), in
+ * execution environments of its own — started as a process group (ProcessSpec.group), so that
+ * killing or pausing the gateway kills or pauses its environments with it.
  */
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const { values } = parseArgs({ options: { port: { type: 'string' } } });
+const { values } = parseArgs({ options: { port: { type: 'string' }, lambda: { type: 'boolean' } } });
 const { FUNCTIONS } = await import('../functions.js');
 const { startGateway } = await import('./gateway.js');
-const root = path.resolve(import.meta.dirname, '../..');
-const functions = Object.fromEntries(await Promise.all(FUNCTIONS.filter((f) => f.trigger === 'http').map(async (f) =>
-  [f.name, ((await import(path.join(root, f.entry))) as { handler: unknown }).handler] as const)));
-const gateway = await startGateway({
-  host: '127.0.0.1', port: Number(values.port ?? 0), functions: functions as never, maxRequestBytes: 6 * 1024 * 1024,
-});
+const http = FUNCTIONS.filter((f) => f.trigger === 'http');
+let functions: Record<string, unknown>;
+let options: { maxRequestBytes: number; tooLargeBody?: unknown };
+if (values.lambda) {
+  const { HTTP_API_PAYLOAD_LIMIT, LambdaRuntime, httpInvoker } = await import('./lambda-runtime.js');
+  const runtime = LambdaRuntime.start({ functions: FUNCTIONS, env: {} });
+  functions = Object.fromEntries(http.map((f) => [f.name, httpInvoker(runtime, f.name)]));
+  options = { maxRequestBytes: HTTP_API_PAYLOAD_LIMIT, tooLargeBody: { message: 'Request Entity Too Large' } };
+} else {
+  const path = await import('node:path');
+  const root = path.resolve(import.meta.dirname, '../..');
+  functions = Object.fromEntries(await Promise.all(http.map(async (f) =>
+    [f.name, ((await import(path.join(root, f.entry))) as { handler: unknown }).handler] as const)));
+  options = { maxRequestBytes: 6 * 1024 * 1024 };
+}
+const gateway = await startGateway({ host: '127.0.0.1', port: Number(values.port ?? 0), functions: functions as never, ...options });
 for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => void gateway.close().then(() => process.exit(0)));

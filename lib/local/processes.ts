@@ -38,6 +38,11 @@ export interface ProcessSpec {
   args?: string[];
   /** Extra environment for the child (on top of this process's). */
   env?: Record<string, string>;
+  /**
+   * node only: the child leads its own process group, and kill, pause and resume signal the
+   * whole group (a gateway in Lambda-fidelity mode with its execution environments).
+   */
+  group?: boolean;
 }
 
 export type ProcessState = 'starting' | 'running' | 'paused' | 'killed' | 'exited' | 'stopped';
@@ -87,6 +92,9 @@ interface Entry {
 
 // ---- children of every supervisor, killed synchronously when this process exits ----
 const liveChildren = new Set<ChildProcess>();
+/** Children that lead a process group (ProcessSpec.group): signalled as the group. */
+const groupLeaders = new WeakSet<ChildProcess>();
+const targetOf = (child: ChildProcess): number => (groupLeaders.has(child) ? -(child.pid as number) : (child.pid as number));
 let exitHookInstalled = false;
 function installExitHook(): void {
   if (exitHookInstalled) return;
@@ -94,8 +102,8 @@ function installExitHook(): void {
   process.on('exit', () => {
     for (const child of liveChildren) {
       if (child.pid === undefined) continue;
-      try { process.kill(child.pid, 'SIGCONT'); } catch { /* already gone */ }
-      try { process.kill(child.pid, 'SIGKILL'); } catch { /* already gone */ }
+      try { process.kill(targetOf(child), 'SIGCONT'); } catch { /* already gone */ }
+      try { process.kill(targetOf(child), 'SIGKILL'); } catch { /* already gone */ }
     }
   });
 }
@@ -167,8 +175,8 @@ export class ProcessSupervisor {
     const child = e.child;
     if (!child || child.pid === undefined || !isAlive(e.state)) throw notRunning(e, 'killed');
     e.expectedExit = true;
-    if (e.state === 'paused') signal(child.pid, 'SIGCONT');
-    signal(child.pid, 'SIGKILL');
+    if (e.state === 'paused') signal(targetOf(child), 'SIGCONT');
+    signal(targetOf(child), 'SIGKILL');
     // SIGKILL is delivered asynchronously: until the process is really dead its listening socket
     // still accepts connections (then resets them). Wait, briefly and synchronously, so a request
     // made right after kill() is refused — as fault tests expect.
@@ -180,7 +188,7 @@ export class ProcessSupervisor {
   pause(name: string): ProcessInfo {
     const e = this.entry(name);
     if (e.state !== 'running' || !e.child?.pid) throw notRunning(e, 'paused');
-    signal(e.child.pid, 'SIGSTOP');
+    signal(targetOf(e.child), 'SIGSTOP');
     return this.setState(e, 'paused');
   }
 
@@ -190,7 +198,7 @@ export class ProcessSupervisor {
     if (e.state !== 'paused' || !e.child?.pid) {
       throw new LocalStackError(`${label(e)} is not paused (it is ${e.state}), so it cannot be resumed.`);
     }
-    signal(e.child.pid, 'SIGCONT');
+    signal(targetOf(e.child), 'SIGCONT');
     return this.setState(e, 'running');
   }
 
@@ -263,10 +271,10 @@ export class ProcessSupervisor {
     const exited = e.exited;
     if (!child || child.pid === undefined || !exited) return;
     e.expectedExit = true;
-    if (e.state === 'paused') signal(child.pid, 'SIGCONT');
-    signal(child.pid, sig);
+    if (e.state === 'paused') signal(targetOf(child), 'SIGCONT');
+    signal(targetOf(child), sig);
     if (isAlive(e.state)) this.setState(e, state); // a process kill() already ended stays 'killed'
-    if (sig === 'SIGTERM' && !(await raceTimeout(exited, STOP_GRACE_MS))) signal(child.pid, 'SIGKILL');
+    if (sig === 'SIGTERM' && !(await raceTimeout(exited, STOP_GRACE_MS))) signal(targetOf(child), 'SIGKILL');
     if (!(await raceTimeout(exited, 10_000))) {
       throw new LocalStackError(`${label(e)} (pid ${child.pid}) did not exit after SIGKILL.`);
     }
@@ -295,7 +303,9 @@ export class ProcessSupervisor {
         // (a child logs to its own log file through stderr, never to this process's LOG_FILE)
         env: { ...withoutKey(process.env, 'LOG_FILE'), ...spec.env },
         stdio: ['ignore', logFd ?? 'pipe', logFd ?? 'pipe'],
+        detached: spec.group === true,
       });
+      if (spec.group) groupLeaders.add(child);
     } catch (err) {
       this.setState(e, 'exited');
       if (err instanceof LocalStackError) throw err;
