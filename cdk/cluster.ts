@@ -92,8 +92,8 @@ export class TributaryCluster extends Construct {
   readonly alarmTopic: sns.ITopic | undefined;
   /** Every alarm, by name (`OfflinePartitions`, `AdminErrors`, ...). */
   readonly alarms: Readonly<Record<string, cw.Alarm>>;
-  /** Cluster health, throughput, API, functions, streams and DynamoDB capacity on one page. */
-  readonly dashboard: cw.Dashboard;
+  /** Cluster health, throughput, API, functions, streams and DynamoDB capacity on one page (with `monitoring: 'full'`, the default). */
+  readonly dashboard: cw.Dashboard | undefined;
 
   constructor(scope: Construct, id: string, props: TributaryClusterProps = {}) {
     super(scope, id);
@@ -156,6 +156,7 @@ export class TributaryCluster extends Construct {
       api,
       replicationFailures: this.replicationFailureQueue,
       topic: this.alarmTopic,
+      monitoring: p.monitoring,
     });
     this.alarms = observability.alarms;
     this.dashboard = observability.dashboard;

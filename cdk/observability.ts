@@ -14,6 +14,7 @@ import type { Construct } from 'constructs';
 import type { FunctionSpec } from '../lib/functions.js';
 import type { ClusterApi } from './api.js';
 import { CLUSTER_DIMENSION, CLUSTER_METRICS, METRICS_NAMESPACE, type ClusterMetricKey } from '../lib/metrics.js';
+import type { Monitoring } from './props.js';
 
 export interface ObservabilityOptions {
   /** Prefix of the alarm names and the dashboard name (the table prefix: unique per cluster). */
@@ -27,12 +28,18 @@ export interface ObservabilityOptions {
   readonly api: ClusterApi;
   readonly replicationFailures: IQueue;
   readonly topic: ITopic | undefined;
+  /** What to create (props.ts, `monitoring`). */
+  readonly monitoring: Monitoring;
 }
 
 export interface Observability {
   readonly alarms: Readonly<Record<string, cw.Alarm>>;
-  readonly dashboard: cw.Dashboard;
+  /** Undefined unless `monitoring` is `full`. */
+  readonly dashboard: cw.Dashboard | undefined;
 }
+
+/** The alarms `monitoring: 'essential'` keeps: the cluster's health, one each. */
+export const ESSENTIAL_ALARMS = ['OfflinePartitions', 'UnderReplicatedPartitions', 'NoActiveController', 'ControllerNotRunning', 'ReplicationFailures', 'ApiServerErrors'] as const;
 
 const ONE_MINUTE = Duration.minutes(1);
 const FIVE_MINUTES = Duration.minutes(5);
@@ -66,6 +73,7 @@ export function buildObservability(scope: Construct, o: ObservabilityOptions): O
   const alarms: Record<string, cw.Alarm> = {};
   const metric = (key: ClusterMetricKey, statistic: string, period?: Duration) => clusterMetric(o.clusterDimension, key, statistic, period);
   const alarm = (name: string, props: cw.AlarmProps): void => {
+    if (o.monitoring === 'none' || (o.monitoring === 'essential' && !(ESSENTIAL_ALARMS as readonly string[]).includes(name))) return;
     const a = new cw.Alarm(scope, `${name}Alarm`, { ...props, alarmName: `${o.name}-${name}` });
     if (o.topic) a.addAlarmAction(new SnsAction(o.topic));
     alarms[name] = a;
@@ -140,6 +148,7 @@ export function buildObservability(scope: Construct, o: ObservabilityOptions): O
     comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, treatMissingData: cw.TreatMissingData.NOT_BREACHING,
   });
 
+  if (o.monitoring !== 'full') return { alarms, dashboard: undefined };
   const dashboard = new cw.Dashboard(scope, 'Dashboard', {
     dashboardName: o.name.replace(/[^A-Za-z0-9_-]/g, '_'),
     defaultInterval: Duration.hours(3),

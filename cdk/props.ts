@@ -123,7 +123,19 @@ export interface TributaryClusterProps {
    * @default - no topic
    */
   readonly alarmTopic?: ITopic;
+  /**
+   * How much CloudWatch monitoring to create (each alarm costs $0.10 a month, a dashboard $3
+   * beyond an account's first three): `full`, every alarm (20 with the catalog's 6 functions) and
+   * the dashboard (about $5 a month); `essential`, the 6 cluster-health alarms (offline and
+   * under-replicated partitions, no active controller, the controller not running, replication
+   * failures, API 5xx; $0.60) and no dashboard; `none`, neither.
+   * @default 'full'
+   */
+  readonly monitoring?: Monitoring;
 }
+
+export type Monitoring = 'full' | 'essential' | 'none';
+const MONITORING: readonly Monitoring[] = ['full', 'essential', 'none'];
 
 /** Every prop with its default applied. */
 export interface ResolvedProps {
@@ -146,6 +158,7 @@ export interface ResolvedProps {
   readonly s3ForcePathStyle: boolean;
   readonly alarmEmail: string | undefined;
   readonly alarmTopic: ITopic | undefined;
+  readonly monitoring: Monitoring;
 }
 
 export const MAX_BROKERS = 64;
@@ -214,6 +227,8 @@ export function resolveProps(scope: Construct, p: TributaryClusterProps = {}): R
   if (p.alarmEmail !== undefined && !EMAIL_PATTERN.test(p.alarmEmail)) {
     throw new Error(`alarmEmail must be an email address, got "${p.alarmEmail}"`);
   }
+  const monitoring = p.monitoring ?? 'full';
+  if (!MONITORING.includes(monitoring)) throw new Error(`monitoring must be one of ${MONITORING.join(', ')}, got "${String(p.monitoring)}"`);
   if (p.alarmEmail !== undefined && p.alarmTopic !== undefined) {
     throw new Error('alarmEmail and alarmTopic are mutually exclusive: subscribe the address to your topic instead');
   }
@@ -241,5 +256,6 @@ export function resolveProps(scope: Construct, p: TributaryClusterProps = {}): R
     s3ForcePathStyle: p.s3ForcePathStyle ?? false,
     alarmEmail: p.alarmEmail,
     alarmTopic: p.alarmTopic,
+    monitoring,
   };
 }

@@ -6,7 +6,7 @@ import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Node } from 'constructs';
 import type { Construct } from 'constructs';
 import { TributaryCluster } from './cluster.js';
-import type { ApiAuthorization, ApiType, TributaryClusterProps } from './props.js';
+import type { ApiAuthorization, ApiType, Monitoring, TributaryClusterProps } from './props.js';
 
 export interface TributaryStackProps extends StackProps {
   /** @default - TributaryCluster's defaults */
@@ -29,7 +29,7 @@ export class TributaryStack extends Stack {
     });
     new CfnOutput(this, 'CoordinationTableName', { value: this.cluster.coordinationTable.tableName });
     new CfnOutput(this, 'BucketName', { value: this.cluster.bucket.bucketName });
-    new CfnOutput(this, 'DashboardName', { value: this.cluster.dashboard.dashboardName });
+    if (this.cluster.dashboard) new CfnOutput(this, 'DashboardName', { value: this.cluster.dashboard.dashboardName });
     if (this.cluster.alarmTopic) {
       new CfnOutput(this, 'AlarmTopicArn', {
         description: 'Every alarm notifies this topic; an alarmEmail subscription receives nothing until its confirmation link is followed',
@@ -58,7 +58,8 @@ const REMOVAL_POLICIES: Readonly<Record<string, RemovalPolicy>> = {
  * The cluster's props from context: `brokers`, `racks` (comma-separated), `tablePrefix`,
  * `apiType` (http|rest), `authorization` (iam|none), `removalPolicy`
  * (retain-on-update-or-delete|retain|destroy), `deletionProtection` (true|false), `alarmEmail`,
- * `s3ForcePathStyle` (true|false), `throttlingRateLimit`, `throttlingBurstLimit`.
+ * `monitoring` (full|essential|none), `s3ForcePathStyle` (true|false), `throttlingRateLimit`,
+ * `throttlingBurstLimit`.
  */
 export function clusterPropsFromContext(node: Node): TributaryClusterProps {
   const brokers = ctx(node, 'brokers');
@@ -77,6 +78,7 @@ export function clusterPropsFromContext(node: Node): TributaryClusterProps {
     ...(ctx(node, 'throttlingRateLimit') !== undefined ? { throttlingRateLimit: Number(ctx(node, 'throttlingRateLimit')) } : {}),
     ...(ctx(node, 'throttlingBurstLimit') !== undefined ? { throttlingBurstLimit: Number(ctx(node, 'throttlingBurstLimit')) } : {}),
     ...(ctx(node, 'alarmEmail') !== undefined ? { alarmEmail: ctx(node, 'alarmEmail') } : {}),
+    ...(ctx(node, 'monitoring') !== undefined ? { monitoring: ctx(node, 'monitoring') as Monitoring } : {}),
     ...(bool(ctx(node, 's3ForcePathStyle')) !== undefined ? { s3ForcePathStyle: bool(ctx(node, 's3ForcePathStyle')) } : {}),
   };
   return props;

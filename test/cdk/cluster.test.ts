@@ -11,6 +11,7 @@ import { CLUSTER_DIMENSION, CLUSTER_METRICS, METRICS_NAMESPACE } from '../../lib
 import { CONTROLLER_WAKE_PATTERN, DEPLOYED_BROKERS_ITEM, ENVIRONMENT, FUNCTIONS } from '../../lib/functions.js';
 import { coordinationTableSpec, replicaTableSpec } from '../../lib/storage/tables.js';
 import { permissionsOf } from './iam.js';
+import { ESSENTIAL_ALARMS } from '../../cdk/observability.js';
 import { TributaryStack } from '../../cdk/stack.js';
 import { CDK_CONTEXT, logicalId, resourcesOf, synth, type Synthesized } from './synth.js';
 
@@ -382,6 +383,19 @@ describe('TributaryCluster: alarms and dashboard', () => {
   it('builds one dashboard', () => {
     s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     expect(Object.keys(cluster().alarms)).toEqual(expect.arrayContaining(['OfflinePartitions', 'UnderReplicatedPartitions', 'NoActiveController', 'SegmentStorage']));
+  });
+
+  it('sizes the monitoring by the `monitoring` prop: 20 alarms and the dashboard by default, the 6 cluster-health alarms with essential, nothing with none', () => {
+    s.template.resourceCountIs('AWS::CloudWatch::Alarm', 20);
+    const essential = synth({ brokers: 1, monitoring: 'essential', alarmEmail: 'ops@example.com' });
+    expect(Object.keys(essential.stack.cluster.alarms).sort()).toEqual([...ESSENTIAL_ALARMS].sort());
+    essential.template.resourceCountIs('AWS::CloudWatch::Alarm', ESSENTIAL_ALARMS.length);
+    essential.template.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
+    expect(essential.json.Outputs?.DashboardName).toBeUndefined();
+    const none = synth({ brokers: 1, monitoring: 'none' });
+    none.template.resourceCountIs('AWS::CloudWatch::Alarm', 0);
+    none.template.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
+    expect(() => synth({ brokers: 1, monitoring: 'some' as never })).toThrow(/monitoring must be one of full, essential, none/);
   });
 });
 
