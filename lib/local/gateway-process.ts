@@ -16,10 +16,8 @@ const http = FUNCTIONS.filter((f) => f.trigger === 'http');
 let functions: Record<string, unknown>;
 let options: { maxRequestBytes: number; tooLargeBody?: unknown };
 if (values.lambda) {
-  const { HTTP_API_PAYLOAD_LIMIT, LambdaRuntime, httpInvoker } = await import('./lambda-runtime.js');
-  const runtime = LambdaRuntime.start({ functions: FUNCTIONS, env: {} });
-  functions = Object.fromEntries(http.map((f) => [f.name, httpInvoker(runtime, f.name)]));
-  options = { maxRequestBytes: HTTP_API_PAYLOAD_LIMIT, tooLargeBody: { message: 'Request Entity Too Large' } };
+  const { LambdaRuntime, httpApiGateway } = await import('./lambda-runtime.js');
+  ({ functions, ...options } = httpApiGateway(LambdaRuntime.start({ functions: FUNCTIONS, env: {} }), http.map((f) => f.name)));
 } else {
   const path = await import('node:path');
   const root = path.resolve(import.meta.dirname, '../..');

@@ -411,3 +411,15 @@ export function httpInvoker(runtime: LambdaRuntime, fn: string) {
     return r.payload as APIGatewayProxyStructuredResultV2;
   };
 }
+
+/**
+ * The local gateway's options for an HTTP API in front of `runtime`'s functions `names`: an
+ * integration per function (`httpInvoker`), and API Gateway's own 10 MB body limit and 413.
+ */
+export function httpApiGateway<N extends string>(runtime: LambdaRuntime, names: readonly N[]) {
+  return {
+    functions: Object.fromEntries(names.map((n) => [n, httpInvoker(runtime, n)])) as Record<N, ReturnType<typeof httpInvoker>>,
+    maxRequestBytes: HTTP_API_PAYLOAD_LIMIT,
+    tooLargeBody: { message: 'Request Entity Too Large' },
+  };
+}

@@ -20,7 +20,7 @@ import { ensureTable } from '../storage/admin.js';
 import { resetClients } from '../storage/clients.js';
 import { coordinationTableSpec, replicaTableSpec, DEFAULT_TABLE_PREFIX, type TableSpec } from '../storage/tables.js';
 import { lambdaContext, startGateway, type ControlResponse, type Gateway } from './gateway.js';
-import { HTTP_API_PAYLOAD_LIMIT, LambdaRuntime, httpInvoker, type InvokeResult, type LambdaRuntimeOptions } from './lambda-runtime.js';
+import { LambdaRuntime, httpApiGateway, type InvokeResult, type LambdaRuntimeOptions } from './lambda-runtime.js';
 import { StreamPoller } from './stream-poller.js';
 import { resetStreamClients } from '../storage/streams.js';
 import { LocalStackError, ProcessSupervisor, assertPortFree, checkJava, killStale, type ProcessInfo, type ProcessSpec } from './processes.js';
@@ -301,15 +301,16 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
       });
       await wakePoller.start();
     }
-    const functions = Object.fromEntries(FUNCTIONS.filter((f) => f.trigger === 'http').map((f) => [
-      f.name, runtime ? httpInvoker(runtime, f.name) : handlers?.[f.name],
-    ])) as Record<HttpFunctionName, HttpHandler>;
+    const http = FUNCTIONS.filter((f) => f.trigger === 'http').map((f) => f.name as HttpFunctionName);
     gateway = await startGateway({
-      host, port, functions,
+      host, port,
       ...(runtime
         // API Gateway's own limit and answer; Lambda's 6 MB event limit is the runtime's.
-        ? { maxRequestBytes: HTTP_API_PAYLOAD_LIMIT, tooLargeBody: { message: 'Request Entity Too Large' } }
-        : { maxRequestBytes: Number(process.env.TRIBUTARY_MAX_REQUEST_BYTES ?? 6 * 1024 * 1024) }),
+        ? httpApiGateway(runtime, http)
+        : {
+          functions: Object.fromEntries(http.map((name) => [name, handlers?.[name]])) as Record<HttpFunctionName, HttpHandler>,
+          maxRequestBytes: Number(process.env.TRIBUTARY_MAX_REQUEST_BYTES ?? 6 * 1024 * 1024),
+        }),
       control: (method, p, query) => control(supervisor, runtime, method, p, query, afterRestart),
     });
     writeState();
