@@ -4,7 +4,7 @@
  */
 
 export type FunctionName = 'admin' | 'produce' | 'fetch' | 'groups';
-export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface RouteSpec {
   readonly method: Method;
