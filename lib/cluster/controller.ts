@@ -3,10 +3,11 @@
  * renews the lease (or tries to take it), probes every broker's store, fences brokers unseen for
  * `broker.session.timeout.ms` (while watched: see `tickOnce`) and unfences those that answer again,
  * and — when brokers changed state, it just took over, every 5 minutes (to keep its gauges fresh),
- * or on a metadata change while partitions are offline — walks the partitions: elects leaders for partitions whose leader
+ * on a metadata change (a reassignment started, say), or every second while replicas move — walks the partitions: elects leaders for partitions whose leader
  * died, removes dead brokers from ISRs, and pushes role and epoch to the replicas' heads as it
- * goes, renewing its lease on the way (a walk may outlast a lease). A steady-state tick costs one
- * lease write, one broker list and one probe per broker, whatever the number of partitions.
+ * goes, renewing its lease on the way (a walk may outlast a lease); it also advances reassignments
+ * (lib/cluster/reassignment.ts). A steady-state tick costs one lease write, one broker list, one
+ * read of the metadata version and one probe per broker, whatever the number of partitions.
  */
 import { randomUUID } from 'node:crypto';
 import { logger } from '../logger.js';
@@ -19,9 +20,12 @@ import { reconcile } from './election.js';
 import { invalidateMetadata } from './metadata.js';
 import { shrinkForController } from './isr-count.js';
 import { changePartition } from './partition-state.js';
+import { completeReassignment, purgeRemoved, reassigning } from './reassignment.js';
 import { stringConfig } from './topic-configs.js';
 
 const WALK_EVERY_MS = 300_000;
+/** While replicas are moving (a reassignment, or removed copies to delete), a walk at most this often advances them. */
+const MOVE_WALK_MS = 1_000;
 /** Partitions decided before their roles are pushed (one BatchGetItem of heads per broker). */
 const WALK_CHUNK = 100;
 
@@ -67,6 +71,8 @@ export interface TickReport {
   readonly scanned: boolean;
   /** Brokers still alive whose store did not answer this tick: fenced once unseen for the session timeout. */
   readonly unseen: number[];
+  /** Partitions the last walk left moving (a reassignment in progress, or removed copies still to delete). */
+  readonly moving: number;
 }
 
 export class Controller {
@@ -82,9 +88,13 @@ export class Controller {
   /** Gauges from the last walk of every partition (emitted every tick). */
   private offlinePartitions = 0;
   private underReplicatedPartitions = 0;
+  private movingPartitions = 0;
   private lastWalkAt = 0;
-  /** Set while the last walk left partitions offline: a metadata change (a config allowing unclean election, say) is worth another walk. */
-  private offlineSeenAt: number | undefined;
+  /**
+   * The metadata version the last walk started from: a change since (a topic created, a reassignment
+   * started or cancelled, a config allowing unclean election) is worth another walk.
+   */
+  private walkedVersion: number | undefined;
   /** The tick's `now` minus the clock at its start: a skewed tick keeps its skew as time passes. */
   private skew = 0;
   readonly o: Required<Omit<ControllerOptions, 'catchUp' | 'hooks'>> & Pick<ControllerOptions, 'catchUp' | 'hooks'>;
@@ -117,7 +127,7 @@ export class Controller {
   }
 
   private async tickOnce(now: number): Promise<TickReport> {
-    const report = { fenced: [] as number[], unfenced: [] as number[], elections: 0, scanned: false, unseen: [] as number[] };
+    const report = { fenced: [] as number[], unfenced: [] as number[], elections: 0, scanned: false, unseen: [] as number[], moving: 0 };
     if (!(await this.holdLease(now))) return { role: 'standby', ...report };
     // A gap of a whole session between ticks (a scheduled controller that ran a minute ago, a
     // frozen container) observed nothing: what was seen before it says nothing of now, so every
@@ -128,6 +138,7 @@ export class Controller {
     // The gauges above come from walks; one every five minutes keeps them fresh at a cost that
     // does not grow per tick.
     if (now - this.lastWalkAt > WALK_EVERY_MS) this.scanNeeded = true;
+    if (this.movingPartitions > 0 && now - this.lastWalkAt >= MOVE_WALK_MS) this.scanNeeded = true;
     const lease = this.lease as coordination.Lease;
     try {
       const brokers = await coordination.listBrokers();
@@ -161,10 +172,7 @@ export class Controller {
           if (seen && b.incarnation === undefined) await this.newIncarnation(lease, b, 'alive', probe);
         }
       }
-      if (this.offlineSeenAt !== undefined && !this.scanNeeded) {
-        const version = (await coordination.readMetadataVersion()) ?? 0;
-        if (version !== this.offlineSeenAt) this.scanNeeded = true;
-      }
+      if (!this.scanNeeded && ((await coordination.readMetadataVersion()) ?? 0) !== this.walkedVersion) this.scanNeeded = true;
       if (report.fenced.length > 0 || report.unfenced.length > 0 || this.scanNeeded) {
         // Cleared before the walk, not after: a push that fails during it asks for the next walk.
         this.scanNeeded = false;
@@ -198,7 +206,7 @@ export class Controller {
           })));
         }
       }
-      return { role: 'controller', epoch: lease.epoch, ...report };
+      return { role: 'controller', epoch: lease.epoch, ...report, moving: this.movingPartitions };
     } catch (err) {
       if (err instanceof coordination.LeaseLost) {
         this.loseLease('a write was fenced');
@@ -287,9 +295,11 @@ export class Controller {
     lease: coordination.Lease, brokers: readonly BrokerRecord[], alive: ReadonlySet<number>, returning: ReadonlySet<number>, lostLog: ReadonlySet<number>,
   ): Promise<number> {
     const stores = new Map<number, ReplicaStoreRef>(brokers.map((b) => [b.brokerId, b]));
+    const version = (await coordination.readMetadataVersion()) ?? 0;
     let elections = 0;
     let offline = 0;
     let underReplicated = 0;
+    let moving = 0;
     for (const name of await coordination.listTopicNames()) {
       const view = await coordination.readTopic(name);
       if (!view || view.topic.state !== 'active') continue;
@@ -300,7 +310,7 @@ export class Controller {
           await this.o.hooks?.beforePartition?.(name, p.partition);
           const decision = reconcile(p, alive, unclean, lostLog);
           if (!decision) {
-            settled.push({ topic: name, p });
+            settled.push({ topic: name, p: await this.advanceMoves(lease, name, p, alive, stores) });
             continue;
           }
           await this.keepLease();
@@ -324,9 +334,10 @@ export class Controller {
             emitMetric('isrShrinks', p.isr.length - next.isr.length);
             logger.warn({ event: 'isr-shrink', topic: name, partition: p.partition, broker: p.isr.filter((b) => !next.isr.includes(b)), isr: next.isr, reason: 'broker fenced', controllerEpoch: lease.epoch }, 'ISR shrink');
           }
-          settled.push({ topic: name, p: next });
+          settled.push({ topic: name, p: await this.advanceMoves(lease, name, next, alive, stores) });
         }
         for (const x of settled) {
+          if (reassigning(x.p) || (x.p.purging?.length ?? 0) > 0) moving++;
           if (x.p.leader < 0) offline++;
           if (x.p.isr.length < x.p.replicas.length) underReplicated++;
         }
@@ -342,8 +353,22 @@ export class Controller {
     }
     this.offlinePartitions = offline;
     this.underReplicatedPartitions = underReplicated;
-    this.offlineSeenAt = offline > 0 ? (await coordination.readMetadataVersion()) ?? 0 : undefined;
+    this.movingPartitions = moving;
+    this.walkedVersion = version;
     return elections;
+  }
+
+  /**
+   * A reassignment's next step (lib/cluster/reassignment.ts): completes it once its adding replicas
+   * are in the ISR, and deletes the copies removed replicas still hold. Returns the state after it.
+   */
+  private async advanceMoves(
+    lease: coordination.Lease, topic: string, p: PartitionRecord, alive: ReadonlySet<number>, stores: ReadonlyMap<number, ReplicaStoreRef>,
+  ): Promise<PartitionRecord> {
+    if (!reassigning(p) && (p.purging?.length ?? 0) === 0) return p;
+    await this.keepLease();
+    const next = reassigning(p) ? await completeReassignment(topic, p, alive, stores, lease) : p;
+    return purgeRemoved(topic, next, alive, stores, lease);
   }
 
   /** Makes every live replica's head say the role and leader epoch its partition state says. */

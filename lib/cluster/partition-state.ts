@@ -91,11 +91,12 @@ export async function electLeader(topic: string, partition: number, leader: numb
 }
 
 /**
- * The controller's partition change: `decide` runs on the current state (re-read after a lost
- * race) and the write carries the controller's lease. Errors: `LeaseLost`.
+ * A partition change: `decide` runs on the current state (re-read after a lost race). With the
+ * controller's lease the write is fenced by it (errors: `LeaseLost`); without, the compare-and-set
+ * on the partition epoch alone orders it against every other change.
  */
 export function changePartition(
-  topic: string, current: PartitionRecord, decide: (p: PartitionRecord) => PartitionChange | undefined, lease: Lease,
+  topic: string, current: PartitionRecord, decide: (p: PartitionRecord) => PartitionChange | undefined, lease?: Lease,
 ): Promise<PartitionRecord> {
   return change(topic, current.partition, decide, current, lease).then((c) => c.state);
 }

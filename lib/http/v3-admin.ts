@@ -12,10 +12,10 @@ import { deleteRecords } from '../log/retention.js';
 import { topicPartitionKey, type BrokerRecord, type ClusterRecord, type Lease, type PartitionRecord, type TopicRecord } from '../storage/model.js';
 import { intPathParam, parseJson, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 
-const ok = (body: unknown, status = 200): ApiResponse => ({ status, body });
+export const ok = (body: unknown, status = 200): ApiResponse => ({ status, body });
 const noContent: ApiResponse = { status: 204 };
 
-async function cluster(req: ApiRequest): Promise<ClusterRecord> {
+export async function cluster(req: ApiRequest): Promise<ClusterRecord> {
   const c = await clusterRecord();
   if (req.params.cluster_id !== undefined && req.params.cluster_id !== c.clusterId) {
     throw new HttpError(404, 404, `Cluster ${req.params.cluster_id} cannot be found.`);
@@ -23,10 +23,10 @@ async function cluster(req: ApiRequest): Promise<ClusterRecord> {
   return c;
 }
 
-const clusterUrl = (req: ApiRequest, c: ClusterRecord) => `${req.baseUrl}/v3/clusters/${c.clusterId}`;
-const crn = (c: ClusterRecord, rest = '') => `crn:///kafka=${c.clusterId}${rest}`;
-const list = (kind: string, self: string, data: unknown[]) => ({ kind, metadata: { self, next: null }, data });
-const related = (url: string) => ({ related: url });
+export const clusterUrl = (req: ApiRequest, c: ClusterRecord) => `${req.baseUrl}/v3/clusters/${c.clusterId}`;
+export const crn = (c: ClusterRecord, rest = '') => `crn:///kafka=${c.clusterId}${rest}`;
+export const list = (kind: string, self: string, data: unknown[]) => ({ kind, metadata: { self, next: null }, data });
+export const related = (url: string) => ({ related: url });
 
 function controllerJson(lease: Lease | undefined) {
   return lease ? { controller_id: lease.holder, epoch: lease.epoch, lease_expires_at: new Date(lease.expiresAt).toISOString() } : null;
@@ -84,7 +84,7 @@ function topicJson(req: ApiRequest, c: ClusterRecord, t: TopicRecord) {
   };
 }
 
-async function partitionsJson(req: ApiRequest, c: ClusterRecord, d: TopicDescription, only?: PartitionRecord[]) {
+export async function partitionsJson(req: ApiRequest, c: ClusterRecord, d: TopicDescription, only?: PartitionRecord[]) {
   const parts = only ?? d.partitions;
   const brokers = new Map((await listBrokers()).map((b) => [b.brokerId, b]));
   const heads = await replicaHeads(parts.flatMap((p) => p.replicas.flatMap((id) => {
@@ -144,7 +144,7 @@ function configJson(req: ApiRequest, c: ClusterRecord, t: TopicRecord, e: Return
   };
 }
 
-const partitionNotFound = (req: ApiRequest) => () =>
+export const partitionNotFound = (req: ApiRequest) => () =>
   new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${req.params.partition_id} not found.`, { partition: req.params.partition_id });
 
 const createTopicBody = z.object({

@@ -69,7 +69,7 @@ export interface RunOptions {
 
 /** A tick after which only the sweep has anything left to do. */
 const quiet = (r: TickReport): boolean =>
-  r.role === 'controller' && r.fenced.length === 0 && r.unfenced.length === 0 && r.elections === 0 && r.unseen.length === 0;
+  r.role === 'controller' && r.fenced.length === 0 && r.unfenced.length === 0 && r.elections === 0 && r.unseen.length === 0 && r.moving === 0;
 
 /** The version of the deployment's broker list this process registered. */
 let registeredVersion: string | undefined;

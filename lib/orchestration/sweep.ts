@@ -82,6 +82,8 @@ export interface SweepReport {
 interface PartitionRef { readonly topic: string; readonly topicId: string; readonly partition: number }
 
 interface Backoff {
+  /** The mark the wait is for: a newer mark (an append, a move started since) is visited at once. */
+  readonly markedAt: number | undefined;
   readonly waitMs: number;
   readonly nextAt: number;
   readonly hw: number;
@@ -128,7 +130,10 @@ export class ReplicationSweep {
   async sweep(now = Date.now(), deadline = Number.POSITIVE_INFINITY): Promise<SweepReport> {
     const marks = await listLagging();
     const full = this.lastFullAt === undefined || now - this.lastFullAt >= this.o.fullPassMs;
-    const due = marks.filter((m) => (this.backoff.get(key(m))?.nextAt ?? 0) <= now);
+    const due = marks.filter((m) => {
+      const b = this.backoff.get(key(m));
+      return !b || b.nextAt <= now || b.markedAt !== m.markedAt;
+    });
     const work = new Map<string, { mark?: LagMark; topic: string; topicId: string; partition: number }>(due.map((m) => [key(m), { mark: m, ...m }]));
     let unmarked = 0;
     let maintain: PartitionRef[] = [];
@@ -175,7 +180,7 @@ export class ReplicationSweep {
         }
         failed++;
         logger.warn({ event: 'sweep-replicate-failed', topic: p.topic, partition: p.partition, kafkaError: e.kafkaName, message: e.message }, 'sweep could not re-drive a partition');
-        this.backOff(k, -1, Date.now());
+        this.backOff(k, -1, Date.now(), p.mark?.markedAt);
         return;
       }
       if (!result.lagging) {
@@ -187,7 +192,7 @@ export class ReplicationSweep {
       }
       this.seen.delete(k); // behind: not idle
       if (!p.mark) await markLagging(p.topic, p.topicId, p.partition);
-      this.backOff(k, result.highWatermark, Date.now());
+      this.backOff(k, result.highWatermark, Date.now(), p.mark?.markedAt);
     });
     // Log maintenance (rolls, retention, compaction) after replication, in what time is left.
     let maintained = 0;
@@ -240,11 +245,11 @@ export class ReplicationSweep {
   }
 
   /** A run that left the partition lagging: visit again at once if it made progress, else after a doubling wait. */
-  private backOff(k: string, hw: number, now: number): void {
+  private backOff(k: string, hw: number, now: number, markedAt: number | undefined): void {
     const before = this.backoff.get(k);
-    const progressed = before === undefined || hw > before.hw;
+    const progressed = before === undefined || hw > before.hw || before.markedAt !== markedAt;
     const waitMs = progressed ? 0 : Math.min(this.o.backoffMaxMs, Math.max(250, before.waitMs * 2));
-    this.backoff.set(k, { waitMs, nextAt: now + waitMs, hw: Math.max(hw, before?.hw ?? -1) });
+    this.backoff.set(k, { markedAt, waitMs, nextAt: now + waitMs, hw: Math.max(hw, before?.hw ?? -1) });
   }
 
   /**

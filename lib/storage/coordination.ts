@@ -301,6 +301,10 @@ export interface PartitionChange {
   readonly leaderEpoch?: number;
   readonly isr?: readonly number[];
   readonly replicas?: readonly number[];
+  /** `undefined` removes the field (no reassignment, nothing to purge). */
+  readonly addingReplicas?: readonly number[] | undefined;
+  readonly removingReplicas?: readonly number[] | undefined;
+  readonly purging?: readonly number[] | undefined;
 }
 
 /**
@@ -313,7 +317,8 @@ export interface PartitionChange {
 export async function alterPartition(
   topicName: string, current: PartitionRecord, change: PartitionChange, lease?: Lease,
 ): Promise<PartitionRecord> {
-  const next: PartitionRecord = { ...current, ...change, partitionEpoch: current.partitionEpoch + 1 };
+  const next = Object.fromEntries(Object.entries({ ...current, ...change, partitionEpoch: current.partitionEpoch + 1 })
+    .filter(([, v]) => v !== undefined)) as unknown as PartitionRecord;
   try {
     await transactWrite(db(), [
       bumpVersion(),

@@ -58,6 +58,16 @@ export interface PartitionRecord {
   readonly isr: readonly number[];
   /** Bumped on every change; every change is a compare-and-set on it. */
   readonly partitionEpoch: number;
+  /**
+   * While a reassignment moves the partition (Kafka's AlterPartitionReassignments,
+   * lib/cluster/reassignment.ts): the replicas being added. `replicas` then holds the target
+   * replicas followed by `removingReplicas`.
+   */
+  readonly addingReplicas?: readonly number[];
+  /** While a reassignment moves the partition: the replicas that leave it once every adding one is in the ISR. */
+  readonly removingReplicas?: readonly number[];
+  /** Brokers that left the replicas by a move and still hold its data: deleted by the controller's next walk. */
+  readonly purging?: readonly number[];
 }
 
 export type ReplicaRole = 'leader' | 'follower';

@@ -131,10 +131,10 @@ export async function until<T>(what: string, check: () => Promise<T | undefined 
  * tables in one in-memory store — started before its tests and stopped after them, for tests
  * that drive an interleaving step by step. Returns the running cluster.
  */
-export function useQuietCluster(): () => FaultCluster {
+export function useQuietCluster(o: Pick<FaultClusterOptions, 'brokers'> = {}): () => FaultCluster {
   let c: FaultCluster | undefined;
   beforeAll(async () => {
-    c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false, lambda: false });
+    c = await startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false, lambda: false, ...o });
   }, 120_000);
   afterAll(async () => {
     await c?.stop();

@@ -1,0 +1,89 @@
+/**
+ * REST Proxy v3 routes that change where partitions live: reassignments (Kafka's
+ * AlterPartitionReassignments and ListPartitionReassignments, in Confluent's `KafkaReassignment`
+ * shape) and leader elections (Kafka's ElectLeaders).
+ */
+import { z } from 'zod';
+import { HttpError, KafkaError } from '../errors.js';
+import { electLeaderOf } from '../cluster/leadership.js';
+import { cancelReassignment, reassigning, startReassignment } from '../cluster/reassignment.js';
+import { describeTopic, listTopics, type TopicDescription } from '../cluster/topics.js';
+import type { ClusterRecord, PartitionRecord } from '../storage/model.js';
+import { intPathParam, parseJson, validate, type ApiRequest, type RouteHandler } from './api.js';
+import { cluster, clusterUrl, crn, list, ok, partitionNotFound, partitionsJson, related } from './v3-admin.js';
+
+function reassignmentJson(req: ApiRequest, c: ClusterRecord, topic: string, p: PartitionRecord) {
+  const partition = `${clusterUrl(req, c)}/topics/${topic}/partitions/${p.partition}`;
+  return {
+    kind: 'KafkaReassignment',
+    metadata: { self: `${partition}/reassignment`, resource_name: crn(c, `/topic=${topic}/partition=${p.partition}/reassignment`) },
+    cluster_id: c.clusterId,
+    topic_name: topic,
+    partition_id: p.partition,
+    adding_replicas: [...(p.addingReplicas ?? [])],
+    removing_replicas: [...(p.removingReplicas ?? [])],
+    replicas: related(`${partition}/replicas`),
+  };
+}
+
+const reassignments = (req: ApiRequest, c: ClusterRecord, topics: readonly TopicDescription[]) =>
+  topics.flatMap((t) => t.partitions.filter(reassigning).map((p) => reassignmentJson(req, c, t.topic.name, p)));
+
+async function partitionOf(req: ApiRequest): Promise<{ d: TopicDescription; p: PartitionRecord }> {
+  const d = await describeTopic(req.params.topic_name ?? '');
+  const id = intPathParam(req, 'partition_id', partitionNotFound(req));
+  const p = d.partitions[id];
+  if (!p) throw partitionNotFound(req)();
+  return { d, p };
+}
+
+const reassignBody = z.object({ replicas: z.array(z.number().int()).min(1) }).strict();
+const electBody = z.object({ election_type: z.enum(['PREFERRED', 'UNCLEAN']).optional() }).strict();
+
+const T = '/v3/clusters/{cluster_id}/topics/{topic_name}';
+const P = `${T}/partitions/{partition_id}`;
+
+export const rebalanceRoutes: Record<string, RouteHandler> = {
+  'GET /v3/clusters/{cluster_id}/topics/-/partitions/-/reassignment': async (req) => {
+    const c = await cluster(req);
+    return ok(list('KafkaReassignmentList', `${clusterUrl(req, c)}/topics/-/partitions/-/reassignment`, reassignments(req, c, await listTopics())));
+  },
+  [`GET ${T}/partitions/-/reassignment`]: async (req) => {
+    const c = await cluster(req);
+    const d = await describeTopic(req.params.topic_name ?? '');
+    return ok(list('KafkaReassignmentList', `${clusterUrl(req, c)}/topics/${d.topic.name}/partitions/-/reassignment`, reassignments(req, c, [d])));
+  },
+  [`GET ${P}/reassignment`]: async (req) => {
+    const c = await cluster(req);
+    const { d, p } = await partitionOf(req);
+    if (!reassigning(p)) throw new KafkaError('NO_REASSIGNMENT_IN_PROGRESS', `No reassignment is in progress for partition ${p.partition} of ${d.topic.name}.`);
+    return ok(reassignmentJson(req, c, d.topic.name, p));
+  },
+  // Starts (or redirects) a reassignment: 202, it completes in the background; a reorder of the
+  // same replicas applies at once (200).
+  [`PATCH ${P}/reassignment`]: async (req) => {
+    const c = await cluster(req);
+    const { d, p } = await partitionOf(req);
+    const body = validate(reassignBody, parseJson(req.body), 'reassignment');
+    const next = await startReassignment(d.topic.name, p.partition, body.replicas);
+    return ok(reassignmentJson(req, c, d.topic.name, next), reassigning(next) ? 202 : 200);
+  },
+  [`DELETE ${P}/reassignment`]: async (req) => {
+    await cluster(req);
+    const { d, p } = await partitionOf(req);
+    await cancelReassignment(d.topic.name, p.partition);
+    return { status: 204 };
+  },
+  // ElectLeaders: POST .../partitions/{p}:elect-leader. API Gateway matches a path variable only
+  // as a whole segment, so the route is POST .../partitions/{partition_id} and the action is the
+  // variable's suffix.
+  [`POST ${P}`]: async (req) => {
+    const c = await cluster(req);
+    const [id, action] = (req.params.partition_id ?? '').split(':');
+    if (action !== 'elect-leader') throw new HttpError(404, 404, `HTTP 404 Not Found: no route for ${req.method} ${req.path}`);
+    const { d } = await partitionOf({ ...req, params: { ...req.params, partition_id: id ?? '' } });
+    const body = validate(electBody, req.body ? parseJson(req.body) : {}, 'leader election');
+    const next = await electLeaderOf(d.topic.name, Number(id), body.election_type ?? 'PREFERRED');
+    return ok((await partitionsJson(req, c, d, [next]))[0]);
+  },
+};
