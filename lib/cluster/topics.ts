@@ -1,6 +1,6 @@
 /**
  * Topic administration: create (validation, placement, partition states, replica heads),
- * describe, delete (metadata first, then the data), and configs.
+ * describe, add partitions, delete (metadata first, then the data), and configs.
  */
 import { randomUUID } from 'node:crypto';
 import { KafkaError } from '../errors.js';
@@ -8,9 +8,10 @@ import { logger } from '../logger.js';
 import * as coordination from '../storage/coordination.js';
 import { topicPartitionKey, type PartitionRecord, type TopicRecord } from '../storage/model.js';
 import { deletePrefix } from '../storage/objects.js';
-import { createHeads, deletePartition, type ReplicaStoreRef } from '../storage/replica.js';
+import { createHeads, deletePartition, emptyHead, putHead, type ReplicaStoreRef } from '../storage/replica.js';
+import { ConditionFailed } from '../storage/transact.js';
 import { invalidateMetadata } from './metadata.js';
-import { assignReplicas } from './placement.js';
+import { assignReplicas, continuationStart } from './placement.js';
 import { checkTopicConfig, checkTopicConfigs, isTopicConfig } from './topic-configs.js';
 
 const LEGAL = /^[a-zA-Z0-9._-]+$/;
@@ -96,6 +97,84 @@ export async function createTopic(input: CreateTopicInput): Promise<TopicDescrip
   }));
   logger.info({ event: 'topic-created', topic: topic.name, topicId: topic.topicId, partitions, replicationFactor }, 'topic created');
   return { topic, partitions: states };
+}
+
+export interface AddPartitionsOptions {
+  /** Validate and place, but write nothing (Kafka's validateOnly). @default false */
+  readonly validateOnly?: boolean;
+}
+
+/** Interleaving point for tests: runs after the new replica heads are written, before the commit. */
+export const addPartitionsHooks: { beforeCommit?: (topic: string) => Promise<void> } = {};
+
+/**
+ * Grows a topic to `count` partitions (Kafka's CreatePartitions). The new partitions are placed as
+ * Kafka places them (its start index from partition 0's first replica, ids continuing from the
+ * current count), on live brokers, with the topic's replication factor. Their replica heads are
+ * written first, then the states and the count in one commit (coordination.addPartitions): a
+ * request that dies midway leaves nothing visible, and its retry succeeds. Keys then map by
+ * murmur2 over the new count, as in Kafka.
+ * Errors: INVALID_PARTITIONS (not an increase, too many, or another request changed the count
+ * first), INVALID_REPLICATION_FACTOR (fewer live brokers than replicas), UNKNOWN_TOPIC_OR_PARTITION.
+ */
+export async function addPartitions(name: string, count: number, options: AddPartitionsOptions = {}): Promise<TopicDescription> {
+  const { topic, partitions } = await describeTopic(name);
+  if (!Number.isInteger(count) || count < 1 || count > MAX_PARTITIONS) {
+    throw new KafkaError('INVALID_PARTITIONS', `Number of partitions must be an integer between 1 and ${MAX_PARTITIONS}, got ${count}.`);
+  }
+  notAnIncrease(topic.partitions, count);
+  const brokers = (await coordination.listBrokers()).filter((b) => b.state === 'alive');
+  const first = partitions[0]?.replicas[0] ?? 0;
+  const assignment = assignReplicas(brokers, count - topic.partitions, topic.replicationFactor, continuationStart(brokers, first), topic.partitions);
+  const added: PartitionRecord[] = assignment.map((replicas, i) => ({
+    topicId: topic.topicId, partition: topic.partitions + i, leader: replicas[0] as number, leaderEpoch: 0,
+    replicas, isr: replicas, partitionEpoch: 0,
+  }));
+  const grown = { topic: { ...topic, partitions: count }, partitions: [...partitions, ...added] };
+  if (options.validateOnly) return grown;
+
+  try {
+    await coordination.addPartitions(name, topic.topicId, topic.partitions, added, async () => {
+      await writeNewHeads(brokers, topic.topicId, added);
+      await addPartitionsHooks.beforeCommit?.(name);
+    });
+  } catch (err) {
+    if (err instanceof coordination.TopicChanged) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Topic ${name} not found.`, { topic: name });
+    if (err instanceof coordination.PartitionCountChanged) {
+      notAnIncrease(err.current, count);
+      throw new KafkaError('INVALID_PARTITIONS', err.current === topic.partitions
+        ? `Another request is adding partitions to topic ${name}; nothing was added by this one.`
+        : `Topic ${name} went from ${topic.partitions} to ${err.current} partitions while this request ran; nothing was added by this one.`);
+    }
+    throw err;
+  }
+  invalidateMetadata(name);
+  logger.info({ event: 'partitions-added', topic: name, topicId: topic.topicId, from: topic.partitions, to: count }, 'partitions added');
+  return grown;
+}
+
+/** Kafka's refusals of a count that is not an increase (ZkAdminManager.createPartitions). */
+function notAnIncrease(current: number, requested: number): void {
+  if (current === requested) throw new KafkaError('INVALID_PARTITIONS', `Topic already has ${current} partitions.`);
+  if (current > requested) throw new KafkaError('INVALID_PARTITIONS', `Topic currently has ${current} partitions, which is higher than the requested ${requested}.`);
+}
+
+/**
+ * The new partitions' heads, written only where none exists: the partitions are not visible yet,
+ * but a racing request may have committed them already, and its heads may hold records by now.
+ */
+async function writeNewHeads(brokers: readonly ReplicaStoreRef[], topicId: string, added: readonly PartitionRecord[]): Promise<void> {
+  await Promise.all(brokers.map(async (b) => {
+    const mine = added.filter((s) => s.replicas.includes(b.brokerId));
+    for (let i = 0; i < mine.length; i += 25) {
+      await Promise.all(mine.slice(i, i + 25).map(async (s) => {
+        const head = emptyHead(topicPartitionKey(topicId, s.partition), s.leader === b.brokerId ? 'leader' : 'follower', 0, s.isr);
+        await putHead(b, head, 'ifAbsent').catch((err: unknown) => {
+          if (!(err instanceof ConditionFailed)) throw err;
+        });
+      }));
+    }
+  }));
 }
 
 /** A topic as stored now (strongly consistent); UNKNOWN_TOPIC_OR_PARTITION when absent. */

@@ -29,6 +29,7 @@ export const ROUTES: readonly RouteSpec[] = [
   r('POST', `${C}/topics`, 'admin'),
   r('GET', T, 'admin'),
   r('DELETE', T, 'admin'),
+  r('PATCH', T, 'admin'),
   r('GET', `${T}/partitions`, 'admin'),
   r('GET', P, 'admin'),
   r('POST', `${P}/records:delete`, 'admin'),

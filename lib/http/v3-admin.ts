@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { HttpError, KafkaError } from '../errors.js';
 import { clusterRecord } from '../cluster/metadata.js';
 import { effectiveConfigs, isTopicConfig } from '../cluster/topic-configs.js';
-import { alterTopicConfigs, createTopic, deleteTopic, describeBrokers as listBrokers, describeController, describeTopic, listTopics, type TopicDescription } from '../cluster/topics.js';
+import { addPartitions, alterTopicConfigs, createTopic, deleteTopic, describeBrokers as listBrokers, describeController, describeTopic, listTopics, type TopicDescription } from '../cluster/topics.js';
 import { replicaHeads } from '../log/read.js';
 import { deleteRecords } from '../log/retention.js';
 import { topicPartitionKey, type BrokerRecord, type ClusterRecord, type Lease, type PartitionRecord, type TopicRecord } from '../storage/model.js';
@@ -234,6 +234,13 @@ export const adminRoutes: Record<string, RouteHandler> = {
     await cluster(req);
     await deleteTopic(req.params.topic_name ?? '');
     return noContent;
+  },
+  // REST Proxy v3's UpdatePartitionCount: grows the topic (Kafka's CreatePartitions).
+  [`PATCH ${T}`]: async (req) => {
+    const c = await cluster(req);
+    const body = validate(z.object({ partitions_count: z.number().int() }).strict(), parseJson(req.body), 'partition count update');
+    const grown = await addPartitions(req.params.topic_name ?? '', body.partitions_count);
+    return ok(topicJson(req, c, grown.topic));
   },
   [`GET ${T}/partitions`]: async (req) => {
     const c = await cluster(req);

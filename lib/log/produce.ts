@@ -187,7 +187,13 @@ export interface ProducePlan {
  */
 export async function planProduce(topicName: string, records: readonly ProduceRecord[], opts: ProduceOptions = {}): Promise<ProducePlan> {
   const deadline = deadlineIn(opts.deadlineMs ?? config().requestTimeoutMs);
-  const view = await requireTopic(topicName);
+  let view = await requireTopic(topicName);
+  // A partition past the cached count may have just been added (lib/cluster/topics.ts,
+  // addPartitions): one look at fresh metadata tells.
+  if (records.some((r) => r.partition !== undefined && r.partition >= view.topic.partitions)) {
+    invalidateMetadata(topicName);
+    view = await requireTopic(topicName);
+  }
   const n = view.topic.partitions;
   const sticky = Math.floor(Math.random() * n);
   const outcomes: (ProduceOutcome | undefined)[] = new Array(records.length).fill(undefined);

@@ -390,7 +390,12 @@ const RETRIABLE = new Set(['NOT_LEADER_OR_FOLLOWER', 'UNKNOWN_TOPIC_OR_PARTITION
  */
 export async function readFromLeader<T>(topic: string, partition: number, read: (t: ReadTarget) => Promise<T>, deadline = deadlineIn(config().requestTimeoutMs)): Promise<T> {
   for (let attempt = 1; ; attempt++) {
-    const view = await requireTopic(topic);
+    let view = await requireTopic(topic);
+    if (!view.partitions[partition] && attempt === 1) {
+      // The partition may have just been added (addPartitions): one look at fresh metadata tells.
+      invalidateMetadata(topic);
+      view = await requireTopic(topic);
+    }
     const state = view.partitions[partition];
     if (!state) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} not found.`, { partition });
     try {

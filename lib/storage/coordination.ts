@@ -130,7 +130,8 @@ export async function readTopic(name: string): Promise<TopicWithPartitions | und
   if (!meta) return undefined;
   const topic = strip<TopicRecord>(meta);
   const partitions = items
-    .filter((i) => (i.sk as string).startsWith('p#') && i.topicId === topic.topicId)
+    // Items at or past the count are partitions being added (addPartitions): not there yet.
+    .filter((i) => (i.sk as string).startsWith('p#') && i.topicId === topic.topicId && (i.partition as number) < topic.partitions)
     .map((i) => strip<PartitionRecord>(i))
     .sort((a, b) => a.partition - b.partition);
   return { topic, partitions };
@@ -612,4 +613,91 @@ export async function readDeployedBrokers(): Promise<DeployedBrokers | undefined
   const out = await db().send(new GetCommand({ TableName: table(), Key: DEPLOYED_BROKERS_ITEM, ConsistentRead: true }));
   if (!out.Item) return undefined;
   return { version: String(out.Item.version), brokers: JSON.parse(String(out.Item.brokers)) as DeployedBrokers['brokers'] };
+}
+
+/** The partition count changed, or another request took the topic over, after it was read. */
+export class PartitionCountChanged extends Error {
+  override readonly name = 'PartitionCountChanged';
+  constructor(readonly current: number) {
+    super(`the partition count changed (now ${current}) or another request is adding partitions`);
+  }
+}
+
+/**
+ * Adds partitions to a topic (Kafka's CreatePartitions): the new partitions' states, the count.
+ * Condition: the topic still has `topicId`, is active and has `fromCount` partitions.
+ * Effects: one item per new partition; `partitions` on the meta item and the topic list entry;
+ * the metadata version bumped. Readers ignore partition items at or past the count, so the new
+ * partitions appear together, with the count, in the last transaction.
+ * Up to 97 new partitions that is the only transaction. Beyond, the request first claims the
+ * topic (`growth` on the meta item: a fresh token, replacing any earlier claim, so a claim left by
+ * a crash never blocks a retry), then writes the partitions past the first 97 in transactions that
+ * each check the claim and the count, then commits the rest on the same check:
+ *
+ *   A: claim(a) --- stage(a) --------------------- commit(a): growth is b, fails
+ *   B:                       claim(b) --- stage(b) ------------ commit(b): wins
+ *
+ * Once B claimed, nothing of A's is written, so the committed items are all B's. A request that
+ * dies midway leaves only invisible items and a claim, which the next request replaces.
+ * `beforeCommit` runs just before the last transaction (the caller writes replica heads there).
+ * Errors: `TopicChanged` (gone or another id); `PartitionCountChanged` (another request changed
+ * the count, or took the claim).
+ */
+export async function addPartitions(
+  name: string, topicId: string, fromCount: number, partitions: readonly PartitionRecord[], beforeCommit?: () => Promise<void>,
+): Promise<void> {
+  const metaKey = { pk: topicPk(name), sk: 'meta' };
+  const put = (p: PartitionRecord) => ({ Put: { TableName: table(), Item: { pk: topicPk(name), sk: partitionSk(p.partition), ...p } } });
+  const firstChunk = MAX_TRANSACTION_ITEMS - 3;
+  const staged = partitions.slice(firstChunk);
+  const claim = staged.length > 0 ? globalThis.crypto.randomUUID() : undefined;
+  const same = 'topicId = :id AND #s = :active AND #p = :from';
+  const names = { '#s': 'state', '#p': 'partitions' };
+  const values = { ':id': topicId, ':active': 'active', ':from': fromCount };
+  /** The meta item's condition failed at `index`: which of the two errors. */
+  const refused = (err: unknown, index: number): unknown => {
+    if (!(err instanceof ConditionFailed) || err.at(index)?.code !== 'ConditionalCheckFailed') return err;
+    const cur = err.at(index)?.current;
+    if (!cur || cur.topicId !== topicId || cur.state !== 'active') return new TopicChanged(`topic "${name}" no longer has id ${topicId}`);
+    return new PartitionCountChanged(cur.partitions as number);
+  };
+  if (claim) {
+    await transactWrite(db(), [{
+      Update: {
+        TableName: table(), Key: metaKey, UpdateExpression: 'SET growth = :claim', ConditionExpression: same,
+        ExpressionAttributeNames: names, ExpressionAttributeValues: { ...values, ':claim': claim },
+      },
+    }]).catch((err: unknown) => { throw refused(err, 0); });
+    for (let i = 0; i < staged.length; i += MAX_TRANSACTION_ITEMS - 1) {
+      await transactWrite(db(), [
+        {
+          ConditionCheck: {
+            TableName: table(), Key: metaKey, ConditionExpression: `${same} AND growth = :claim`,
+            ExpressionAttributeNames: names, ExpressionAttributeValues: { ...values, ':claim': claim },
+          },
+        },
+        ...staged.slice(i, i + MAX_TRANSACTION_ITEMS - 1).map(put),
+      ]).catch((err: unknown) => { throw refused(err, 0); });
+    }
+  }
+  await beforeCommit?.();
+  const toCount = fromCount + partitions.length;
+  await transactWrite(db(), [
+    bumpVersion(),
+    {
+      Update: {
+        TableName: table(), Key: metaKey,
+        UpdateExpression: 'SET #p = :to REMOVE growth',
+        ConditionExpression: claim ? `${same} AND growth = :claim` : same,
+        ExpressionAttributeNames: names, ExpressionAttributeValues: { ...values, ':to': toCount, ...(claim ? { ':claim': claim } : {}) },
+      },
+    },
+    {
+      Update: {
+        TableName: table(), Key: { pk: 'topics', sk: name }, UpdateExpression: 'SET #p = :to',
+        ExpressionAttributeNames: { '#p': 'partitions' }, ExpressionAttributeValues: { ':to': toCount },
+      },
+    },
+    ...partitions.slice(0, firstChunk).map(put),
+  ]).catch((err: unknown) => { throw refused(err, 1); });
 }

@@ -58,7 +58,7 @@ const deepJson = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth
 
 interface BodyRoute {
   readonly route: string;
-  readonly method: 'POST' | 'PUT';
+  readonly method: 'POST' | 'PUT' | 'PATCH';
   readonly path: () => string;
   readonly headers: Record<string, string>;
   /** A produce route: nothing may be written. */
@@ -73,6 +73,7 @@ const BODY_ROUTES: readonly BodyRoute[] = [
   { route: 'POST v3 topics', method: 'POST', path: () => v3('/topics'), headers: {}, produces: false },
   { route: 'PUT v3 topic config', method: 'PUT', path: () => v3(`/topics/${T}/configs/retention.ms`), headers: {}, produces: false },
   { route: 'POST v3 configs:alter', method: 'POST', path: () => v3(`/topics/${T}/configs:alter`), headers: {}, produces: false },
+  { route: 'PATCH v3 topic (partition count)', method: 'PATCH', path: () => v3(`/topics/${T}`), headers: {}, produces: false },
 ];
 
 /** Bodies no route accepts, and the statuses they may get. */
@@ -94,7 +95,7 @@ describe('Invariant 7: malformed and mis-shaped bodies, on every route that take
   const cases = BODY_ROUTES.flatMap((route) => BAD_BODIES.map(([what, body, statuses]) => ({ ...route, what, body, statuses })));
 
   it.each(cases)('$route with $what: 4xx, nothing changed', async ({ method, path, headers, body, statuses, produces }) => {
-    const configs = async () => (await call('GET', v3(`/topics/${T}/configs`))).body.data;
+    const configs = async () => [(await call('GET', v3(`/topics/${T}/configs`))).body.data, (await call('GET', v3(`/topics/${T}`))).body.partitions_count];
     const before = produces ? undefined : await configs();
     if (produces) await expectNothingWritten(() => call(method, path(), body, headers), { status: statuses });
     else {
@@ -368,6 +369,7 @@ describe('Invariant 7: path parameters with URL-encoded junk', () => {
       ['GET', v3(`/brokers/${junk}`)],
       ['GET', v3(`/topics/${junk}`)],
       ['DELETE', v3(`/topics/${junk}`)],
+      ['PATCH', v3(`/topics/${junk}`), record({ partitions_count: 5 })],
       ['GET', v3(`/topics/${junk}/partitions`)],
       ['GET', v3(`/topics/${T}/partitions/${junk}`)],
       ['GET', v3(`/topics/${T}/configs/${junk}`)],
@@ -392,7 +394,7 @@ describe('Invariant 7: path parameters with URL-encoded junk', () => {
   });
 
   it('answers 404 to unknown routes and methods', async () => {
-    for (const [method, path] of [['GET', '/nope'], ['DELETE', '/v3/clusters'], ['PATCH', v3(`/topics/${T}`)], ['POST', v3(`/topics/${T}/partitions`)], ['GET', v3(`/topics/${T}/records`)]] as const) {
+    for (const [method, path] of [['GET', '/nope'], ['DELETE', '/v3/clusters'], ['PATCH', v3(`/topics/${T}/configs`)], ['POST', v3(`/topics/${T}/partitions`)], ['GET', v3(`/topics/${T}/records`)]] as const) {
       expectRejected(await call(method, path), { status: 404, code: 404 });
     }
   });

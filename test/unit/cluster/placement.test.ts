@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { assignReplicas, rackAlternated } from '../../../lib/cluster/placement.js';
+import { assignReplicas, continuationStart, rackAlternated } from '../../../lib/cluster/placement.js';
 import type { KafkaError } from '../../../lib/errors.js';
 
 const brokers = (n: number, racks?: string[]) => Array.from({ length: n }, (_, i) => ({ brokerId: i, rack: racks?.[i] ?? null }));
@@ -41,6 +41,55 @@ describe('Function: assignReplicas', () => {
         expect(new Set(replicas.map((id) => racked[id]?.rack)).size).toBe(3);
       }
     }
+  });
+});
+
+describe('Function: assignReplicas, adding partitions (firstPartition)', () => {
+  // Kafka's AddPartitionsTest: 4 brokers, partition 0 on [2, 3, 0, 1], grown to 7 partitions.
+  it("matches Kafka's AddPartitionsTest.testReplicaPlacementAllServers vector", () => {
+    const b = brokers(4);
+    expect(assignReplicas(b, 6, 4, continuationStart(b, 2), 1)).toEqual([
+      [3, 2, 0, 1], [0, 3, 1, 2], [1, 0, 2, 3], [2, 3, 0, 1], [3, 0, 1, 2], [0, 1, 2, 3],
+    ]);
+  });
+
+  // Kafka's AddPartitionsTest: 4 brokers, partition 0 on [1, 2], grown to 3 partitions.
+  it("matches Kafka's AddPartitionsTest.testReplicaPlacementPartialServers vector", () => {
+    const b = brokers(4);
+    expect(assignReplicas(b, 2, 2, continuationStart(b, 1), 1)).toEqual([[2, 0], [3, 1]]);
+  });
+
+  it('continues a topic created with the same start exactly, while the growth stays within the first lap of brokers', () => {
+    fc.assert(fc.property(fc.integer({ min: 1, max: 8 }), fc.nat(), fc.nat(), (n, s, k) => {
+      const b = brokers(n);
+      const start = s % n;
+      const rf = 1 + (s % n);
+      const created = 1 + (k % n);
+      const whole = assignReplicas(b, n, rf, start);
+      const first = assignReplicas(b, created, rf, start);
+      const added = n - created === 0 ? [] : assignReplicas(b, n - created, rf, continuationStart(b, first[0]?.[0] as number), created);
+      expect([...first, ...added]).toEqual(whole);
+    }));
+  });
+
+  it('gives every added partition distinct replicas, and with racks distinct racks', () => {
+    const racked = brokers(6, ['a', 'a', 'b', 'b', 'c', 'c']);
+    for (let from = 1; from < 20; from++) {
+      for (const replicas of assignReplicas(racked, 13, 3, continuationStart(racked, from % 6), from)) {
+        expect(new Set(replicas).size).toBe(3);
+        expect(new Set(replicas.map((id) => racked[id]?.rack)).size).toBe(3);
+      }
+    }
+  });
+});
+
+describe('Function: continuationStart', () => {
+  it("is the position of partition 0's first replica among brokers sorted by id, or of the next higher id when it is gone", () => {
+    const b = [{ brokerId: 7, rack: null }, { brokerId: 3, rack: null }, { brokerId: 5, rack: null }];
+    expect(continuationStart(b, 5)).toBe(1);
+    expect(continuationStart(b, 4)).toBe(1);
+    expect(continuationStart(b, 9)).toBe(0);
+    expect(continuationStart(b, 1)).toBe(0);
   });
 });
 
