@@ -1,5 +1,6 @@
 /** Lambda: clusters, brokers, topics, partitions, configs (and the catch-all 404). */
 import { httpFunction } from '../lib/http/function.js';
 import { adminRoutes } from '../lib/http/v3-admin.js';
+import { clusterConfigRoutes } from '../lib/http/v3-cluster-configs.js';
 
-export const handler = httpFunction('admin', adminRoutes);
+export const handler = httpFunction('admin', { ...adminRoutes, ...clusterConfigRoutes });
