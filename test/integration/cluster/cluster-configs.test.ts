@@ -1,15 +1,17 @@
 /**
  * Cluster-wide broker configs over REST Proxy v3 (`/broker-configs`) against the shared stack, the
- * cached typed view the controller reads.
+ * cached typed view the controller reads, and the load each broker reports.
  *
  * Other files share the stack: this one never sets `leader.imbalance.check.interval.seconds`
  * (bad-input watches it to prove a refused request changed nothing), and resets what it sets.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { alterClusterConfigs } from '../../../lib/cluster/cluster-config-admin.js';
-import { clusterConfigs, metadataCheckDue } from '../../../lib/cluster/metadata.js';
+import { clusterConfigs, metadataCheckDue, replicaStore } from '../../../lib/cluster/metadata.js';
 import { ClusterConfigsChanged, readClusterConfigs, writeClusterConfigs } from '../../../lib/storage/coordination.js';
-import { call, clusterId, v3, type Reply } from '../../support/api.js';
+import { topicPartitionKey } from '../../../lib/storage/model.js';
+import { readHead } from '../../../lib/storage/replica.js';
+import { call, clusterId, createTopic, uniqueTopic, v3, type Reply } from '../../support/api.js';
 
 const TOUCHED = ['auto.leader.rebalance.enable', 'leader.imbalance.per.broker.percentage', 'leader.replication.throttled.rate',
   'follower.replication.throttled.rate', 'tributary.balancer.enable'];
@@ -185,5 +187,51 @@ describe('Function: clusterConfigs (the cached typed view)', () => {
     expect(r.status, r.text).toBe(204);
     metadataCheckDue();
     expect((await clusterConfigs())['tributary.balancer.enable']).toBe(true);
+  });
+});
+
+describe('Routes: GET /v3/clusters/{cluster_id}/brokers (load)', () => {
+  it('reports replica and leader counts that add up to partitions × replication factor and to partitions', async () => {
+    await createTopic(uniqueTopic('load'), 4, 2);
+    // Other files create and delete topics meanwhile: compare with a metadata snapshot taken
+    // before and after the broker read at the same metadata version.
+    for (let attempt = 0; ; attempt++) {
+      const before = await call('GET', v3('/metadata'));
+      const brokers = await call('GET', v3('/brokers'));
+      const after = await call('GET', v3('/metadata'));
+      expect(brokers.status, brokers.text).toBe(200);
+      if (before.body.metadata_version !== after.body.metadata_version) {
+        if (attempt < 20) continue;
+        throw new Error('the metadata never held still for a broker read');
+      }
+      const partitions = before.body.topics.flatMap((t: any) => t.partitions);
+      const sum = (f: string) => brokers.body.data.reduce((s: number, b: any) => s + b[f], 0);
+      expect(sum('replica_count')).toBe(partitions.reduce((s: number, p: any) => s + p.replicas.length, 0));
+      expect(sum('leader_count')).toBe(partitions.filter((p: any) => p.leader_id !== null).length);
+      for (const b of brokers.body.data) {
+        expect(b.replica_count).toBe(partitions.filter((p: any) => p.replicas.includes(b.broker_id)).length);
+        expect(b.leader_count).toBe(partitions.filter((p: any) => p.leader_id === b.broker_id).length);
+      }
+      return;
+    }
+  });
+
+  it("counts a broker's table bytes: at least what its replicas of a new topic hold, in the list and for one broker", async () => {
+    const t = uniqueTopic('load-bytes');
+    await createTopic(t, 1, 3);
+    const r = await call('POST', v3(`/topics/${t}/records`), { partition_id: 0, value: { type: 'STRING', data: 'x'.repeat(5000) } });
+    expect(r.status, r.text).toBe(200);
+    const topic = (await call('GET', v3(`/topics/${t}`))).body;
+    const list = (await call('GET', v3('/brokers'))).body.data;
+    for (const id of [1, 2, 3]) {
+      const head = await readHead(await replicaStore(id), topicPartitionKey(topic.topic_id, 0));
+      expect(head?.tailBytes).toBeGreaterThan(5000);
+      expect(list.find((b: any) => b.broker_id === id).bytes).toBeGreaterThanOrEqual(head?.tailBytes as number);
+      const one = await call('GET', v3(`/brokers/${id}`));
+      expect(one.status, one.text).toBe(200);
+      expect(one.body).toMatchObject({ broker_id: id, replica_count: expect.any(Number), leader_count: expect.any(Number), state: 'alive' });
+      expect(one.body.replica_count).toBeGreaterThanOrEqual(1);
+      expect(one.body.bytes).toBeGreaterThanOrEqual(head?.tailBytes as number);
+    }
   });
 });
