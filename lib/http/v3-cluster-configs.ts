@@ -69,7 +69,7 @@ export const clusterConfigRoutes: Record<string, RouteHandler> = {
   [`GET ${B}/{name}`]: async (req) => {
     const c = await cluster(req);
     const name = req.params.name ?? '';
-    const e = (await describeClusterConfigs()).find((x) => x.name === name);
+    const e = isClusterConfig(name) ? (await describeClusterConfigs()).find((x) => x.name === name) : undefined;
     if (!e) throw notFound(name);
     return { status: 200, body: configJson(req, c, e) };
   },
