@@ -5,9 +5,10 @@
  */
 import { config } from '../config.js';
 import { KafkaError } from '../errors.js';
-import { listBrokers, listTopicPartitionCounts, markBrokerSuspect, readCluster, readMetadataVersion, readTopic, type TopicWithPartitions } from '../storage/coordination.js';
+import { listBrokers, listTopicPartitionCounts, markBrokerSuspect, readCluster, readClusterConfigs, readMetadataVersion, readTopic, type TopicWithPartitions } from '../storage/coordination.js';
 import type { BrokerRecord, ClusterRecord } from '../storage/model.js';
 import type { ReplicaStoreRef } from '../storage/replica.js';
+import { effectiveClusterConfigs, type EffectiveClusterConfigs } from './cluster-configs.js';
 
 let version: number | undefined;
 let checkedAt = 0;
@@ -15,9 +16,11 @@ let cluster: ClusterRecord | undefined;
 let brokers: BrokerRecord[] | undefined;
 const topics = new Map<string, TopicWithPartitions>();
 let partitionCounts: Record<string, number> | undefined;
+let clusterConfigSet: EffectiveClusterConfigs | undefined;
 
 function clear(): void {
   cluster = undefined;
+  clusterConfigSet = undefined;
   brokers = undefined;
   partitionCounts = undefined;
   topics.clear();
@@ -92,6 +95,17 @@ export async function cachedPartitionCounts(): Promise<Readonly<Record<string, n
   await revalidate();
   partitionCounts ??= await listTopicPartitionCounts();
   return partitionCounts;
+}
+
+/**
+ * The cluster-wide broker configs (lib/cluster/cluster-configs.ts), typed, defaults filled in.
+ * Cached like the rest of the metadata: a write bumps the metadata version, so this instance sees
+ * it within `metadataMaxAgeMs` (at once after its own write).
+ */
+export async function clusterConfigs(): Promise<EffectiveClusterConfigs> {
+  await revalidate();
+  clusterConfigSet ??= effectiveClusterConfigs((await readClusterConfigs()).configs);
+  return clusterConfigSet;
 }
 
 /** Like `cachedTopic`, but UNKNOWN_TOPIC_OR_PARTITION when absent. */

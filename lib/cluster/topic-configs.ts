@@ -5,9 +5,10 @@
  */
 import { KafkaError } from '../errors.js';
 
-type Check = (v: string) => string | null;
+/** A value's problem, in words ("must be ..."), or null when it is valid. */
+export type Check = (v: string) => string | null;
 
-interface ConfigDef {
+export interface ConfigDef {
   readonly default: string;
   readonly check: Check;
   readonly doc: string;
@@ -15,18 +16,18 @@ interface ConfigDef {
 
 const LONG_MAX = '9223372036854775807';
 
-const int = (min: number, max = 2 ** 31 - 1): Check => (v) =>
+export const int = (min: number, max = 2 ** 31 - 1): Check => (v) =>
   /^-?\d+$/.test(v) && Number(v) >= min && Number(v) <= max ? null : `must be an integer in [${min}, ${max}]`;
-const long = (min: number): Check => (v) =>
+export const long = (min: number): Check => (v) =>
   /^-?\d+$/.test(v) && Number(v) >= min ? null : `must be an integer ≥ ${min}`;
 const ratio: Check = (v) => (/^\d*\.?\d+$/.test(v) && Number(v) >= 0 && Number(v) <= 1 ? null : 'must be a number in [0, 1]');
-const bool: Check = (v) => (v === 'true' || v === 'false' ? null : 'must be true or false');
+export const bool: Check = (v) => (v === 'true' || v === 'false' ? null : 'must be true or false');
 const oneOf = (...allowed: string[]): Check => (v) => (allowed.includes(v) ? null : `must be one of ${allowed.join(', ')}`);
 const listOf = (...allowed: string[]): Check => (v) =>
   v.split(',').map((s) => s.trim()).every((s) => allowed.includes(s)) && v.trim() !== ''
     ? null : `must be a list of ${allowed.join(', ')}`;
 
-const def = (d: string, check: Check, doc: string): ConfigDef => ({ default: d, check, doc });
+export const def = (d: string, check: Check, doc: string): ConfigDef => ({ default: d, check, doc });
 
 export const TOPIC_CONFIGS: Readonly<Record<string, ConfigDef>> = {
   'cleanup.policy': def('delete', listOf('delete', 'compact'), 'Retention policy for old log segments.'),
@@ -63,8 +64,16 @@ export function isTopicConfig(name: string): boolean {
 
 /** Validates one name/value pair; throws INVALID_CONFIG naming the problem. */
 export function checkTopicConfig(name: string, value: unknown): string {
-  const d = isTopicConfig(name) ? TOPIC_CONFIGS[name] : undefined;
-  if (!d) throw new KafkaError('INVALID_CONFIG', `Unknown topic config name: ${name}`);
+  return checkConfigValue(TOPIC_CONFIGS, 'topic', name, value);
+}
+
+/**
+ * Validates one name/value pair against a table of configs (`kind` names it in the message);
+ * returns the value as stored, trimmed. Throws INVALID_CONFIG naming the problem.
+ */
+export function checkConfigValue(defs: Readonly<Record<string, ConfigDef>>, kind: string, name: string, value: unknown): string {
+  const d = Object.hasOwn(defs, name) ? defs[name] : undefined;
+  if (!d) throw new KafkaError('INVALID_CONFIG', `Unknown ${kind} config name: ${name}`);
   if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
     throw new KafkaError('INVALID_CONFIG', `Invalid value for configuration ${name}: must be a string`);
   }

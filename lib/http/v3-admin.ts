@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { HttpError, KafkaError } from '../errors.js';
+import { brokerLoads, type BrokerLoad } from '../cluster/broker-load.js';
 import { clusterRecord } from '../cluster/metadata.js';
 import { effectiveConfigs, isTopicConfig } from '../cluster/topic-configs.js';
 import { addPartitions, alterTopicConfigs, createTopic, deleteTopic, describeBrokers as listBrokers, describeController, describeTopic, listTopics, type TopicDescription } from '../cluster/topics.js';
@@ -49,7 +50,7 @@ function clusterJson(req: ApiRequest, c: ClusterRecord, lease: Lease | undefined
   };
 }
 
-function brokerJson(req: ApiRequest, c: ClusterRecord, b: BrokerRecord) {
+function brokerJson(req: ApiRequest, c: ClusterRecord, b: BrokerRecord, load: BrokerLoad | undefined) {
   const self = `${clusterUrl(req, c)}/brokers/${b.brokerId}`;
   return {
     kind: 'KafkaBroker',
@@ -61,6 +62,10 @@ function brokerJson(req: ApiRequest, c: ClusterRecord, b: BrokerRecord) {
     rack: b.rack,
     state: b.state,
     replica_table: b.replicaTable,
+    // Tributary's load fields (lib/cluster/broker-load.ts): bytes counts the replica table's tail only.
+    replica_count: load?.replicas ?? 0,
+    leader_count: load?.leaders ?? 0,
+    bytes: load?.bytes ?? null,
     configs: related(`${self}/configs`),
     partition_replicas: related(`${self}/partition-replicas`),
   };
@@ -198,8 +203,8 @@ export const adminRoutes: Record<string, RouteHandler> = {
   },
   'GET /v3/clusters/{cluster_id}/brokers': async (req) => {
     const c = await cluster(req);
-    const brokers = await listBrokers();
-    return ok(list('KafkaBrokerList', `${clusterUrl(req, c)}/brokers`, brokers.map((b) => brokerJson(req, c, b))));
+    const [brokers, loads] = await Promise.all([listBrokers(), brokerLoads()]);
+    return ok(list('KafkaBrokerList', `${clusterUrl(req, c)}/brokers`, brokers.map((b) => brokerJson(req, c, b, loads.get(b.brokerId)))));
   },
   'GET /v3/clusters/{cluster_id}/brokers/{broker_id}': async (req) => {
     const c = await cluster(req);
@@ -207,7 +212,7 @@ export const adminRoutes: Record<string, RouteHandler> = {
     const id = intPathParam(req, 'broker_id', notFound);
     const b = (await listBrokers()).find((x) => x.brokerId === id);
     if (!b) throw notFound();
-    return ok(brokerJson(req, c, b));
+    return ok(brokerJson(req, c, b, (await brokerLoads([id])).get(id)));
   },
   'GET /v3/clusters/{cluster_id}/topics': async (req) => {
     const c = await cluster(req);

@@ -701,3 +701,58 @@ export async function addPartitions(
     ...partitions.slice(0, firstChunk).map(put),
   ]).catch((err: unknown) => { throw refused(err, 1); });
 }
+
+// ---- Cluster configs (lib/cluster/cluster-configs.ts) --------------------------------------
+
+// `cluster`/`configs`: the cluster-wide broker configs (Kafka's `--entity-default`), only the ones set.
+const CLUSTER_CONFIGS_KEY = { pk: 'cluster', sk: 'configs' } as const;
+
+/** The cluster configs as stored: only the set ones, and the version a write compares. */
+export interface StoredClusterConfigs {
+  readonly configs: Readonly<Record<string, string>>;
+  /** Bumped by every write; 0 while none was made. */
+  readonly version: number;
+}
+
+/** Reads the set cluster configs (one strongly consistent GetItem); none set and version 0 when the item is absent. */
+export async function readClusterConfigs(): Promise<StoredClusterConfigs> {
+  const out = await db().send(new GetCommand({ TableName: table(), Key: CLUSTER_CONFIGS_KEY, ConsistentRead: true }));
+  return { configs: (out.Item?.configs as Record<string, string> | undefined) ?? {}, version: (out.Item?.version as number | undefined) ?? 0 };
+}
+
+/** Someone else wrote the cluster configs since they were read: the write did nothing. */
+export class ClusterConfigsChanged extends Error {
+  override readonly name = 'ClusterConfigsChanged';
+}
+
+/**
+ * Replaces the set cluster configs.
+ *
+ *   admin A: read (version 4) ── SET x ─────────────── write if version = 4 ✓ (version 5)
+ *   admin B:    read (version 4) ── SET y ─────────────────────── write if version = 4 ✗ → read again
+ *
+ * Condition: the item's version is still `expectVersion` (absent for 0), and the cluster exists.
+ * Effects: `configs` replaced, version + 1, the metadata version bumped (caches of the configs drop them).
+ * Errors: `ClusterConfigsChanged` when another write came first.
+ */
+export async function writeClusterConfigs(configs: Readonly<Record<string, string>>, expectVersion: number): Promise<void> {
+  try {
+    await transactWrite(db(), [
+      bumpVersion(),
+      {
+        Put: {
+          TableName: table(),
+          Item: { ...CLUSTER_CONFIGS_KEY, configs, version: expectVersion + 1 },
+          ...(expectVersion === 0
+            ? { ConditionExpression: 'attribute_not_exists(pk)' }
+            : { ConditionExpression: '#ver = :v', ExpressionAttributeNames: { '#ver': 'version' }, ExpressionAttributeValues: { ':v': expectVersion } }),
+        },
+      },
+    ]);
+  } catch (err) {
+    if (err instanceof ConditionFailed && err.at(1)?.code === 'ConditionalCheckFailed') {
+      throw new ClusterConfigsChanged(`the cluster configs changed since version ${expectVersion} was read`);
+    }
+    throw err;
+  }
+}

@@ -56,6 +56,9 @@ const record = (r: Record<string, unknown>): string => JSON.stringify(r);
 const str = (data: string) => ({ type: 'STRING', data });
 const deepJson = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth);
 
+/** The cluster config the broker routes aim at; no other test file sets it (cluster-configs.test.ts sets and resets the others). */
+const WATCHED_BROKER_CONFIG = 'leader.imbalance.check.interval.seconds';
+
 interface BodyRoute {
   readonly route: string;
   readonly method: 'POST' | 'PUT' | 'PATCH';
@@ -74,6 +77,8 @@ const BODY_ROUTES: readonly BodyRoute[] = [
   { route: 'PUT v3 topic config', method: 'PUT', path: () => v3(`/topics/${T}/configs/retention.ms`), headers: {}, produces: false },
   { route: 'POST v3 configs:alter', method: 'POST', path: () => v3(`/topics/${T}/configs:alter`), headers: {}, produces: false },
   { route: 'PATCH v3 topic (partition count)', method: 'PATCH', path: () => v3(`/topics/${T}`), headers: {}, produces: false },
+  { route: 'PUT v3 broker config', method: 'PUT', path: () => v3(`/broker-configs/${WATCHED_BROKER_CONFIG}`), headers: {}, produces: false },
+  { route: 'POST v3 broker-configs:alter', method: 'POST', path: () => v3('/broker-configs:alter'), headers: {}, produces: false },
 ];
 
 /** Bodies no route accepts, and the statuses they may get. */
@@ -95,7 +100,11 @@ describe('Invariant 7: malformed and mis-shaped bodies, on every route that take
   const cases = BODY_ROUTES.flatMap((route) => BAD_BODIES.map(([what, body, statuses]) => ({ ...route, what, body, statuses })));
 
   it.each(cases)('$route with $what: 4xx, nothing changed', async ({ method, path, headers, body, statuses, produces }) => {
-    const configs = async () => [(await call('GET', v3(`/topics/${T}/configs`))).body.data, (await call('GET', v3(`/topics/${T}`))).body.partitions_count];
+    const configs = async () => [
+      (await call('GET', v3(`/topics/${T}/configs`))).body.data,
+      (await call('GET', v3(`/topics/${T}`))).body.partitions_count,
+      (await call('GET', v3(`/broker-configs/${WATCHED_BROKER_CONFIG}`))).body,
+    ];
     const before = produces ? undefined : await configs();
     if (produces) await expectNothingWritten(() => call(method, path(), body, headers), { status: statuses });
     else {

@@ -5,12 +5,13 @@ import { produceRoutes } from '../../../lib/http/produce-routes.js';
 import { matchRoute, routeKey, ROUTES } from '../../../lib/http/routes.js';
 import { adminRoutes } from '../../../lib/http/v3-admin.js';
 import { rebalanceRoutes } from '../../../lib/http/v3-rebalance.js';
+import { clusterConfigRoutes } from '../../../lib/http/v3-cluster-configs.js';
 import { consumerRoutes } from '../../../lib/http/consumer-routes.js';
 import { groupRoutes } from '../../../lib/http/group-routes.js';
 
 describe('Table: ROUTES', () => {
   it('has a handler for every route in its function, and no handler without a route', () => {
-    const handlers = { admin: { ...adminRoutes, ...rebalanceRoutes }, produce: produceRoutes, fetch: fetchRoutes, groups: { ...consumerRoutes, ...groupRoutes } };
+    const handlers = { admin: { ...adminRoutes, ...clusterConfigRoutes, ...rebalanceRoutes }, produce: produceRoutes, fetch: fetchRoutes, groups: { ...consumerRoutes, ...groupRoutes } };
     for (const r of ROUTES) expect(handlers[r.fn][routeKey(r)], routeKey(r)).toBeTypeOf('function');
     for (const [fn, table] of Object.entries(handlers)) {
       for (const key of Object.keys(table)) {
