@@ -114,6 +114,7 @@ class Balancer {
   /** Targets: every alive broker holds `floor` replicas, `extra` of them one more. */
   private readonly floor: number;
   private readonly extra: number;
+  /** Replica moves of the plan so far, counted as replicaMoves(from, to) summed: a replica moved twice is one copy. */
   private moves = 0;
 
   constructor(brokers: readonly PlanBroker[], private readonly partitions: readonly PlanPartition[], private readonly maxMoves: number) {
@@ -215,10 +216,11 @@ class Balancer {
   }
 
   /**
-   * Goal 2: while some move lowers phi, make the one from the fullest broker to the emptiest that a
-   * partition allows (not already on the emptier broker, rack spread kept), the bytes tie-breaker
-   * choosing the partition. Only phi-lowering moves: without decommissioning brokers or rack
-   * violations, the plan makes exactly phi() moves, the minimum.
+   * Goal 2: move a replica from the fullest broker to the emptiest that a partition allows (not
+   * already on the emptier broker, rack spread kept), goals 3 and 4 choosing the partition. Moves
+   * that lower phi first: without decommissioning brokers or rack violations, the plan makes exactly
+   * phi() moves, the minimum. Where racks block all of those, any move between brokers two or more
+   * apart (each one lowers the sum of squared counts, so this ends).
    */
   balanceCounts(): void {
     const failed = new Map<string, string>();
@@ -228,26 +230,30 @@ class Balancer {
       const empty = load.sort((x, y) => x.c - y.c || x.bytes - y.bytes || x.b - y.b).map(({ b }) => b);
       const parts = this.phiParts();
       const phi = parts.excess - Math.min(this.extra, parts.above);
-      let moved = false;
-      search: for (const o of full) {
-        for (const u of empty) {
-          if (this.count(o) - this.count(u) < 2) break;
-          if (this.phiAfter(parts, o, u) >= phi) continue;
-          const key = `${o}>${u}`;
-          const stamp = `${this.version.get(o)}/${this.version.get(u)}`;
-          if (failed.get(key) === stamp) continue;
-          const pick = this.pickPartition(o, u);
-          if (pick === undefined) {
-            failed.set(key, stamp);
-            continue;
-          }
-          this.move(pick.i, pick.j, u);
-          moved = true;
-          break search;
-        }
-      }
-      if (!moved) return;
+      const pick = this.pickMove(full, empty, failed, (o, u) => this.phiAfter(parts, o, u) < phi)
+        ?? this.pickMove(full, empty, failed, () => true);
+      if (!pick) return;
+      this.move(pick.i, pick.j, pick.u);
     }
+  }
+
+  /** The first pair, fullest and emptiest first, two or more apart and accepted, with a partition to move. */
+  private pickMove(
+    full: readonly number[], empty: readonly number[], failed: Map<string, string>, accept: (o: number, u: number) => boolean,
+  ): { i: number; j: number; u: number } | undefined {
+    for (const o of full) {
+      for (const u of empty) {
+        if (this.count(o) - this.count(u) < 2) break;
+        if (!accept(o, u)) continue;
+        const key = `${o}>${u}`;
+        const stamp = `${this.version.get(o)}/${this.version.get(u)}`;
+        if (failed.get(key) === stamp) continue;
+        const pick = this.pickPartition(o, u);
+        if (pick) return { ...pick, u };
+        failed.set(key, stamp);
+      }
+    }
+    return undefined;
   }
 
   /**
@@ -372,7 +378,8 @@ class Balancer {
     rs[j] = u;
     this.add(u, i);
     this.version.set(u, (this.version.get(u) ?? 0) + 1);
-    this.moves += 1;
+    const from = this.partitions[i]?.replicas ?? [];
+    this.moves += (from.includes(u) ? 0 : 1) - (from.includes(o) ? 0 : 1);
   }
 
   /** Broker b becomes partition i's preferred leader, trading places with the one that was. */
