@@ -20,6 +20,7 @@ import { reconcile } from './election.js';
 import { invalidateMetadata } from './metadata.js';
 import { shrinkForController } from './isr-count.js';
 import { changePartition } from './partition-state.js';
+import { Balancer } from './balancer.js';
 import { completeReassignment, purgeRemoved, reassigning } from './reassignment.js';
 import { stringConfig } from './topic-configs.js';
 
@@ -89,6 +90,9 @@ export class Controller {
   private offlinePartitions = 0;
   private underReplicatedPartitions = 0;
   private movingPartitions = 0;
+  /** Every partition as the last walk left it (the balancer plans on them). */
+  private placed: { topic: string; p: PartitionRecord }[] = [];
+  private readonly balancer = new Balancer();
   private lastWalkAt = 0;
   /**
    * The metadata version the last walk started from: a change since (a topic created, a reassignment
@@ -184,6 +188,10 @@ export class Controller {
         }
         report.scanned = true;
         this.lastWalkAt = now;
+        // The balancer plans on what the walk saw, with the liveness this tick judged.
+        const judged = brokers.map((b) => ({ ...b, state: alive.has(b.brokerId) ? 'alive' as const : 'fenced' as const }));
+        const balance = await this.balancer.pass(lease, judged, this.placed, this.now());
+        if (balance.started > 0 || balance.removed.length > 0) this.scanNeeded = true;
         // Failover time: from the broker's last sign of life to its leaderships moved.
         for (const unseenFor of fencedAt.values()) emitMetric('failoverTimeMs', unseenFor + (this.now() - now));
         // Returning brokers are demoted and reconciled above before they count as alive again.
@@ -300,6 +308,7 @@ export class Controller {
     let offline = 0;
     let underReplicated = 0;
     let moving = 0;
+    const placed: { topic: string; p: PartitionRecord }[] = [];
     for (const name of await coordination.listTopicNames()) {
       const view = await coordination.readTopic(name);
       if (!view || view.topic.state !== 'active') continue;
@@ -337,6 +346,7 @@ export class Controller {
           settled.push({ topic: name, p: await this.advanceMoves(lease, name, next, alive, stores) });
         }
         for (const x of settled) {
+          placed.push(x);
           if (reassigning(x.p) || (x.p.purging?.length ?? 0) > 0) moving++;
           if (x.p.leader < 0) offline++;
           if (x.p.isr.length < x.p.replicas.length) underReplicated++;
@@ -354,6 +364,7 @@ export class Controller {
     this.offlinePartitions = offline;
     this.underReplicatedPartitions = underReplicated;
     this.movingPartitions = moving;
+    this.placed = placed;
     this.walkedVersion = version;
     return elections;
   }

@@ -66,7 +66,7 @@ export function checkTarget(p: PartitionRecord, target: readonly number[], broke
     const b = known.get(r);
     if (!b) throw bad(`broker ${r} is not registered`);
     if (original.includes(r)) continue;
-    if (b.state === 'decommissioning') throw bad(`broker ${r} is being removed`);
+    if (b.decommissioning) throw bad(`broker ${r} is being removed`);
     if ((p.purging ?? none).includes(r)) {
       throw new KafkaError('REASSIGNMENT_IN_PROGRESS', `Broker ${r} is still deleting its old copy of partition ${p.partition}; try again in a few seconds.`);
     }

@@ -50,7 +50,7 @@ function clusterJson(req: ApiRequest, c: ClusterRecord, lease: Lease | undefined
   };
 }
 
-function brokerJson(req: ApiRequest, c: ClusterRecord, b: BrokerRecord, load: BrokerLoad | undefined) {
+export function brokerJson(req: ApiRequest, c: ClusterRecord, b: BrokerRecord, load: BrokerLoad | undefined) {
   const self = `${clusterUrl(req, c)}/brokers/${b.brokerId}`;
   return {
     kind: 'KafkaBroker',
@@ -60,7 +60,8 @@ function brokerJson(req: ApiRequest, c: ClusterRecord, b: BrokerRecord, load: Br
     host: null,
     port: null,
     rack: b.rack,
-    state: b.state,
+    // (a broker being removed keeps its liveness in `state` internally; the API shows the removal)
+    state: b.decommissioning ? 'decommissioning' : b.state,
     replica_table: b.replicaTable,
     // Tributary's load fields (lib/cluster/broker-load.ts): bytes counts the replica table's tail only.
     replica_count: load?.replicas ?? 0,
@@ -191,7 +192,7 @@ export const adminRoutes: Record<string, RouteHandler> = {
       cluster_id: c.clusterId,
       metadata_version: (await cluster(req)).metadataVersion,
       controller: controllerJson(lease),
-      brokers: brokers.map((b) => ({ broker_id: b.brokerId, rack: b.rack, state: b.state })),
+      brokers: brokers.map((b) => ({ broker_id: b.brokerId, rack: b.rack, state: b.decommissioning ? 'decommissioning' : b.state })),
       topics: topics.map((t) => ({
         topic_name: t.topic.name,
         topic_id: t.topic.topicId,

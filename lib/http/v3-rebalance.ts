@@ -1,16 +1,20 @@
 /**
- * REST Proxy v3 routes that change where partitions live: reassignments (Kafka's
- * AlterPartitionReassignments and ListPartitionReassignments, in Confluent's `KafkaReassignment`
- * shape) and leader elections (Kafka's ElectLeaders).
+ * REST Proxy v3 routes that change where partitions live: brokers joining and leaving,
+ * reassignments (Kafka's AlterPartitionReassignments and ListPartitionReassignments, in
+ * Confluent's `KafkaReassignment` shape), leader elections (Kafka's ElectLeaders) and the
+ * self-balancer's status.
  */
 import { z } from 'zod';
 import { HttpError, KafkaError } from '../errors.js';
+import { brokerLoads } from '../cluster/broker-load.js';
+import { addBroker, removeBroker } from '../cluster/brokers.js';
 import { electLeaderOf } from '../cluster/leadership.js';
+import { balancerStatus } from '../cluster/balancer.js';
 import { cancelReassignment, reassigning, startReassignment } from '../cluster/reassignment.js';
 import { describeTopic, listTopics, type TopicDescription } from '../cluster/topics.js';
 import type { ClusterRecord, PartitionRecord } from '../storage/model.js';
 import { intPathParam, parseJson, validate, type ApiRequest, type RouteHandler } from './api.js';
-import { cluster, clusterUrl, crn, list, ok, partitionNotFound, partitionsJson, related } from './v3-admin.js';
+import { brokerJson, cluster, clusterUrl, crn, list, ok, partitionNotFound, partitionsJson, related } from './v3-admin.js';
 
 function reassignmentJson(req: ApiRequest, c: ClusterRecord, topic: string, p: PartitionRecord) {
   const partition = `${clusterUrl(req, c)}/topics/${topic}/partitions/${p.partition}`;
@@ -37,6 +41,7 @@ async function partitionOf(req: ApiRequest): Promise<{ d: TopicDescription; p: P
   return { d, p };
 }
 
+const addBrokerBody = z.object({ broker_id: z.number().int().min(0).optional(), rack: z.string().min(1).max(255).nullable().optional() }).strict();
 const reassignBody = z.object({ replicas: z.array(z.number().int()).min(1) }).strict();
 const electBody = z.object({ election_type: z.enum(['PREFERRED', 'UNCLEAN']).optional() }).strict();
 
@@ -44,6 +49,34 @@ const T = '/v3/clusters/{cluster_id}/topics/{topic_name}';
 const P = `${T}/partitions/{partition_id}`;
 
 export const rebalanceRoutes: Record<string, RouteHandler> = {
+  // Registers a broker (its table: the deployment's in AWS, a new store in the local stack): 201,
+  // or 200 when it was registered already as given. The balancer then moves its share to it.
+  'POST /v3/clusters/{cluster_id}/brokers': async (req) => {
+    const c = await cluster(req);
+    const body = validate(addBrokerBody, req.body.trim() ? parseJson(req.body) : {}, 'broker');
+    const { broker, created } = await addBroker({ ...(body.broker_id !== undefined ? { brokerId: body.broker_id } : {}), ...(body.rack !== undefined ? { rack: body.rack } : {}) });
+    return ok(brokerJson(req, c, broker, (await brokerLoads([broker.brokerId])).get(broker.brokerId)), created ? 201 : 200);
+  },
+  // Removes a broker: 202; its state reads `decommissioning` while the balancer drains it, then it is gone (404).
+  'DELETE /v3/clusters/{cluster_id}/brokers/{broker_id}': async (req) => {
+    const c = await cluster(req);
+    const id = intPathParam(req, 'broker_id', () => new HttpError(404, 404, `Broker ${req.params.broker_id} cannot be found.`));
+    const broker = await removeBroker(id);
+    return ok(brokerJson(req, c, broker, (await brokerLoads([id])).get(id)), 202);
+  },
+  'GET /v3/clusters/{cluster_id}/balancer': async (req) => {
+    const c = await cluster(req);
+    const s = await balancerStatus();
+    return ok({
+      kind: 'KafkaBalancer',
+      metadata: { self: `${clusterUrl(req, c)}/balancer`, resource_name: crn(c, '/balancer') },
+      cluster_id: c.clusterId,
+      status: s.status,
+      moves_done: s.movesDone,
+      moves_total: s.movesTotal,
+      last_plan_at: s.lastPlanAt !== undefined ? new Date(s.lastPlanAt).toISOString() : null,
+    });
+  },
   'GET /v3/clusters/{cluster_id}/topics/-/partitions/-/reassignment': async (req) => {
     const c = await cluster(req);
     return ok(list('KafkaReassignmentList', `${clusterUrl(req, c)}/topics/-/partitions/-/reassignment`, reassignments(req, c, await listTopics())));
@@ -82,7 +115,7 @@ export const rebalanceRoutes: Record<string, RouteHandler> = {
     const [id, action] = (req.params.partition_id ?? '').split(':');
     if (action !== 'elect-leader') throw new HttpError(404, 404, `HTTP 404 Not Found: no route for ${req.method} ${req.path}`);
     const { d } = await partitionOf({ ...req, params: { ...req.params, partition_id: id ?? '' } });
-    const body = validate(electBody, req.body ? parseJson(req.body) : {}, 'leader election');
+    const body = validate(electBody, req.body.trim() ? parseJson(req.body) : {}, 'leader election');
     const next = await electLeaderOf(d.topic.name, Number(id), body.election_type ?? 'PREFERRED');
     return ok((await partitionsJson(req, c, d, [next]))[0]);
   },

@@ -159,7 +159,7 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
 
   let gateway: Gateway | undefined;
   let clusterId = '';
-  const brokers = Array.from({ length: brokerCount }, (_, i) => ({
+  const brokers: LocalState['brokers'][number][] = Array.from({ length: brokerCount }, (_, i) => ({
     brokerId: i + 1, store: brokerStore(i + 1), replicaTable: replicaTableSpec(i + 1, prefix).name, rack: o.racks?.[i] ?? null,
   }));
   function writeState(): void {
@@ -221,6 +221,27 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
     })));
     clusterId = cluster.clusterId;
 
+    /**
+     * `POST /local/brokers/{id}`: a new broker's store — its own DynamoDB Local process with
+     * `isolatedBrokers` — and replica table, followed by the replicator's stream poller. Idempotent.
+     */
+    const addBrokerStore = async (brokerId: number, rack: string | null): Promise<ControlResponse> => {
+      const store = brokerStore(brokerId);
+      const spec = replicaTableSpec(brokerId, prefix);
+      try {
+        if (o.isolatedBrokers && !supervisor.get(store)) {
+          await supervisor.start({ name: store, role: `broker ${brokerId} store`, kind: 'dynamodb', dataDir: storeDir(store), logFile: logFile(store) });
+        }
+        if (!(tablesOf.get(store) ?? []).some((t) => t.name === spec.name)) addTable(store, spec);
+        await ensureTable(spec, endpoint(store));
+        if (!brokers.some((b) => b.brokerId === brokerId)) brokers.push({ brokerId, store, replicaTable: spec.name, rack });
+        poller?.addTable(spec.name, endpoint(store));
+        writeState();
+        return { status: 200, body: { brokerId, replicaTable: spec.name, endpoint: endpoint(store), store } };
+      } catch (err) {
+        return { status: 500, body: { error_code: 500, message: (err as Error).message } };
+      }
+    };
     const afterRestart = async (name: string) => {
       await ensureTables(name);
       invalidateMetadata();
@@ -311,8 +332,14 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
           functions: Object.fromEntries(http.map((name) => [name, handlers?.[name]])) as Record<HttpFunctionName, HttpHandler>,
           maxRequestBytes: Number(process.env.TRIBUTARY_MAX_REQUEST_BYTES ?? 6 * 1024 * 1024),
         }),
-      control: (method, p, query) => control(supervisor, runtime, method, p, query, afterRestart),
+      control: (method, p, query) => {
+        const m = method === 'POST' ? /^\/local\/brokers\/(\d+)$/.exec(p) : null;
+        return m ? addBrokerStore(Number(m[1]), query.get('rack')) : control(supervisor, runtime, method, p, query, afterRestart);
+      },
     });
+    // The admin function creates a new broker's store through this stack (lib/cluster/brokers.ts).
+    env.TRIBUTARY_LOCAL_CONTROL_URL = gateway.url;
+    process.env.TRIBUTARY_LOCAL_CONTROL_URL = gateway.url;
     writeState();
     logger.info({ event: 'local-stack-ready', url: gateway.url, dataDir: dir, brokers: brokerCount, isolated: !!o.isolatedBrokers, lambda: !!runtime }, 'local stack ready');
     return { url: gateway.url, dataDir: dir, stateFile, clusterId, supervisor, env, stop, restart: (name, opts) => restartProcess(name, opts) };

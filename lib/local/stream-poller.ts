@@ -434,7 +434,7 @@ interface ResolvedOptions {
 
 export class StreamPoller {
   private readonly o: ResolvedOptions;
-  private readonly tables: readonly { readonly table: string; readonly endpoint?: string }[];
+  private readonly tables: { readonly table: string; readonly endpoint?: string }[];
   private controller: AbortController | undefined;
   private runners: TableRunner[] = [];
   private readonly loops = new Set<Promise<void>>();
@@ -487,6 +487,17 @@ export class StreamPoller {
     clearTimeout(timer);
     // a table still in its first tick no longer counts as "open at start"
     for (const r of this.runners) r.initialWindow = false;
+  }
+
+  /** Follows one more table (a broker added while running) from now on. */
+  addTable(table: string, endpoint?: string): void {
+    if (this.tables.some((t) => t.table === table && t.endpoint === endpoint)) return;
+    this.tables.push({ table, endpoint });
+    const controller = this.controller;
+    if (!controller) return;
+    const runner = new TableRunner(table, endpoint, this, this.o, controller.signal);
+    this.runners.push(runner);
+    this.track(runner.run(() => undefined));
   }
 
   /**

@@ -756,3 +756,87 @@ export async function writeClusterConfigs(configs: Readonly<Record<string, strin
     throw err;
   }
 }
+
+// ---- Brokers joining and leaving (lib/cluster/brokers.ts) -----------------------------------
+
+/** The broker is not registered (or no longer): the write did nothing. */
+export class UnknownBroker extends Error {
+  override readonly name = 'UnknownBroker';
+}
+
+/**
+ * Marks a broker for removal (the balancer drains it, then the controller deregisters it).
+ * Condition: the broker is registered. Effects: `decommissioning` set; the metadata version
+ * bumped. Idempotent. Errors: `UnknownBroker`.
+ */
+export async function markDecommissioning(brokerId: number): Promise<void> {
+  try {
+    await transactWrite(db(), [
+      bumpVersion(),
+      {
+        Update: {
+          TableName: table(), Key: { pk: 'brokers', sk: String(brokerId) },
+          UpdateExpression: 'SET decommissioning = :t', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':t': true },
+        },
+      },
+    ]);
+  } catch (err) {
+    if (err instanceof ConditionFailed && err.at(1)?.code === 'ConditionalCheckFailed') throw new UnknownBroker(`broker ${brokerId} is not registered`);
+    throw err;
+  }
+}
+
+/**
+ * Deregisters a drained broker. Condition: the lease is the caller's, and the broker is still
+ * being decommissioned. Effects: its item deleted; the metadata version bumped. Returns false when
+ * the broker is gone already or not decommissioning. Errors: `LeaseLost`.
+ */
+export async function deregisterBroker(lease: Lease, brokerId: number): Promise<boolean> {
+  try {
+    await transactWrite(db(), [
+      leaseCheck(lease),
+      bumpVersion(),
+      {
+        Delete: {
+          TableName: table(), Key: { pk: 'brokers', sk: String(brokerId) },
+          ConditionExpression: 'decommissioning = :t', ExpressionAttributeValues: { ':t': true },
+        },
+      },
+    ]);
+    return true;
+  } catch (err) {
+    if (err instanceof ConditionFailed && err.at(0)?.code === 'ConditionalCheckFailed') throw new LeaseLost('the controller lease was lost');
+    if (err instanceof ConditionFailed && err.at(2)?.code === 'ConditionalCheckFailed') return false;
+    throw err;
+  }
+}
+
+// ---- The balancer's status (lib/cluster/balancer.ts) ----------------------------------------
+
+const BALANCER_KEY = { pk: 'cluster', sk: 'balancer' } as const;
+
+export interface BalancerStatus {
+  readonly status: 'IDLE' | 'PLANNING' | 'MOVING';
+  /** Replica moves completed since the current plan began. */
+  readonly movesDone: number;
+  /** Replica moves the current plan holds (done and to do). */
+  readonly movesTotal: number;
+  /** When the balancer last planned (ms since epoch). */
+  readonly lastPlanAt?: number;
+}
+
+/** The balancer's status as last written (IDLE, nothing planned, when never). */
+export async function readBalancerStatus(): Promise<BalancerStatus> {
+  const out = await db().send(new GetCommand({ TableName: table(), Key: BALANCER_KEY, ConsistentRead: true }));
+  return out.Item ? strip<BalancerStatus>(out.Item) : { status: 'IDLE', movesDone: 0, movesTotal: 0 };
+}
+
+/** Writes the balancer's status. Condition: the lease is the caller's. Errors: `LeaseLost`. */
+export async function writeBalancerStatus(lease: Lease, status: BalancerStatus): Promise<void> {
+  try {
+    await transactWrite(db(), [leaseCheck(lease), { Put: { TableName: table(), Item: { ...BALANCER_KEY, ...status } } }]);
+  } catch (err) {
+    if (err instanceof ConditionFailed && err.at(0)?.code === 'ConditionalCheckFailed') throw new LeaseLost('the controller lease was lost');
+    throw err;
+  }
+}

@@ -10,7 +10,7 @@ export interface ClusterRecord {
   readonly createdAt: string;
 }
 
-export type BrokerState = 'alive' | 'fenced' | 'decommissioning';
+export type BrokerState = 'alive' | 'fenced';
 
 export interface BrokerRecord {
   readonly brokerId: number;
@@ -20,6 +20,11 @@ export interface BrokerRecord {
   readonly endpoint?: string;
   readonly rack: string | null;
   readonly state: BrokerState;
+  /**
+   * Set by a request to remove the broker (DELETE .../brokers/{id}): the balancer moves every
+   * replica off it, then the controller deregisters it. Liveness (`state`) is judged as for any broker.
+   */
+  readonly decommissioning?: boolean;
   readonly lastSeenAt?: number;
   /**
    * The incarnation of its store's contents, as the controller last accounted for them. A store

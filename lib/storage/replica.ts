@@ -4,7 +4,7 @@
  * offset return the batch that holds it first). The only module that reads or writes them.
  */
 import { randomUUID } from 'node:crypto';
-import { BatchGetCommand, BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamo } from './clients.js';
@@ -1047,4 +1047,21 @@ export async function batchBoundsBelow(store: ReplicaStoreRef, tp: string, fromO
     start = res.LastEvaluatedKey;
   } while (start);
   return out;
+}
+
+/**
+ * Deletes every item of a broker's replica table (a removed broker's, once nothing refers to it), a
+ * page of keys at a time. Returns the items deleted.
+ */
+export async function emptyStore(store: ReplicaStoreRef): Promise<number> {
+  let deleted = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await client(store).send(new ScanCommand({ TableName: store.replicaTable, ProjectionExpression: 'tp, #o', ExpressionAttributeNames: { '#o': 'off' }, ExclusiveStartKey: start }));
+    const keys = out.Items ?? [];
+    await batchWriteAll(store, keys.map((Key) => ({ DeleteRequest: { Key } })));
+    deleted += keys.length;
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return deleted;
 }
