@@ -22,6 +22,7 @@ export const MULTI_PROCESS_FILES = [
   'test/integration/controller/walk.test.ts',
   'test/integration/replication/liveness.test.ts',
   'test/integration/controller/wake.test.ts',
+  'test/integration/cluster/rebalance-live.test.ts',
 ];
 
 export default defineConfig({

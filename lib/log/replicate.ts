@@ -16,6 +16,7 @@ import { topicPartitionKey, type BatchRecord, type FollowerProgress, type Partit
 import { advanceHighWatermark, batchStartAt, copyBatches, listProducerStates, queryBatches, readHead, readProducerStates, setRole, tailStartOf, truncateLog, type ProducerStateWrite, type ReplicaStoreRef } from '../storage/replica.js';
 import { applyBatch, truncateState, type ProducerState } from './producer-state.js';
 import { commitFromMemory } from './fast-commit.js';
+import { paceReassignment } from './throttle.js';
 import { highWatermarkMoved } from './hw-signal.js';
 import { ConditionFailed, MAX_TRANSACTION_ITEMS } from '../storage/transact.js';
 
@@ -24,9 +25,9 @@ const COPY_BYTES = 3_000_000;
 
 export type CopyOutcome =
   /** The follower holds everything the leader had when the step began. */
-  | { readonly kind: 'caught-up'; readonly followerLeo: number; readonly leaderLeo: number }
-  /** Batches were copied; more may remain. */
-  | { readonly kind: 'copied'; readonly followerLeo: number; readonly leaderLeo: number }
+  | { readonly kind: 'caught-up'; readonly followerLeo: number; readonly leaderLeo: number; readonly bytes?: number }
+  /** Batches were copied (`bytes` of them); more may remain. */
+  | { readonly kind: 'copied'; readonly followerLeo: number; readonly leaderLeo: number; readonly bytes?: number }
   /** Another copier moved the follower first: nothing was written. */
   | { readonly kind: 'lost-race' }
   /** The follower is empty, wiped, or behind the leader's log start: it needs a full sync. */
@@ -198,9 +199,10 @@ export async function copyStep(leader: ReplicaStoreRef, follower: ReplicaStoreRe
     if (err instanceof ConditionFailed) return { kind: 'lost-race' };
     throw err;
   }
+  const bytes = batches.reduce((n, b) => n + b.sizeBytes, 0);
   return newLeo >= lHead.leo
-    ? { kind: 'caught-up', followerLeo: newLeo, leaderLeo: lHead.leo }
-    : { kind: 'copied', followerLeo: newLeo, leaderLeo: lHead.leo };
+    ? { kind: 'caught-up', followerLeo: newLeo, leaderLeo: lHead.leo, bytes }
+    : { kind: 'copied', followerLeo: newLeo, leaderLeo: lHead.leo, bytes };
 }
 
 /** The follower's producer states after `batches`, derived from the batches themselves (as Kafka rebuilds them). */
@@ -269,7 +271,9 @@ const reconciledWith = (h: ReplicaHead, leaderEpoch: number): boolean =>
   h.role === 'follower' && h.leaderEpoch === leaderEpoch && h.syncEpoch === leaderEpoch && h.snapshotting === undefined;
 
 /** Copies to one follower until it holds `target` (or the leader's end), the deadline passes, or it cannot progress. */
-async function catchUp(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string, target: number, o: ReplicateOptions, leaderHead: ReplicaHead): Promise<FollowerResult> {
+async function catchUp(
+  leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string, target: number, o: ReplicateOptions, leaderHead: ReplicaHead, throttled = false,
+): Promise<FollowerResult> {
   let leo: number | undefined;
   let told = false;
   try {
@@ -277,10 +281,12 @@ async function catchUp(leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: s
       // The leader's head was just read: the first step need not read it again.
       const out = await copyStep(leader, follower, tp, step === 0 ? leaderHead : undefined);
       if (out.kind === 'caught-up' || out.kind === 'copied') leo = out.followerLeo;
+      if (throttled && (out.kind === 'caught-up' || out.kind === 'copied')) await paceReassignment(out.bytes ?? 0, o.deadline);
       if (out.kind === 'caught-up' && out.followerLeo >= target) break;
       if (out.kind === 'needs-snapshot') {
         const lost = { brokerId: follower.brokerId, lostLog: true, error: new KafkaError('REPLICA_NOT_AVAILABLE', `follower ${follower.brokerId} needs a full sync`) };
         if (!o.fullSync || !(await o.fullSync(leader, follower, tp))) return lost;
+        if (throttled) await paceReassignment((await readHead(follower, tp))?.tailBytes ?? 0, o.deadline);
         // (a full sync that fails on the leader's side surfaces as a store error of this follower's
         // sync; the follower is out of the ISR already, having lost its log)
         continue;
@@ -399,7 +405,8 @@ export async function replicate(topic: string, topicId: string, partition: numbe
   const followers = state.replicas.filter((b) => b !== state.leader && (!isrOnly || state.isr.includes(b) || lHead.joining.includes(b)));
   let results: FollowerResult[];
   try {
-    results = await Promise.all(followers.map(async (b) => catchUp(leader, await replicaStore(b), tp, target, o, lHead)));
+    // Replicas a reassignment adds copy at the cluster's replication throttle; the ISR never waits on it.
+    results = await Promise.all(followers.map(async (b) => catchUp(leader, await replicaStore(b), tp, target, o, lHead, state.addingReplicas?.includes(b) ?? false)));
   } catch (err) {
     // The leader failed mid-copy: no ISR change, no high watermark move — a store failure of the leader.
     throw err instanceof LeaderUnavailable ? err.cause : err;

@@ -1,0 +1,156 @@
+/**
+ * The cluster changing shape under load, end to end over HTTP, on a stack with isolated broker
+ * stores, controller loops and the HTTP functions in Lambda-fidelity mode: idempotent acks=all
+ * producers on every partition and a reader per partition run throughout while a broker is added
+ * (3 → 4), another removed, and the topic grown. No acknowledged record may be lost or
+ * duplicated, no reader may see a gap or a rewind, and the partitions must end balanced.
+ * Produce latency before and during the move is reported (measured, not asserted).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
+
+let c: FaultCluster;
+beforeAll(async () => {
+  c = await startFaultCluster({ brokers: 3, isolatedBrokers: true, controllers: 2, env: { TRIBUTARY_STORE_TIMEOUT_MS: '30000' } });
+}, 180_000);
+afterAll(async () => {
+  await c?.stop();
+});
+
+const TOPIC = 'live';
+
+interface Sent { readonly partition: number; readonly seq: number; readonly value: string; readonly offset: number; readonly ms: number; readonly at: number }
+
+/** One idempotent producer per partition: a record is retried with its sequence until acknowledged, so it is written exactly once. */
+function startProducers(partitions: () => number) {
+  let running = true;
+  const sent: Sent[] = [];
+  let failures = 0;
+  const loops: Promise<void>[] = [];
+  const started = new Set<number>();
+  const loop = async (p: number) => {
+    const init = await c.call('POST', c.v3('/producers'), {});
+    const { producer_id: id, producer_epoch: epoch } = init.body as { producer_id: number; producer_epoch: number };
+    for (let seq = 0; running; ) {
+      const value = `p${p}-${seq}`;
+      const t0 = Date.now();
+      const r = await c.call('POST', c.v3(`/topics/${TOPIC}/records?acks=all&producer_id=${id}&producer_epoch=${epoch}`), { partition_id: p, value: { type: 'STRING', data: value }, sequence: seq }).catch(() => ({ status: 0, body: undefined }));
+      if (r.status === 200) {
+        sent.push({ partition: p, seq, value, offset: r.body.offset, ms: Date.now() - t0, at: t0 });
+        seq++;
+      } else {
+        failures++;
+        await new Promise((res) => setTimeout(res, 50));
+      }
+    }
+  };
+  const ensure = () => {
+    for (let p = 0; p < partitions(); p++) if (!started.has(p)) {
+      started.add(p);
+      loops.push(loop(p));
+    }
+  };
+  ensure();
+  return { sent, ensure, get failures() { return failures; }, async stop() { running = false; await Promise.all(loops); } };
+}
+
+/** A reader per partition following the log from offset 0: every record it sees must be the next offset. */
+function startReaders(partitions: () => number) {
+  let running = true;
+  const seen = new Map<number, { offset: number; value: string }[]>();
+  const anomalies: string[] = [];
+  const loops: Promise<void>[] = [];
+  const loop = async (p: number) => {
+    const mine: { offset: number; value: string }[] = [];
+    seen.set(p, mine);
+    let next = 0;
+    while (running) {
+      const r = await c.call('GET', c.v3(`/topics/${TOPIC}/partitions/${p}/records?offset=${next}&max_bytes=65536`)).catch(() => ({ status: 0, body: undefined }));
+      const records = r.status === 200 ? (r.body?.data ?? r.body?.records ?? []) as { offset: number; value?: { data?: string } }[] : [];
+      for (const rec of records) {
+        if (rec.offset !== next) anomalies.push(`p${p}: expected offset ${next}, read ${rec.offset} (${rec.offset > next ? 'gap' : 'rewind'})`);
+        mine.push({ offset: rec.offset, value: String(rec.value?.data ?? '') });
+        next = rec.offset + 1;
+      }
+      if (records.length === 0) await new Promise((res) => setTimeout(res, 100));
+    }
+  };
+  const ensure = () => {
+    for (let p = 0; p < partitions(); p++) if (!seen.has(p)) loops.push(loop(p));
+  };
+  ensure();
+  return { seen, anomalies, ensure, async stop() { running = false; await Promise.all(loops); } };
+}
+
+const p99 = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(s.length * 0.99))] ?? 0;
+};
+
+async function replicaCounts(): Promise<Record<number, number>> {
+  const r = await c.call('GET', c.v3('/brokers'));
+  return Object.fromEntries((r.body.data as { broker_id: number; replica_count: number }[]).map((b) => [b.broker_id, b.replica_count]));
+}
+
+const balancerIdle = async () => {
+  const b = await c.call('GET', c.v3('/balancer'));
+  const moving = await c.call('GET', c.v3('/topics/-/partitions/-/reassignment'));
+  return b.body?.status === 'IDLE' && moving.body?.data?.length === 0;
+};
+
+describe('Rebalancing under load', () => {
+  it('3 → 4 brokers, then one removed, then the topic grown: nothing lost or duplicated, no gap or rewind, balanced', async () => {
+    let partitions = 12;
+    expect((await c.call('POST', c.v3('/topics'), { topic_name: TOPIC, partitions_count: partitions, replication_factor: 3 })).status).toBe(201);
+    const producers = startProducers(() => partitions);
+    const readers = startReaders(() => partitions);
+    await c.until('records flowing on every partition', async () => new Set(producers.sent.map((s) => s.partition)).size === partitions, 60_000);
+    await new Promise((r) => setTimeout(r, 5000));
+    const before = producers.sent.map((s) => s.ms);
+
+    // 3 → 4 brokers: the new broker's store starts, and the balancer moves its share to it.
+    const moveStart = Date.now();
+    const added = await c.call('POST', c.v3('/brokers'), {});
+    expect(added.status).toBe(201);
+    expect(added.body.broker_id).toBe(4);
+    expect(((await c.call('GET', '/local/processes')).body.processes as { name: string }[]).map((x) => x.name)).toContain('broker-4');
+    await c.until('the balancer to move replicas to broker 4', async () => (await replicaCounts())[4] === 9 && (await balancerIdle()), 120_000);
+    const moveMs = Date.now() - moveStart;
+    const during = producers.sent.filter((s) => s.at >= moveStart && s.at <= moveStart + moveMs).map((s) => s.ms);
+    expect(await replicaCounts()).toEqual({ 1: 9, 2: 9, 3: 9, 4: 9 });
+
+    // One removed (not the last id): drained, then gone.
+    expect((await c.call('DELETE', c.v3('/brokers/2'))).status).toBe(202);
+    await c.until('broker 2 drained and removed', async () => (await c.call('GET', c.v3('/brokers/2'))).status === 404 && (await balancerIdle()), 120_000);
+    expect(await replicaCounts()).toEqual({ 1: 12, 3: 12, 4: 12 });
+
+    // The live topic grows: producers and readers take the new partitions on.
+    const grown = await c.call('PATCH', c.v3(`/topics/${TOPIC}`), { partitions_count: 16 });
+    expect(grown.status).toBe(200);
+    partitions = 16;
+    producers.ensure();
+    readers.ensure();
+    await c.until('records on the new partitions', async () => new Set(producers.sent.map((s) => s.partition)).size === 16, 60_000);
+    await c.until('the balancer at rest', balancerIdle, 60_000);
+
+    await producers.stop();
+    // Readers catch up with everything acknowledged.
+    const last = new Map<number, number>();
+    for (const s of producers.sent) last.set(s.partition, Math.max(last.get(s.partition) ?? -1, s.offset));
+    await c.until('readers caught up', async () => [...last].every(([p, o]) => (readers.seen.get(p)?.at(-1)?.offset ?? -1) >= o), 60_000);
+    await readers.stop();
+
+    expect(readers.anomalies).toEqual([]);
+    for (const [p, records] of readers.seen) {
+      const values = records.map((r) => r.value);
+      expect(new Set(values).size, `p${p}: a value read twice`).toBe(values.length);
+      const acked = producers.sent.filter((s) => s.partition === p);
+      for (const s of acked) expect(records[s.offset]?.value, `p${p} offset ${s.offset}`).toBe(s.value);
+      // Exactly once: every sequence of the partition's producer in order, none twice.
+      expect(values, `p${p}`).toEqual(acked.map((s) => s.value));
+    }
+    const counts = Object.values(await replicaCounts());
+    expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1);
+    console.log(`rebalance under load: ${producers.sent.length} records acknowledged (${producers.failures} retries); 3 → 4 brokers moved in ${moveMs} ms; produce p99 ${p99(before)} ms before the move (n=${before.length}), ${p99(during)} ms during it (n=${during.length})`);
+  }, 600_000);
+});
