@@ -71,7 +71,10 @@ export class TributaryCluster extends Construct {
   readonly settings: ResolvedProps;
   /** The coordination table (Kafka's ZooKeeper / KRaft quorum). */
   readonly coordinationTable: dynamodb.Table;
-  /** One replica table per broker: `replicaTables[i]` is broker `i + 1`'s. */
+  /**
+   * One replica table per broker: `replicaTables[i]` is broker `settings.brokerIds[i]`'s (with a
+   * count, broker `i + 1`'s). A table's construct id is `Broker<id>Table`, whatever the list.
+   */
   readonly replicaTables: readonly dynamodb.Table[];
   /** Large batches (`data/`), snapshots (`snapshots/`) and segments. */
   readonly bucket: s3.Bucket;
@@ -102,8 +105,8 @@ export class TributaryCluster extends Construct {
 
     const coordination = coordinationTableSpec(p.tablePrefix);
     this.coordinationTable = this.table('CoordinationTable', coordination, p);
-    const brokers = Array.from({ length: p.brokers }, (_, i) => ({
-      brokerId: i + 1, replicaTable: replicaTableSpec(i + 1, p.tablePrefix).name, rack: p.racks[i] ?? null,
+    const brokers = p.brokerIds.map((brokerId, i) => ({
+      brokerId, replicaTable: replicaTableSpec(brokerId, p.tablePrefix).name, rack: p.racks[i] ?? null,
     }));
     this.replicaTables = brokers.map((b) => this.table(`Broker${b.brokerId}Table`, replicaTableSpec(b.brokerId, p.tablePrefix), p));
     this.bucket = this.dataBucket(p);

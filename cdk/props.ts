@@ -13,12 +13,22 @@ export type ApiAuthorization = 'iam' | 'none';
 
 export interface TributaryClusterProps {
   /**
-   * Number of brokers: one replica table each, ids 1..N.
+   * The brokers, one replica table each (`<prefix>-broker-<id>`): a count N means ids 1..N; a
+   * list names the ids (1 to 64 distinct integers from 0 to 2^31 - 1), so a cluster can grow by
+   * an id and lose any broker, not only the last. `3` and `[1, 2, 3]` deploy the same template.
+   *
+   * Adding a broker: add its id, deploy, then register it (`POST /v3/clusters/{c}/brokers`
+   * `{"broker_id": id}`). Removing one: `DELETE /v3/clusters/{c}/brokers/{id}`, wait until it is
+   * gone (its GET answers 404), then drop the id and deploy. Dropping an id removes its table
+   * from the stack, but with the default `removalPolicy` (RETAIN_ON_UPDATE_OR_DELETE) the table
+   * itself is retained, not deleted: delete `<prefix>-broker-<id>` by hand once the broker was
+   * removed (the controller emptied it when it deregistered the broker).
    * @default 3
    */
-  readonly brokers?: number;
+  readonly brokers?: number | readonly number[];
   /**
-   * Each broker's rack (Kafka's `broker.rack`), by position: `racks[0]` is broker 1's.
+   * Each broker's rack (Kafka's `broker.rack`), by position in `brokers`: with a count `racks[0]`
+   * is broker 1's, with a list `racks[i]` is the rack of `brokers[i]`.
    * @default - no racks
    */
   readonly racks?: readonly string[];
@@ -139,7 +149,11 @@ const MONITORING: readonly Monitoring[] = ['full', 'essential', 'none'];
 
 /** Every prop with its default applied. */
 export interface ResolvedProps {
+  /** How many brokers: `brokerIds.length`. */
   readonly brokers: number;
+  /** The broker ids, ascending (a count N: 1..N). */
+  readonly brokerIds: readonly number[];
+  /** `racks[i]` is broker `brokerIds[i]`'s. */
   readonly racks: readonly (string | null)[];
   readonly tablePrefix: string;
   readonly apiType: ApiType;
@@ -162,6 +176,8 @@ export interface ResolvedProps {
 }
 
 export const MAX_BROKERS = 64;
+/** Kafka's broker ids are 32-bit signed integers; the admin API refuses larger ones too. */
+export const MAX_BROKER_ID = 2 ** 31 - 1;
 const MAX_PREFIX = 200;
 const PREFIX_PATTERN = /^[a-zA-Z0-9_.-]+$/;
 const EMAIL_PATTERN = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
@@ -175,18 +191,7 @@ export function defaultTablePrefix(scope: Construct): string {
 
 /** Applies the defaults and validates; throws on the first invalid prop. */
 export function resolveProps(scope: Construct, p: TributaryClusterProps = {}): ResolvedProps {
-  const brokers = p.brokers ?? 3;
-  if (!isInt(brokers) || brokers < 1 || brokers > MAX_BROKERS) {
-    throw new Error(`brokers must be an integer from 1 to ${MAX_BROKERS}, got ${String(p.brokers)}`);
-  }
-  if (p.racks !== undefined) {
-    if (p.racks.length !== brokers) {
-      throw new Error(`racks must have one entry per broker: got ${p.racks.length} racks for ${brokers} brokers`);
-    }
-    p.racks.forEach((rack, i) => {
-      if (typeof rack !== 'string' || rack.trim() === '') throw new Error(`racks[${i}] (broker ${i + 1}) must be a non-empty string`);
-    });
-  }
+  const { brokerIds, racks } = resolveBrokers(p.brokers ?? 3, p.racks);
   const tablePrefix = p.tablePrefix ?? defaultTablePrefix(scope);
   if (Token.isUnresolved(tablePrefix)) {
     throw new Error('tablePrefix must be a literal string, not a token: table names are written into the controller\'s broker list at synth time');
@@ -237,8 +242,9 @@ export function resolveProps(scope: Construct, p: TributaryClusterProps = {}): R
     throw new Error('deletionProtection cannot be true with removalPolicy DESTROY: the tables could not be deleted with the stack');
   }
   return {
-    brokers,
-    racks: Array.from({ length: brokers }, (_, i) => p.racks?.[i] ?? null),
+    brokers: brokerIds.length,
+    brokerIds,
+    racks,
     tablePrefix,
     apiType,
     authorization,
@@ -258,4 +264,39 @@ export function resolveProps(scope: Construct, p: TributaryClusterProps = {}): R
     alarmTopic: p.alarmTopic,
     monitoring,
   };
+}
+
+/**
+ * The broker ids (a count N: 1..N; a list: its ids) and each one's rack, sorted by id so the
+ * same brokers in another order deploy the same template and broker list.
+ */
+function resolveBrokers(brokers: number | readonly number[], racks: readonly string[] | undefined): { brokerIds: number[]; racks: (string | null)[] } {
+  let ids: number[];
+  if (Array.isArray(brokers)) {
+    const list = brokers as readonly unknown[];
+    if (list.length < 1 || list.length > MAX_BROKERS) {
+      throw new Error(`brokers must list 1 to ${MAX_BROKERS} broker ids, got ${list.length}`);
+    }
+    list.forEach((id, i) => {
+      if (!isInt(id) || id < 0 || id > MAX_BROKER_ID) throw new Error(`brokers[${i}] must be a broker id, an integer from 0 to ${MAX_BROKER_ID}, got ${String(id)}`);
+    });
+    ids = list as number[];
+    const twice = ids.find((id, i) => ids.indexOf(id) !== i);
+    if (twice !== undefined) throw new Error(`brokers must list distinct ids: ${twice} appears more than once`);
+  } else {
+    if (!isInt(brokers) || brokers < 1 || brokers > MAX_BROKERS) {
+      throw new Error(`brokers must be an integer from 1 to ${MAX_BROKERS} or a list of broker ids, got ${String(brokers)}`);
+    }
+    ids = Array.from({ length: brokers }, (_, i) => i + 1);
+  }
+  if (racks !== undefined) {
+    if (racks.length !== ids.length) {
+      throw new Error(`racks must have one entry per broker: got ${racks.length} racks for ${ids.length} brokers`);
+    }
+    racks.forEach((rack, i) => {
+      if (typeof rack !== 'string' || rack.trim() === '') throw new Error(`racks[${i}] (broker ${ids[i]}) must be a non-empty string`);
+    });
+  }
+  const brokersWithRacks = ids.map((id, i) => ({ id, rack: racks?.[i] ?? null })).sort((a, b) => a.id - b.id);
+  return { brokerIds: brokersWithRacks.map((b) => b.id), racks: brokersWithRacks.map((b) => b.rack) };
 }

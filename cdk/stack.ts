@@ -1,6 +1,7 @@
 /**
  * The deployable stack: one TributaryCluster plus the outputs a user needs, configured from CDK
- * context (`-c brokers=5 -c apiType=rest ...`) so the same app serves AWS and LocalStack.
+ * context (`-c brokers=5` or `-c brokers=1,2,4`, `-c apiType=rest ...`) so the same app serves
+ * AWS and LocalStack.
  */
 import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Node } from 'constructs';
@@ -55,20 +56,35 @@ const REMOVAL_POLICIES: Readonly<Record<string, RemovalPolicy>> = {
 };
 
 /**
- * The cluster's props from context: `brokers`, `racks` (comma-separated), `tablePrefix`,
- * `apiType` (http|rest), `authorization` (iam|none), `removalPolicy`
- * (retain-on-update-or-delete|retain|destroy), `deletionProtection` (true|false), `alarmEmail`,
- * `monitoring` (full|essential|none), `s3ForcePathStyle` (true|false), `throttlingRateLimit`,
- * `throttlingBurstLimit`.
+ * Context `brokers`: a count (`3`), or broker ids (`1,2,4`; a single id as `'[7]'`; or a list in
+ * cdk.json). Values are not checked here: resolveProps says what is wrong with them.
+ */
+function brokersFromContext(node: Node): number | number[] | undefined {
+  const v: unknown = node.tryGetContext('brokers');
+  if (Array.isArray(v)) return v.map(Number);
+  const text = ctx(node, 'brokers')?.trim();
+  if (text === undefined) return undefined;
+  const bracketed = /^\[.*\]$/.test(text);
+  if (!bracketed && !text.includes(',')) return Number(text);
+  const inner = bracketed ? text.slice(1, -1) : text;
+  return inner.trim() === '' ? [] : inner.split(',').map((id) => (id.trim() === '' ? Number.NaN : Number(id)));
+}
+
+/**
+ * The cluster's props from context: `brokers` (a count or ids: `3`, `1,2,4`), `racks`
+ * (comma-separated, one per broker in `brokers` order), `tablePrefix`, `apiType` (http|rest),
+ * `authorization` (iam|none), `removalPolicy` (retain-on-update-or-delete|retain|destroy),
+ * `deletionProtection` (true|false), `alarmEmail`, `monitoring` (full|essential|none),
+ * `s3ForcePathStyle` (true|false), `throttlingRateLimit`, `throttlingBurstLimit`.
  */
 export function clusterPropsFromContext(node: Node): TributaryClusterProps {
-  const brokers = ctx(node, 'brokers');
+  const brokers = brokersFromContext(node);
   const removal = ctx(node, 'removalPolicy');
   if (removal !== undefined && REMOVAL_POLICIES[removal] === undefined) {
     throw new Error(`context removalPolicy must be one of ${Object.keys(REMOVAL_POLICIES).join(', ')}, got '${removal}'`);
   }
   const props: TributaryClusterProps = {
-    ...(brokers !== undefined ? { brokers: Number(brokers) } : {}),
+    ...(brokers !== undefined ? { brokers } : {}),
     ...(ctx(node, 'racks') !== undefined ? { racks: (ctx(node, 'racks') as string).split(',').map((r) => r.trim()) } : {}),
     ...(ctx(node, 'tablePrefix') !== undefined ? { tablePrefix: ctx(node, 'tablePrefix') } : {}),
     ...(ctx(node, 'apiType') !== undefined ? { apiType: ctx(node, 'apiType') as ApiType } : {}),

@@ -19,7 +19,7 @@ const prefix = `broker-list-${randomUUID().slice(0, 8)}`;
 const previousTable = process.env.TRIBUTARY_COORDINATION_TABLE;
 
 /** Does what the deployed custom resource does: its PutItem, as synthesized. */
-async function deploy(brokers: number, racks: string[]): Promise<void> {
+async function deploy(brokers: number | number[], racks: string[]): Promise<void> {
   const [[, props]] = resourcesOf(synth({ brokers, racks, tablePrefix: prefix }), 'Custom::AWS') as [[string, any]];
   const call = JSON.parse(props.Create) as { parameters: ConstructorParameters<typeof PutItemCommand>[0] };
   await dynamo().send(new PutItemCommand(call.parameters));
@@ -61,5 +61,13 @@ describe('Function: registerDeployedBrokers', () => {
     await deploy(4, ['a', 'b', 'c', 'd']);
     await registerDeployedBrokers();
     expect((await listBrokers()).map((b) => b.brokerId)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('registers a listed id with its table, and deregisters none that left the list (DELETE .../brokers/{id} removes a broker)', async () => {
+    await deploy([1, 2, 4, 6], ['a', 'b', 'd', 'f']);
+    await registerDeployedBrokers();
+    const brokers = await listBrokers();
+    expect(brokers.map((b) => b.brokerId)).toEqual([1, 2, 3, 4, 6]);
+    expect(brokers.find((b) => b.brokerId === 6)).toMatchObject({ replicaTable: `${prefix}-broker-6`, rack: 'f' });
   });
 });

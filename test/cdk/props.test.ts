@@ -10,10 +10,20 @@ const build = (props: TributaryClusterProps) => () => new TributaryCluster(new S
 
 describe('TributaryCluster: props', () => {
   it.each([
-    [{ brokers: 0 }, 'brokers must be an integer from 1 to 64, got 0'],
-    [{ brokers: 65 }, 'brokers must be an integer from 1 to 64, got 65'],
-    [{ brokers: 2.5 }, 'brokers must be an integer from 1 to 64, got 2.5'],
-    [{ brokers: Number.NaN }, 'brokers must be an integer from 1 to 64, got NaN'],
+    [{ brokers: 0 }, 'brokers must be an integer from 1 to 64 or a list of broker ids, got 0'],
+    [{ brokers: 65 }, 'brokers must be an integer from 1 to 64 or a list of broker ids, got 65'],
+    [{ brokers: 2.5 }, 'brokers must be an integer from 1 to 64 or a list of broker ids, got 2.5'],
+    [{ brokers: Number.NaN }, 'brokers must be an integer from 1 to 64 or a list of broker ids, got NaN'],
+    [{ brokers: '3' as never }, 'brokers must be an integer from 1 to 64 or a list of broker ids, got 3'],
+    [{ brokers: [] }, 'brokers must list 1 to 64 broker ids, got 0'],
+    [{ brokers: Array.from({ length: 65 }, (_, i) => i) }, 'brokers must list 1 to 64 broker ids, got 65'],
+    [{ brokers: [1, -2] }, 'brokers[1] must be a broker id, an integer from 0 to 2147483647, got -2'],
+    [{ brokers: [1.5] }, 'brokers[0] must be a broker id, an integer from 0 to 2147483647, got 1.5'],
+    [{ brokers: [2 ** 31] }, 'brokers[0] must be a broker id, an integer from 0 to 2147483647, got 2147483648'],
+    [{ brokers: [1, Number.NaN] }, 'brokers[1] must be a broker id, an integer from 0 to 2147483647, got NaN'],
+    [{ brokers: [1, 4, 2, 4] }, 'brokers must list distinct ids: 4 appears more than once'],
+    [{ brokers: [1, 2, 4], racks: ['a', 'b'] }, 'racks must have one entry per broker: got 2 racks for 3 brokers'],
+    [{ brokers: [1, 2, 4], racks: ['a', 'b', ''] }, 'racks[2] (broker 4) must be a non-empty string'],
     [{ brokers: 3, racks: ['a', 'b'] }, 'racks must have one entry per broker: got 2 racks for 3 brokers'],
     [{ brokers: 2, racks: ['a', ' '] }, 'racks[1] (broker 2) must be a non-empty string'],
     [{ tablePrefix: 'bad prefix' }, 'tablePrefix must be 1 to 200 characters from [a-zA-Z0-9_.-], got "bad prefix"'],
@@ -56,6 +66,14 @@ describe('TributaryCluster: props', () => {
     expect(resolveProps(stack, { deletionProtection: true }).deletionProtection).toBe(true);
   });
 
+  it('resolves a count to ids 1..N and a list to its ids, ascending, each with its rack', () => {
+    const stack = new Stack(new App(), 'Prod');
+    expect(resolveProps(stack, {})).toMatchObject({ brokers: 3, brokerIds: [1, 2, 3] });
+    expect(resolveProps(stack, { brokers: [4, 0, 2], racks: ['d', 'z', 'b'] })).toMatchObject({ brokers: 3, brokerIds: [0, 2, 4], racks: ['z', 'b', 'd'] });
+    expect(resolveProps(stack, { brokers: [7] })).toMatchObject({ brokers: 1, brokerIds: [7], racks: [null] });
+    expect(resolveProps(stack, { brokers: Array.from({ length: 64 }, (_, i) => 2 ** 31 - 1 - i) }).brokerIds).toHaveLength(64);
+  });
+
   it('gives two clusters in one stack different table prefixes', () => {
     const stack = new Stack(new App(), 'Prod');
     const a = new TributaryCluster(stack, 'Events', { brokers: 1 }).settings.tablePrefix;
@@ -75,6 +93,23 @@ describe('TributaryStack: props from context', () => {
     expect(clusterPropsFromContext(kept.node)).toEqual({ removalPolicy: RemovalPolicy.RETAIN, deletionProtection: true, throttlingRateLimit: 200, throttlingBurstLimit: 100 });
     expect(clusterPropsFromContext(new App({ context: { removalPolicy: 'retain-on-update-or-delete' } }).node))
       .toEqual({ removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE });
+  });
+
+  it('reads brokers as a count (`3`) or as ids (`1,2,4`, `[7]`, a list in cdk.json)', () => {
+    const brokers = (v: unknown) => clusterPropsFromContext(new App({ context: { brokers: v } }).node).brokers;
+    expect(brokers('3')).toBe(3);
+    expect(brokers('1,2,4')).toEqual([1, 2, 4]);
+    expect(brokers(' 1, 2 ,4 ')).toEqual([1, 2, 4]);
+    expect(brokers('[1,2,4]')).toEqual([1, 2, 4]);
+    expect(brokers('[7]')).toEqual([7]);
+    expect(brokers([1, 2, 4])).toEqual([1, 2, 4]);
+    expect(brokers([7])).toEqual([7]);
+    expect(brokers(3)).toBe(3);
+    expect(brokers(undefined)).toBeUndefined();
+    // Malformed entries reach resolveProps as NaN or an empty list, which names the problem.
+    expect(brokers('1,,2')).toEqual([1, Number.NaN, 2]);
+    expect(brokers('[]')).toEqual([]);
+    expect(build({ brokers: brokers('1,x') as never })).toThrow('brokers[1] must be a broker id, an integer from 0 to 2147483647, got NaN');
   });
 
   it('rejects an unknown removal policy', () => {
