@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
-import { markLagging, readDeployedBrokers } from '../storage/coordination.js';
+import { markLagging, readDeployedBrokers, readRegisteredDeployment, writeRegisteredDeployment } from '../storage/coordination.js';
 import { bootstrapCluster } from '../cluster/bootstrap.js';
 import { Controller, type TickReport } from '../cluster/controller.js';
 import { ReplicationSweep, type SweepReport } from './sweep.js';
@@ -76,18 +76,26 @@ let registeredVersion: string | undefined;
 
 /**
  * In AWS the deployment writes its broker list into the coordination table
- * (DEPLOYED_BROKERS_ITEM, lib/functions.ts); the controller registers them, and the cluster, once
- * per version of the list: one GetItem per run, the registrations only after a deployment changed
- * it. Idempotent. The local stack writes no list (it bootstraps itself): nothing to do. A failed
- * read or registration is logged and tried again on the next run.
+ * (DEPLOYED_BROKERS_ITEM, lib/functions.ts); the controller registers the brokers a version of the
+ * list adds (all of them the first time, with the cluster), and records the version it registered
+ * (`deployment`/`registered`): a broker removed through the API (DELETE .../brokers/{id}) whose id
+ * is still listed is not registered again by the next controller, only by POST .../brokers.
+ * One GetItem per run while the list is unchanged. The local stack writes no list (it bootstraps
+ * itself): nothing to do. A failed read or registration is logged and tried again on the next run.
  */
 export async function registerDeployedBrokers(): Promise<void> {
   try {
     const deployed = await readDeployedBrokers();
     if (!deployed || deployed.version === registeredVersion) return;
-    await bootstrapCluster(deployed.brokers.map((b) => ({ brokerId: b.brokerId, replicaTable: b.replicaTable, rack: b.rack ?? null })));
+    const registered = await readRegisteredDeployment();
+    if (registered?.version !== deployed.version) {
+      const before = new Set(registered?.brokerIds ?? []);
+      const added = deployed.brokers.filter((b) => !before.has(b.brokerId));
+      await bootstrapCluster(added.map((b) => ({ brokerId: b.brokerId, replicaTable: b.replicaTable, rack: b.rack ?? null })));
+      await writeRegisteredDeployment({ version: deployed.version, brokerIds: deployed.brokers.map((b) => b.brokerId) });
+      logger.info({ event: 'brokers-registered', brokers: added.map((b) => b.brokerId), version: deployed.version }, 'registered the brokers the deployment added');
+    }
     registeredVersion = deployed.version;
-    logger.info({ event: 'brokers-registered', brokers: deployed.brokers.length, version: deployed.version }, 'registered the deployment\'s brokers');
   } catch (err) {
     logger.warn({ event: 'broker-registration-failed', err }, 'could not register the deployment\'s brokers; the next run tries again');
   }

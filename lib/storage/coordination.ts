@@ -840,3 +840,21 @@ export async function writeBalancerStatus(lease: Lease, status: BalancerStatus):
     throw err;
   }
 }
+
+/** Which version of the deployment's broker list the controller registered, and the ids it held (`deployment`/`registered`). */
+export interface RegisteredDeployment {
+  readonly version: string;
+  readonly brokerIds: readonly number[];
+}
+
+const REGISTERED_KEY = { pk: 'deployment', sk: 'registered' } as const;
+
+export async function readRegisteredDeployment(): Promise<RegisteredDeployment | undefined> {
+  const out = await db().send(new GetCommand({ TableName: table(), Key: REGISTERED_KEY, ConsistentRead: true }));
+  return out.Item ? strip<RegisteredDeployment>(out.Item) : undefined;
+}
+
+/** Records the registered version of the broker list. Unconditional (idempotent: the same list gives the same record). */
+export async function writeRegisteredDeployment(r: RegisteredDeployment): Promise<void> {
+  await db().send(new PutCommand({ TableName: table(), Item: { ...REGISTERED_KEY, version: r.version, brokerIds: [...r.brokerIds] } }));
+}

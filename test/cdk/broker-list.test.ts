@@ -11,7 +11,7 @@ import { resetConfig } from '../../lib/config.js';
 import { registerDeployedBrokers } from '../../lib/orchestration/controller-loop.js';
 import { ensureTable } from '../../lib/storage/admin.js';
 import { dynamo } from '../../lib/storage/clients.js';
-import { listBrokers, readCluster, readMetadataVersion } from '../../lib/storage/coordination.js';
+import { acquireLease, deregisterBroker, listBrokers, markDecommissioning, readCluster, readMetadataVersion } from '../../lib/storage/coordination.js';
 import { coordinationTableSpec } from '../../lib/storage/tables.js';
 import { resourcesOf, synth } from './synth.js';
 
@@ -69,5 +69,14 @@ describe('Function: registerDeployedBrokers', () => {
     const brokers = await listBrokers();
     expect(brokers.map((b) => b.brokerId)).toEqual([1, 2, 3, 4, 6]);
     expect(brokers.find((b) => b.brokerId === 6)).toMatchObject({ replicaTable: `${prefix}-broker-6`, rack: 'f' });
+  });
+
+  it('does not bring back a broker removed through the API while its id is still listed; registers the ids a new list adds', async () => {
+    await markDecommissioning(2);
+    const lease = (await acquireLease('broker-list-test', 3000, Date.now() + 3_600_000))!;
+    expect(await deregisterBroker(lease, 2)).toBe(true);
+    await deploy([1, 2, 4, 6, 7], ['a', 'b', 'd', 'f', 'g']);
+    await registerDeployedBrokers();
+    expect((await listBrokers()).map((b) => b.brokerId)).toEqual([1, 3, 4, 6, 7]);
   });
 });

@@ -26,6 +26,7 @@ function startProducers(partitions: () => number) {
   let running = true;
   const sent: Sent[] = [];
   let failures = 0;
+  const errors: string[] = [];
   const loops: Promise<void>[] = [];
   const started = new Set<number>();
   const loop = async (p: number) => {
@@ -40,6 +41,7 @@ function startProducers(partitions: () => number) {
         seq++;
       } else {
         failures++;
+        errors.push(`${r.status} ${JSON.stringify(r.body)?.slice(0, 200)}`);
         await new Promise((res) => setTimeout(res, 50));
       }
     }
@@ -51,7 +53,7 @@ function startProducers(partitions: () => number) {
     }
   };
   ensure();
-  return { sent, ensure, get failures() { return failures; }, async stop() { running = false; await Promise.all(loops); } };
+  return { sent, errors, ensure, get failures() { return failures; }, async stop() { running = false; await Promise.all(loops); } };
 }
 
 /** A reader per partition following the log from offset 0: every record it sees must be the next offset. */
@@ -69,7 +71,7 @@ function startReaders(partitions: () => number) {
       const records = r.status === 200 ? (r.body?.data ?? r.body?.records ?? []) as { offset: number; value?: { data?: string } }[] : [];
       for (const rec of records) {
         if (rec.offset !== next) anomalies.push(`p${p}: expected offset ${next}, read ${rec.offset} (${rec.offset > next ? 'gap' : 'rewind'})`);
-        mine.push({ offset: rec.offset, value: String(rec.value?.data ?? '') });
+        mine.push({ offset: rec.offset, value: Buffer.from(String(rec.value?.data ?? ''), 'base64').toString() });
         next = rec.offset + 1;
       }
       if (records.length === 0) await new Promise((res) => setTimeout(res, 100));
@@ -100,11 +102,11 @@ const balancerIdle = async () => {
 
 describe('Rebalancing under load', () => {
   it('3 → 4 brokers, then one removed, then the topic grown: nothing lost or duplicated, no gap or rewind, balanced', async () => {
-    let partitions = 12;
+    let partitions = 8;
     expect((await c.call('POST', c.v3('/topics'), { topic_name: TOPIC, partitions_count: partitions, replication_factor: 3 })).status).toBe(201);
     const producers = startProducers(() => partitions);
     const readers = startReaders(() => partitions);
-    await c.until('records flowing on every partition', async () => new Set(producers.sent.map((s) => s.partition)).size === partitions, 60_000);
+    await c.until(`records flowing on every partition (${producers.failures} failures: ${producers.errors.slice(-3).join('; ')})`, async () => new Set(producers.sent.map((s) => s.partition)).size === partitions, 60_000);
     await new Promise((r) => setTimeout(r, 5000));
     const before = producers.sent.map((s) => s.ms);
 
@@ -114,23 +116,27 @@ describe('Rebalancing under load', () => {
     expect(added.status).toBe(201);
     expect(added.body.broker_id).toBe(4);
     expect(((await c.call('GET', '/local/processes')).body.processes as { name: string }[]).map((x) => x.name)).toContain('broker-4');
-    await c.until('the balancer to move replicas to broker 4', async () => (await replicaCounts())[4] === 9 && (await balancerIdle()), 120_000);
+    await c.until('the balancer to move replicas to broker 4', async () => (await replicaCounts())[4] === 6 && (await balancerIdle()), 120_000);
     const moveMs = Date.now() - moveStart;
     const during = producers.sent.filter((s) => s.at >= moveStart && s.at <= moveStart + moveMs).map((s) => s.ms);
-    expect(await replicaCounts()).toEqual({ 1: 9, 2: 9, 3: 9, 4: 9 });
+    expect(await replicaCounts()).toEqual({ 1: 6, 2: 6, 3: 6, 4: 6 });
 
     // One removed (not the last id): drained, then gone.
     expect((await c.call('DELETE', c.v3('/brokers/2'))).status).toBe(202);
-    await c.until('broker 2 drained and removed', async () => (await c.call('GET', c.v3('/brokers/2'))).status === 404 && (await balancerIdle()), 120_000);
-    expect(await replicaCounts()).toEqual({ 1: 12, 3: 12, 4: 12 });
+    await c.until('broker 2 drained and removed', async () => (await c.call('GET', c.v3('/brokers/2'))).status === 404 && (await balancerIdle()), 120_000)
+      .catch(async (err: unknown) => {
+        const parts = (await c.call('GET', c.v3(`/topics/${TOPIC}/partitions`))).body.data.map((p: { partition_id: number; leader_id: number; isr: number[]; replicas: { broker_id: number }[] }) => `${p.partition_id}:${p.leader_id}:${p.replicas.map((r) => r.broker_id)}/${p.isr}`);
+        throw new Error(`${(err as Error).message}; brokers ${JSON.stringify(await replicaCounts())}, balancer ${JSON.stringify((await c.call('GET', c.v3('/balancer'))).body)}, moving ${JSON.stringify((await c.call('GET', c.v3('/topics/-/partitions/-/reassignment'))).body.data)}, partitions ${parts.join(' ')}`);
+      });
+    expect(await replicaCounts()).toEqual({ 1: 8, 3: 8, 4: 8 });
 
     // The live topic grows: producers and readers take the new partitions on.
-    const grown = await c.call('PATCH', c.v3(`/topics/${TOPIC}`), { partitions_count: 16 });
+    const grown = await c.call('PATCH', c.v3(`/topics/${TOPIC}`), { partitions_count: 10 });
     expect(grown.status).toBe(200);
-    partitions = 16;
+    partitions = 10;
     producers.ensure();
     readers.ensure();
-    await c.until('records on the new partitions', async () => new Set(producers.sent.map((s) => s.partition)).size === 16, 60_000);
+    await c.until('records on the new partitions', async () => new Set(producers.sent.map((s) => s.partition)).size === 10, 60_000);
     await c.until('the balancer at rest', balancerIdle, 60_000);
 
     await producers.stop();
