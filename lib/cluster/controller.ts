@@ -379,6 +379,8 @@ export class Controller {
     if (!reassigning(p) && (p.purging?.length ?? 0) === 0) return p;
     await this.keepLease();
     const next = reassigning(p) ? await completeReassignment(topic, p, alive, stores, lease) : p;
+    // Added replicas not in the ISR yet: the sweep brings them up (and in).
+    if (next.leader >= 0 && (next.addingReplicas ?? []).some((r) => !next.isr.includes(r))) this.catchUps.set(topicPartitionKey(next.topicId, next.partition), { topic, p: next });
     return purgeRemoved(topic, next, alive, stores, lease);
   }
 

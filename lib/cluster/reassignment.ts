@@ -3,7 +3,7 @@
  * state so that any controller resumes it:
  *
  *   start:    replicas = target ++ removing, addingReplicas, removingReplicas   (ISR unchanged)
- *   sync:     the replication sweep brings each adding replica up (a full sync from the leader's
+ *   sync:     the controller's walk marks the partition for the sweep, which brings each adding replica up (a full sync from the leader's
  *             snapshot, then copies) and adds it to the ISR as it adds any follower
  *   complete: once every adding replica is in the ISR, the controller writes replicas = target,
  *             ISR ∩ target, and a new leader (new epoch) if the leader was removed; the removed
@@ -75,7 +75,8 @@ export function checkTarget(p: PartitionRecord, target: readonly number[], broke
 
 /**
  * Starts a reassignment of one partition to `target` (or redirects the one in progress). Returns
- * the new state. The sweep is asked to bring the adding replicas up at once.
+ * the new state. The write bumps the metadata version: the controller's next walk sees it and
+ * asks the sweep to bring the adding replicas up.
  */
 export async function startReassignment(topic: string, partition: number, target: readonly number[]): Promise<PartitionRecord> {
   const [p, brokers] = await Promise.all([coordination.readPartition(topic, partition), coordination.listBrokers()]);
@@ -90,7 +91,6 @@ export async function startReassignment(topic: string, partition: number, target
       && sameList(change.removingReplicas ?? none, cur.removingReplicas ?? none);
     return same ? undefined : change;
   });
-  if (reassigning(next)) await coordination.markLagging(topic, next.topicId, partition);
   logger.info({ event: 'reassignment-started', topic, partition, from: originalReplicas(before), to: targetReplicas(next), adding: next.addingReplicas ?? [], removing: next.removingReplicas ?? [] }, 'partition reassignment started');
   return next;
 }

@@ -12,7 +12,7 @@ import { Controller } from '../../../lib/cluster/controller.js';
 import { createTopic, listTopics } from '../../../lib/cluster/topics.js';
 import { produce } from '../../../lib/log/produce.js';
 import { ReplicationSweep } from '../../../lib/orchestration/sweep.js';
-import { listBrokers, readBalancerStatus } from '../../../lib/storage/coordination.js';
+import { listBrokers, markLagging, readBalancerStatus } from '../../../lib/storage/coordination.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { queryBatches, readHead } from '../../../lib/storage/replica.js';
 import { useQuietCluster } from '../../support/cluster.js';
@@ -20,7 +20,7 @@ import { useQuietCluster } from '../../support/cluster.js';
 const cluster = useQuietCluster({ brokers: 3 });
 
 let t = Date.now() + 60 * 60_000;
-const ctl = new Controller({ id: 'balancer-test', tickMs: 1000, leaseMs: 3000, sessionTimeoutMs: 600_000, probeTimeoutMs: 15_000, clock: () => t, catchUp: async () => undefined });
+const ctl = new Controller({ id: 'balancer-test', tickMs: 1000, leaseMs: 3000, sessionTimeoutMs: 600_000, probeTimeoutMs: 15_000, clock: () => t, catchUp: async (topic, topicId, partition) => { await markLagging(topic, topicId, partition); } });
 const sweep = new ReplicationSweep({ lagTimeMaxMs: 60_000 });
 const step = async () => {
   await sweep.sweep();

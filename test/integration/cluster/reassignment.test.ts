@@ -12,7 +12,7 @@ import { createTopic } from '../../../lib/cluster/topics.js';
 import { KafkaError } from '../../../lib/errors.js';
 import { produce } from '../../../lib/log/produce.js';
 import { ReplicationSweep } from '../../../lib/orchestration/sweep.js';
-import { acquireLease, alterPartition, listBrokers, readPartition } from '../../../lib/storage/coordination.js';
+import { acquireLease, alterPartition, listBrokers, markLagging, readPartition } from '../../../lib/storage/coordination.js';
 import { topicPartitionKey, type PartitionRecord } from '../../../lib/storage/model.js';
 import { queryBatches, readHead } from '../../../lib/storage/replica.js';
 import { useQuietCluster } from '../../support/cluster.js';
@@ -22,7 +22,7 @@ const cluster = useQuietCluster({ brokers: 4 });
 /** The controllers' clock: past any lease, moved only by the tests. */
 let t = Date.now() + 60 * 60_000;
 let ids = 0;
-const newController = () => new Controller({ id: `reassign-${ids++}`, tickMs: 1000, leaseMs: 3000, sessionTimeoutMs: 600_000, probeTimeoutMs: 15_000, clock: () => t, catchUp: async () => undefined });
+const newController = () => new Controller({ id: `reassign-${ids++}`, tickMs: 1000, leaseMs: 3000, sessionTimeoutMs: 600_000, probeTimeoutMs: 15_000, clock: () => t, catchUp: async (topic, topicId, partition) => { await markLagging(topic, topicId, partition); } });
 /** The controller the tests tick (one, so that it keeps the lease from tick to tick). */
 const ctl = newController();
 const tick = async (c: Controller) => {
@@ -50,6 +50,7 @@ async function topicOn(replicas: number[], records = 50) {
 async function moveFully(name: string, target: number[], sweep: ReplicationSweep, ctl: Controller): Promise<PartitionRecord> {
   await startReassignment(name, 0, target);
   for (let i = 0; i < 20; i++) {
+    await tick(ctl); // the walk marks the partition for the sweep
     await sweep.sweep();
     await tick(ctl);
     const p = (await readPartition(name, 0))!;
@@ -125,6 +126,7 @@ describe('Partition reassignment', () => {
   it('a cancellation before the sync returns to the original replicas and deletes the added copy', async () => {
     const { name, tp, sweep, ctl } = await topicOn([1, 2, 3], 20);
     await startReassignment(name, 0, [1, 2, 4]);
+    await tick(ctl); // the walk marks the partition for the sweep
     await sweep.sweep(); // 4 syncs and joins the ISR
     const cancelled = await cancelReassignment(name, 0);
     expect(cancelled).toMatchObject({ replicas: [1, 2, 3], purging: [4] });
@@ -151,6 +153,7 @@ describe('Partition reassignment', () => {
   it('a completion decided on a stale state writes nothing when a cancellation won the race', async () => {
     const { name, sweep } = await topicOn([1, 2, 3], 5);
     await startReassignment(name, 0, [1, 2, 4]);
+    await tick(ctl); // the walk marks the partition for the sweep
     await sweep.sweep();
     const seen = (await readPartition(name, 0))!; // complete-able: 4 is in the ISR
     const cancelled = await cancelReassignment(name, 0);
@@ -164,6 +167,7 @@ describe('Partition reassignment', () => {
   it('a controller that dies after completing leaves the purge to its successor', async () => {
     const { name, tp, sweep } = await topicOn([1, 2, 3], 5);
     await startReassignment(name, 0, [1, 2, 4]);
+    await tick(ctl); // the walk marks the partition for the sweep
     await sweep.sweep();
     const lease = (await acquireLease(`dies-${ids++}`, 3000, t += 10_000))!;
     const brokers = await listBrokers();

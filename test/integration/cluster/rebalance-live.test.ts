@@ -107,11 +107,13 @@ describe('Rebalancing under load', () => {
     const producers = startProducers(() => partitions);
     const readers = startReaders(() => partitions);
     await c.until(`records flowing on every partition (${producers.failures} failures: ${producers.errors.slice(-3).join('; ')})`, async () => new Set(producers.sent.map((s) => s.partition)).size === partitions, 60_000);
-    await new Promise((r) => setTimeout(r, 5000));
-    const before = producers.sent.map((s) => s.ms);
+    // Steady load before the move: its latencies are the baseline (warm instances only).
+    const steadyFrom = Date.now();
+    await new Promise((r) => setTimeout(r, 15_000));
 
     // 3 → 4 brokers: the new broker's store starts, and the balancer moves its share to it.
     const moveStart = Date.now();
+    const before = producers.sent.filter((s) => s.at >= steadyFrom && s.at < moveStart).map((s) => s.ms);
     const added = await c.call('POST', c.v3('/brokers'), {});
     expect(added.status).toBe(201);
     expect(added.body.broker_id).toBe(4);
