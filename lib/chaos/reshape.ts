@@ -122,12 +122,19 @@ export class Reshaper {
     if (d.status === 400 && d.errorCode === 'INVALID_REPLICATION_FACTOR') {
       const { id, a } = await this.add();
       replacement = id;
-      notes.push(`refused (${d.errorCode}), so broker ${id} added first (${answer(a)})`);
-      d = await this.c.removeBroker(victim);
+      // The balancer starts moving replicas to the new broker at once, and a partition being moved
+      // names its old replicas and its new ones: the removal is refused until those moves end.
+      let refusals = 0;
+      await this.clock.waitFor(async () => {
+        d = await this.c.removeBroker(victim);
+        if (d.status === 400) refusals++;
+        return d.status !== 400;
+      }, RESHAPE_WAIT_MS);
+      notes.push(`refused (INVALID_REPLICATION_FACTOR), so broker ${id} added first (${answer(a)})${refusals ? `, then refused ${refusals} more times while replicas moved to it` : ''}`);
     }
     if (d.status !== 202) {
       // (a replacement stays: the count only grows, and later faults still find the victim)
-      throw new Error(`DELETE broker ${victim}: ${answer(d)} ${d.message}${notes.length ? `; ${notes.join('; ')}` : ''}`);
+      throw new Error(`DELETE broker ${victim}: ${d.status} ${d.message}${notes.length ? `; ${notes.join('; ')}` : ''}`);
     }
     this.removed.add(victim);
     if (replacement !== undefined) this.replacedBy.set(victim, replacement);
