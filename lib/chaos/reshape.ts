@@ -93,8 +93,12 @@ export class Reshaper {
   }
 
   private async drain(id: number): Promise<string> {
-    const d = await this.c.removeBroker(id);
-    if (d.status !== 202) return `DELETE ${answer(d)} (${d.message}): broker ${id} stays`;
+    let d = await this.c.removeBroker(id);
+    // (refused while the balancer's moves name a partition's old and new replicas: asked again, bounded)
+    if (d.status === 400) {
+      await this.clock.waitFor(async () => (d = await this.c.removeBroker(id)).status !== 400, RESHAPE_WAIT_MS);
+    }
+    if (d.status !== 202) return `DELETE ${d.status} (${d.message}): broker ${id} stays`;
     const ms = await this.gone(id);
     return `DELETE 202, ${ms === undefined ? `still draining after the wait (bound ${RESHAPE_WAIT_MS} ms)` : `drained and deregistered in ${ms} ms`}`;
   }
