@@ -9,7 +9,13 @@ const USAGE = `Usage: npm run chaos -- [options]
   --duration 2m          how long faults are injected (90s, 10m, 1h; default 2m)
   --seed N               replay a run's fault schedule and workload (default: random, printed)
   --dir DIR              where the history and logs go (default .tributary/chaos/<time>-seed-<N>)
-  --faults a,b,...       fault kinds to draw from (default: all)
+  --faults a,b,...       fault kinds to draw from (default: all):
+                           kill-broker, wipe-broker, pause-broker, pause-controller, kill-gateway,
+                           net-delay, net-drop, net-reset, kill-leader-after-ack, pause-copier,
+                           drop-stream-batch, and the cluster reshaped under load:
+                           add-broker     add a broker (the balancer moves replicas to it), then remove it
+                           remove-broker  remove a broker for good (a replacement first where RF needs it)
+                           reassign       move a partition's replica to another broker; complete or cancel
   --quiet-bound 20s      how long acknowledged records have to become readable in a quiet phase
   --segment-bytes N      segment.bytes of the run's topics
   --help                 show this help`;
@@ -52,7 +58,7 @@ const lines = [
   `chaos run: seed ${s.seed}, ${(s.durationMs / 1000).toFixed(0)} s of faults, history in ${dir}`,
   `operations          ${s.operations}`,
   `acknowledged writes ${s.acknowledgedWrites}`,
-  `faults injected     ${Object.entries(s.faults).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`,
+  `faults injected     ${Object.entries(s.faults).map(([k, v]) => `${k} ${v}${(s.faultsApplied[k] ?? 0) < v ? ` (${s.faultsApplied[k] ?? 0} applied)` : ''}`).join(', ') || 'none'}`,
   `failovers           ${s.failovers}`,
   `quiet phases        ${s.quietPhases ? `${s.quietPhases}, each giving acknowledged records ${(s.quietBoundMs / 1000).toFixed(1)} s to become readable` : 'none'}`,
   `dropped deliveries  ${s.droppedDeliveries}`,

@@ -4,7 +4,9 @@
  * a gateway process mid-request, network faults through a broker's proxy, and the faults of issue
  * 11: a leader's store killed right after it acknowledged an acks=all write, a copier paused
  * mid-replication and resumed after the others moved on, stream batches the replicator never
- * gets. Every fault acts on a process by its pid (through the supervisor) and goes to the history;
+ * gets; and faults that reshape the cluster through its admin API (lib/chaos/reshape.ts): a broker
+ * added and removed again, a broker removed for good, a partition reassigned. Every fault acts on a
+ * process by its pid (through the supervisor) or on the cluster's shape, and goes to the history;
  * after each one the run holds a quiet phase (no writes) to judge liveness.
  *
  * The schedule is a pure function of the nemesis's generator ({@link planFault}): every fault
@@ -15,15 +17,16 @@ import type { FaultProxy } from '../local/fault-proxy.js';
 import type { LocalStack } from '../local/stack.js';
 import type { FaultEvent, TP } from './history.js';
 import type { Recorder } from './recorder.js';
+import { Reshaper, type ShapeControls } from './reshape.js';
 
 export const FAULT_KINDS = [
   'kill-broker', 'wipe-broker', 'pause-broker', 'pause-controller', 'kill-gateway', 'net-delay', 'net-drop', 'net-reset',
-  'kill-leader-after-ack', 'pause-copier', 'drop-stream-batch',
+  'kill-leader-after-ack', 'pause-copier', 'drop-stream-batch', 'add-broker', 'remove-broker', 'reassign',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** What the nemesis needs of the running cluster and workload beyond its processes. */
-export interface NemesisControls {
+export interface NemesisControls extends ShapeControls {
   /** Whether every partition has its full ISR (an empty restart waits for that, so two never stack up). */
   healthy(): Promise<boolean>;
   /** The partition's leader and leader epoch as the metadata says now. */
@@ -88,7 +91,10 @@ export interface PlannedFault {
   readonly gapMs: number;
   /** In [0, 1): where in its window a timed step lands (a pause after a write was sent, say). */
   readonly moment: number;
-  /** `pause-copier`: pause a controller doing catch-up rather than a gateway copying for acks=all. */
+  /**
+   * `pause-copier`: pause a controller doing catch-up rather than a gateway copying for acks=all.
+   * `reassign`: `gateway` cancels the reassignment on heal, `controller` lets it complete.
+   */
   readonly copier: 'controller' | 'gateway';
 }
 
@@ -111,13 +117,17 @@ export class Nemesis {
   private running = true;
   private loop: Promise<void> | undefined;
   readonly counts: Record<string, number> = {};
+  /** Of those, the faults that were applied (not recorded as `not applied: ...`). */
+  readonly applied: Record<string, number> = {};
   /** Every fault planned so far, in order: the schedule the seed replays. */
   readonly planned: PlannedFault[] = [];
 
   private readonly steps: Steps;
+  private readonly reshaper: Reshaper;
 
   constructor(private readonly stack: LocalStack, private readonly o: NemesisOptions, private readonly h: Recorder) {
     this.steps = { ...STEPS, ...o.steps };
+    this.reshaper = new Reshaper(o.controls, o.brokers, { hold: (ms) => this.hold(ms), waitFor: (ok, ms) => this.waitFor(ok, ms) });
   }
 
   start(): void {
@@ -154,9 +164,14 @@ export class Nemesis {
       this.planned.push(plan);
       const start = Date.now();
       // A fault that cannot be applied (its process was not running, say) is recorded as such; the run goes on.
-      const done = await this.inject(plan).catch((err: Error) => ({ target: plan.kind, detail: `not applied: ${err.message}`, kind: undefined }));
+      let applied = true;
+      const done = await this.inject(plan).catch((err: Error) => {
+        applied = false;
+        return { target: plan.kind, detail: `not applied: ${err.message}`, kind: undefined };
+      });
       const kind = done.kind ?? plan.kind;
       this.counts[kind] = (this.counts[kind] ?? 0) + 1;
+      if (applied) this.applied[kind] = (this.applied[kind] ?? 0) + 1;
       const event = this.h.add({ type: 'fault', kind, target: done.target, start, end: Date.now(), ...(done.detail ? { detail: done.detail } : {}) }) as FaultEvent;
       await this.o.controls.quiet?.(event);
       gapMs = plan.gapMs;
@@ -165,9 +180,15 @@ export class Nemesis {
   }
 
   /** Applies one fault, holds it, heals it. `kind` when it played out as another (a wipe that kept the data). */
-  private async inject(f: PlannedFault): Promise<{ target: string; detail?: string; kind?: FaultKind }> {
+  private async inject(planned: PlannedFault): Promise<{ target: string; detail?: string; kind?: FaultKind }> {
     const s = this.stack.supervisor;
     const c = this.o.controls;
+    // A broker a remove-broker fault took away: the fault goes to its replacement (the schedule's
+    // draws stay as they were), or is not applied when none took its place.
+    const broker = this.reshaper.resolve(planned.broker);
+    const usesBroker = ['kill-broker', 'wipe-broker', 'pause-broker', 'net-delay', 'net-drop', 'net-reset'].includes(planned.kind) || (planned.kind === 'pause-copier' && planned.copier === 'controller');
+    if (usesBroker && broker === undefined) throw new Error(`broker ${planned.broker} was removed, with no replacement`);
+    const f: PlannedFault = { ...planned, broker: broker ?? planned.broker };
     const store = `broker-${f.broker}`;
     switch (f.kind) {
       case 'kill-broker':
@@ -207,7 +228,7 @@ export class Nemesis {
       case 'net-drop':
       case 'net-reset': {
         const proxy = this.o.proxies.get(f.broker);
-        if (!proxy) return { target: store, detail: 'no proxy' };
+        if (!proxy) throw new Error(`${store} has no fault proxy${f.broker !== planned.broker ? ` (it replaced removed broker ${planned.broker})` : ''}`);
         proxy.set(f.kind === 'net-delay' ? { kind: 'delay', ms: 300 } : f.kind === 'net-drop' ? { kind: 'drop' } : { kind: 'reset' });
         await this.hold(f.holdMs);
         proxy.set({ kind: 'pass' });
@@ -223,6 +244,9 @@ export class Nemesis {
         await this.hold(f.holdMs);
         return { target: 'stream-poller', detail: `dropping deliveries; ${c.droppedDeliveries() - before} dropped in ${f.holdMs} ms, more until the writes stop` };
       }
+      case 'add-broker': return this.reshaper.addBroker(planned);
+      case 'remove-broker': return this.reshaper.removeBroker(planned);
+      case 'reassign': return this.reshaper.reassign(planned);
     }
   }
 

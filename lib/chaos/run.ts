@@ -48,6 +48,8 @@ export interface ChaosSummary {
   readonly operations: number;
   readonly acknowledgedWrites: number;
   readonly faults: Record<string, number>;
+  /** Of `faults`, those applied (the rest are in the history as `not applied: ...`). */
+  readonly faultsApplied: Record<string, number>;
   readonly failovers: number;
   readonly recoveryMs: number;
   readonly quietPhases: number;
@@ -156,8 +158,32 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
     const metadata = async () => (await (await fetch(`${v3}/metadata`, { signal: AbortSignal.timeout(5000) })).json()) as any;
     const healthy = async () => {
       const m = await metadata();
-      return m.brokers.every((b: any) => b.state === 'alive') && m.topics.every((t: any) => t.partitions.every((p: any) => p.leader_id !== null && p.isr.length === 3));
+      // (every replica in sync: while a reassignment adds one, a partition has more than three)
+      return m.brokers.every((b: any) => b.state === 'alive') && m.topics.every((t: any) => t.partitions.every((p: any) => p.leader_id !== null && p.isr.length >= 3 && p.replicas.every((r: number) => p.isr.includes(r))));
     };
+    // The admin API for the reshaping faults, through whichever gateway answers (one may be down).
+    const admin = async (method: string, route: string, body?: unknown): Promise<{ status: number; body: any; errorCode?: string; message: string }> => {
+      let last: { status: number; body: any; message: string } = { status: 0, body: undefined, message: 'no gateway answered' };
+      for (const url of urls) {
+        try {
+          const r = await fetch(`${url}/v3/clusters/${stack.clusterId}${route}`, {
+            method, signal: AbortSignal.timeout(90_000),
+            ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+          });
+          const text = await r.text();
+          const json = text ? (() => { try { return JSON.parse(text); } catch { return undefined; } })() : undefined;
+          const message = String(json?.message ?? text.slice(0, 200));
+          // (a Kafka error's message opens with its name: "INVALID_REPLICATION_FACTOR: ...")
+          const code = /^([A-Z_]+):/.exec(message)?.[1];
+          last = { status: r.status, body: json, ...(code ? { errorCode: code } : {}), message };
+          if (r.status < 500) return last;
+        } catch (err) {
+          last = { status: 0, body: undefined, message: (err as Error).message };
+        }
+      }
+      return last;
+    };
+    const partitionPath = (tp: TP) => `/topics/${tp.topic}/partitions/${tp.partition}`;
 
     // Failovers: leader epoch changes seen by a metadata watcher.
     let failovers = 0;
@@ -209,6 +235,22 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
         dropping = true;
       },
       droppedDeliveries: () => dropped,
+      brokers: async () => {
+        const r = await admin('GET', '/brokers');
+        if (r.status !== 200) throw new Error(`GET brokers: ${r.status} ${r.message}`);
+        return (r.body.data as any[]).map((b) => ({ id: b.broker_id as number, state: b.state as string, replicaCount: b.replica_count as number }));
+      },
+      addBroker: (id) => admin('POST', '/brokers', { broker_id: id }),
+      removeBroker: (id) => admin('DELETE', `/brokers/${id}`),
+      replicasOf: async (tp) => {
+        const p = (await metadata()).topics.find((t: any) => t.topic_name === tp.topic)?.partitions.find((x: any) => x.partition_id === tp.partition);
+        if (!p) return undefined;
+        const r = await admin('GET', `${partitionPath(tp)}/reassignment`);
+        if (r.status !== 200 && r.status !== 404) throw new Error(`GET reassignment: ${r.status} ${r.message}`);
+        return { replicas: p.replicas as number[], adding: r.status === 200 ? r.body.adding_replicas : [], removing: r.status === 200 ? r.body.removing_replicas : [] };
+      },
+      reassign: (tp, replicas) => admin('PATCH', `${partitionPath(tp)}/reassignment`, { replicas }),
+      cancelReassignment: (tp) => admin('DELETE', `${partitionPath(tp)}/reassignment`),
       // The quiet phase: stop the writes, let those in flight return (the last stream batches are
       // still dropped meanwhile), then give everything acknowledged the bound to become readable.
       quiet: async (fault: FaultEvent) => {
@@ -266,7 +308,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
     for (const a of report.anomalies) anomalyKinds[a.kind] = (anomalyKinds[a.kind] ?? 0) + 1;
     const summary: ChaosSummary = {
       seed: o.seed, durationMs: o.durationMs, operations: report.counts.operations, acknowledgedWrites,
-      faults: nemesis.counts, failovers, recoveryMs: recovered ? recoveryMs : -1, quietPhases, quietBoundMs, droppedDeliveries: dropped, anomalies: report.anomalies.length, anomalyKinds, report,
+      faults: nemesis.counts, faultsApplied: nemesis.applied, failovers, recoveryMs: recovered ? recoveryMs : -1, quietPhases, quietBoundMs, droppedDeliveries: dropped, anomalies: report.anomalies.length, anomalyKinds, report,
     };
     fs.writeFileSync(path.join(o.dir, 'summary.json'), `${JSON.stringify({ ...summary, report: { counts: report.counts, anomalies: report.anomalies } }, null, 2)}\n`);
     return summary;

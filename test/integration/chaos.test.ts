@@ -8,16 +8,18 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FAULT_KINDS } from '../../lib/chaos/nemesis.js';
 import { runChaos } from '../../lib/chaos/run.js';
 
-// This seed's schedule opens with drop-stream-batch, pause-copier (a gateway mid acks=all copy)
-// and kill-leader-after-ack: the schedule depends on the seed alone.
+// This seed's schedule over these kinds opens with drop-stream-batch, pause-copier (a gateway mid
+// acks=all copy) and kill-leader-after-ack: the schedule depends on the seed and the kinds alone.
 const SEED = 20261233;
+const KINDS = FAULT_KINDS.filter((k) => !['add-broker', 'remove-broker', 'reassign'].includes(k));
 
 describe('Chaos', () => {
   it('where a seeded mix of real faults hits the cluster under load, the history has no anomalies, every acknowledged record becomes readable in each quiet phase, and the cluster recovers', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-chaos-'));
-    const s = await runChaos({ durationMs: 45_000, seed: SEED, dir });
+    const s = await runChaos({ durationMs: 45_000, seed: SEED, dir, kinds: KINDS });
     const summary = `chaos: ${s.operations} operations, ${s.acknowledgedWrites} acknowledged, faults ${JSON.stringify(s.faults)}, ${s.failovers} failovers, ` +
       `${s.quietPhases} quiet phases, ${s.droppedDeliveries} deliveries dropped, recovery ${s.recoveryMs} ms, anomalies ${s.anomalies}`;
     process.stdout.write(`${summary}\n`);

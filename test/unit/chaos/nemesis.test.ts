@@ -4,6 +4,7 @@ import type { LocalStack } from '../../../lib/local/stack.js';
 import type { FaultEvent } from '../../../lib/chaos/history.js';
 import { FAULT_KINDS, Nemesis, type NemesisControls, type PlannedFault } from '../../../lib/chaos/nemesis.js';
 import { generators, Recorder } from '../../../lib/chaos/recorder.js';
+import { fakeShape } from './fake-shape.js';
 
 // A stack whose processes only answer: the nemesis's choices are what is under test, not the faults.
 function fakeStack(): LocalStack {
@@ -13,6 +14,7 @@ function fakeStack(): LocalStack {
 }
 const proxy = { set: () => undefined } as unknown as FaultProxy;
 const controls: NemesisControls = {
+  ...fakeShape([1, 2, 3]),
   healthy: async () => true,
   leaderOf: async (tp) => ({ leader: 1 + (tp.partition % 3), epoch: 1 }),
   nextWrite: async () => ({ value: 'v', offset: 0 }),
@@ -26,12 +28,13 @@ const controls: NemesisControls = {
  * workload draws from its own generator at `drawsPerMs`: the workload's pace stands for request timing.
  */
 async function schedule(seed: number, drawsPerMs: number, faults: number): Promise<{ planned: PlannedFault[]; injected: string[] }> {
+  const shape = fakeShape([1, 2, 3]);
   const g = generators(seed);
   const h = new Recorder();
   const nemesis = new Nemesis(fakeStack(), {
     random: g.nemesis, kinds: FAULT_KINDS, brokers: [1, 2, 3], controllers: ['controller-1', 'controller-2'], gateways: ['gateway', 'gateway-2'],
     partitions: [{ topic: 'a', partition: 0 }, { topic: 'a', partition: 1 }, { topic: 'b', partition: 0 }],
-    proxies: new Map([[1, proxy], [2, proxy], [3, proxy]]), holdMs: [1, 6], gapMs: [1, 6], outlastSessionMs: 0, outlastLeaseMs: 0, controls,
+    proxies: new Map([[1, proxy], [2, proxy], [3, proxy]]), holdMs: [1, 6], gapMs: [1, 6], outlastSessionMs: 0, outlastLeaseMs: 0, controls: { ...controls, ...shape },
     steps: { gatewayDownMs: [0, 3], copyMs: 3, catchUpMs: 3, rejoinMs: 1 },
   }, h);
   const workload = setInterval(() => {
