@@ -8,9 +8,10 @@
 import { HttpError, KafkaError } from '../errors.js';
 import { logger } from '../logger.js';
 import * as coordination from '../storage/coordination.js';
-import type { BrokerRecord, Lease, TopicRecord } from '../storage/model.js';
+import type { BrokerRecord, Lease, PartitionRecord, TopicRecord } from '../storage/model.js';
 import { emptyStore } from '../storage/replica.js';
 import { invalidateMetadata } from './metadata.js';
+import { targetReplicas } from './reassignment.js';
 import { listTopics } from './topics.js';
 
 /** The local stack's provisioner of broker stores (its `/local/brokers` control route); unset in AWS. */
@@ -65,9 +66,12 @@ export async function addBroker(input: AddBroker): Promise<{ broker: BrokerRecor
   return { broker, created: true };
 }
 
-/** The largest replication factor among `topics`' partitions (a removal must leave that many brokers). */
-const widest = (topics: readonly { topic: TopicRecord; partitions: readonly { replicas: readonly number[] }[] }[]) =>
-  Math.max(0, ...topics.flatMap((t) => [t.topic.replicationFactor, ...t.partitions.map((p) => p.replicas.length)]));
+/**
+ * The largest replication factor among `topics`' partitions (a removal must leave that many
+ * brokers): a partition being moved counts its target replicas, not the old and new together.
+ */
+const widest = (topics: readonly { topic: TopicRecord; partitions: readonly PartitionRecord[] }[]) =>
+  Math.max(0, ...topics.flatMap((t) => t.partitions.map((p) => targetReplicas(p).length)));
 
 /**
  * Starts removing a broker: it is marked `decommissioning` and the balancer drains it. Refused

@@ -111,4 +111,14 @@ describe('Brokers joining and leaving, balanced by the controller', () => {
     expect((await c.call('GET', c.v3('/brokers/7'))).status).toBe(404);
     expect((await c.call('DELETE', c.v3('/brokers/7'))).status).toBe(404);
   });
+
+  it('accepts a removal while moves are in flight: a partition being moved counts its target replicas, not old and new together', async () => {
+    await addBroker({ brokerId: 8 });
+    for (let i = 0; i < 5 && (await listTopics()).every((d) => d.partitions.every((p) => p.replicas.length === 3)); i++) await step();
+    expect((await listTopics()).some((d) => d.partitions.some((p) => p.replicas.length === 4))).toBe(true);
+    await expect(removeBroker(8)).resolves.toMatchObject({ brokerId: 8, decommissioning: true });
+    await balanceCluster(step);
+    expect((await listBrokers()).map((b) => b.brokerId)).toEqual([1, 3, 4]);
+    expect((await counts()).replicas).toEqual({ 1: 12, 3: 12, 4: 12 });
+  });
 });
