@@ -73,6 +73,8 @@ async function newPartition() {
   }
 }
 
+// Only the timed move moves anything: the balancer stays out.
+await alterClusterConfigs([{ name: 'tributary.balancer.enable', value: 'false' }, { name: 'auto.leader.rebalance.enable', value: 'false' }]);
 for (const [label, rate] of [['throttled (10 MiB/s, the default)', undefined], ['unthrottled', 2 ** 40]] as const) {
   await alterClusterConfigs([{ name: 'follower.replication.throttled.rate', value: rate === undefined ? null : String(rate) }, { name: 'leader.replication.throttled.rate', value: rate === undefined ? null : String(rate) }]);
   invalidateMetadata();

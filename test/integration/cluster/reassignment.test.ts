@@ -4,7 +4,8 @@
  * order it names — start, sync, complete, purge — and checks after each that the ISR never got
  * smaller than it was, that the moved replica holds the whole log, and what a lost race writes.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { alterClusterConfigs } from '../../../lib/cluster/cluster-config-admin.js';
 import { Controller } from '../../../lib/cluster/controller.js';
 import { electLeaderOf } from '../../../lib/cluster/leadership.js';
 import { cancelReassignment, completeReassignment, reassigning, startReassignment } from '../../../lib/cluster/reassignment.js';
@@ -18,6 +19,10 @@ import { queryBatches, readHead } from '../../../lib/storage/replica.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
 const cluster = useQuietCluster({ brokers: 4 });
+// These tests place replicas by hand: the balancer and the preferred-leader rebalance stay out.
+beforeAll(async () => {
+  await alterClusterConfigs([{ name: 'tributary.balancer.enable', value: 'false' }, { name: 'auto.leader.rebalance.enable', value: 'false' }]);
+});
 
 /** The controllers' clock: past any lease, moved only by the tests. */
 let t = Date.now() + 60 * 60_000;
