@@ -36,7 +36,8 @@ export interface BalanceReport {
   readonly elected: number;
 }
 
-interface Placed { readonly topic: string; readonly p: PartitionRecord }
+/** A partition as the controller's walk left it, and the bytes its leader's table holds (its head's `tailBytes`; 0 when unread). */
+interface Placed { readonly topic: string; readonly p: PartitionRecord; readonly bytes?: number }
 
 /** Whether live brokers' replica counts are spread past the tolerance, or a broker being removed holds replicas. */
 export function needsBalance(brokers: readonly PlanBroker[], partitions: readonly PlanPartition[]): boolean {
@@ -72,7 +73,7 @@ export class Balancer {
     const pb = planBrokers(brokers);
     const moving = placed.filter((x) => reassigning(x.p));
     // Moves in flight count as done: the plan is made on their targets.
-    const parts: PlanPartition[] = placed.map((x) => ({ topic: x.topic, partition: x.p.partition, replicas: targetReplicas(x.p), bytes: 0 }));
+    const parts: PlanPartition[] = placed.map((x) => ({ topic: x.topic, partition: x.p.partition, replicas: targetReplicas(x.p), bytes: x.bytes ?? 0 }));
     const draining = pb.some((b) => b.state === 'decommissioning');
     let started = 0;
     let remaining = 0;

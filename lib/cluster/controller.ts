@@ -93,6 +93,8 @@ export class Controller {
   /** Every partition as the last walk left it (the balancer plans on them). */
   private placed: { topic: string; p: PartitionRecord }[] = [];
   private readonly balancer = new Balancer();
+  /** Bytes in each partition's leader table, as the last role push read its head. */
+  private readonly bytesOf = new Map<string, number>();
   private lastWalkAt = 0;
   /**
    * The metadata version the last walk started from: a change since (a topic created, a reassignment
@@ -190,7 +192,8 @@ export class Controller {
         this.lastWalkAt = now;
         // The balancer plans on what the walk saw, with the liveness this tick judged.
         const judged = brokers.map((b) => ({ ...b, state: alive.has(b.brokerId) ? 'alive' as const : 'fenced' as const }));
-        const balance = await this.balancer.pass(lease, judged, this.placed, this.now());
+        const weighed = this.placed.map((x) => ({ ...x, bytes: this.bytesOf.get(topicPartitionKey(x.p.topicId, x.p.partition)) ?? 0 }));
+        const balance = await this.balancer.pass(lease, judged, weighed, this.now());
         if (balance.started > 0 || balance.removed.length > 0) this.scanNeeded = true;
         // Failover time: from the broker's last sign of life to its leaderships moved.
         for (const unseenFor of fencedAt.values()) emitMetric('failoverTimeMs', unseenFor + (this.now() - now));
@@ -304,6 +307,7 @@ export class Controller {
   ): Promise<number> {
     const stores = new Map<number, ReplicaStoreRef>(brokers.map((b) => [b.brokerId, b]));
     const version = (await coordination.readMetadataVersion()) ?? 0;
+    this.bytesOf.clear(); // (refilled by this walk's role pushes: a deleted topic's partitions drop out)
     let elections = 0;
     let offline = 0;
     let underReplicated = 0;
@@ -401,6 +405,8 @@ export class Controller {
       for (const { topic, p } of list) {
         const tp = topicPartitionKey(p.topicId, p.partition);
         const head = heads.get(tp);
+        // The balancer weighs partitions by the bytes their leader's table holds.
+        if (head && brokerId === p.leader) this.bytesOf.set(tp, head.tailBytes ?? 0);
         const role = p.leader === brokerId ? 'leader' : 'follower';
         if (!head) {
           // A replica that lost its log (a wiped store) gets it back by a full sync.
