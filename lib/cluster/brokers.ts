@@ -8,7 +8,7 @@
 import { HttpError, KafkaError } from '../errors.js';
 import { logger } from '../logger.js';
 import * as coordination from '../storage/coordination.js';
-import type { BrokerRecord, Lease, PartitionRecord, TopicRecord } from '../storage/model.js';
+import type { BrokerRecord, Lease, PartitionRecord } from '../storage/model.js';
 import { emptyStore } from '../storage/replica.js';
 import { invalidateMetadata } from './metadata.js';
 import { targetReplicas } from './reassignment.js';
@@ -70,7 +70,7 @@ export async function addBroker(input: AddBroker): Promise<{ broker: BrokerRecor
  * The largest replication factor among `topics`' partitions (a removal must leave that many
  * brokers): a partition being moved counts its target replicas, not the old and new together.
  */
-const widest = (topics: readonly { topic: TopicRecord; partitions: readonly PartitionRecord[] }[]) =>
+const widest = (topics: readonly { partitions: readonly PartitionRecord[] }[]) =>
   Math.max(0, ...topics.flatMap((t) => t.partitions.map((p) => targetReplicas(p).length)));
 
 /**
