@@ -16,7 +16,7 @@ import { bundleFunctions } from '../cdk/esbuild.js';
 import { FUNCTIONS } from '../lib/functions.js';
 import { barChart, isQuick, percentile, writeResult } from './lib/report.js';
 
-const RUNS = isQuick() ? 3 : 15;
+const RUNS = isQuick() ? 1 : 15;
 const out = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-cold-'));
 bundleFunctions(FUNCTIONS, out);
 const empty = path.join(out, 'empty.mjs');

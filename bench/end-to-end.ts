@@ -14,7 +14,7 @@ import { RequestRecorder, STACK_NOTE, formatCalls, http, pct, startBenchStack, s
 const { createTopic } = await import('../lib/cluster/topics.js');
 
 const quick = isQuick();
-const SECONDS = quick ? 5 : 30;
+const SECONDS = quick ? 2 : 30;
 const WAIT_MS = 5000;
 const PAD = 'x'.repeat(1024 - 16);
 

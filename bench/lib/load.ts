@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import type { LocalStack } from '../../lib/local/stack.js';
 import type { StoreCall } from '../../lib/storage/capacity.js';
+import { isQuick } from './report.js';
 
 process.env.LOG_LEVEL ??= 'warn';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -19,13 +20,16 @@ const { observeRequests, sequentialRoundTrips } = await import('../../lib/storag
  * No stream replicator and no controller loops unless BENCH_BACKGROUND=1: on this 2-core machine
  * they would take CPU from the request path they do not belong to (in AWS they are other Lambdas);
  * nothing in these scenarios needs them (acks=all replicates inline, nothing fails over).
+ * A quick run (the smoke test in `npm test`) checks that the scenario runs, not its numbers: its
+ * brokers share one in-memory DynamoDB Local, which saves starting three more JVMs.
  */
 export async function startBenchStack(): Promise<LocalStack> {
   const background = process.env.BENCH_BACKGROUND === '1';
-  return startLocalStack({ port: 0, brokers: 3, isolatedBrokers: true, inMemory: false, controllers: background ? 2 : 0, replicator: background });
+  const stores = isQuick() ? { isolatedBrokers: false, inMemory: true } : { isolatedBrokers: true, inMemory: false };
+  return startLocalStack({ port: 0, brokers: 3, ...stores, controllers: background ? 2 : 0, replicator: background });
 }
 
-export const STACK_NOTE = 'Stack: 3 brokers, each replica table in its own DynamoDB Local process on disk (plus one for the coordination table), s3rver, '
+export const STACK_NOTE = (isQuick() ? 'Stack (quick run): 3 brokers sharing one in-memory DynamoDB Local, s3rver, ' : 'Stack: 3 brokers, each replica table in its own DynamoDB Local process on disk (plus one for the coordination table), s3rver, ')
   + 'the in-process local gateway; no stream replicator and no controller loops (BENCH_BACKGROUND=1 turns them on) — acks=all replicates inline.';
 
 export class HttpFailure extends Error {}

@@ -141,7 +141,7 @@ describe('Replication with real store failures', () => {
     // Four writers: each request is its own Lambda environment racing the others for the
     // partition's head, so many more would measure contention (bench/lambda-concurrency.ts), not offsets.
     const producers = startProducers(c, name, { count: 4, acks: 'all' });
-    await c.until('200 writes', async () => producers.acked.length >= 200, 60_000);
+    await c.until('80 writes', async () => producers.acked.length >= 80, 60_000);
     await producers.stop();
     const offsets = producers.acked.map((a) => a.offset).sort((a, b) => a - b);
     expect(new Set(offsets).size).toBe(offsets.length);
