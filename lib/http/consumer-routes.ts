@@ -39,7 +39,8 @@ const createSchema = z.object({
   format: z.enum(['binary', 'json']).optional(),
   'auto.offset.reset': z.enum(['earliest', 'latest', 'none']).optional(),
   'auto.commit.enable': z.union([z.enum(['true', 'false']), z.boolean()]).optional(),
-  'fetch.min.bytes': z.union([z.string().regex(/^-?\d+$/), z.number().int()]).optional(),
+  // Kafka's consumer config: fetch.min.bytes is an int at least 0 (a negative one is 42204, as the REST Proxy answers).
+  'fetch.min.bytes': z.union([z.string().regex(/^\d{1,10}$/, 'must be an integer ≥ 0').refine((v) => Number(v) <= 2 ** 31 - 1, 'must be at most 2147483647'), z.number().int().min(0).max(2 ** 31 - 1)]).optional(),
   'consumer.request.timeout.ms': z.union([z.string().regex(/^\d+$/), z.number().int().min(0)]).optional(),
   'session.timeout.ms': z.union([z.string().regex(/^\d+$/), z.number().int().min(0)]).optional(),
 }).strict();

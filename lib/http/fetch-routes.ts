@@ -133,6 +133,29 @@ async function v3Offsets(req: ApiRequest): Promise<ApiResponse> {
   };
 }
 
+/** Confluent's listKafkaPartitionOffsets: the earliest and latest offsets (`offset_type=earliest_and_latest`, the only type). */
+async function v3PartitionOffset(req: ApiRequest): Promise<ApiResponse> {
+  const clusterId = await checkCluster(req);
+  const type = req.query.offset_type ?? 'earliest_and_latest';
+  if (type !== 'earliest_and_latest') throw new HttpError(400, 400, `offset_type:${type} is invalid`);
+  const partition = intPathParam(req, 'partition_id', partitionNotFound(req));
+  const [earliest, latest] = await onLeader(req, (t) => Promise.all([listOffset(t, 'earliest'), listOffset(t, 'latest')]));
+  const topic = req.params.topic_name ?? '';
+  const path = `/v3/clusters/${clusterId}/topics/${topic}/partitions/${partition}/offset`;
+  return {
+    status: 200,
+    body: {
+      kind: 'KafkaPartitionWithOffsets',
+      metadata: { self: `${req.baseUrl}${path}?offset_type=${type}`, resource_name: `crn:///kafka=${clusterId}/topic=${topic}/partition=${partition}/offset_type=${type}` },
+      cluster_id: clusterId,
+      topic_name: topic,
+      partition_id: partition,
+      earliest_offset: earliest.offset,
+      latest_offset: latest.offset,
+    },
+  };
+}
+
 async function v2Offsets(req: ApiRequest): Promise<ApiResponse> {
   const type = 'application/vnd.kafka.v2+json';
   try {
@@ -146,6 +169,7 @@ async function v2Offsets(req: ApiRequest): Promise<ApiResponse> {
 export const fetchRoutes: Record<string, RouteHandler> = {
   'GET /v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/records': v3Records,
   'GET /v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/offsets': v3Offsets,
+  'GET /v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/offset': v3PartitionOffset,
   'GET /topics/{topic_name}/partitions/{partition_id}/records': v2Records,
   'GET /topics/{topic_name}/partitions/{partition_id}/offsets': v2Offsets,
 };

@@ -80,21 +80,93 @@ async function getOffsets(req: ApiRequest): Promise<ApiResponse> {
   });
 }
 
+type Member = groups.GroupDescription['members'][number];
+
+const groupSelf = (base: string, groupId: string) => `${base}/consumer-groups/${groupId}`;
+const crnOf = (clusterId: string, rest: string) => `crn:///kafka=${clusterId}/consumer-group=${rest}`;
+/** Who a member is to Kafka tools: REST Proxy v2 instances, or the native protocol's SDK consumers (no client id is sent). */
+const clientIdOf = (m: Member | undefined) => (!m ? '' : m.rest ? 'rest-proxy' : 'tributary');
+
+/**
+ * Confluent's `KafkaConsumerGroup`. Every member speaks the native (KIP-848) protocol, REST
+ * instances included: `type` CONSUMER, never mixed. Tributary has no coordinator broker (any
+ * function serves any group through the coordination table), so `coordinator` points at the
+ * cluster; `group_epoch` is Tributary's.
+ */
 function groupJson(base: string, clusterId: string, d: groups.GroupDescription) {
-  const self = `${base}/consumer-groups/${d.groupId}`;
+  const self = groupSelf(base, d.groupId);
   return {
     kind: 'KafkaConsumerGroup',
-    metadata: { self, resource_name: `crn:///kafka=${clusterId}/consumer-group=${d.groupId}` },
+    metadata: { self, resource_name: crnOf(clusterId, d.groupId) },
     cluster_id: clusterId,
     consumer_group_id: d.groupId,
     is_simple: false,
     partition_assignor: d.assignor,
     state: d.state.toUpperCase(),
+    type: 'CONSUMER',
+    is_mixed_consumer_group: false,
+    coordinator: { related: base },
     group_epoch: d.groupEpoch,
-    coordinator: null,
     consumers: { related: `${self}/consumers` },
     lag_summary: { related: `${self}/lag-summary` },
   };
+}
+
+/** Confluent's `KafkaConsumer`; Tributary adds the member's epoch, liveness, subscription, assigned partitions and session. */
+function consumerJson(base: string, clusterId: string, d: groups.GroupDescription, m: Member) {
+  const self = `${groupSelf(base, d.groupId)}/consumers/${m.memberId}`;
+  return {
+    kind: 'KafkaConsumer',
+    metadata: { self, resource_name: crnOf(clusterId, `${d.groupId}/consumer=${m.memberId}`) },
+    cluster_id: clusterId, consumer_group_id: d.groupId, consumer_id: m.memberId, instance_id: m.rest ? m.memberId : null,
+    client_id: clientIdOf(m), assignments: { related: `${self}/assignments` },
+    member_epoch: m.memberEpoch, expired: m.expired, subscription: m.subscription, assigned_partitions: m.assignment,
+    last_heartbeat_at: new Date(m.lastHeartbeatAt).toISOString(), session_timeout_ms: m.sessionTimeoutMs,
+  };
+}
+
+function assignmentJson(base: string, clusterId: string, d: groups.GroupDescription, m: Member, tp: { topic: string; partition: number }) {
+  const group = groupSelf(base, d.groupId);
+  return {
+    kind: 'KafkaConsumerAssignment',
+    metadata: {
+      self: `${group}/consumers/${m.memberId}/assignments/${tp.topic}/partitions/${tp.partition}`,
+      resource_name: crnOf(clusterId, `${d.groupId}/consumer=${m.memberId}/assignment=${tp.topic}/partition=${tp.partition}`),
+    },
+    cluster_id: clusterId, consumer_group_id: d.groupId, consumer_id: m.memberId, topic_name: tp.topic, partition_id: tp.partition,
+    partition: { related: `${base}/topics/${tp.topic}/partitions/${tp.partition}` },
+    lag: { related: `${group}/lags/${tp.topic}/partitions/${tp.partition}` },
+  };
+}
+
+/**
+ * Confluent's `KafkaConsumerLag` for every partition the group has committed an offset for (as
+ * the REST Proxy does: a partition with no committed offset has no lag to show).
+ */
+async function lagsJson(base: string, clusterId: string, g: string) {
+  const [d, lags] = await Promise.all([groups.describeGroup(g), groups.groupLag(g)]);
+  const members = new Map(d.members.map((m) => [m.memberId, m]));
+  return lags.flatMap((l) => {
+    if (l.currentOffset === null) return [];
+    const m = l.memberId !== null ? members.get(l.memberId) : undefined;
+    return [{
+      kind: 'KafkaConsumerLag',
+      metadata: { self: `${groupSelf(base, g)}/lags/${l.topic}/partitions/${l.partition}`, resource_name: crnOf(clusterId, `${g}/lag=${l.topic}/partition=${l.partition}`) },
+      cluster_id: clusterId, consumer_group_id: g, topic_name: l.topic, partition_id: l.partition,
+      current_offset: l.currentOffset, log_end_offset: l.logEndOffset, lag: l.lag,
+      consumer_id: l.memberId ?? '', instance_id: m?.rest ? m.memberId : null, client_id: clientIdOf(m),
+    }];
+  });
+}
+
+const notFound = (message: string) => new HttpError(404, 404, message);
+
+async function memberOf(req: ApiRequest) {
+  const { clusterId, base } = await clusterUrl(req);
+  const d = await groups.describeGroup(req.params.group_id ?? '');
+  const m = d.members.find((x) => x.memberId === req.params.consumer_id);
+  if (!m) throw notFound(`Consumer ${req.params.consumer_id} of group ${d.groupId} cannot be found.`);
+  return { clusterId, base, d, m };
 }
 
 const resetSchema = z.object({
@@ -150,37 +222,55 @@ export const groupRoutes: Record<string, RouteHandler> = {
     const { clusterId, base } = await clusterUrl(req);
     const d = await groups.describeGroup(req.params.group_id ?? '');
     return ok({
-      kind: 'KafkaConsumerList', metadata: { self: `${base}/consumer-groups/${d.groupId}/consumers`, next: null },
-      data: d.members.map((m) => ({
-        kind: 'KafkaConsumer', cluster_id: clusterId, consumer_group_id: d.groupId, consumer_id: m.memberId, instance_id: m.rest ? m.memberId : null,
-        client_id: m.rest ? 'rest-proxy' : 'tributary', member_epoch: m.memberEpoch, expired: m.expired,
-        subscription: m.subscription, assignments: m.assignment,
-        last_heartbeat_at: new Date(m.lastHeartbeatAt).toISOString(), session_timeout_ms: m.sessionTimeoutMs,
-      })),
+      kind: 'KafkaConsumerList', metadata: { self: `${groupSelf(base, d.groupId)}/consumers`, next: null },
+      data: d.members.map((m) => consumerJson(base, clusterId, d, m)),
     });
+  },
+  [`GET ${G}/consumers/{consumer_id}`]: async (req) => {
+    const { clusterId, base, d, m } = await memberOf(req);
+    return ok(consumerJson(base, clusterId, d, m));
+  },
+  [`GET ${G}/consumers/{consumer_id}/assignments`]: async (req) => {
+    const { clusterId, base, d, m } = await memberOf(req);
+    return ok({
+      kind: 'KafkaConsumerAssignmentList', metadata: { self: `${groupSelf(base, d.groupId)}/consumers/${m.memberId}/assignments`, next: null },
+      data: m.assignment.map((tp) => assignmentJson(base, clusterId, d, m, tp)),
+    });
+  },
+  [`GET ${G}/consumers/{consumer_id}/assignments/{topic_name}/partitions/{partition_id}`]: async (req) => {
+    const { clusterId, base, d, m } = await memberOf(req);
+    const tp = m.assignment.find((x) => x.topic === req.params.topic_name && String(x.partition) === req.params.partition_id);
+    if (!tp) throw notFound(`Consumer ${m.memberId} is not assigned partition ${req.params.partition_id} of ${req.params.topic_name}.`);
+    return ok(assignmentJson(base, clusterId, d, m, tp));
   },
   [`GET ${G}/lags`]: async (req) => {
-    const { clusterId } = await clusterUrl(req);
+    const { clusterId, base } = await clusterUrl(req);
     const g = req.params.group_id ?? '';
-    const lags = await groups.groupLag(g);
-    return ok({
-      kind: 'KafkaConsumerLagList', metadata: { next: null },
-      data: lags.map((l) => ({
-        kind: 'KafkaConsumerLag', cluster_id: clusterId, consumer_group_id: g, topic_name: l.topic, partition_id: l.partition,
-        current_offset: l.currentOffset, log_end_offset: l.logEndOffset, lag: l.lag, consumer_id: l.memberId, instance_id: l.memberId, client_id: null,
-      })),
-    });
+    return ok({ kind: 'KafkaConsumerLagList', metadata: { self: `${groupSelf(base, g)}/lags`, next: null }, data: await lagsJson(base, clusterId, g) });
   },
-  [`GET ${G}/lag-summary`]: async (req) => {
-    const { clusterId } = await clusterUrl(req);
+  [`GET ${G}/lags/{topic_name}/partitions/{partition_id}`]: async (req) => {
+    const { clusterId, base } = await clusterUrl(req);
     const g = req.params.group_id ?? '';
-    const lags = await groups.groupLag(g);
+    const lag = (await lagsJson(base, clusterId, g)).find((l) => l.topic_name === req.params.topic_name && String(l.partition_id) === req.params.partition_id);
+    if (!lag) throw notFound(`Group ${g} has no committed offset for partition ${req.params.partition_id} of ${req.params.topic_name}.`);
+    return ok(lag);
+  },
+  // The partition furthest behind and the sum over all (404 while the group has committed nothing, as the REST Proxy answers).
+  [`GET ${G}/lag-summary`]: async (req) => {
+    const { clusterId, base } = await clusterUrl(req);
+    const g = req.params.group_id ?? '';
+    const lags = await lagsJson(base, clusterId, g);
     const max = lags.reduce<(typeof lags)[number] | undefined>((a, b) => (!a || b.lag > a.lag ? b : a), undefined);
+    if (!max) throw notFound(`Consumer group ${g} has no committed offsets.`);
     return ok({
-      kind: 'KafkaConsumerGroupLagSummary', cluster_id: clusterId, consumer_group_id: g,
-      max_lag_consumer_id: max?.memberId ?? null, max_lag_instance_id: max?.memberId ?? null, max_lag_client_id: null,
-      max_lag_topic_name: max?.topic ?? null, max_lag_partition_id: max?.partition ?? null, max_lag: max?.lag ?? 0,
+      kind: 'KafkaConsumerGroupLagSummary',
+      metadata: { self: `${groupSelf(base, g)}/lag-summary`, resource_name: crnOf(clusterId, `${g}/lag-summary`) },
+      cluster_id: clusterId, consumer_group_id: g,
+      max_lag_consumer_id: max.consumer_id, max_lag_instance_id: max.instance_id, max_lag_client_id: max.client_id,
+      max_lag_topic_name: max.topic_name, max_lag_partition_id: max.partition_id, max_lag: max.lag,
       total_lag: lags.reduce((n, l) => n + l.lag, 0),
+      max_lag_consumer: { related: `${groupSelf(base, g)}/consumers/${max.consumer_id}` },
+      max_lag_partition: { related: `${base}/topics/${max.topic_name}/partitions/${max.partition_id}` },
     });
   },
   [`POST ${G}/heartbeat`]: heartbeat,

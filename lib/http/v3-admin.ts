@@ -39,7 +39,10 @@ function clusterJson(req: ApiRequest, c: ClusterRecord, lease: Lease | undefined
     kind: 'KafkaCluster',
     metadata: { self: base, resource_name: crn(c) },
     cluster_id: c.clusterId,
-    controller: controllerJson(lease),
+    // The spec's controller is a relationship; Tributary's controller is a lease holder, not a
+    // broker, so it points at …/controller and the lease is shown beside it.
+    controller: related(`${base}/controller`),
+    controller_lease: controllerJson(lease),
     acls: related(`${base}/acls`),
     brokers: related(`${base}/brokers`),
     broker_configs: related(`${base}/broker-configs`),
@@ -90,42 +93,91 @@ function topicJson(req: ApiRequest, c: ClusterRecord, t: TopicRecord) {
   };
 }
 
-export async function partitionsJson(req: ApiRequest, c: ClusterRecord, d: TopicDescription, only?: PartitionRecord[]) {
-  const parts = only ?? d.partitions;
+/** One replica of a partition as Confluent's `KafkaReplica`, with Tributary's replica state and offsets beside it. */
+export interface ReplicaView {
+  readonly kind: 'KafkaReplica';
+  readonly metadata: { readonly self: string; readonly resource_name: string };
+  readonly cluster_id: string;
+  readonly topic_name: string;
+  readonly partition_id: number;
+  readonly broker_id: number;
+  readonly is_leader: boolean;
+  readonly is_in_sync: boolean;
+  readonly broker: { readonly related: string };
+  /** Tributary's: in-sync, catching-up, snapshotting (a full copy in progress) or unavailable (its store did not answer). */
+  readonly state: 'in-sync' | 'catching-up' | 'snapshotting' | 'unavailable';
+  readonly log_start_offset: number | null;
+  readonly log_end_offset: number | null;
+  /** Records behind the leader's log end offset. */
+  readonly lag: number | null;
+}
+
+/** The replicas of some partitions of a topic, read from each replica's store (one batch of reads), and each partition's high watermark. */
+export async function replicaViews(req: ApiRequest, c: ClusterRecord, d: TopicDescription, parts: readonly PartitionRecord[]): Promise<Map<number, { replicas: ReplicaView[]; highWatermark: number | null }>> {
   const brokers = new Map((await listBrokers()).map((b) => [b.brokerId, b]));
   const heads = await replicaHeads(parts.flatMap((p) => p.replicas.flatMap((id) => {
     const store = brokers.get(id);
     return store ? [{ store, tp: topicPartitionKey(d.topic.topicId, p.partition) }] : [];
   })));
-  return parts.map((p) => {
+  const out = new Map<number, { replicas: ReplicaView[]; highWatermark: number | null }>();
+  for (const p of parts) {
     const tp = topicPartitionKey(d.topic.topicId, p.partition);
-    const self = `${clusterUrl(req, c)}/topics/${d.topic.name}/partitions/${p.partition}`;
     const leaderHead = heads.get(`${p.leader}/${tp}`);
+    const self = `${clusterUrl(req, c)}/topics/${d.topic.name}/partitions/${p.partition}/replicas`;
+    const replicas = p.replicas.map((id): ReplicaView => {
+      const h = heads.get(`${id}/${tp}`);
+      return {
+        kind: 'KafkaReplica',
+        metadata: { self: `${self}/${id}`, resource_name: crn(c, `/topic=${d.topic.name}/partition=${p.partition}/replica=${id}`) },
+        cluster_id: c.clusterId,
+        topic_name: d.topic.name,
+        partition_id: p.partition,
+        broker_id: id,
+        is_leader: id === p.leader,
+        is_in_sync: p.isr.includes(id),
+        broker: related(`${clusterUrl(req, c)}/brokers/${id}`),
+        state: !h ? 'unavailable' : h.snapshotting ? 'snapshotting' : p.isr.includes(id) ? 'in-sync' : 'catching-up',
+        log_start_offset: h?.logStartOffset ?? null,
+        log_end_offset: h?.leo ?? null,
+        lag: h && leaderHead ? Math.max(0, leaderHead.leo - h.leo) : null,
+      };
+    });
+    out.set(p.partition, { replicas, highWatermark: leaderHead?.hw ?? null });
+  }
+  return out;
+}
+
+/**
+ * Partitions as Confluent's `KafkaPartition`: `replicas` is a relationship (…/replicas); Tributary
+ * adds `leader_id`, `leader_epoch`, `isr`, `replica_states` (each replica's state and offsets, as
+ * …/replicas answers) and the leader's log start, log end and high watermark.
+ */
+export async function partitionsJson(req: ApiRequest, c: ClusterRecord, d: TopicDescription, only?: PartitionRecord[]) {
+  const parts = only ?? d.partitions;
+  const views = await replicaViews(req, c, d, parts);
+  return parts.map((p) => {
+    const self = `${clusterUrl(req, c)}/topics/${d.topic.name}/partitions/${p.partition}`;
+    const { replicas, highWatermark } = views.get(p.partition) ?? { replicas: [], highWatermark: null };
+    const leader = replicas.find((r) => r.broker_id === p.leader);
     return {
       kind: 'KafkaPartition',
       metadata: { self, resource_name: crn(c, `/topic=${d.topic.name}/partition=${p.partition}`) },
       cluster_id: c.clusterId,
       topic_name: d.topic.name,
       partition_id: p.partition,
-      leader: p.leader >= 0 ? related(`${clusterUrl(req, c)}/brokers/${p.leader}`) : null,
+      // (the spec's leader is a relationship or absent: a partition without a leader has none)
+      ...(p.leader >= 0 ? { leader: related(`${clusterUrl(req, c)}/brokers/${p.leader}`) } : {}),
       leader_id: p.leader >= 0 ? p.leader : null,
       leader_epoch: p.leaderEpoch,
       isr: [...p.isr],
-      replicas: p.replicas.map((id) => {
-        const h = heads.get(`${id}/${tp}`);
-        return {
-          broker_id: id,
-          is_leader: id === p.leader,
-          is_in_sync: p.isr.includes(id),
-          state: !h ? 'unavailable' : h.snapshotting ? 'snapshotting' : p.isr.includes(id) ? 'in-sync' : 'catching-up',
-          log_start_offset: h?.logStartOffset ?? null,
-          log_end_offset: h?.leo ?? null,
-          lag: h && leaderHead ? Math.max(0, leaderHead.leo - h.leo) : null,
-        };
-      }),
-      log_start_offset: leaderHead?.logStartOffset ?? null,
-      log_end_offset: leaderHead?.leo ?? null,
-      high_watermark: leaderHead?.hw ?? null,
+      replicas: related(`${self}/replicas`),
+      replica_states: replicas.map((r) => ({
+        broker_id: r.broker_id, is_leader: r.is_leader, is_in_sync: r.is_in_sync, state: r.state,
+        log_start_offset: r.log_start_offset, log_end_offset: r.log_end_offset, lag: r.lag,
+      })),
+      log_start_offset: leader?.log_start_offset ?? null,
+      log_end_offset: leader?.log_end_offset ?? null,
+      high_watermark: highWatermark,
       reassignment: related(`${self}/reassignment`),
     };
   });
@@ -183,6 +235,17 @@ export const adminRoutes: Record<string, RouteHandler> = {
     return ok(list('KafkaClusterList', `${req.baseUrl}/v3/clusters`, [clusterJson(req, c, await describeController())]));
   },
   'GET /v3/clusters/{cluster_id}': async (req) => ok(clusterJson(req, await cluster(req), await describeController())),
+  // Tributary's own: the controller lease (who holds it, its epoch, when it expires).
+  'GET /v3/clusters/{cluster_id}/controller': async (req) => {
+    const c = await cluster(req);
+    const lease = await describeController();
+    return ok({
+      kind: 'KafkaController',
+      metadata: { self: `${clusterUrl(req, c)}/controller`, resource_name: crn(c, '/controller') },
+      cluster_id: c.clusterId,
+      ...(controllerJson(lease) ?? { controller_id: null, epoch: null, lease_expires_at: null }),
+    });
+  },
   // For clients that route themselves: brokers, every partition's leader and epoch, and a version to watch.
   'GET /v3/clusters/{cluster_id}/metadata': async (req) => {
     const c = await cluster(req);
@@ -275,6 +338,13 @@ export const adminRoutes: Record<string, RouteHandler> = {
     const { topic } = await describeTopic(req.params.topic_name ?? '');
     return ok(list('KafkaTopicConfigList', `${clusterUrl(req, c)}/topics/${topic.name}/configs`,
       effectiveConfigs(topic.configs).map((e) => configJson(req, c, topic, e))));
+  },
+  // Every topic's configs in one list (Confluent's listKafkaAllTopicConfigs).
+  'GET /v3/clusters/{cluster_id}/topics/-/configs': async (req) => {
+    const c = await cluster(req);
+    const topics = await listTopics();
+    return ok(list('KafkaTopicConfigList', `${clusterUrl(req, c)}/topics/-/configs`,
+      topics.flatMap(({ topic }) => effectiveConfigs(topic.configs).map((e) => configJson(req, c, topic, e)))));
   },
   [`GET ${T}/configs/{name}`]: async (req) => {
     const c = await cluster(req);

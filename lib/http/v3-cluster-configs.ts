@@ -1,15 +1,18 @@
 /**
  * REST Proxy v3 cluster configs (`/broker-configs`): the cluster-wide broker configs, Kafka's
- * `--entity-type brokers --entity-default`, in Confluent's KafkaClusterConfig shape. Served by
- * the admin function beside lib/http/v3-admin.ts's routes.
+ * `--entity-type brokers --entity-default`, in Confluent's KafkaClusterConfig shape; and each
+ * broker's view of them (`/brokers/{id}/configs`, read-only: Tributary has no per-broker
+ * overrides, so a broker's configs are the cluster-wide ones plus its fixed `broker.id` and
+ * `broker.rack`). Served by the admin function beside lib/http/v3-admin.ts's routes.
  */
 import { z } from 'zod';
 import { HttpError, KafkaError } from '../errors.js';
 import { alterClusterConfigs, describeClusterConfigs } from '../cluster/cluster-config-admin.js';
 import { isClusterConfig, type ClusterConfigEntry } from '../cluster/cluster-configs.js';
 import { clusterRecord } from '../cluster/metadata.js';
-import type { ClusterRecord } from '../storage/model.js';
-import { parseJson, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
+import { describeBrokers } from '../cluster/topics.js';
+import type { BrokerRecord, ClusterRecord } from '../storage/model.js';
+import { intPathParam, parseJson, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 
 const noContent: ApiResponse = { status: 204 };
 
@@ -47,6 +50,38 @@ function configJson(req: ApiRequest, c: ClusterRecord, e: ClusterConfigEntry) {
   };
 }
 
+/** A broker's configs: the cluster-wide ones, and its id and rack (static, read-only). */
+function brokerConfigsJson(req: ApiRequest, c: ClusterRecord, b: BrokerRecord, entries: readonly ClusterConfigEntry[]) {
+  const self = `${req.baseUrl}/v3/clusters/${c.clusterId}/brokers/${b.brokerId}/configs`;
+  const fixed = [{ name: 'broker.id', value: String(b.brokerId) }, { name: 'broker.rack', value: b.rack }];
+  const one = (name: string, body: Record<string, unknown>) => ({
+    kind: 'KafkaBrokerConfig',
+    metadata: { self: `${self}/${name}`, resource_name: `crn:///kafka=${c.clusterId}/broker=${b.brokerId}/config=${name}` },
+    cluster_id: c.clusterId,
+    broker_id: b.brokerId,
+    name,
+    ...body,
+  });
+  return [
+    ...fixed.map((f) => one(f.name, {
+      value: f.value, is_default: false, is_read_only: true, is_sensitive: false, source: 'STATIC_BROKER_CONFIG',
+      synonyms: [{ name: f.name, value: f.value, source: 'STATIC_BROKER_CONFIG' }],
+    })),
+    ...entries.map((e) => {
+      const { kind: _kind, metadata: _metadata, config_type: _type, cluster_id: _cluster, name, ...rest } = configJson(req, c, e);
+      return one(name, rest);
+    }),
+  ].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+async function brokerOf(req: ApiRequest): Promise<BrokerRecord> {
+  const notFound = () => new HttpError(404, 404, `Broker ${req.params.broker_id} cannot be found.`);
+  const id = intPathParam(req, 'broker_id', notFound);
+  const b = (await describeBrokers()).find((x) => x.brokerId === id);
+  if (!b) throw notFound();
+  return b;
+}
+
 const configValue = z.union([z.string(), z.number(), z.boolean()]);
 const updateBody = z.object({ value: configValue }).strict();
 const alterBody = z.object({
@@ -59,6 +94,7 @@ const alterBody = z.object({
 }).strict();
 
 const B = '/v3/clusters/{cluster_id}/broker-configs';
+const BR = '/v3/clusters/{cluster_id}/brokers';
 
 export const clusterConfigRoutes: Record<string, RouteHandler> = {
   [`GET ${B}`]: async (req) => {
@@ -95,5 +131,24 @@ export const clusterConfigRoutes: Record<string, RouteHandler> = {
     const changes = body.data.map((d) => ({ name: d.name, value: d.operation?.toUpperCase() === 'DELETE' ? null : d.value }));
     await alterClusterConfigs(changes, { validateOnly: body.validate_only ?? false });
     return noContent;
+  },
+  [`GET ${BR}/-/configs`]: async (req) => {
+    const c = await cluster(req);
+    const [brokers, entries] = await Promise.all([describeBrokers(), describeClusterConfigs()]);
+    const data = brokers.flatMap((b) => brokerConfigsJson(req, c, b, entries));
+    return { status: 200, body: { kind: 'KafkaBrokerConfigList', metadata: { self: `${req.baseUrl}${BR.replace('{cluster_id}', c.clusterId)}/-/configs`, next: null }, data } };
+  },
+  [`GET ${BR}/{broker_id}/configs`]: async (req) => {
+    const c = await cluster(req);
+    const b = await brokerOf(req);
+    const data = brokerConfigsJson(req, c, b, await describeClusterConfigs());
+    return { status: 200, body: { kind: 'KafkaBrokerConfigList', metadata: { self: `${req.baseUrl}${BR.replace('{cluster_id}', c.clusterId)}/${b.brokerId}/configs`, next: null }, data } };
+  },
+  [`GET ${BR}/{broker_id}/configs/{name}`]: async (req) => {
+    const c = await cluster(req);
+    const b = await brokerOf(req);
+    const e = brokerConfigsJson(req, c, b, await describeClusterConfigs()).find((x) => x.name === req.params.name);
+    if (!e) throw notFound(req.params.name ?? '');
+    return { status: 200, body: e };
   },
 };

@@ -92,11 +92,11 @@ describe('Topic lifecycle', () => {
     const parts = r.body.data;
     expect(parts.map((p: any) => p.partition_id)).toEqual([0, 1, 2]);
     for (const p of parts) {
-      const replicaIds = p.replicas.map((x: any) => x.broker_id);
+      const replicaIds = p.replica_states.map((x: any) => x.broker_id);
       expect(replicaIds).toHaveLength(3);
       expect(new Set(replicaIds).size).toBe(3);
       expect(replicaIds).toContain(p.leader_id);
-      expect(p.replicas.filter((x: any) => x.is_leader).map((x: any) => x.broker_id)).toEqual([p.leader_id]);
+      expect(p.replica_states.filter((x: any) => x.is_leader).map((x: any) => x.broker_id)).toEqual([p.leader_id]);
       expect([...p.isr].sort()).toEqual([...replicaIds].sort());
       expect(p).toMatchObject({ topic_name: t, log_start_offset: 0, log_end_offset: 0, high_watermark: 0 });
     }

@@ -33,7 +33,7 @@ async function snapshot(group: string) {
   return {
     status: g.status,
     epoch: g.body.group_epoch,
-    members: (members.body.data ?? []).map((m: any) => [m.consumer_id, m.member_epoch, m.session_timeout_ms, m.subscription, m.assignments]),
+    members: (members.body.data ?? []).map((m: any) => [m.consumer_id, m.member_epoch, m.session_timeout_ms, m.subscription, m.assigned_partitions]),
     offsets: g.status === 200 ? await offsets(group) : [],
   };
 }

@@ -52,7 +52,7 @@ async function topicWithFollower(name: string) {
   const created = await c.call('POST', c.v3('/topics'), { topic_name: name, partitions_count: 1, replication_factor: 3 });
   expect(created.status).toBe(201);
   const p = (await c.call('GET', c.v3(`/topics/${name}/partitions/0`))).body;
-  return { tp: `${created.body.topic_id}#0`, leader: p.leader_id as number, follower: p.replicas.find((r: any) => !r.is_leader).broker_id as number };
+  return { tp: `${created.body.topic_id}#0`, leader: p.leader_id as number, follower: p.replica_states.find((r: any) => !r.is_leader).broker_id as number };
 }
 
 const isr = async (name: string): Promise<number[]> => (await c.call('GET', c.v3(`/topics/${name}/partitions/0`))).body.isr;
@@ -129,7 +129,7 @@ describe('Replication with real store failures', () => {
     await c.until('a full sync', async () => (await listKeys(`snapshots/${tp.replace('#', '/')}/`)).length > 0, 30_000);
     await c.until('the follower to be in sync', async () => {
       const r = (await c.call('GET', c.v3(`/topics/${name}/partitions/0`))).body;
-      return r.isr.includes(follower) && r.replicas.find((x: any) => x.broker_id === follower)?.state === 'in-sync';
+      return r.isr.includes(follower) && r.replica_states.find((x: any) => x.broker_id === follower)?.state === 'in-sync';
     }, 30_000);
     await producers.stop();
     await expectConverged(name, tp, producers.acked);
@@ -160,7 +160,7 @@ describe('The controller with real processes', () => {
       const other = l.holder === 'controller-1' ? 'controller-2' : 'controller-1';
       const [mine, theirs, api] = await Promise.all([controllerStatus(l.holder), controllerStatus(other), c.call('GET', c.v3(''))]);
       const agreed = mine.lease?.epoch === l.epoch && theirs.lease === null
-        && api.body.controller?.controller_id === l.holder && api.body.controller?.epoch === l.epoch;
+        && api.body.controller_lease?.controller_id === l.holder && api.body.controller_lease?.epoch === l.epoch;
       return agreed ? { lease: l, held: mine.lease } : undefined;
     }, 15_000);
     const holder = lease.holder;

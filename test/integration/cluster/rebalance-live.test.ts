@@ -127,7 +127,7 @@ describe('Rebalancing under load', () => {
     expect((await c.call('DELETE', c.v3('/brokers/2'))).status).toBe(202);
     await c.until('broker 2 drained and removed', async () => (await c.call('GET', c.v3('/brokers/2'))).status === 404 && (await balancerIdle()), 120_000)
       .catch(async (err: unknown) => {
-        const parts = (await c.call('GET', c.v3(`/topics/${TOPIC}/partitions`))).body.data.map((p: { partition_id: number; leader_id: number; isr: number[]; replicas: { broker_id: number }[] }) => `${p.partition_id}:${p.leader_id}:${p.replicas.map((r) => r.broker_id)}/${p.isr}`);
+        const parts = (await c.call('GET', c.v3(`/topics/${TOPIC}/partitions`))).body.data.map((p: { partition_id: number; leader_id: number; isr: number[]; replica_states: { broker_id: number }[] }) => `${p.partition_id}:${p.leader_id}:${p.replica_states.map((r) => r.broker_id)}/${p.isr}`);
         throw new Error(`${(err as Error).message}; brokers ${JSON.stringify(await replicaCounts())}, balancer ${JSON.stringify((await c.call('GET', c.v3('/balancer'))).body)}, moving ${JSON.stringify((await c.call('GET', c.v3('/topics/-/partitions/-/reassignment'))).body.data)}, partitions ${parts.join(' ')}`);
       });
     expect(await replicaCounts()).toEqual({ 1: 4, 3: 4, 4: 4 });

@@ -100,7 +100,7 @@ describe('Function: applyRetention', () => {
     await applyRetention(p.name, 0);
     const part = await cluster().call('GET', cluster().v3(`/topics/${p.name}/partitions/0`));
     expect(part.body).toMatchObject({ log_start_offset: 10, log_end_offset: 20, high_watermark: 20 });
-    for (const r of part.body.replicas) expect(r.log_start_offset).toBe(10);
+    for (const r of part.body.replica_states) expect(r.log_start_offset).toBe(10);
     const fetched = await cluster().call('GET', cluster().v3(`/topics/${p.name}/partitions/0/records?offset=9`));
     expect(fetched.status).toBe(416);
     expect(fetched.body.error_code).toBe(41601);

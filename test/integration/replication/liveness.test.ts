@@ -71,7 +71,7 @@ async function scenario(topic: string) {
   const tp = `${created.body.topic_id}#0`;
   const p = await partition(topic);
   const leader = p.leader_id as number;
-  const follower = p.replicas.find((r: any) => !r.is_leader).broker_id as number;
+  const follower = p.replica_states.find((r: any) => !r.is_leader).broker_id as number;
   const t0 = Date.now();
   const acked = await write(topic, 'all', WRITES, 'all');
   expect((await c.call('POST', `/local/processes/broker-${follower}/kill`)).body.state).toBe('killed');

@@ -6,12 +6,14 @@ import { matchRoute, routeKey, ROUTES } from '../../../lib/http/routes.js';
 import { adminRoutes } from '../../../lib/http/v3-admin.js';
 import { rebalanceRoutes } from '../../../lib/http/v3-rebalance.js';
 import { clusterConfigRoutes } from '../../../lib/http/v3-cluster-configs.js';
+import { replicaRoutes } from '../../../lib/http/v3-replicas.js';
+import { v2MetadataRoutes } from '../../../lib/http/v2-metadata.js';
 import { consumerRoutes } from '../../../lib/http/consumer-routes.js';
 import { groupRoutes } from '../../../lib/http/group-routes.js';
 
 describe('Table: ROUTES', () => {
   it('has a handler for every route in its function, and no handler without a route', () => {
-    const handlers = { admin: { ...adminRoutes, ...clusterConfigRoutes, ...rebalanceRoutes }, produce: produceRoutes, fetch: fetchRoutes, groups: { ...consumerRoutes, ...groupRoutes } };
+    const handlers = { admin: { ...adminRoutes, ...clusterConfigRoutes, ...rebalanceRoutes, ...replicaRoutes, ...v2MetadataRoutes }, produce: produceRoutes, fetch: fetchRoutes, groups: { ...consumerRoutes, ...groupRoutes } };
     for (const r of ROUTES) expect(handlers[r.fn][routeKey(r)], routeKey(r)).toBeTypeOf('function');
     for (const [fn, table] of Object.entries(handlers)) {
       for (const key of Object.keys(table)) {
@@ -33,6 +35,8 @@ describe('Function: matchRoute', () => {
     expect(matchRoute('POST', '/v3/clusters/c/topics/t/records:batch')?.route.path).toMatch(/records:batch$/);
     expect(matchRoute('POST', '/v3/clusters/c/topics/t/records')?.route.path).toMatch(/records$/);
     expect(matchRoute('POST', '/v3/clusters/c/topics/t/configs:alter')?.route.path).toMatch(/configs:alter$/);
+    expect(matchRoute('GET', '/v3/clusters/c/topics/-/configs')?.route.path).toBe('/v3/clusters/{cluster_id}/topics/-/configs');
+    expect(matchRoute('GET', '/v3/clusters/c/brokers/-/configs')?.route.path).toBe('/v3/clusters/{cluster_id}/brokers/-/configs');
   });
 
   it('does not match other methods, extra segments or undecodable parameters', () => {
