@@ -244,7 +244,7 @@ describe('The controller with real processes', () => {
     for (let i = 0; i < 5; i++) expect((await c.call('POST', c.v3('/topics/two-dead/records'), { value: { type: 'STRING', data: `c${i}` } })).status).toBe(200);
     const p = await partition('two-dead');
     const survivor = p.leader_id as number;
-    const dead = (p.replicas as any[]).map((r) => r.broker_id as number).filter((b) => b !== survivor);
+    const dead = (p.replica_states as any[]).map((r) => r.broker_id as number).filter((b) => b !== survivor);
     for (const b of dead) await c.call('POST', `/local/processes/broker-${b}/kill`);
     await c.until('the ISR to shrink to the survivor', async () => {
       const now = await partition('two-dead');
@@ -260,7 +260,7 @@ describe('The controller with real processes', () => {
   it('with unclean election off, a partition whose whole ISR is gone stays offline; allowing it brings a live out-of-sync replica in', async () => {
     await createTopic('unclean', 2);
     const p = await partition('unclean');
-    const [first, second] = [p.leader_id as number, (p.replicas as any[]).find((r) => !r.is_leader).broker_id as number];
+    const [first, second] = [p.leader_id as number, (p.replica_states as any[]).find((r) => !r.is_leader).broker_id as number];
     await c.call('POST', `/local/processes/broker-${second}/kill`);
     await c.until('the follower out of the ISR', async () => !(await partition('unclean')).isr.includes(second), 20_000);
     expect((await c.call('POST', c.v3('/topics/unclean/records'), { value: { type: 'STRING', data: 'only-on-leader' } })).status).toBe(200);
