@@ -4,7 +4,7 @@
  * and the record reads and offset lookups that consumers and the CLI both use.
  */
 import { readData, fromBase64, asBuffer } from './bytes.js';
-import { TributaryProtocolError } from './errors.js';
+import { TributaryProtocolError, isRetriable } from './errors.js';
 import { withRetry, type RetryOptions } from './retry.js';
 import type { Transport} from './transport.js';
 import { type CallOptions } from './transport.js';
@@ -34,7 +34,7 @@ interface WireRecord {
 
 export class Connection {
   private clusterIdP: Promise<string> | undefined;
-  private readonly counts = new Map<string, { count: number; at: number }>();
+  private readonly counts = new Map<string, { count: Promise<number>; at: number }>();
 
   constructor(readonly transport: Transport, readonly retry: RetryOptions, readonly metadataMaxAge: number) {}
 
@@ -61,13 +61,22 @@ export class Connection {
     return withRetry(async () => (await this.transport.call<T>(method, path, o)).body, this.retry);
   }
 
-  /** A topic's partition count; `fresh` skips the cache (after an error that says it is stale). */
-  async partitionCount(topic: string, fresh = false): Promise<number> {
+  /**
+   * A topic's partition count; `fresh` skips the cache (after an error that says it is stale).
+   * Concurrent callers share one request; a topic that does not exist fails at once (no retries).
+   */
+  partitionCount(topic: string, fresh = false): Promise<number> {
     const c = this.counts.get(topic);
     if (c && !fresh && Date.now() - c.at < this.metadataMaxAge) return c.count;
-    const t = await this.call<{ partitions_count: number }>('GET', await this.v3(`/topics/${encodeURIComponent(topic)}`));
-    this.counts.set(topic, { count: t.partitions_count, at: Date.now() });
-    return t.partitions_count;
+    const count = (async () => {
+      const path = await this.v3(`/topics/${encodeURIComponent(topic)}`);
+      const notFound = (e: unknown) => e instanceof TributaryProtocolError && e.type === 'UNKNOWN_TOPIC_OR_PARTITION';
+      const t = await withRetry(async () => (await this.transport.call<{ partitions_count: number }>('GET', path)).body, this.retry, (e) => isRetriable(e) && !notFound(e));
+      return t.partitions_count;
+    })();
+    this.counts.set(topic, { count, at: Date.now() });
+    count.catch(() => { if (this.counts.get(topic)?.count === count) this.counts.delete(topic); });
+    return count;
   }
 
   /** Every topic's name. */
