@@ -58,7 +58,8 @@ export class Transport {
       text = await res.text();
     } catch (e) {
       if (o.signal?.aborted) throw e;
-      const why = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
+      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+      const why = cause?.code ?? cause?.message ?? (e as Error).message;
       throw new TributaryConnectionError(`${method} ${url.pathname} got no answer from ${this.baseUrl}: ${why}.`, e);
     }
     let parsed: unknown = text;
