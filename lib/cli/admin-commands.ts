@@ -1,6 +1,6 @@
 /** `tributary topics|groups|cluster`: the admin client's calls as tables (or `--json`). */
 import type { Command } from 'commander';
-import { ConfigResourceTypes, type ResetTo, type Tributary } from '../client/index.js';
+import { ConfigResourceTypes, TributaryProtocolError, type ResetTo, type Tributary } from '../client/index.js';
 import { printJson, printTable, UsageError } from './output.js';
 
 type Ctx = () => { t: Tributary; json: boolean };
@@ -43,7 +43,7 @@ export function adminCommands(p: Command, ctx: Ctx): void {
         validateOnly: o.validateOnly ?? false,
         topics: [{ topic, ...(partitions !== undefined ? { numPartitions: partitions } : {}), ...(rf !== undefined ? { replicationFactor: rf } : {}), configEntries: configPairs(o.config) }],
       });
-      if (!created) throw new UsageError(`TOPIC_ALREADY_EXISTS: Topic '${topic}' already exists.`);
+      if (!created) throw new TributaryProtocolError(`TOPIC_ALREADY_EXISTS: Topic '${topic}' already exists.`, 'TOPIC_ALREADY_EXISTS', 400, 40002, false);
       if (json) printJson({ topic, created: !o.validateOnly });
       else process.stderr.write(`${o.validateOnly ? 'Valid' : 'Created'}: ${topic}\n`);
     });
