@@ -63,7 +63,7 @@ export interface ProducerConfig {
   readonly batchSize?: number;
   /** Records in one request, at most 10,000 (the server's limit). @default 10000 */
   readonly maxBatchRecords?: number;
-  /** Requests in flight per topic (Kafka's `max.in.flight.requests.per.connection`; the server keeps 5 per partition for retries). @default 5 */
+  /** Requests in flight per topic, each for other partitions (Kafka's `max.in.flight.requests.per.connection`). @default 5 */
   readonly maxInFlightRequests?: number;
   /** How long a record may take, retries included (Kafka's `delivery.timeout.ms`). @default 120000 */
   readonly deliveryTimeoutMs?: number;
@@ -86,14 +86,13 @@ interface Entry {
   readonly done: (offset: number | null, err?: Error) => void;
 }
 
-interface InFlight { settled: boolean; failed: boolean }
+interface InFlight { readonly partitions: ReadonlySet<number>; failed: boolean }
 
 interface TopicQueue {
   entries: Entry[];
   bytes: number;
   timer?: ReturnType<typeof setTimeout>;
   inFlight: InFlight[];
-  waiting: (() => void)[];
 }
 
 function wireHeaders(h: Message['headers']): { name: string; value: string | null }[] | undefined {
@@ -219,44 +218,63 @@ export class Producer {
 
   private queue(topic: string): TopicQueue {
     let q = this.queues.get(topic);
-    if (!q) this.queues.set(topic, (q = { entries: [], bytes: 0, inFlight: [], waiting: [] }));
+    if (!q) this.queues.set(topic, (q = { entries: [], bytes: 0, inFlight: [] }));
     return q;
   }
 
-  /** Takes what the topic has gathered into requests (as many as it needs) and sends them. */
+  /**
+   * Sends what the topic has gathered, in as few requests as the limits allow. A partition has at
+   * most one request in flight: over HTTP, parallel requests reach the server in any order, and a
+   * later sequence arriving first is OUT_OF_ORDER_SEQUENCE_NUMBER (Kafka's one ordered connection
+   * per broker does not have that problem). So requests in flight together hold disjoint
+   * partitions, and records of a busy partition wait — and gather — until its request returns.
+   */
   private drain(topic: string): void {
     const q = this.queue(topic);
     if (q.timer) clearTimeout(q.timer);
     delete q.timer;
-    while (q.entries.length > 0) {
+    const perRequest = this.batchSize === 0 ? 1 : this.maxRecords;
+    while (q.entries.length > 0 && q.inFlight.length < this.maxInFlight) {
+      const busy = new Set(q.inFlight.flatMap((f) => [...f.partitions]));
       const take: Entry[] = [];
+      const rest: Entry[] = [];
       let bytes = 0;
-      const perRequest = this.batchSize === 0 ? 1 : this.maxRecords;
-      while (q.entries.length > 0 && take.length < perRequest && (take.length === 0 || bytes + (q.entries[0] as Entry).bytes <= MAX_REQUEST_BYTES)) {
-        const e = q.entries.shift() as Entry;
-        bytes += e.bytes;
-        take.push(e);
+      for (const e of q.entries) {
+        const fits = take.length < perRequest && (take.length === 0 || bytes + e.bytes <= MAX_REQUEST_BYTES);
+        if (!busy.has(e.partition) && fits) {
+          take.push(e);
+          bytes += e.bytes;
+        } else {
+          rest.push(e);
+          // Order within a partition: once one of its records waits, the later ones wait too.
+          busy.add(e.partition);
+        }
       }
+      if (take.length === 0) break;
+      q.entries = rest;
       q.bytes -= bytes;
       this.partitioner.nextBatch?.(topic);
-      const run = this.request(topic, q, take);
+      const me: InFlight = { partitions: new Set(take.map((e) => e.partition)), failed: false };
+      const earlier = q.inFlight.filter((f) => [...me.partitions].some((p) => f.partitions.has(p)));
+      q.inFlight.push(me);
+      // Sequences now, in sending order.
+      if (this.idempotent) for (const e of take) e.sequence = this.nextSequence(topic, e.partition);
+      const run = this.request(topic, take, me, earlier).finally(() => {
+        q.inFlight.splice(q.inFlight.indexOf(me), 1);
+        // What gathered meanwhile is ready: send it now.
+        if (q.entries.length > 0) this.drain(topic);
+      });
       this.running.add(run);
       void run.finally(() => this.running.delete(run));
     }
   }
 
-  /** One request (and its retries) for `entries`, after a free in-flight slot; sequences are taken in sending order. */
-  private async request(topic: string, q: TopicQueue, entries: Entry[]): Promise<void> {
+  /** One request (and its retries) for `entries`. */
+  private async request(topic: string, entries: Entry[], me: InFlight, earlier: InFlight[]): Promise<void> {
     const deadline = Date.now() + this.deliveryTimeoutMs;
-    while (q.inFlight.length >= this.maxInFlight) await new Promise<void>((r) => q.waiting.push(r));
-    const earlier = [...q.inFlight];
-    const me: InFlight = { settled: false, failed: false };
-    q.inFlight.push(me);
     let left = entries;
-    let failed = false;
     try {
       const pid = this.idempotent ? await this.producerId() : undefined;
-      if (pid) for (const e of entries) e.sequence = this.nextSequence(topic, e.partition);
       const path = await this.conn.v3(`/topics/${encodeURIComponent(topic)}/records:batch`);
       const query = { acks: this.acks === -1 ? 'all' : this.acks, ...(pid ? { producer_id: pid.producer_id, producer_epoch: pid.producer_epoch } : {}) };
       for (let attempt = 0; left.length > 0; attempt++) {
@@ -271,13 +289,14 @@ export class Producer {
             const err = errorFromResponse(Math.floor(f.error_code / 100) || f.error_code, f);
             // Written once before, offsets no longer known: delivered (Kafka treats it as success).
             if (err.type === 'DUPLICATE_SEQUENCE_NUMBER') e.done(null);
-            // A gap behind a request still in flight (or being retried) closes when that one lands.
-            else if (err.retriable || (err.type === 'OUT_OF_ORDER_SEQUENCE_NUMBER' && earlier.length > 0 && !earlier.some((x) => x.failed))) {
+            // A gap closes when the request holding the missing sequences lands (it may still be
+            // retrying after an answer that never came), unless that request failed for good.
+            else if (err.retriable || (err.type === 'OUT_OF_ORDER_SEQUENCE_NUMBER' && !earlier.some((x) => x.failed))) {
               retry.push(e);
               lastError = err;
             } else {
               e.done(null, err);
-              failed = true;
+              me.failed = true;
             }
           }
           left = retry;
@@ -290,13 +309,8 @@ export class Producer {
         await sleep(backoff(attempt, this.config.retry));
       }
     } catch (err) {
-      failed = true;
+      me.failed = true;
       for (const e of left) e.done(null, err as Error);
-    } finally {
-      me.settled = true;
-      me.failed = failed;
-      q.inFlight.splice(q.inFlight.indexOf(me), 1);
-      q.waiting.shift()?.();
     }
   }
 

@@ -48,19 +48,27 @@ export class Transport {
       method, url, body,
       headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     });
-    const timeout = AbortSignal.timeout(this.timeoutMs + (o.extraTimeMs ?? 0));
-    const signal = o.signal ? AbortSignal.any([o.signal, timeout]) : timeout;
+    // One controller per call, its listener on the caller's signal removed afterwards: callers
+    // reuse a signal across many calls (AbortSignal.any would pile listeners up on it).
+    const ctrl = new AbortController();
+    const timer = setTimeout(() => ctrl.abort(new DOMException('The request timed out.', 'TimeoutError')), this.timeoutMs + (o.extraTimeMs ?? 0));
+    const onAbort = () => ctrl.abort(o.signal?.reason);
+    if (o.signal?.aborted) onAbort();
+    o.signal?.addEventListener('abort', onAbort, { once: true });
     this.requests++;
     let res: Response;
     let text: string;
     try {
-      res = await this.fetchImpl(url.toString(), { method, headers, ...(body !== undefined ? { body } : {}), signal });
+      res = await this.fetchImpl(url.toString(), { method, headers, ...(body !== undefined ? { body } : {}), signal: ctrl.signal });
       text = await res.text();
     } catch (e) {
       if (o.signal?.aborted) throw e;
       const cause = (e as { cause?: { code?: string; message?: string } }).cause;
       const why = cause?.code ?? cause?.message ?? (e as Error).message;
       throw new TributaryConnectionError(`${method} ${url.pathname} got no answer from ${this.baseUrl}: ${why}.`, e);
+    } finally {
+      clearTimeout(timer);
+      o.signal?.removeEventListener('abort', onAbort);
     }
     let parsed: unknown = text;
     try {
