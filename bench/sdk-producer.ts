@@ -60,7 +60,7 @@ const table: Table = {
   columns: ['mode', 'records', 'seconds', 'records/s', 'MB/s (values)', 'requests per 10,000 records'],
   rows: results.map((r) => [r.mode, r.records, r.seconds, Math.round(r.recordsPerSec), r.mbPerSec, Math.round(r.requestsPer10k)]),
   notes: [
-    'Batching on: sends of 100 records each, all issued at once; the producer gathers them per topic into requests of up to 10,000 records (4 MiB), one in flight per partition, and what arrives meanwhile waits for the next.',
+    'Batching on: sends of 100 records each, all issued at once; the producer gathers them per topic into requests of up to 10,000 records (2 MiB), one in flight per partition, and what arrives meanwhile waits for the next.',
     'Batching off: the same sends, one record per request; up to 5 requests in flight, each for another partition (4 here).',
     'The server has no request spanning topics: a producer writing to T topics sends at least T requests per linger window.',
   ],
