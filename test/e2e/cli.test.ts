@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { baseUrl, createTopic, uniqueTopic } from '../support/api.js';
+import { Tributary } from '../../lib/client/index.js';
 
 const MAIN = new URL('../../lib/cli/main.ts', import.meta.url).pathname;
 
@@ -36,6 +37,9 @@ describe('tributary produce and consume', () => {
     // Batched: far fewer requests than records.
     expect(summary.requests).toBeLessThan(100);
 
+    const t = new Tributary({ url: baseUrl() });
+    const highs = await Promise.all([0, 1, 2].map(async (p) => (await t.connection.listOffset(topic, p, 'latest')).high));
+    expect(highs.reduce((a, b) => a + b, 0)).toBe(10_000);
     const raw = await cli(['consume', topic, '--from-beginning']);
     expect(raw.code, raw.stderr).toBe(0);
     const values = raw.stdout.split('\n').filter((l) => l !== '');
