@@ -1,0 +1,309 @@
+/**
+ * The admin client, in kafkajs's names and shapes where the semantics match: topics (create,
+ * delete, describe, add partitions, configs), offsets, groups (list, describe, lag, reset) and
+ * the cluster (brokers, controller). Reads are tolerant of fields they do not know, and of a
+ * cluster's `controller` being an object or a link.
+ */
+import type { Connection } from './connection.js';
+import { TributaryError, TributaryProtocolError } from './errors.js';
+
+/** kafkajs's ConfigResourceTypes (Kafka's numbers). */
+export const ConfigResourceTypes = { TOPIC: 2, BROKER: 4 } as const;
+
+export interface ITopicConfig {
+  readonly topic: string;
+  /** @default the cluster's (1) */
+  readonly numPartitions?: number;
+  /** @default min(3, brokers) */
+  readonly replicationFactor?: number;
+  readonly configEntries?: { name: string; value: string }[];
+}
+
+export interface PartitionMetadata {
+  readonly partitionId: number;
+  readonly leader: number;
+  readonly leaderEpoch?: number;
+  readonly replicas: number[];
+  readonly isr: number[];
+  readonly offlineReplicas: number[];
+  readonly partitionErrorCode: number;
+}
+
+export interface ConfigEntry {
+  readonly configName: string;
+  readonly configValue: string | null;
+  readonly isDefault: boolean;
+  readonly configSource: string | null;
+  readonly isSensitive: boolean;
+  readonly readOnly: boolean;
+}
+
+export interface BrokerDescription {
+  readonly nodeId: number;
+  readonly host: string | null;
+  readonly port: number | null;
+  readonly rack: string | null;
+  readonly state?: string;
+  readonly replicaCount?: number;
+  readonly leaderCount?: number;
+  readonly bytes?: number | null;
+}
+
+export interface GroupLag {
+  readonly topic: string;
+  readonly partition: number;
+  readonly currentOffset: number | null;
+  readonly logEndOffset: number;
+  readonly lag: number;
+  readonly memberId: string | null;
+}
+
+/** Where a reset moves a group's offsets. */
+export type ResetTo = 'earliest' | 'latest' | { offset: number } | { timestamp: number | string } | { shiftBy: number };
+
+type Json = Record<string, unknown>;
+const ids = (v: unknown): number[] => (Array.isArray(v) ? v.map((x) => (typeof x === 'number' ? x : Number((x as Json).broker_id))).filter(Number.isFinite) : []);
+const enc = encodeURIComponent;
+
+/**
+ * Cluster administration. Create with `tributary.admin()`.
+ *
+ * @example
+ * ```ts
+ * const admin = tributary.admin();
+ * await admin.createTopics({ topics: [{ topic: 'orders', numPartitions: 3 }] });
+ * console.log(await admin.fetchTopicMetadata({ topics: ['orders'] }));
+ * ```
+ */
+export class Admin {
+  constructor(private readonly conn: Connection) {}
+
+  async connect(): Promise<void> {
+    await this.conn.clusterId();
+  }
+
+  async disconnect(): Promise<void> {}
+
+  private async get<T = Json>(rest: string, query?: Record<string, string | number | undefined>): Promise<T> {
+    return this.conn.call<T>('GET', await this.conn.v3(rest), query ? { query } : {});
+  }
+
+  private async send<T = Json>(method: string, rest: string, body?: unknown): Promise<T> {
+    return (await this.conn.transport.call<T>(method, await this.conn.v3(rest), body !== undefined ? { body } : {})).body;
+  }
+
+  // --- topics -----------------------------------------------------------------------------------
+
+  /** Every topic's name. */
+  listTopics(): Promise<string[]> {
+    return this.conn.topicNames();
+  }
+
+  /** Creates topics; resolves true when every one was created (false when one existed already, as kafkajs). */
+  async createTopics(o: { topics: ITopicConfig[]; validateOnly?: boolean }): Promise<boolean> {
+    let all = true;
+    for (const t of o.topics) {
+      try {
+        await this.send('POST', '/topics', {
+          topic_name: t.topic,
+          ...(t.numPartitions !== undefined ? { partitions_count: t.numPartitions } : {}),
+          ...(t.replicationFactor !== undefined ? { replication_factor: t.replicationFactor } : {}),
+          ...(t.configEntries ? { configs: t.configEntries } : {}),
+          ...(o.validateOnly ? { validate_only: true } : {}),
+        });
+      } catch (e) {
+        if (e instanceof TributaryProtocolError && e.type === 'TOPIC_ALREADY_EXISTS') all = false;
+        else throw e;
+      }
+    }
+    return all;
+  }
+
+  async deleteTopics(o: { topics: string[] }): Promise<void> {
+    for (const t of o.topics) await this.send('DELETE', `/topics/${enc(t)}`);
+  }
+
+  /** Grows topics to `count` partitions (Kafka's CreatePartitions). */
+  async createPartitions(o: { topicPartitions: { topic: string; count: number }[] }): Promise<boolean> {
+    for (const tp of o.topicPartitions) await this.send('PATCH', `/topics/${enc(tp.topic)}`, { partitions_count: tp.count });
+    return true;
+  }
+
+  /** Partitions of the topics (every topic without `topics`): leader, replicas, ISR. */
+  async fetchTopicMetadata(o: { topics?: string[] } = {}): Promise<{ topics: { name: string; partitions: PartitionMetadata[] }[] }> {
+    const names = o.topics ?? (await this.listTopics());
+    const topics = await Promise.all(names.map(async (name) => {
+      const r = await this.get<{ data: Json[] }>(`/topics/${enc(name)}/partitions`);
+      return { name, partitions: r.data.map((p) => partitionMetadata(p)) };
+    }));
+    return { topics };
+  }
+
+  /** One topic's partitions with their offsets (`offset` and `high` are the high watermark, `low` the log start). */
+  async fetchTopicOffsets(topic: string): Promise<{ partition: number; offset: string; high: string; low: string }[]> {
+    const n = await this.conn.partitionCount(topic, true);
+    return Promise.all(Array.from({ length: n }, async (_, partition) => {
+      const o = await this.conn.listOffset(topic, partition, 'latest');
+      return { partition, offset: String(o.high), high: String(o.high), low: String(o.low) };
+    }));
+  }
+
+  /** Per partition, the first offset at or after `timestamp` (the high watermark when none is that recent). */
+  async fetchTopicOffsetsByTimestamp(topic: string, timestamp?: number): Promise<{ partition: number; offset: string }[]> {
+    const n = await this.conn.partitionCount(topic, true);
+    return Promise.all(Array.from({ length: n }, async (_, partition) => {
+      const o = await this.conn.listOffset(topic, partition, timestamp ?? 'latest');
+      return { partition, offset: String(o.offset ?? o.high) };
+    }));
+  }
+
+  /** Topic configs (type 2) or cluster-wide broker configs (type 4), all or the names asked for. */
+  async describeConfigs(o: { resources: { type: number; name: string; configNames?: string[] }[] }): Promise<{ resources: { resourceType: number; resourceName: string; configEntries: ConfigEntry[] }[] }> {
+    const resources = await Promise.all(o.resources.map(async (r) => {
+      const r2 = await this.get<{ data: Json[] }>(configPath(r));
+      const entries = r2.data
+        .filter((c) => !r.configNames || r.configNames.includes(String(c.name)))
+        .map((c): ConfigEntry => ({
+          configName: String(c.name), configValue: (c.value as string | null) ?? null, isDefault: Boolean(c.is_default),
+          configSource: (c.source as string | null) ?? null, isSensitive: Boolean(c.is_sensitive), readOnly: Boolean(c.is_read_only),
+        }));
+      return { resourceType: r.type, resourceName: r.name, configEntries: entries };
+    }));
+    return { resources };
+  }
+
+  /** Sets configs (an entry with `value: null` goes back to its default), all of a resource at once. */
+  async alterConfigs(o: { validateOnly?: boolean; resources: { type: number; name: string; configEntries: { name: string; value: string | null }[] }[] }): Promise<void> {
+    for (const r of o.resources) {
+      await this.send('POST', `${configPath(r)}:alter`, {
+        data: r.configEntries.map((c) => (c.value === null ? { name: c.name, operation: 'DELETE' } : { name: c.name, value: c.value })),
+        ...(o.validateOnly ? { validate_only: true } : {}),
+      });
+    }
+  }
+
+  // --- groups -----------------------------------------------------------------------------------
+
+  async listGroups(): Promise<{ groups: { groupId: string; protocolType: string; state: string }[] }> {
+    const r = await this.get<{ data: Json[] }>('/consumer-groups');
+    return { groups: r.data.map((g) => ({ groupId: String(g.consumer_group_id), protocolType: 'consumer', state: String(g.state ?? '') })) };
+  }
+
+  /** Groups with state, assignor and members (each member's assignment). */
+  async describeGroups(groupIds: string[]): Promise<{ groups: { groupId: string; state: string; protocol: string; protocolType: string; members: { memberId: string; clientId: string; memberEpoch: number | null; assignment: { topic: string; partition: number }[] }[] }[] }> {
+    const groups = await Promise.all(groupIds.map(async (groupId) => {
+      const [g, members] = await Promise.all([this.get(`/consumer-groups/${enc(groupId)}`), this.get<{ data: Json[] }>(`/consumer-groups/${enc(groupId)}/consumers`)]);
+      return {
+        groupId, state: String(g.state ?? ''), protocol: String(g.partition_assignor ?? ''), protocolType: 'consumer',
+        members: members.data.map((m) => ({
+          memberId: String(m.consumer_id), clientId: String(m.client_id ?? ''), memberEpoch: (m.member_epoch as number | undefined) ?? null,
+          assignment: Array.isArray(m.assignments) ? (m.assignments as { topic: string; partition: number }[]) : [],
+        })),
+      };
+    }));
+    return { groups };
+  }
+
+  /** Committed offsets of a group (kafkajs's shape), for `topics` or every topic it committed. */
+  async fetchOffsets(o: { groupId: string; topics?: string[] }): Promise<{ topic: string; partitions: { partition: number; offset: string; metadata: string | null }[] }[]> {
+    const r = await this.get<{ data: Json[] }>(`/consumer-groups/${enc(o.groupId)}/offsets`);
+    const by = new Map<string, { partition: number; offset: string; metadata: string | null }[]>();
+    for (const t of o.topics ?? []) by.set(t, []);
+    for (const c of r.data) {
+      const topic = String(c.topic_name);
+      if (o.topics && !o.topics.includes(topic)) continue;
+      by.set(topic, [...(by.get(topic) ?? []), { partition: Number(c.partition_id), offset: String(c.offset), metadata: (c.metadata as string | null) ?? null }]);
+    }
+    return [...by].map(([topic, partitions]) => ({ topic, partitions: partitions.sort((a, b) => a.partition - b.partition) }));
+  }
+
+  /** Per partition: committed offset, log end offset, lag and owner. */
+  async fetchGroupLag(groupId: string): Promise<GroupLag[]> {
+    const r = await this.get<{ data: Json[] }>(`/consumer-groups/${enc(groupId)}/lags`);
+    return r.data.map((l) => ({
+      topic: String(l.topic_name), partition: Number(l.partition_id), currentOffset: (l.current_offset as number | null) ?? null,
+      logEndOffset: Number(l.log_end_offset), lag: Number(l.lag), memberId: (l.consumer_id as string | null) ?? null,
+    }));
+  }
+
+  /** Moves a group's offsets for `topic` (or `partitions`) to the earliest or latest offset, as kafkajs's `resetOffsets`. */
+  resetOffsets(o: { groupId: string; topic: string; earliest?: boolean }): Promise<{ topic: string; partition: number; offset: string }[]> {
+    return this.resetOffsetsTo({ groupId: o.groupId, topics: [o.topic], to: o.earliest ? 'earliest' : 'latest' });
+  }
+
+  /** Sets a group's committed offsets per partition (kafkajs's `setOffsets`). The group must have no live members. */
+  async setOffsets(o: { groupId: string; topic: string; partitions: { partition: number; offset: string }[] }): Promise<void> {
+    for (const p of o.partitions) await this.resetOffsetsTo({ groupId: o.groupId, partitions: [{ topic: o.topic, partition: p.partition }], to: { offset: Number(p.offset) } });
+  }
+
+  /** Any of the server's resets: earliest, latest, an offset, a timestamp or a shift, for topics or partitions. */
+  async resetOffsetsTo(o: { groupId: string; topics?: string[]; partitions?: { topic: string; partition: number }[]; to: ResetTo }): Promise<{ topic: string; partition: number; offset: string }[]> {
+    const to = typeof o.to === 'string' ? o.to : 'shiftBy' in o.to ? { shift_by: o.to.shiftBy } : o.to;
+    const r = await this.send<{ data: Json[] }>('POST', `/consumer-groups/${enc(o.groupId)}/offsets:reset`, {
+      ...(o.topics ? { topics: o.topics } : {}), ...(o.partitions ? { partitions: o.partitions } : {}), to,
+    });
+    return r.data.map((x) => ({ topic: String(x.topic_name), partition: Number(x.partition_id), offset: String(x.offset) }));
+  }
+
+  async deleteGroups(groupIds: string[]): Promise<void> {
+    for (const g of groupIds) await this.send('DELETE', `/consumer-groups/${enc(g)}`);
+  }
+
+  // --- cluster ----------------------------------------------------------------------------------
+
+  /**
+   * Brokers, the controller and the cluster id. Tributary's controller is a lease holder, not a
+   * broker: `controller` is its id (a string such as `controller-1`), a broker id where the
+   * server names one, or null when no controller holds the lease.
+   */
+  async describeCluster(): Promise<{ brokers: BrokerDescription[]; controller: string | number | null; clusterId: string }> {
+    const clusterId = await this.conn.clusterId();
+    const [brokers, cluster] = await Promise.all([this.get<{ data: Json[] }>('/brokers'), this.get('')]);
+    return {
+      clusterId,
+      controller: await this.controllerOf(cluster.controller),
+      brokers: brokers.data.map((b) => ({
+        nodeId: Number(b.broker_id), host: (b.host as string | null) ?? null, port: (b.port as number | null) ?? null, rack: (b.rack as string | null) ?? null,
+        ...(b.state !== undefined ? { state: String(b.state) } : {}),
+        ...(typeof b.replica_count === 'number' ? { replicaCount: b.replica_count } : {}),
+        ...(typeof b.leader_count === 'number' ? { leaderCount: b.leader_count } : {}),
+        ...(b.bytes !== undefined ? { bytes: b.bytes as number | null } : {}),
+      })),
+    };
+  }
+
+  /** The controller, whether the cluster shows it inline or as a `{related}` link. */
+  private async controllerOf(c: unknown): Promise<string | number | null> {
+    if (c === null || c === undefined || typeof c !== 'object') return typeof c === 'string' || typeof c === 'number' ? c : null;
+    const o = c as Json;
+    if (typeof o.related === 'string') {
+      try {
+        const linked = (await this.conn.transport.call<Json>('GET', o.related)).body;
+        return (linked.broker_id as number | undefined) ?? (linked.controller_id as string | undefined) ?? null;
+      } catch (e) {
+        if (e instanceof TributaryProtocolError && e.status === 404) return null;
+        throw e;
+      }
+    }
+    return (o.controller_id as string | undefined) ?? (o.broker_id as number | undefined) ?? null;
+  }
+}
+
+function configPath(r: { type: number; name: string }): string {
+  if (r.type === ConfigResourceTypes.TOPIC) return `/topics/${enc(r.name)}/configs`;
+  if (r.type === ConfigResourceTypes.BROKER) return '/broker-configs';
+  throw new TributaryError(`Config resource type ${r.type} is not supported; use ConfigResourceTypes.TOPIC or BROKER.`);
+}
+
+/** A v3 partition, whatever shape its leader and replicas take (a number, an object, or a link). */
+function partitionMetadata(p: Json): PartitionMetadata {
+  const leader = typeof p.leader_id === 'number' ? p.leader_id
+    : typeof p.leader === 'number' ? p.leader
+      : typeof (p.leader as Json | null)?.related === 'string' ? Number(/\/brokers\/(\d+)/.exec((p.leader as Json).related as string)?.[1] ?? -1) : -1;
+  const replicas = ids(p.replicas);
+  const isr = ids(p.isr);
+  return {
+    partitionId: Number(p.partition_id), leader, ...(typeof p.leader_epoch === 'number' ? { leaderEpoch: p.leader_epoch } : {}),
+    replicas: replicas.length > 0 ? replicas : isr, isr, offlineReplicas: [], partitionErrorCode: leader < 0 ? 5 : 0,
+  };
+}

@@ -1,0 +1,18 @@
+/**
+ * Tributary's TypeScript SDK: `new Tributary({ url, auth })`, then `producer()`, `consumer({ groupId })`
+ * and `admin()`, named and shaped as kafkajs's where the semantics match (docs/sdk.md lists the
+ * differences). Runs wherever `fetch` does: Node 20+, browsers, edge runtimes.
+ */
+export { Tributary, type TributaryConfig } from './tributary.js';
+export { Producer, CompressionTypes, MAX_BATCH_ENTRIES, type ProducerConfig, type ProducerRecord, type Message, type RecordMetadata, type Acks } from './producer.js';
+export {
+  Consumer, type ConsumerConfig, type ConsumerRunConfig, type EachMessagePayload, type EachBatchPayload, type Batch,
+  type RebalanceListener, type TopicPartition, type TopicPartitionOffset, type ConsumerEvent,
+} from './consumer.js';
+export { Admin, ConfigResourceTypes, type ITopicConfig, type PartitionMetadata, type ConfigEntry, type BrokerDescription, type GroupLag, type ResetTo } from './admin.js';
+export type { KafkaMessage, FetchResult } from './connection.js';
+export { signV4, type AuthConfig, type AwsCredentials, type AwsCredentialsProvider, type OutgoingRequest } from './auth.js';
+export { TributaryError, TributaryProtocolError, TributaryConnectionError } from './errors.js';
+export { defaultPartitioner, partitionForKey, type Partitioner, type PartitionerArgs } from './partitioner.js';
+export type { RetryOptions } from './retry.js';
+export type { FetchLike } from './transport.js';

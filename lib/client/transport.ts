@@ -1,0 +1,82 @@
+/**
+ * One HTTP call to the cluster: URL and query, JSON body, auth, a timeout, and the answer or a
+ * Kafka-named error (errors.ts). Nothing here retries; callers decide what a retry means.
+ */
+import { authenticator, type AuthConfig, type Authenticator } from './auth.js';
+import { errorFromResponse, TributaryConnectionError } from './errors.js';
+
+export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+
+export interface TransportOptions {
+  readonly url: string;
+  readonly auth?: AuthConfig;
+  readonly fetch?: FetchLike;
+  /** @default 30000 (a fetch's long poll adds its own wait to this) */
+  readonly requestTimeout?: number;
+}
+
+export interface CallOptions {
+  readonly query?: Record<string, string | number | boolean | undefined>;
+  readonly body?: unknown;
+  readonly signal?: AbortSignal;
+  /** Extra time this call may take beyond the request timeout (a long poll's wait). */
+  readonly extraTimeMs?: number;
+}
+
+export class Transport {
+  readonly baseUrl: string;
+  private readonly fetchImpl: FetchLike;
+  private readonly auth: Authenticator;
+  private readonly timeoutMs: number;
+  /** Requests sent (answered or not): the benches count them. */
+  requests = 0;
+
+  constructor(o: TransportOptions) {
+    this.baseUrl = o.url.replace(/\/+$/, '');
+    // Bound to globalThis: browsers throw "Illegal invocation" for a detached fetch.
+    this.fetchImpl = o.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.auth = authenticator(o.auth);
+    this.timeoutMs = o.requestTimeout ?? 30_000;
+  }
+
+  /** Sends one request; resolves with the parsed JSON answer (or the text when it is not JSON). */
+  async call<T = unknown>(method: string, path: string, o: CallOptions = {}): Promise<{ status: number; body: T }> {
+    const url = new URL(path.startsWith('http') ? path : `${this.baseUrl}${path}`);
+    for (const [k, v] of Object.entries(o.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const body = o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
+    const headers = await this.auth({
+      method, url, body,
+      headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    });
+    // One controller per call, its listener on the caller's signal removed afterwards: callers
+    // reuse a signal across many calls (AbortSignal.any would pile listeners up on it).
+    const ctrl = new AbortController();
+    const timer = setTimeout(() => ctrl.abort(new DOMException('The request timed out.', 'TimeoutError')), this.timeoutMs + (o.extraTimeMs ?? 0));
+    const onAbort = () => ctrl.abort(o.signal?.reason);
+    if (o.signal?.aborted) onAbort();
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    this.requests++;
+    let res: Response;
+    let text: string;
+    try {
+      res = await this.fetchImpl(url.toString(), { method, headers, ...(body !== undefined ? { body } : {}), signal: ctrl.signal });
+      text = await res.text();
+    } catch (e) {
+      if (o.signal?.aborted) throw e;
+      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+      const why = cause?.code ?? cause?.message ?? (e as Error).message;
+      throw new TributaryConnectionError(`${method} ${url.pathname} got no answer from ${this.baseUrl}: ${why}.`, e);
+    } finally {
+      clearTimeout(timer);
+      o.signal?.removeEventListener('abort', onAbort);
+    }
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* not JSON (streaming produce answers are several documents) */
+    }
+    if (res.status >= 400) throw errorFromResponse(res.status, parsed, text.slice(0, 200));
+    return { status: res.status, body: parsed as T };
+  }
+}
