@@ -1,12 +1,13 @@
 /**
  * The cluster changing shape under load, end to end over HTTP, on a stack with isolated broker
  * stores, controller loops and the HTTP functions in Lambda-fidelity mode: idempotent acks=all
- * producers on every partition and a reader per partition run throughout while a broker is added
+ * producers on every partition and a consumer group of two SDK consumers run throughout while a broker is added
  * (3 → 4), another removed, and the topic grown. No acknowledged record may be lost or
- * duplicated, no reader may see a gap or a rewind, and the partitions must end balanced.
+ * duplicated, the group may see no gap or rewind (across handovers too), and the partitions must end balanced.
  * Produce latency before and during the move is reported (measured, not asserted).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Tributary } from '../../../lib/client/index.js';
 import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
 
 let c: FaultCluster;
@@ -56,32 +57,40 @@ function startProducers(partitions: () => number) {
   return { sent, errors, ensure, get failures() { return failures; }, async stop() { running = false; await Promise.all(loops); } };
 }
 
-/** A reader per partition following the log from offset 0: every record it sees must be the next offset. */
-function startReaders(partitions: () => number) {
-  let running = true;
-  const seen = new Map<number, { offset: number; value: string }[]>();
+/**
+ * A consumer group of two SDK consumers (the native group protocol, from the beginning, offsets
+ * committed as they go and before a partition is handed over): every record a member is handed
+ * must be the partition's next offset — across members, so a handover that re-delivered or
+ * skipped records shows as a rewind or a gap.
+ */
+async function startGroup(url: string) {
+  const seen = new Map<number, { offset: number; value: string; member: number }[]>();
   const anomalies: string[] = [];
-  const loops: Promise<void>[] = [];
-  const loop = async (p: number) => {
-    const mine: { offset: number; value: string }[] = [];
-    seen.set(p, mine);
-    let next = 0;
-    while (running) {
-      const r = await c.call('GET', c.v3(`/topics/${TOPIC}/partitions/${p}/records?offset=${next}&max_bytes=65536`)).catch(() => ({ status: 0, body: undefined }));
-      const records = r.status === 200 ? (r.body?.data ?? r.body?.records ?? []) as { offset: number; value?: { data?: string } }[] : [];
-      for (const rec of records) {
-        if (rec.offset !== next) anomalies.push(`p${p}: expected offset ${next}, read ${rec.offset} (${rec.offset > next ? 'gap' : 'rewind'})`);
-        mine.push({ offset: rec.offset, value: Buffer.from(String(rec.value?.data ?? ''), 'base64').toString() });
-        next = rec.offset + 1;
-      }
-      if (records.length === 0) await new Promise((res) => setTimeout(res, 100));
-    }
+  const crashes: string[] = [];
+  const members = [0, 1].map((m) => {
+    const consumer = new Tributary({ url }).consumer({ groupId: 'live-group', maxWaitTimeInMs: 500 });
+    consumer.on('consumer.crash', (e) => crashes.push(`member ${m}: ${String((e as { payload: { error: unknown } }).payload.error)}`));
+    return { m, consumer };
+  });
+  for (const { m, consumer } of members) {
+    await consumer.subscribe({ topics: [TOPIC], fromBeginning: true });
+    await consumer.run({
+      autoCommitInterval: 500,
+      eachMessage: async ({ partition, message }) => {
+        const mine = seen.get(partition) ?? [];
+        seen.set(partition, mine);
+        const offset = Number(message.offset);
+        const next = (mine.at(-1)?.offset ?? -1) + 1;
+        if (offset !== next) anomalies.push(`p${partition}: member ${m} was handed offset ${offset}, the next is ${next} (${offset > next ? 'gap' : 'rewind'})`);
+        mine.push({ offset, value: new TextDecoder().decode(message.value ?? new Uint8Array()), member: m });
+      },
+    });
+  }
+  return {
+    seen, anomalies, crashes,
+    members: () => new Set([...seen.values()].flat().map((r) => r.member)).size,
+    async stop() { await Promise.all(members.map(({ consumer }) => consumer.disconnect())); },
   };
-  const ensure = () => {
-    for (let p = 0; p < partitions(); p++) if (!seen.has(p)) loops.push(loop(p));
-  };
-  ensure();
-  return { seen, anomalies, ensure, async stop() { running = false; await Promise.all(loops); } };
 }
 
 const p99 = (xs: number[]) => {
@@ -105,7 +114,7 @@ describe('Rebalancing under load', () => {
     let partitions = 4;
     expect((await c.call('POST', c.v3('/topics'), { topic_name: TOPIC, partitions_count: partitions, replication_factor: 3 })).status).toBe(201);
     const producers = startProducers(() => partitions);
-    const readers = startReaders(() => partitions);
+    const group = await startGroup(c.url);
     await c.until(`records flowing on every partition (${producers.failures} failures: ${producers.errors.slice(-3).join('; ')})`, async () => new Set(producers.sent.map((s) => s.partition)).size === partitions, 60_000);
     // Steady load before the move: its latencies are the baseline (warm instances only).
     const steadyFrom = Date.now();
@@ -132,24 +141,26 @@ describe('Rebalancing under load', () => {
       });
     expect(await replicaCounts()).toEqual({ 1: 4, 3: 4, 4: 4 });
 
-    // The live topic grows: producers and readers take the new partitions on.
+    // The live topic grows: the producers and the group take the new partitions on.
     const grown = await c.call('PATCH', c.v3(`/topics/${TOPIC}`), { partitions_count: 6 });
     expect(grown.status).toBe(200);
     partitions = 6;
     producers.ensure();
-    readers.ensure();
     await c.until('records on the new partitions', async () => new Set(producers.sent.map((s) => s.partition)).size === 6, 60_000);
     await c.until('the balancer at rest', balancerIdle, 60_000);
 
     await producers.stop();
-    // Readers catch up with everything acknowledged.
+    // The group catches up with everything acknowledged, on every partition, the new ones too.
     const last = new Map<number, number>();
     for (const s of producers.sent) last.set(s.partition, Math.max(last.get(s.partition) ?? -1, s.offset));
-    await c.until('readers caught up', async () => [...last].every(([p, o]) => (readers.seen.get(p)?.at(-1)?.offset ?? -1) >= o), 60_000);
-    await readers.stop();
+    await c.until('the group caught up', async () => [...last].every(([p, o]) => (group.seen.get(p)?.at(-1)?.offset ?? -1) >= o), 60_000);
+    await group.stop();
 
-    expect(readers.anomalies).toEqual([]);
-    for (const [p, records] of readers.seen) {
+    expect(group.crashes).toEqual([]);
+    expect(group.anomalies).toEqual([]);
+    expect(group.members(), 'both members consumed').toBe(2);
+    expect([...group.seen.keys()].sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    for (const [p, records] of group.seen) {
       const values = records.map((r) => r.value);
       expect(new Set(values).size, `p${p}: a value read twice`).toBe(values.length);
       const acked = producers.sent.filter((s) => s.partition === p);
