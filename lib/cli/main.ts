@@ -110,6 +110,11 @@ export async function main(argv = process.argv): Promise<number> {
   }
 }
 
+// A reader that went away (`consume ... | head -3`) ends the run quietly, as it ends `cat`.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(0);
+  throw e;
+});
 const code = await main();
 // Exit only once stdout is flushed: a pipe's writes are asynchronous, and process.exit() with
 // output still queued cut `consume`'s output short (9,627 of 10,000 lines in a test run).

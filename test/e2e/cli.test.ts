@@ -67,6 +67,23 @@ describe('tributary produce and consume', () => {
   });
 });
 
+describe('tributary consume into a reader that stops early', () => {
+  it('ends quietly with exit code 0 when its reader closes the pipe (`| head -1`)', async () => {
+    const topic = uniqueTopic('cli-head');
+    await createTopic(topic, 1, 1);
+    expect((await cli(['produce', topic], `${Array.from({ length: 2000 }, (_, i) => `line ${i} ${'y'.repeat(200)}`).join('\n')}\n`)).code).toBe(0);
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--url', baseUrl(), 'consume', topic, '--from-beginning'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    const first = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString())));
+    child.stdout.destroy(); // as `head -1` does once it has its line
+    const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? -1)));
+    expect(first).toMatch(/^line 0 /);
+    expect(code).toBe(0);
+    expect(stderr).not.toMatch(/EPIPE|Error/);
+  });
+});
+
 describe('tributary admin commands', () => {
   it('creates, describes, alters, lists and deletes a topic, and shows the cluster, as JSON', async () => {
     const topic = uniqueTopic('cli-admin');
