@@ -15,12 +15,8 @@ import { HttpError } from '../errors.js';
  */
 export const MAX_DECOMPRESSED_BYTES = 12 * 1024 * 1024;
 
-const DECODERS: Readonly<Record<string, ((b: Buffer, o: { maxOutputLength: number }) => Buffer) | null>> = {
-  gzip: gunzipSync,
-  'x-gzip': gunzipSync,
-  deflate: inflateSync,
-  identity: null,
-};
+type Decoder = (b: Buffer, o: { maxOutputLength: number }) => Buffer;
+const DECODERS = new Map<string, Decoder>([['gzip', gunzipSync], ['x-gzip', gunzipSync], ['deflate', inflateSync]]);
 
 /** The codings of a Content-Encoding header, in the order they were applied ('' and identity dropped). */
 export function contentCodings(header: string | undefined): string[] {
@@ -38,15 +34,14 @@ export function decodeBody(raw: string | undefined, isBase64Encoded: boolean, co
   const codings = contentCodings(contentEncoding);
   if (codings.length === 0) return isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
   for (const c of codings) {
-    if (!(c in DECODERS)) {
+    if (!DECODERS.has(c)) {
       throw new HttpError(415, 415, `HTTP 415 Unsupported Media Type: Content-Encoding '${c}' is not supported; use gzip, deflate or identity.`);
     }
   }
   let bytes: Buffer = isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8');
   if (bytes.length === 0) return '';
   for (const c of [...codings].reverse()) {
-    const decode = DECODERS[c];
-    if (!decode) continue;
+    const decode = DECODERS.get(c) as Decoder;
     try {
       bytes = decode(bytes, { maxOutputLength: limit });
     } catch (err) {
