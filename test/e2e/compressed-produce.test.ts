@@ -36,7 +36,7 @@ async function values(topic: string, partitions: number): Promise<string[]> {
     for (let offset = 0; ;) {
       const r = await call('GET', v3(`/topics/${topic}/partitions/${p}/records?offset=${offset}&max_bytes=4000000&format=string`));
       expect(r.status, r.text).toBe(200);
-      out.push(...r.body.records.map((x: { value: string }) => x.value));
+      out.push(...r.body.records.map((x: { value: { data: string } }) => x.value.data));
       if (r.body.next_offset >= r.body.high_watermark) break;
       offset = r.body.next_offset;
     }
