@@ -130,6 +130,9 @@ function buildRestApi(scope: Construct, o: ApiOptions): ClusterApi {
     restApiName: o.name,
     description: 'Tributary: Kafka REST Proxy v3/v2 API',
     endpointTypes: [apigw.EndpointType.REGIONAL],
+    // Compressed request bodies (Content-Encoding: gzip) come as application/octet-stream: without
+    // a binary media type a REST API hands a Lambda proxy the body as UTF-8 text, mangling them.
+    binaryMediaTypes: ['application/octet-stream'],
     // API Gateway writes REST access and execution logs only with the account's CloudWatch role set.
     cloudWatchRole: true,
     deployOptions: {

@@ -40,7 +40,8 @@ export interface OutgoingRequest {
   readonly method: string;
   readonly url: URL;
   readonly headers: Record<string, string>;
-  readonly body?: string;
+  /** The body as sent: JSON text, or gzipped bytes (signed as they are). */
+  readonly body?: string | Uint8Array;
 }
 
 /** Turns a request into its signed headers. */

@@ -49,3 +49,12 @@ export function readData(d: unknown): Uint8Array | null {
   if (type === 'BINARY' && typeof data === 'string') return asBuffer(fromBase64(data));
   return asBuffer(utf8(typeof data === 'string' ? data : JSON.stringify(data)));
 }
+
+/**
+ * `text` as UTF-8, gzipped with the platform's CompressionStream (Node 18+, browsers, edge
+ * runtimes), so the client needs no zlib.
+ */
+export async function gzipText(text: string): Promise<Uint8Array<ArrayBuffer>> {
+  const compressed = new Blob([text]).stream().pipeThrough(new CompressionStream('gzip'));
+  return new Uint8Array(await new Response(compressed).arrayBuffer());
+}

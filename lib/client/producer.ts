@@ -27,15 +27,30 @@ export interface Message {
 /** Acknowledgements: 0 none, 1 the leader, -1 every in-sync replica. */
 export type Acks = -1 | 0 | 1;
 
-/** Compression codecs, as kafkajs names them. */
-export const CompressionTypes = { None: 0, GZIP: 1 } as const;
+/**
+ * Compression codecs, as kafkajs names and numbers them. Over HTTP a request body is compressed
+ * as a whole (`Content-Encoding`), and HTTP has gzip; Snappy, LZ4 and ZSTD are refused.
+ */
+export const CompressionTypes = { None: 0, GZIP: 1, Snappy: 2, LZ4: 3, ZSTD: 4 } as const;
+
+/** Whether `compression` asks for gzip; a TributaryError for a codec the HTTP API does not take. */
+function wantsGzip(compression: number | undefined, where: string): boolean {
+  if (compression === undefined || compression === CompressionTypes.None) return false;
+  if (compression === CompressionTypes.GZIP) return true;
+  const name = Object.entries(CompressionTypes).find(([, v]) => v === compression)?.[0];
+  throw new TributaryError(`${where}: compression ${name ?? compression} is not supported over HTTP; use CompressionTypes.GZIP or CompressionTypes.None (request bodies are sent with Content-Encoding: gzip).`);
+}
 
 export interface ProducerRecord {
   readonly topic: string;
   readonly messages: readonly Message[];
   /** @default the producer's `acks` */
   readonly acks?: Acks;
-  /** Accepted for kafkajs compatibility; batches are compressed by the topic's `compression.type` (see docs/sdk.md). */
+  /**
+   * `CompressionTypes.GZIP` gzips the requests that carry these records (as kafkajs has it, per
+   * send); `None` or absent leaves that to the producer's `compression`. Others are refused.
+   * Stored batches are compressed by the topic's `compression.type`, whatever the wire did.
+   */
   readonly compression?: number;
 }
 
@@ -71,6 +86,12 @@ export interface ProducerConfig {
   readonly retry?: RetryOptions;
   /** Picks the partition of a record without one. @default Kafka's (murmur2 of the key; sticky when unkeyed) */
   readonly createPartitioner?: () => Partitioner;
+  /**
+   * `CompressionTypes.GZIP` gzips every produce request body (`Content-Encoding: gzip`; Kafka's
+   * `compression.type=gzip`). Snappy, LZ4 and ZSTD throw here: HTTP has no such content coding.
+   * @default CompressionTypes.None
+   */
+  readonly compression?: number;
 }
 
 /** The server's limit on entries in one `records:batch` request. */
@@ -82,6 +103,8 @@ interface Entry {
   readonly partition: number;
   readonly wire: Record<string, unknown>;
   readonly bytes: number;
+  /** Its send asked for gzip: the request that carries it is compressed. */
+  readonly gzip: boolean;
   sequence?: number;
   readonly done: (offset: number | null, err?: Error) => void;
 }
@@ -126,6 +149,7 @@ export class Producer {
   private readonly maxRecords: number;
   private readonly maxInFlight: number;
   private readonly deliveryTimeoutMs: number;
+  private readonly gzip: boolean;
   private readonly partitioner: Partitioner & { nextBatch?: (topic: string) => void };
   private readonly queues = new Map<string, TopicQueue>();
   private readonly sequences = new Map<string, number>();
@@ -141,6 +165,7 @@ export class Producer {
     this.maxRecords = Math.min(config.maxBatchRecords ?? MAX_BATCH_ENTRIES, MAX_BATCH_ENTRIES);
     this.maxInFlight = config.maxInFlightRequests ?? 5;
     this.deliveryTimeoutMs = config.deliveryTimeoutMs ?? 120_000;
+    this.gzip = wantsGzip(config.compression, 'producer');
     this.partitioner = config.createPartitioner?.() ?? defaultPartitioner();
   }
 
@@ -175,6 +200,7 @@ export class Producer {
 
   private async enqueue(record: ProducerRecord): Promise<RecordMetadata[]> {
     const { topic } = record;
+    const gzip = wantsGzip(record.compression, `send to ${topic}`);
     const count = await this.conn.partitionCount(topic);
     const results = new Map<number, { offsets: (number | null)[] }>();
     const promises: Promise<void>[] = [];
@@ -203,7 +229,7 @@ export class Producer {
       results.set(partition, slot);
       const index = slot.offsets.push(null) - 1;
       promises.push(new Promise<void>((resolve, reject) => {
-        q.entries.push({ partition, wire, bytes, done: (offset, err) => (err ? reject(err) : (slot.offsets[index] = offset, resolve())) });
+        q.entries.push({ partition, wire, bytes, gzip, done: (offset, err) => (err ? reject(err) : (slot.offsets[index] = offset, resolve())) });
       }));
       q.bytes += bytes;
       if (this.batchSize === 0 || q.bytes >= this.batchSize || q.entries.length >= this.maxRecords) this.drain(topic);
@@ -276,12 +302,13 @@ export class Producer {
     try {
       const pid = this.idempotent ? await this.producerId() : undefined;
       const path = await this.conn.v3(`/topics/${encodeURIComponent(topic)}/records:batch`);
+      const gzip = this.gzip || entries.some((e) => e.gzip);
       const query = { acks: this.acks === -1 ? 'all' : this.acks, ...(pid ? { producer_id: pid.producer_id, producer_epoch: pid.producer_epoch } : {}) };
       for (let attempt = 0; left.length > 0; attempt++) {
         let lastError: unknown;
         try {
           const body = { entries: left.map((e, i) => ({ id: i, ...e.wire, ...(e.sequence !== undefined ? { sequence: e.sequence } : {}) })) };
-          const r = (await this.conn.transport.call<{ successes: { id: string; offset: number | null }[]; failures: { id: string; error_code: number; message: string }[] }>('POST', path, { query, body })).body;
+          const r = (await this.conn.transport.call<{ successes: { id: string; offset: number | null }[]; failures: { id: string; error_code: number; message: string }[] }>('POST', path, { query, body, gzip })).body;
           for (const s of r.successes) left[Number(s.id)]?.done(s.offset);
           const retry: Entry[] = [];
           for (const f of r.failures) {

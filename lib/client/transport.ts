@@ -3,6 +3,7 @@
  * Kafka-named error (errors.ts). Nothing here retries; callers decide what a retry means.
  */
 import { authenticator, type AuthConfig, type Authenticator } from './auth.js';
+import { gzipText } from './bytes.js';
 import { errorFromResponse, TributaryConnectionError } from './errors.js';
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
@@ -21,7 +22,16 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
   /** Extra time this call may take beyond the request timeout (a long poll's wait). */
   readonly extraTimeMs?: number;
+  /**
+   * Sends the body gzipped (`Content-Encoding: gzip`). Its Content-Type is then
+   * application/octet-stream: API Gateway passes text types to Lambda as UTF-8 text, which would
+   * mangle the compressed bytes, and base64-encodes the rest (docs/compression.md).
+   */
+  readonly gzip?: boolean;
 }
+
+/** The Content-Type of a gzipped body: a binary type, so API Gateway hands its bytes over unchanged. */
+export const COMPRESSED_BODY_TYPE = 'application/octet-stream';
 
 export class Transport {
   readonly baseUrl: string;
@@ -43,11 +53,13 @@ export class Transport {
   async call<T = unknown>(method: string, path: string, o: CallOptions = {}): Promise<{ status: number; body: T }> {
     const url = new URL(path.startsWith('http') ? path : `${this.baseUrl}${path}`);
     for (const [k, v] of Object.entries(o.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
-    const body = o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
-    const headers = await this.auth({
-      method, url, body,
-      headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    });
+    const json = o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
+    const gzip = o.gzip === true && json !== undefined;
+    // What is sent is what is signed (SigV4 hashes the compressed bytes).
+    const body = gzip ? await gzipText(json) : json;
+    const bodyHeaders: Record<string, string> = json === undefined ? {}
+      : gzip ? { 'content-type': COMPRESSED_BODY_TYPE, 'content-encoding': 'gzip' } : { 'content-type': 'application/json' };
+    const headers = await this.auth({ method, url, ...(body !== undefined ? { body } : {}), headers: { accept: 'application/json', ...bodyHeaders } });
     // One controller per call, its listener on the caller's signal removed afterwards: callers
     // reuse a signal across many calls (AbortSignal.any would pile listeners up on it).
     const ctrl = new AbortController();

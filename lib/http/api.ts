@@ -10,6 +10,7 @@ import { HttpError, asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
 import { KAFKA_ERRORS } from '../protocol/errors.js';
+import { decodeBody } from './content-encoding.js';
 
 export interface ApiRequest {
   readonly routeKey: string;
@@ -18,7 +19,7 @@ export interface ApiRequest {
   readonly params: Readonly<Record<string, string>>;
   readonly query: Readonly<Record<string, string>>;
   readonly headers: Readonly<Record<string, string>>;
-  /** The body as text ('' when absent). */
+  /** The body as text ('' when absent), decompressed when it came with a Content-Encoding. */
   readonly body: string;
   /** Scheme, host and stage, for `self` links. */
   readonly baseUrl: string;
@@ -44,7 +45,7 @@ export function toRequest(event: APIGatewayProxyEventV2): ApiRequest {
   const host = headers.host ?? ctx.domainName;
   const proto = headers['x-forwarded-proto'] ?? 'https';
   const stage = ctx.stage && ctx.stage !== '$default' ? `/${ctx.stage}` : '';
-  const body = event.body === undefined ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  const body = decodeBody(event.body, event.isBase64Encoded, headers['content-encoding']);
   return {
     routeKey: event.routeKey, method: ctx.http.method, path: event.rawPath, params: event.pathParameters as Record<string, string> ?? {},
     query, headers, body, baseUrl: `${proto}://${host}${stage}`,

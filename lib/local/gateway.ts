@@ -29,7 +29,13 @@ export interface GatewayOptions {
   readonly control?: (method: string, path: string, query: URLSearchParams) => Promise<ControlResponse>;
 }
 
-/** API Gateway passes these content types as text and base64-encodes everything else. */
+/**
+ * API Gateway passes these content types as text and base64-encodes everything else. An HTTP API
+ * decides by Content-Type alone ("infers the need for encoding based on the content-type header");
+ * Content-Encoding plays no part (HTTP APIs do not decompress; that is a REST API option), so a
+ * gzip body sent as application/json reaches the function as text, its bytes not UTF-8 mangled.
+ * Compressed bodies go with a binary type (the SDK sends application/octet-stream); docs/compression.md.
+ */
 const TEXT_TYPES = /^(text\/|application\/json\b|application\/xml\b|application\/javascript\b)/i;
 
 /** A Lambda context for a local invocation of `fn`. */

@@ -336,6 +336,8 @@ describe('TributaryCluster: API', () => {
       MethodSettings: [Match.objectLike({ LoggingLevel: 'ERROR', HttpMethod: '*', ResourcePath: '/*' })],
     });
     r.template.resourceCountIs('AWS::ApiGatewayV2::Api', 0);
+    // Gzipped produce bodies reach the functions as bytes (base64), not as mangled text.
+    r.template.hasResourceProperties('AWS::ApiGateway::RestApi', { BinaryMediaTypes: ['application/octet-stream'] });
   });
 
   it('leaves routes open only when authorization is none', () => {
