@@ -96,6 +96,8 @@ interface PartitionState {
   worker?: Promise<void>;
 }
 
+/** Commits again after STALE_MEMBER_EPOCH at most this often (waiting 0.1, 0.2, ... s for the heartbeat's new epoch). */
+const STALE_COMMIT_RETRIES = 5;
 const key = (t: string, p: number) => `${t}\u0000${p}`;
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -436,12 +438,17 @@ export class Consumer {
       ...(this.memberId ? { member_id: this.memberId, member_epoch: this.memberEpoch } : {}),
       offsets: offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: Number(o.offset) })),
     });
-    try {
-      await this.conn.call('POST', path, { body: body() });
-    } catch (e) {
-      // The epoch moved on between the heartbeat and the commit: once more with the new one.
-      if (!(e instanceof TributaryProtocolError && e.type === 'STALE_MEMBER_EPOCH')) throw e;
-      await this.conn.call('POST', path, { body: body() });
+    // STALE_MEMBER_EPOCH: a heartbeat moved the epoch on while this commit was in flight. Its
+    // answer brings the new epoch (maybe a moment later than the error): commit again with it.
+    for (let attempt = 0; ; attempt++) {
+      const sent = body();
+      try {
+        await this.conn.call('POST', path, { body: sent });
+        break;
+      } catch (e) {
+        if (!(e instanceof TributaryProtocolError && e.type === 'STALE_MEMBER_EPOCH') || attempt >= STALE_COMMIT_RETRIES) throw e;
+        if (this.memberEpoch === sent.member_epoch) await sleep(100 * (attempt + 1));
+      }
     }
     for (const o of offsets) {
       const p = this.owned.get(key(o.topic, o.partition));

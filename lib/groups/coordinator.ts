@@ -136,8 +136,9 @@ export const MAX_METADATA_BYTES = 4096;
  * Commits offsets for a member (fenced: it must be at `memberEpoch` and own every partition), or
  * without a member for manually assigned consumers. An offset below the committed one is kept as
  * it is and reported; the others are written.
- * Errors: UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH (stale member or a partition it no longer owns),
- * OFFSET_METADATA_TOO_LARGE.
+ * Errors: UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH (an epoch behind the member's, on partitions it
+ * owns: retriable with the new epoch), FENCED_MEMBER_EPOCH (an epoch ahead of the member's, or a
+ * partition it no longer owns), OFFSET_METADATA_TOO_LARGE.
  */
 export async function commit(groupId: string, offsets: readonly OffsetToCommit[], fence: { memberId: string; memberEpoch: number } | null): Promise<CommitResult> {
   validateGroupId(groupId);
@@ -166,6 +167,11 @@ export async function commit(groupId: string, offsets: readonly OffsetToCommit[]
       if (!member) throw new KafkaError('UNKNOWN_MEMBER_ID', `UNKNOWN_MEMBER_ID: member ${fence?.memberId} is not in group ${groupId}.`);
       const owns = new Set(keysOf(member.owned));
       const notOwned = chunk.filter((o) => !owns.has(tpKey(o))).map((o) => `${o.topic}-${o.partition}`);
+      // Kafka's rule: an epoch behind the member's is stale (a heartbeat moved it on while this
+      // commit was in flight: the client retries with the new one); one ahead is fenced.
+      if (notOwned.length === 0 && fence !== null && fence.memberEpoch < member.memberEpoch) {
+        throw new KafkaError('STALE_MEMBER_EPOCH', `STALE_MEMBER_EPOCH: member ${member.memberId} is at epoch ${member.memberEpoch} (commit said ${fence.memberEpoch}): commit again with the new epoch.`);
+      }
       throw new KafkaError('FENCED_MEMBER_EPOCH', `FENCED_MEMBER_EPOCH: member ${member.memberId} is at epoch ${member.memberEpoch} (commit said ${fence?.memberEpoch})${notOwned.length ? ` and does not own ${notOwned.join(', ')}` : ''}.`);
     }
   }

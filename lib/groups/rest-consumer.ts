@@ -227,7 +227,10 @@ export async function commitInstance(group: string, id: string, offsets?: readon
     return await commit(group, wanted, manual ? null : { memberId: id, memberEpoch: m.memberEpoch });
   } catch (err) {
     if (isKafkaError(err, 'UNKNOWN_MEMBER_ID')) throw new InstanceNotFound(`Consumer instance ${id} not found in group ${group}.`);
-    if (isKafkaError(err, 'FENCED_MEMBER_EPOCH')) throw new KafkaError('ILLEGAL_GENERATION', `ILLEGAL_GENERATION: ${err.message.replace(/^FENCED_MEMBER_EPOCH: /, '')}`);
+    // The classic protocol's name for both: the instance's generation moved on.
+    if (isKafkaError(err, 'FENCED_MEMBER_EPOCH') || isKafkaError(err, 'STALE_MEMBER_EPOCH')) {
+      throw new KafkaError('ILLEGAL_GENERATION', `ILLEGAL_GENERATION: ${err.message.replace(/^(FENCED|STALE)_MEMBER_EPOCH: /, '')}`);
+    }
     throw err;
   }
 }

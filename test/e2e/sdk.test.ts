@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { Sha256 } from '@aws-crypto/sha256-js';
-import { baseUrl, createTopic, uniqueTopic } from '../support/api.js';
+import { baseUrl, call, createTopic, uniqueTopic, v3 } from '../support/api.js';
 import { Tributary, TributaryProtocolError, partitionForKey, signV4, type FetchLike, type KafkaMessage } from '../../lib/client/index.js';
 
 const client = (extra: Partial<ConstructorParameters<typeof Tributary>[0]> = {}) => new Tributary({ url: baseUrl(), ...extra });
@@ -213,6 +213,52 @@ describe('Consumer groups', () => {
     expect((await admin.fetchOffsets({ groupId, topics: [topic] }))[0]?.partitions.reduce((s, p) => s + Number(p.offset), 0)).toBe(20);
     await admin.resetOffsets({ groupId, topic, earliest: true });
     expect((await admin.fetchGroupLag(groupId)).reduce((s, l) => s + l.lag, 0)).toBe(20);
+  });
+});
+
+describe('A commit racing a heartbeat', () => {
+  it('where the server moved the member epoch on and the heartbeat\'s answer is still on its way, the commit is answered STALE_MEMBER_EPOCH and sent again with the new epoch: committed, no crash', async () => {
+    const topic = uniqueTopic('sdk-stale');
+    await createTopic(topic, 2, 1);
+    const groupId = uniqueTopic('sdk-stale-group');
+    let epoch = 0;
+    let kept: number | undefined;
+    let held = false;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    const commits: string[] = [];
+    // Holds back the first heartbeat answer that moves the epoch on: the server has moved it, the client has not heard.
+    const gated: FetchLike = async (url, init) => {
+      const res = await fetch(url, init);
+      if (url.includes('/heartbeat') && res.ok) {
+        const body = await res.clone().json() as { member_epoch: number; assignment: { partition: number }[] };
+        if (epoch > 0 && body.member_epoch > epoch && !held) {
+          held = true;
+          kept = body.assignment[0]?.partition;
+          await gate;
+        }
+        epoch = Math.max(epoch, body.member_epoch);
+      }
+      if (url.includes('offsets:commit')) commits.push(`${res.status} ${res.ok ? '' : (await res.clone().json() as { message: string }).message.split(':')[0]}`.trim());
+      return res;
+    };
+    const a = client({ fetch: gated }).consumer({ groupId });
+    const crashes: unknown[] = [];
+    a.on('consumer.crash', (e) => crashes.push(e));
+    await a.subscribe({ topics: [topic], fromBeginning: true });
+    await a.run({ eachMessage: async () => {}, autoCommit: false });
+    await until('a owns both partitions', () => a.assignment().length === 2);
+    // A second member joins: a is told to give a partition up, and the heartbeat after that moves its epoch on.
+    expect((await call('POST', v3(`/consumer-groups/${groupId}/heartbeat`), { member_epoch: 0, subscribed_topic_names: [topic], session_timeout_ms: 60_000 })).status).toBe(200);
+    await until('the epoch-moving answer held back', () => held, 20_000);
+    setTimeout(release, 150);
+    await a.commitOffsets([{ topic, partition: kept as number, offset: '1' }]);
+    await a.disconnect();
+    expect(commits[0]).toBe('409 STALE_MEMBER_EPOCH');
+    expect(commits.at(-1)).toBe('200');
+    expect(crashes).toEqual([]);
+    const offsets = (await call('GET', v3(`/consumer-groups/${groupId}/offsets`))).body.data as { partition_id: number; offset: number }[];
+    expect(offsets.map((o) => [o.partition_id, o.offset])).toEqual([[kept, 1]]);
   });
 });
 

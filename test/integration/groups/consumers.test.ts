@@ -131,6 +131,29 @@ describe('Consumer groups over HTTP', () => {
     expect((await call('GET', v3(`/consumer-groups/${group}/offsets`))).body.data[0].offset).toBe(4);
   });
 
+  it('answers a commit carrying the epoch a heartbeat has just moved on from with STALE_MEMBER_EPOCH (retriable, as in Kafka), and takes it with the new epoch', async () => {
+    const topic = uniqueTopic('stale');
+    const group = uniqueTopic('g');
+    await createTopic(topic, 2, 1);
+    const hb = (body: unknown) => call('POST', v3(`/consumer-groups/${group}/heartbeat`), body);
+    const x = (await hb({ member_epoch: 0, subscribed_topic_names: [topic], session_timeout_ms: SESSION })).body;
+    const owned = x.assignment;
+    // The heartbeat that moves x's epoch on (a second member joined), while x's commit with the old one is in flight.
+    await hb({ member_epoch: 0, subscribed_topic_names: [topic], session_timeout_ms: SESSION });
+    const revoking = (await hb({ member_id: x.member_id, member_epoch: x.member_epoch, owned_partitions: owned, subscribed_topic_names: [topic], session_timeout_ms: SESSION })).body;
+    expect(revoking.member_epoch).toBe(x.member_epoch); // (its epoch moves on once it has given a partition up)
+    const moved = (await hb({ member_id: x.member_id, member_epoch: x.member_epoch, owned_partitions: revoking.assignment, subscribed_topic_names: [topic], session_timeout_ms: SESSION })).body;
+    expect(moved.member_epoch).toBeGreaterThan(x.member_epoch);
+    const commit = (epoch: number) => call('POST', v3(`/consumer-groups/${group}/offsets:commit`), { member_id: x.member_id, member_epoch: epoch, offsets: [{ topic, partition: moved.assignment[0].partition, offset: 1 }] });
+    const stale = await commit(x.member_epoch);
+    expect(stale.status).toBe(409);
+    expect(stale.body.message).toMatch(/^STALE_MEMBER_EPOCH/);
+    expect((await call('GET', v3(`/consumer-groups/${group}/offsets`))).body.data).toEqual([]);
+    expect((await commit(moved.member_epoch)).status).toBe(200);
+    // An epoch from the future is fenced, as in Kafka.
+    expect((await commit(moved.member_epoch + 1)).body.message).toMatch(/^FENCED_MEMBER_EPOCH/);
+  });
+
   it('where a second member joins, the first gives partitions up before the second gets them (never two owners)', async () => {
     const topic = uniqueTopic('coop');
     const group = uniqueTopic('g');
