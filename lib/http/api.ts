@@ -11,6 +11,7 @@ import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
 import { KAFKA_ERRORS } from '../protocol/errors.js';
 import { decodeBody } from './content-encoding.js';
+import { principalOf } from './principal.js';
 
 export interface ApiRequest {
   readonly routeKey: string;
@@ -23,6 +24,10 @@ export interface ApiRequest {
   readonly body: string;
   /** Scheme, host and stage, for `self` links. */
   readonly baseUrl: string;
+  /** The caller's Kafka principal (`User:<name>`, `User:ANONYMOUS` when unauthenticated): lib/http/principal.ts. */
+  readonly principal: string;
+  /** The caller's address, as ACLs' `host` matches it. */
+  readonly host: string;
 }
 
 export interface ApiResponse {
@@ -49,6 +54,7 @@ export function toRequest(event: APIGatewayProxyEventV2): ApiRequest {
   return {
     routeKey: event.routeKey, method: ctx.http.method, path: event.rawPath, params: event.pathParameters as Record<string, string> ?? {},
     query, headers, body, baseUrl: `${proto}://${host}${stage}`,
+    principal: principalOf(event), host: ctx.http.sourceIp,
   };
 }
 

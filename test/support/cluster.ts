@@ -81,7 +81,9 @@ export async function startFaultCluster(o: FaultClusterOptions = {}): Promise<Fa
     until: (what, check, ms) => until(what, check, ms),
     async stop() {
       await stack.stop();
-      fs.rmSync(tmp, { recursive: true, force: true });
+      // TRIBUTARY_KEEP_FAULT_DATA=1 keeps the stores and the processes' logs for a post-mortem.
+      if (process.env.TRIBUTARY_KEEP_FAULT_DATA === '1') console.log(`fault cluster data kept in ${tmp}`);
+      else fs.rmSync(tmp, { recursive: true, force: true });
       for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
       Object.assign(process.env, saved);
       resetConfig();
