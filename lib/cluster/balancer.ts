@@ -77,8 +77,11 @@ export class Balancer {
     const draining = pb.some((b) => b.state === 'decommissioning');
     let started = 0;
     let remaining = 0;
+    // Read afresh each pass, never kept from an earlier one: another controller may have written
+    // it since (a controller that regains the lease would otherwise trust what it last wrote).
+    this.status = await coordination.readBalancerStatus();
     // A plan once begun runs to its end (within one), not only until the spread is back within the tolerance.
-    const begun = (this.status ??= await coordination.readBalancerStatus()).status !== 'IDLE';
+    const begun = this.status.status !== 'IDLE';
     const planning = (cfg['tributary.balancer.enable'] || draining) && (moving.length > 0 || begun || needsBalance(pb, parts));
     if (planning) {
       const busy = new Set(moving.map((x) => `${x.topic}/${x.p.partition}`));
@@ -137,7 +140,7 @@ export class Balancer {
 
   /** Keeps the status item current: a plan's total is fixed when it begins; done counts what is no longer remaining. */
   private async record(lease: Lease, remaining: number, now: number): Promise<void> {
-    const before = this.status ??= await coordination.readBalancerStatus();
+    const before = this.status ?? await coordination.readBalancerStatus();
     let next: coordination.BalancerStatus;
     if (remaining === 0) next = { status: 'IDLE', movesDone: before.status === 'IDLE' ? before.movesDone : before.movesTotal, movesTotal: before.movesTotal, ...(before.lastPlanAt !== undefined ? { lastPlanAt: before.lastPlanAt } : {}) };
     else if (before.status === 'IDLE') next = { status: 'MOVING', movesDone: 0, movesTotal: remaining, lastPlanAt: now };

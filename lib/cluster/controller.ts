@@ -55,6 +55,8 @@ export interface ControllerOptions {
 
 /** Test hooks: each runs at one point of a tick and may take as long as it likes. */
 export interface ControllerHooks {
+  /** After the tick has read the metadata version and the broker list, before it probes. */
+  readonly afterBrokersRead?: () => Promise<void>;
   /** Before a partition of a walk is decided. */
   readonly beforePartition?: (topic: string, partition: number) => Promise<void>;
   /** Before roles are pushed to the heads of walked partitions. */
@@ -147,7 +149,11 @@ export class Controller {
     if (this.movingPartitions > 0 && now - this.lastWalkAt >= MOVE_WALK_MS) this.scanNeeded = true;
     const lease = this.lease as coordination.Lease;
     try {
+      // Read before the brokers: a change that lands after this read (a broker marked for
+      // removal during the tick) leaves the version ahead of the walk's, so the next tick walks again.
+      const version = (await coordination.readMetadataVersion()) ?? 0;
       const brokers = await coordination.listBrokers();
+      await this.o.hooks?.afterBrokersRead?.();
       const probes = await Promise.all(brokers.map((b) => probeStore(b, this.o.probeTimeoutMs)));
       const alive = new Set<number>();
       const fencedAt = new Map<number, number>();
@@ -178,12 +184,12 @@ export class Controller {
           if (seen && b.incarnation === undefined) await this.newIncarnation(lease, b, 'alive', probe);
         }
       }
-      if (!this.scanNeeded && ((await coordination.readMetadataVersion()) ?? 0) !== this.walkedVersion) this.scanNeeded = true;
+      if (version !== this.walkedVersion) this.scanNeeded = true;
       if (report.fenced.length > 0 || report.unfenced.length > 0 || this.scanNeeded) {
         // Cleared before the walk, not after: a push that fails during it asks for the next walk.
         this.scanNeeded = false;
         try {
-          report.elections = await this.reconcilePartitions(lease, brokers, alive, new Set(report.unfenced), lostLog);
+          report.elections = await this.reconcilePartitions(lease, version, brokers, alive, new Set(report.unfenced), lostLog);
         } catch (err) {
           this.scanNeeded = true;
           throw err;
@@ -303,10 +309,9 @@ export class Controller {
    * Returns the elections made.
    */
   private async reconcilePartitions(
-    lease: coordination.Lease, brokers: readonly BrokerRecord[], alive: ReadonlySet<number>, returning: ReadonlySet<number>, lostLog: ReadonlySet<number>,
+    lease: coordination.Lease, version: number, brokers: readonly BrokerRecord[], alive: ReadonlySet<number>, returning: ReadonlySet<number>, lostLog: ReadonlySet<number>,
   ): Promise<number> {
     const stores = new Map<number, ReplicaStoreRef>(brokers.map((b) => [b.brokerId, b]));
-    const version = (await coordination.readMetadataVersion()) ?? 0;
     this.bytesOf.clear(); // (refilled by this walk's role pushes: a deleted topic's partitions drop out)
     let elections = 0;
     let offline = 0;

@@ -12,7 +12,7 @@ import { Controller } from '../../../lib/cluster/controller.js';
 import { createTopic, listTopics } from '../../../lib/cluster/topics.js';
 import { produce } from '../../../lib/log/produce.js';
 import { ReplicationSweep } from '../../../lib/orchestration/sweep.js';
-import { listBrokers, markLagging, readBalancerStatus } from '../../../lib/storage/coordination.js';
+import { listBrokers, markLagging, readBalancerStatus, writeBalancerStatus } from '../../../lib/storage/coordination.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { queryBatches, readHead } from '../../../lib/storage/replica.js';
 import { useQuietCluster } from '../../support/cluster.js';
@@ -120,5 +120,47 @@ describe('Brokers joining and leaving, balanced by the controller', () => {
     await balanceCluster(step);
     expect((await listBrokers()).map((b) => b.brokerId)).toEqual([1, 3, 4]);
     expect((await counts()).replicas).toEqual({ 1: 12, 3: 12, 4: 12 });
+  });
+
+  describe('races of the controller', () => {
+    // A second controller with a hook between its read of the brokers and its walk: its clock runs
+    // past the first one's lease, so its first tick takes the lease over.
+    let removeDuringTick: (() => Promise<void>) | undefined;
+    const racer = new Controller({
+      id: 'balancer-racer', tickMs: 1000, leaseMs: 3000, sessionTimeoutMs: 600_000, probeTimeoutMs: 15_000, clock: () => t,
+      catchUp: async (topic, id, partition) => { await markLagging(topic, id, partition); },
+      hooks: { afterBrokersRead: async () => { const f = removeDuringTick; removeDuringTick = undefined; await f?.(); } },
+    });
+    const racerStep = async () => {
+      await sweep.sweep();
+      t += 1500;
+      return racer.tick(t);
+    };
+
+    it('a removal that lands after a tick read the brokers is drained from the next tick on (the walk does not take the change as seen)', async () => {
+      await addBroker({ brokerId: 9 });
+      await balanceCluster(step);
+      expect((await counts()).replicas[9]).toBeGreaterThan(0);
+      t += 10_000; // the first controller's lease has run out
+      removeDuringTick = async () => { await removeBroker(9); };
+      expect((await racerStep()).role).toBe('controller');
+      expect(removeDuringTick).toBeUndefined();
+      // The walk of that tick planned with the brokers it had read (9 not leaving); the next one sees the removal.
+      await racerStep();
+      expect((await listTopics()).some((d) => d.partitions.some((p) => p.removingReplicas?.includes(9))), 'broker 9 being drained').toBe(true);
+      await balanceCluster(racerStep);
+      expect((await listBrokers()).map((b) => b.brokerId)).toEqual([1, 3, 4]);
+    });
+
+    it('a controller that regains the lease reads the balancer status afresh: a MOVING status another controller left is brought to IDLE', async () => {
+      expect((await readBalancerStatus()).status).toBe('IDLE'); // as the racer last wrote it
+      t += 10_000;
+      expect((await ctl.tick(t)).role).toBe('controller');
+      // While the racer was away, the other controller began a plan (and lost the lease before it ended).
+      await writeBalancerStatus(ctl.held!, { status: 'MOVING', movesDone: 0, movesTotal: 1, lastPlanAt: t });
+      t += 10_000;
+      expect((await racer.tick(t)).role).toBe('controller');
+      expect(await readBalancerStatus()).toMatchObject({ status: 'IDLE', movesDone: 1, movesTotal: 1 });
+    });
   });
 });
