@@ -7,7 +7,7 @@
  */
 import type { Connection, FetchResult, KafkaMessage } from './connection.js';
 import { TributaryError, TributaryProtocolError, isRetriable } from './errors.js';
-import { backoff, sleep, type RetryOptions } from './retry.js';
+import { backoff, sleep, withRetry, type RetryOptions } from './retry.js';
 
 export interface TopicPartition { readonly topic: string; readonly partition: number }
 export interface TopicPartitionOffset extends TopicPartition { readonly offset: string }
@@ -181,7 +181,13 @@ export class Consumer {
     this.slots = config.partitionsConsumedConcurrently ?? 1;
     this.running = true;
     this.memberEpoch = 0;
-    await this.heartbeat();
+    // Joining retries what is retriable (a 5xx, no answer), as the heartbeat loop does after it.
+    try {
+      await withRetry(() => this.heartbeat(), this.config.retry);
+    } catch (e) {
+      this.running = false;
+      throw e;
+    }
     this.heartbeatLoop = this.loop();
   }
 

@@ -216,6 +216,27 @@ describe('Consumer groups', () => {
   });
 });
 
+describe('Joining', () => {
+  it('retries a join that got a 5xx (a function that timed out in its init, say) and joins', async () => {
+    const topic = uniqueTopic('sdk-join');
+    await createTopic(topic, 1, 1);
+    let failed = 0;
+    const flaky: FetchLike = async (url, init) => {
+      if (url.includes('/heartbeat') && failed < 2) {
+        failed++;
+        return new Response(JSON.stringify({ message: 'Internal Server Error' }), { status: 500, headers: { 'content-type': 'application/json' } });
+      }
+      return fetch(url, init);
+    };
+    const consumer = client({ fetch: flaky, retry: { initialRetryTime: 20 } }).consumer({ groupId: uniqueTopic('sdk-join-group') });
+    await consumer.subscribe({ topics: [topic] });
+    await consumer.run({ eachMessage: async () => {} });
+    expect(failed).toBe(2);
+    expect(consumer.assignment()).toEqual([{ topic, partition: 0 }]);
+    await consumer.disconnect();
+  });
+});
+
 describe('A commit racing a heartbeat', () => {
   it('where the server moved the member epoch on and the heartbeat\'s answer is still on its way, the commit is answered STALE_MEMBER_EPOCH and sent again with the new epoch: committed, no crash', async () => {
     const topic = uniqueTopic('sdk-stale');
