@@ -131,9 +131,11 @@ export function adminCommands(p: Command, ctx: Ctx): void {
   p.command('cluster').description('brokers, the controller, and partitions per broker').action(async () => {
     const { t, json } = ctx();
     const admin = t.admin();
-    const [cluster, meta] = await Promise.all([admin.describeCluster(), admin.fetchTopicMetadata()]);
-    const per = new Map(cluster.brokers.map((b) => [b.nodeId, { leaders: 0, replicas: 0 }]));
-    for (const topic of meta.topics) {
+    const cluster = await admin.describeCluster();
+    const per = new Map(cluster.brokers.map((b) => [b.nodeId, { leaders: b.leaderCount ?? 0, replicas: b.replicaCount ?? 0 }]));
+    // Tributary's brokers carry their counts; another REST Proxy's are counted from every topic's metadata.
+    const counted = cluster.brokers.every((b) => b.replicaCount !== undefined && b.leaderCount !== undefined);
+    for (const topic of counted ? [] : (await admin.fetchTopicMetadata()).topics) {
       for (const part of topic.partitions) {
         for (const r of part.replicas) per.set(r, { leaders: per.get(r)?.leaders ?? 0, replicas: (per.get(r)?.replicas ?? 0) + 1 });
         const l = per.get(part.leader);
