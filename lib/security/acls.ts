@@ -66,6 +66,9 @@ export interface AclRequest {
   readonly resourceName: string;
 }
 
+/** A binding as it arrives (from JSON, a CLI, an SDK call): every field still to be checked. */
+export type AclInput = { readonly [K in keyof AclBinding]?: unknown };
+
 /** DynamoDB's limit on a sort key, which holds a binding's canonical form. */
 const MAX_KEY_BYTES = 1024;
 
@@ -101,7 +104,7 @@ export function bindingKey(b: AclBinding): string {
  * a CLUSTER resource not named `kafka-cluster`, a principal not `User:<name>`, a host neither an
  * IP address nor `*`.
  */
-export function validateBinding(input: Readonly<Record<string, unknown>>): AclBinding {
+export function validateBinding(input: AclInput): AclBinding {
   const resourceType = enumValue('resource_type', input.resourceType, RESOURCE_TYPES);
   const patternType = enumValue('pattern_type', input.patternType, PATTERN_TYPES);
   const operation = enumValue('operation', input.operation, ACL_OPERATIONS);
@@ -121,7 +124,7 @@ export function validateBinding(input: Readonly<Record<string, unknown>>): AclBi
  * unknown value. A principal or host given is matched exactly, so it is not validated beyond
  * being a string: a filter for a malformed principal simply matches nothing.
  */
-export function validateFilter(input: Readonly<Record<string, unknown>>): AclFilter {
+export function validateFilter(input: AclInput): AclFilter {
   const opt = <T extends string>(field: string, raw: unknown, allowed: readonly T[]): T | 'ANY' =>
     raw === undefined || raw === '' ? 'ANY' : enumValue(field, raw, [...allowed, 'ANY' as const]);
   const str = (field: string, raw: unknown): string | undefined => {
