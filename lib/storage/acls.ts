@@ -21,7 +21,7 @@ export interface AclRecord {
   readonly permission: string;
 }
 
-const PK = 'acls';
+const ACLS_PK = 'acls';
 const table = (): string => config().coordinationTable;
 
 /** The item's sort key: the binding's fields in a fixed order, JSON-encoded (names may hold any character). */
@@ -39,7 +39,7 @@ export async function listAcls(): Promise<AclRecord[]> {
   let start: Record<string, unknown> | undefined;
   do {
     const out = await dynamo().send(new QueryCommand({
-      TableName: table(), ConsistentRead: true, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': PK }, ExclusiveStartKey: start,
+      TableName: table(), ConsistentRead: true, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': ACLS_PK }, ExclusiveStartKey: start,
     }));
     items.push(...(out.Items ?? []).map(toRecord));
     start = out.LastEvaluatedKey;
@@ -63,7 +63,7 @@ export async function createAcls(records: readonly AclRecord[]): Promise<void> {
   for (let i = 0; i < all.length; i += MAX_TRANSACTION_ITEMS - 1) {
     await transactWrite(dynamo(), [
       bumpVersion(),
-      ...all.slice(i, i + MAX_TRANSACTION_ITEMS - 1).map((r) => ({ Put: { TableName: table(), Item: { pk: PK, sk: aclSortKey(r), ...r } } })),
+      ...all.slice(i, i + MAX_TRANSACTION_ITEMS - 1).map((r) => ({ Put: { TableName: table(), Item: { pk: ACLS_PK, sk: aclSortKey(r), ...r } } })),
     ]);
   }
 }
@@ -84,7 +84,7 @@ export async function deleteAcls(records: readonly AclRecord[]): Promise<AclReco
       try {
         await transactWrite(dynamo(), [
           bumpVersion(),
-          ...chunk.map((r) => ({ Delete: { TableName: table(), Key: { pk: PK, sk: aclSortKey(r) }, ConditionExpression: 'attribute_exists(pk)' } })),
+          ...chunk.map((r) => ({ Delete: { TableName: table(), Key: { pk: ACLS_PK, sk: aclSortKey(r) }, ConditionExpression: 'attribute_exists(pk)' } })),
         ]);
         deleted.push(...chunk);
         break;
