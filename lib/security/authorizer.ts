@@ -11,8 +11,9 @@
  * The ACLs come from the per-instance metadata cache (lib/cluster/metadata.ts `cachedAcls`): every
  * ACL write bumps the metadata version, which each instance checks at most every
  * `TRIBUTARY_METADATA_MAX_AGE_MS` (1 s). So a revoked ACL takes effect on every instance for every
- * request that starts more than `TRIBUTARY_METADATA_MAX_AGE_MS` after the revoke was acknowledged
- * (at once on the instance that made it). Checking costs no store request per call in between.
+ * request that starts more than `TRIBUTARY_METADATA_MAX_AGE_MS` plus one version read's duration
+ * after the revoke was acknowledged (the check is stamped when its read returns); at once on the
+ * instance that made it. Checking costs no store request per call in between.
  */
 import { cachedAcls } from '../cluster/metadata.js';
 import { KafkaError } from '../errors.js';
