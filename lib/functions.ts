@@ -10,7 +10,7 @@ export type FunctionName = HttpFunctionName | 'replicator' | 'controller';
 export type Access = 'none' | 'read' | 'write';
 
 /**
- * The coordination table's partition keys (lib/storage/coordination.ts, groups.ts, segments.ts),
+ * The coordination table's partition keys (lib/storage/coordination.ts, groups.ts, segments.ts, acls.ts),
  * as IAM `StringLike` patterns of `dynamodb:LeadingKeys`: what a function may write is named
  * with these, and its role can write items under no other key.
  */
@@ -32,6 +32,8 @@ export const COORDINATION_KEYS = {
   group: 'group#*',
   offsets: 'offsets#*',
   segments: 'seg#*',
+  /** Kafka ACLs, one item per binding (lib/storage/acls.ts). */
+  acls: 'acls',
   /** The broker list the deployment writes (DEPLOYED_BROKERS_ITEM). */
   deployment: 'deployment',
 } as const;
@@ -66,8 +68,8 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   spec({
     name: 'admin', entry: 'lambdas/admin.ts', description: 'Clusters, brokers, topics, partitions, configs',
     trigger: 'http', memoryMb: 512, timeoutSeconds: 29, coordination: 'write', replicas: 'write', bucketRead: [], bucketWrite: ['data/'],
-    // Topics (create, delete, configs, partitions), DeleteRecords (segment tombstones), suspect reports.
-    coordinationWrites: ['cluster', 'topicList', 'topicKeys', 'topicIds', 'topic', 'segments', 'brokers'],
+    // Topics (create, delete, configs, partitions), DeleteRecords (segment tombstones), suspect reports, ACLs.
+    coordinationWrites: ['cluster', 'topicList', 'topicKeys', 'topicIds', 'topic', 'segments', 'brokers', 'acls'],
   }),
   spec({
     name: 'produce', entry: 'lambdas/produce.ts', description: 'Produce records (REST Proxy v3 and v2) and producer ids',

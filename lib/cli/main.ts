@@ -7,6 +7,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { Tributary, type AuthConfig } from '../client/index.js';
 import { consumeCommand } from './consume.js';
+import { aclCommands } from './acl-commands.js';
 import { adminCommands } from './admin-commands.js';
 import { EXIT, fail, UsageError } from './output.js';
 import { produceCommand } from './produce.js';
@@ -75,6 +76,7 @@ export function program(): Command {
     });
 
   adminCommands(p, ctx);
+  aclCommands(p, ctx);
 
   p.command('local')
     .description('start the local cluster (what `npm start` runs; from a checkout of tributary)')

@@ -1,9 +1,10 @@
 /**
  * The admin client, in kafkajs's names and shapes where the semantics match: topics (create,
  * delete, describe, add partitions, configs), offsets, groups (list, describe, lag, reset) and
- * the cluster (brokers, controller). Reads are tolerant of fields they do not know, and of a
+ * the cluster (brokers, controller), ACLs. Reads are tolerant of fields they do not know, and of a
  * cluster's `controller` being an object or a link.
  */
+import { aclDescription, entryJson, filterQuery, groupByResource, type AclDescription, type AclEntry, type AclFilter } from './acls.js';
 import type { Connection } from './connection.js';
 import { TributaryError, TributaryProtocolError } from './errors.js';
 
@@ -247,6 +248,32 @@ export class Admin {
 
   async deleteGroups(groupIds: string[]): Promise<void> {
     for (const g of groupIds) await this.send('DELETE', `/consumer-groups/${enc(g)}`);
+  }
+
+  // --- ACLs -------------------------------------------------------------------------------------
+  // Enums are kafkajs's numbers (AclResourceTypes, ResourcePatternTypes, AclOperationTypes,
+  // AclPermissionTypes) or Kafka's names as strings; answers carry the numbers.
+
+  /** Creates ACLs (idempotent), all or none: one invalid entry fails the call and stores nothing. */
+  async createAcls(o: { acl: AclEntry[] }): Promise<boolean> {
+    await this.send('POST', '/acls:batch', { data: o.acl.map(entryJson) });
+    return true;
+  }
+
+  /** The ACLs a filter matches, grouped by resource pattern as kafkajs's describeAcls answers. */
+  async describeAcls(filter: AclFilter = {}): Promise<{ throttleTime: number; errorCode: number; errorMessage: string | null; resources: ReturnType<typeof groupByResource> }> {
+    const r = await this.get<{ data: Json[] }>('/acls', filterQuery(filter));
+    return { throttleTime: 0, errorCode: 0, errorMessage: null, resources: groupByResource(r.data.map(aclDescription)) };
+  }
+
+  /** Deletes what each filter matches; per filter, the ACLs it deleted. */
+  async deleteAcls(o: { filters: AclFilter[] }): Promise<{ throttleTime: number; filterResponses: { errorCode: number; errorMessage: string | null; matchingAcls: (AclDescription & { errorCode: number; errorMessage: string | null })[] }[] }> {
+    const filterResponses = [];
+    for (const f of o.filters) {
+      const r = await this.conn.transport.call<{ data: Json[] }>('DELETE', await this.conn.v3('/acls'), { query: filterQuery(f) });
+      filterResponses.push({ errorCode: 0, errorMessage: null, matchingAcls: r.body.data.map((d) => ({ ...aclDescription(d), errorCode: 0, errorMessage: null })) });
+    }
+    return { throttleTime: 0, filterResponses };
   }
 
   // --- cluster ----------------------------------------------------------------------------------

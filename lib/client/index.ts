@@ -10,6 +10,9 @@ export {
   type RebalanceListener, type TopicPartition, type TopicPartitionOffset, type ConsumerEvent,
 } from './consumer.js';
 export { Admin, ConfigResourceTypes, type ITopicConfig, type PartitionMetadata, type ConfigEntry, type BrokerDescription, type GroupLag, type ResetTo } from './admin.js';
+export {
+  AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes, type AclEntry, type AclFilter, type AclDescription, type AclEnum,
+} from './acls.js';
 export type { KafkaMessage, FetchResult } from './connection.js';
 export { signV4, type AuthConfig, type AwsCredentials, type AwsCredentialsProvider, type OutgoingRequest } from './auth.js';
 export { TributaryError, TributaryProtocolError, TributaryConnectionError } from './errors.js';

@@ -5,6 +5,7 @@
  */
 import { config } from '../config.js';
 import { KafkaError } from '../errors.js';
+import { listAcls, type AclRecord } from '../storage/acls.js';
 import { listBrokers, listTopicPartitionCounts, markBrokerSuspect, readCluster, readClusterConfigs, readMetadataVersion, readTopic, type TopicWithPartitions } from '../storage/coordination.js';
 import type { BrokerRecord, ClusterRecord } from '../storage/model.js';
 import type { ReplicaStoreRef } from '../storage/replica.js';
@@ -17,9 +18,11 @@ let brokers: BrokerRecord[] | undefined;
 const topics = new Map<string, TopicWithPartitions>();
 let partitionCounts: Record<string, number> | undefined;
 let clusterConfigSet: EffectiveClusterConfigs | undefined;
+let acls: readonly AclRecord[] | undefined;
 
 function clear(): void {
   cluster = undefined;
+  acls = undefined;
   clusterConfigSet = undefined;
   brokers = undefined;
   partitionCounts = undefined;
@@ -106,6 +109,18 @@ export async function clusterConfigs(): Promise<EffectiveClusterConfigs> {
   await revalidate();
   clusterConfigSet ??= effectiveClusterConfigs((await readClusterConfigs()).configs);
   return clusterConfigSet;
+}
+
+/**
+ * Every stored ACL binding (lib/storage/acls.ts), for the authorizer. Cached like the rest of the
+ * metadata: every ACL write bumps the metadata version, so a change reaches this instance within
+ * `metadataMaxAgeMs` (at once after its own write, which calls `metadataCheckDue`), and the ACLs
+ * are reread at most once per `metadataMaxAgeMs` however often the version moves.
+ */
+export async function cachedAcls(): Promise<readonly AclRecord[]> {
+  await revalidate();
+  acls ??= await listAcls();
+  return acls;
 }
 
 /** Like `cachedTopic`, but UNKNOWN_TOPIC_OR_PARTITION when absent. */
