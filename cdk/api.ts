@@ -7,20 +7,22 @@
 import { Duration, Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
-import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import { HttpIamAuthorizer, HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { RouteSpec } from '../lib/http/routes.js';
-import type { ApiAuthorization, ApiType } from './props.js';
+import type { ApiAuthorization, ApiType, JwtAuthorizerProps } from './props.js';
 
 export interface ApiOptions {
   /** The API's name (shown in the console). */
   readonly name: string;
   readonly type: ApiType;
   readonly authorization: ApiAuthorization;
+  /** Replaces IAM with a JWT authorizer on every route (HTTP API only). */
+  readonly jwt?: JwtAuthorizerProps;
   readonly routes: readonly RouteSpec[];
   /** The catch-all (`$default`) route. */
   readonly defaultRoute: RouteSpec;
@@ -81,7 +83,9 @@ function buildHttpApi(scope: Construct, o: ApiOptions): ClusterApi {
     // The catch-all gets its own integration: its permission (`<api>/*/$default`) is not covered
     // by the API-scoped one (`<api>/*/*/*`).
     defaultIntegration: new HttpLambdaIntegration('default-integration', fn(o.defaultRoute.fn), { timeout: Duration.seconds(29) }),
-    defaultAuthorizer: o.authorization === 'iam' ? new HttpIamAuthorizer() : new apigwv2.HttpNoneAuthorizer(),
+    defaultAuthorizer: o.jwt
+      ? new HttpJwtAuthorizer('JwtAuthorizer', o.jwt.issuer, { jwtAudience: [...o.jwt.audience], authorizerName: `${o.name}-jwt` })
+      : o.authorization === 'iam' ? new HttpIamAuthorizer() : new apigwv2.HttpNoneAuthorizer(),
   });
   for (const route of o.routes) {
     api.addRoutes({ path: route.path, methods: [apigwv2.HttpMethod[route.method]], integration: integration(route.fn) });

@@ -127,6 +127,12 @@ export class TributaryCluster extends Construct {
         [ENVIRONMENT.coordinationTable]: this.coordinationTable.tableName,
         [ENVIRONMENT.bucket]: this.bucket.bucketName,
         [ENVIRONMENT.s3ForcePathStyle]: String(p.s3ForcePathStyle),
+        // Who the caller is (lib/http/principal.ts) and what it may do (lib/security): HTTP functions only.
+        ...(spec.trigger === 'http' ? {
+          [ENVIRONMENT.auth]: p.authMode,
+          ...(p.superUsers.length > 0 ? { [ENVIRONMENT.superUsers]: p.superUsers.join(';') } : {}),
+          ...(p.jwtAuthorizer ? { [ENVIRONMENT.principalClaim]: p.jwtAuthorizer.principalClaim ?? 'sub' } : {}),
+        } : {}),
         ...(spec.trigger === 'schedule' ? {
           [ENVIRONMENT.tickMs]: String(p.controllerTickMs),
           [ENVIRONMENT.sessionTimeoutMs]: String(p.brokerSessionTimeoutMs),
@@ -142,7 +148,7 @@ export class TributaryCluster extends Construct {
 
     const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', { retention: p.logRetention, removalPolicy: p.removalPolicy });
     const api = buildApi(this, {
-      name: p.tablePrefix, type: p.apiType, authorization: p.authorization, routes: ROUTES, defaultRoute: DEFAULT_ROUTE, functions: this.functions, accessLogs,
+      name: p.tablePrefix, type: p.apiType, authorization: p.authorization, ...(p.jwtAuthorizer ? { jwt: p.jwtAuthorizer } : {}), routes: ROUTES, defaultRoute: DEFAULT_ROUTE, functions: this.functions, accessLogs,
       throttle: { rateLimit: p.throttlingRateLimit, burstLimit: p.throttlingBurstLimit },
     });
     this.api = api.api;

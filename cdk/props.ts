@@ -11,6 +11,22 @@ import type { Construct } from 'constructs';
 export type ApiType = 'http' | 'rest';
 export type ApiAuthorization = 'iam' | 'none';
 
+/** An HTTP API JWT authorizer: any OIDC issuer (Cognito, Auth0, Okta, ...). */
+export interface JwtAuthorizerProps {
+  /** The issuer URL, e.g. `https://cognito-idp.<region>.amazonaws.com/<user pool id>`. */
+  readonly issuer: string;
+  /** Accepted `aud` (or Cognito's `client_id`) values; at least one. */
+  readonly audience: readonly string[];
+  /**
+   * The claim whose value is the Kafka principal's name (`User:<value>`).
+   * @default 'sub'
+   */
+  readonly principalClaim?: string;
+}
+
+/** How callers authenticate, as the functions see it (TRIBUTARY_AUTH). */
+export type AuthMode = 'iam' | 'jwt' | 'none';
+
 export interface TributaryClusterProps {
   /**
    * The brokers, one replica table each (`<prefix>-broker-<id>`): a count N means ids 1..N; a
@@ -49,6 +65,20 @@ export interface TributaryClusterProps {
    * @default 'iam'
    */
   readonly authorization?: ApiAuthorization;
+  /**
+   * Authenticate callers with a JWT instead of IAM: an HTTP API JWT authorizer on every route,
+   * the principal `User:<principalClaim>`. Only with `apiType: 'http'`, and not with
+   * `authorization: 'none'`. ACLs are enforced as with IAM.
+   * @default - IAM (see `authorization`)
+   */
+  readonly jwtAuthorizer?: JwtAuthorizerProps;
+  /**
+   * Kafka's `super.users`: principals allowed everything whatever the ACLs say, e.g.
+   * `['User:arn:aws:iam::123456789012:role/Ops']`. With authentication on (IAM or JWT) every
+   * other principal needs ACLs (`allow.everyone.if.no.acl.found` is false).
+   * @default - none
+   */
+  readonly superUsers?: readonly string[];
   /**
    * What happens to the tables, the bucket and the log groups when the stack is updated (a
    * replacement) or deleted. The default keeps them then, but lets CloudFormation delete them
@@ -158,6 +188,10 @@ export interface ResolvedProps {
   readonly tablePrefix: string;
   readonly apiType: ApiType;
   readonly authorization: ApiAuthorization;
+  /** What the functions are told (TRIBUTARY_AUTH): `jwt` with `jwtAuthorizer`, else `authorization`. */
+  readonly authMode: AuthMode;
+  readonly jwtAuthorizer: JwtAuthorizerProps | undefined;
+  readonly superUsers: readonly string[];
   readonly removalPolicy: RemovalPolicy;
   readonly deletionProtection: boolean;
   readonly throttlingRateLimit: number;
@@ -189,6 +223,22 @@ export function defaultTablePrefix(scope: Construct): string {
   return Names.uniqueResourceName(scope, { maxLength: 64, separator: '-', allowedSpecialCharacters: '_.-' });
 }
 
+function resolveJwt(j: JwtAuthorizerProps, apiType: ApiType, authorization: ApiAuthorization | undefined): JwtAuthorizerProps {
+  if (apiType !== 'http') throw new Error("jwtAuthorizer needs apiType 'http': a REST API has no JWT authorizer");
+  if (authorization === 'none') throw new Error("jwtAuthorizer and authorization 'none' contradict each other: leave authorization unset");
+  if (typeof j.issuer !== 'string' || (!Token.isUnresolved(j.issuer) && !/^https:\/\/\S+$/.test(j.issuer))) {
+    throw new Error(`jwtAuthorizer.issuer must be an https URL, got "${String(j.issuer)}"`);
+  }
+  if (!Array.isArray(j.audience) || j.audience.length === 0 || j.audience.some((a) => typeof a !== 'string' || a === '')) {
+    throw new Error('jwtAuthorizer.audience must list at least one non-empty audience');
+  }
+  const principalClaim = j.principalClaim ?? 'sub';
+  if (typeof principalClaim !== 'string' || !/^[\w:.-]{1,128}$/.test(principalClaim)) {
+    throw new Error(`jwtAuthorizer.principalClaim must be a claim name, got "${String(j.principalClaim)}"`);
+  }
+  return { issuer: j.issuer, audience: [...j.audience], principalClaim };
+}
+
 /** Applies the defaults and validates; throws on the first invalid prop. */
 export function resolveProps(scope: Construct, p: TributaryClusterProps = {}): ResolvedProps {
   const { brokerIds, racks } = resolveBrokers(p.brokers ?? 3, p.racks);
@@ -205,6 +255,11 @@ export function resolveProps(scope: Construct, p: TributaryClusterProps = {}): R
   if (authorization !== 'iam' && authorization !== 'none') {
     throw new Error(`authorization must be 'iam' or 'none', got '${String(authorization)}'`);
   }
+  const jwtAuthorizer = p.jwtAuthorizer === undefined ? undefined : resolveJwt(p.jwtAuthorizer, apiType, p.authorization);
+  const superUsers = p.superUsers ?? [];
+  superUsers.forEach((u, i) => {
+    if (typeof u !== 'string' || !/^[A-Za-z][A-Za-z0-9_-]*:[^;]+$/.test(u)) throw new Error(`superUsers[${i}] must be a Kafka principal such as "User:alice" (no ';'), got "${String(u)}"`);
+  });
   const throttlingRateLimit = p.throttlingRateLimit ?? 1000;
   if (typeof throttlingRateLimit !== 'number' || !(throttlingRateLimit > 0) || !Number.isFinite(throttlingRateLimit)) {
     throw new Error(`throttlingRateLimit must be a positive number of requests per second, got ${String(p.throttlingRateLimit)}`);
@@ -248,6 +303,9 @@ export function resolveProps(scope: Construct, p: TributaryClusterProps = {}): R
     tablePrefix,
     apiType,
     authorization,
+    authMode: jwtAuthorizer ? 'jwt' : authorization,
+    jwtAuthorizer,
+    superUsers,
     removalPolicy,
     deletionProtection: p.deletionProtection ?? false,
     throttlingRateLimit,

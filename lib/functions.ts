@@ -114,6 +114,12 @@ export const ENVIRONMENT = {
   /** Period of the sweep's full pass over every partition. Default 300000. */
   sweepFullPassMs: 'TRIBUTARY_SWEEP_FULL_PASS_MS',
   garbageMs: 'TRIBUTARY_GARBAGE_MS',
+  /** How callers authenticate, so the functions enforce ACLs: `iam`, `jwt`, `token` (local) or `none` (lib/security). */
+  auth: 'TRIBUTARY_AUTH',
+  /** Kafka's `super.users`: principals separated by `;`. */
+  superUsers: 'TRIBUTARY_SUPER_USERS',
+  /** With a JWT authorizer: the claim that names the principal (lib/http/principal.ts). Default `sub`. */
+  principalClaim: 'TRIBUTARY_PRINCIPAL_CLAIM',
 } as const;
 
 /**

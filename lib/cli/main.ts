@@ -11,6 +11,7 @@ import { aclCommands } from './acl-commands.js';
 import { adminCommands } from './admin-commands.js';
 import { EXIT, fail, UsageError } from './output.js';
 import { produceCommand } from './produce.js';
+import { usersCommands } from './users.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
 
@@ -77,6 +78,7 @@ export function program(): Command {
 
   adminCommands(p, ctx);
   aclCommands(p, ctx);
+  usersCommands(p, () => p.opts<GlobalOptions>().json ?? false);
 
   p.command('local')
     .description('start the local cluster (what `npm start` runs; from a checkout of tributary)')

@@ -9,6 +9,7 @@ import { HttpError } from '../errors.js';
 import { DEFAULT_SESSION_TIMEOUT_MS } from '../groups/coordinator.js';
 import * as rest from '../groups/rest-consumer.js';
 import type { ConsumedRecord } from '../groups/rest-consumer.js';
+import { requireAll, topicsIn } from './enforce.js';
 import { badRequest, errorResponse, intParam, parseJson, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 import { formatBytes, RESPONSE_RECORDS_BUDGET, responseCost } from './record-format.js';
 
@@ -77,6 +78,7 @@ async function subscribe(req: ApiRequest): Promise<ApiResponse> {
   const s = validate(subscriptionSchema, body(req), 'subscription');
   if (s.topics && s.topic_pattern !== undefined) throw new rest.IllegalState('Subscription to topics, partitions and pattern are mutually exclusive.');
   if (!s.topics && s.topic_pattern === undefined) throw badRequest('A subscription needs topics or topic_pattern.');
+  await requireAll(req, topicsIn('READ', s.topics ?? []));
   await rest.subscribe(group(req), inst(req), s.topics ? { topics: s.topics } : { pattern: s.topic_pattern as string });
   return noContent;
 }
@@ -89,7 +91,9 @@ async function getSubscription(req: ApiRequest): Promise<ApiResponse> {
 const partitionsSchema = z.object({ partitions: z.array(z.object({ topic: z.string().min(1), partition: z.number().int().min(0) }).strict()) }).strict();
 
 async function assign(req: ApiRequest): Promise<ApiResponse> {
-  await rest.assignManually(group(req), inst(req), validate(partitionsSchema, body(req), 'assignment').partitions);
+  const partitions = validate(partitionsSchema, body(req), 'assignment').partitions;
+  await requireAll(req, topicsIn('READ', partitions.map((p) => p.topic)));
+  await rest.assignManually(group(req), inst(req), partitions);
   return noContent;
 }
 
@@ -136,6 +140,7 @@ const offsetsSchema = z.object({
 
 async function commitOffsets(req: ApiRequest): Promise<ApiResponse> {
   const b = validate(offsetsSchema, body(req), 'offsets');
+  await requireAll(req, topicsIn('READ', (b.offsets ?? []).map((o) => o.topic)));
   await rest.commitInstance(group(req), inst(req), b.offsets);
   return noContent;
 }
@@ -156,6 +161,7 @@ const seekSchema = z.object({
 async function seek(req: ApiRequest): Promise<ApiResponse> {
   const b = validate(seekSchema, body(req), 'positions');
   if ((b.offsets === undefined) === (b.timestamps === undefined)) throw badRequest('Give either offsets or timestamps.');
+  await requireAll(req, topicsIn('READ', [...(b.offsets ?? []), ...(b.timestamps ?? [])].map((o) => o.topic)));
   if (b.offsets) await rest.seek(group(req), inst(req), { kind: 'offsets', offsets: b.offsets });
   else {
     const timestamps = (b.timestamps ?? []).map((t) => {
@@ -169,7 +175,9 @@ async function seek(req: ApiRequest): Promise<ApiResponse> {
 }
 
 const seekTo = (kind: 'beginning' | 'end'): RouteHandler => async (req) => {
-  await rest.seek(group(req), inst(req), { kind, partitions: validate(partitionsSchema, body(req), 'partitions').partitions });
+  const partitions = validate(partitionsSchema, body(req), 'partitions').partitions;
+  await requireAll(req, topicsIn('READ', partitions.map((p) => p.topic)));
+  await rest.seek(group(req), inst(req), { kind, partitions });
   return noContent;
 };
 

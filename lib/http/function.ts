@@ -1,15 +1,18 @@
 /**
  * Builds a Lambda handler for one function from its routes: middy around a dispatcher on
  * API Gateway's `routeKey`, with one error middleware that turns every failure into a REST Proxy
- * error body. lambdas/*.ts are one call to this.
+ * error body. Before a handler runs, the caller must pass its route's access rule (routes.ts,
+ * access.ts): a denial is a 403 and the handler never runs. lambdas/*.ts are one call to this.
  */
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { answerByFor, withAnswerBy } from '../deadline.js';
 import { HttpError } from '../errors.js';
 import { logger } from '../logger.js';
+import type { AccessRule } from './access.js';
+import { enforce } from './enforce.js';
 import { errorResponse, toRequest, toResult, type RouteHandler } from './api.js';
-import { ROUTES, routeKey, type FunctionName } from './routes.js';
+import { DEFAULT_ROUTE, ROUTES, routeKey, type FunctionName } from './routes.js';
 
 export type HttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -40,11 +43,17 @@ export function httpFunction(fn: FunctionName, routes: Record<string, RouteHandl
   const mine = ROUTES.filter((r) => r.fn === fn).map(routeKey);
   const missing = mine.filter((k) => !routes[k]);
   if (missing.length > 0) throw new Error(`function ${fn} has no handler for ${missing.join(', ')}`);
+  const access = new Map<string, AccessRule>([...ROUTES, DEFAULT_ROUTE].map((r) => [routeKey(r), r.access]));
   const dispatch = async (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> => {
     const route = routes[event.routeKey];
-    if (!route) throw new HttpError(404, 404, `HTTP 404 Not Found: ${fn} does not serve ${event.routeKey}`);
+    const rule = access.get(event.routeKey);
+    if (!route || !rule) throw new HttpError(404, 404, `HTTP 404 Not Found: ${fn} does not serve ${event.routeKey}`);
     // Long polls and retries stop in time to answer (lib/deadline.ts).
-    return withAnswerBy(answerByFor(context.getRemainingTimeInMillis()), async () => toResult(await route(toRequest(event))));
+    return withAnswerBy(answerByFor(context.getRemainingTimeInMillis()), async () => {
+      const req = toRequest(event);
+      await enforce(rule, req.params, req);
+      return toResult(await route(req));
+    });
   };
   return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>()
     .use(accessLog(fn))

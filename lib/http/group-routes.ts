@@ -8,6 +8,7 @@ import { HttpError } from '../errors.js';
 import { cachedPartitionCounts, clusterRecord } from '../cluster/metadata.js';
 import { ASSIGNORS, type AssignorName } from '../groups/assignors.js';
 import * as groups from '../groups/coordinator.js';
+import { requireAll, topicsIn, visible } from './enforce.js';
 import { parseJson, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 
 const ok = (body: unknown, status = 200): ApiResponse => ({ status, body });
@@ -66,6 +67,7 @@ async function commitOffsets(req: ApiRequest): Promise<ApiResponse> {
   await clusterUrl(req);
   const b = validate(commitSchema, parseJson(req.body), 'commit');
   if ((b.member_id === undefined) !== (b.member_epoch === undefined)) throw new HttpError(400, 40002, 'member_id and member_epoch go together.');
+  await requireAll(req, topicsIn('READ', b.offsets.map((o) => o.topic)));
   const fence = b.member_id !== undefined ? { memberId: b.member_id, memberEpoch: b.member_epoch as number } : null;
   const r = await groups.commit(req.params.group_id ?? '', b.offsets, fence);
   return ok({ kind: 'KafkaOffsetCommit', kept: r.kept });
@@ -190,6 +192,7 @@ async function resetOffsets(req: ApiRequest): Promise<ApiResponse> {
     return Array.from({ length: counts[t] as number }, (_, partition) => ({ topic: t, partition }));
   });
   if (partitions.length === 0) throw new HttpError(400, 40002, 'Name the partitions or topics to reset.');
+  await requireAll(req, topicsIn('READ', partitions.map((p) => p.topic)));
   const to = b.to;
   const spec: groups.ResetSpec = typeof to === 'string' ? to
     : 'offset' in to ? { offset: to.offset }
@@ -205,7 +208,7 @@ const G = '/v3/clusters/{cluster_id}/consumer-groups/{group_id}';
 export const groupRoutes: Record<string, RouteHandler> = {
   'GET /v3/clusters/{cluster_id}/consumer-groups': async (req) => {
     const { clusterId, base } = await clusterUrl(req);
-    const ids = await groups.listGroups();
+    const ids = await visible(req, await groups.listGroups(), (id) => ({ resourceType: 'GROUP', resourceName: id }));
     const described = await Promise.all(ids.map((id) => groups.describeGroup(id).catch(() => undefined)));
     return ok({ kind: 'KafkaConsumerGroupList', metadata: { self: `${base}/consumer-groups`, next: null }, data: described.flatMap((d) => (d ? [groupJson(base, clusterId, d)] : [])) });
   },

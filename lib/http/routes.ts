@@ -1,7 +1,29 @@
 /**
- * Every HTTP route, and which function serves it — the one list the CDK's API and the local
- * gateway are both built from. Paths use API Gateway's syntax; `$default` catches the rest.
+ * Every HTTP route, which function serves it, and what the caller needs (Kafka's ACL operation
+ * per API, lib/http/access.ts) — the one list the CDK's API, the local gateway and the
+ * authorization in `httpFunction` are built from. Paths use API Gateway's syntax; `$default`
+ * catches the rest.
+ *
+ * Access follows Kafka's mapping: Produce → TOPIC WRITE (idempotent produce needs no more, as in
+ * Kafka ≥ 3); InitProducerId → WRITE on any topic or CLUSTER IDEMPOTENT_WRITE; Fetch → TOPIC READ;
+ * ListOffsets, Metadata, describe → TOPIC DESCRIBE; CreateTopics → CLUSTER CREATE or TOPIC CREATE;
+ * DeleteTopics, DeleteRecords → TOPIC DELETE; CreatePartitions → TOPIC ALTER; Describe/AlterConfigs
+ * → DESCRIBE_CONFIGS/ALTER_CONFIGS on the TOPIC or the CLUSTER (broker configs); group heartbeat,
+ * commit, reset and every v2 consumer-instance call → GROUP READ; describe, offsets, lags → GROUP
+ * DESCRIBE; DeleteGroups → GROUP DELETE; brokers, controller, balancer, reassignments (reads) →
+ * CLUSTER DESCRIBE; broker add/remove, reassignments, elect-leader → CLUSTER ALTER.
+ *
+ * The checks that depend on a body (`inBody`), made where the handler parses it:
+ * - `POST /v3/clusters/{c}/topics`: CLUSTER CREATE or TOPIC CREATE on `topic_name` (v3-admin.ts);
+ * - `POST .../consumer-groups/{g}/offsets:commit`: TOPIC READ per committed topic (group-routes.ts);
+ * - `POST .../consumer-groups/{g}/offsets:reset`: TOPIC READ per topic reset (group-routes.ts);
+ * - v2 `POST .../subscription`, `.../assignments`, `.../offsets`, `.../positions[/beginning|/end]`:
+ *   TOPIC READ per named topic (consumer-routes.ts).
+ * Lists (`filtered`) show only what the principal may DESCRIBE: v3 and v2 topic lists, the
+ * metadata route's topics, all topics' configs (DESCRIBE_CONFIGS), the consumer-group list.
  */
+import { anyOf, anyTopic, cluster, filtered, group, inBody, open, topic, type AccessRule } from './access.js';
+
 
 export type FunctionName = 'admin' | 'produce' | 'fetch' | 'groups';
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -10,9 +32,11 @@ export interface RouteSpec {
   readonly method: Method;
   readonly path: string;
   readonly fn: FunctionName;
+  /** What the caller needs, checked before the handler runs (lib/http/access.ts). */
+  readonly access: AccessRule;
 }
 
-const r = (method: Method, path: string, fn: FunctionName): RouteSpec => ({ method, path, fn });
+const r = (method: Method, path: string, fn: FunctionName, access: AccessRule): RouteSpec => ({ method, path, fn, access });
 const C = '/v3/clusters/{cluster_id}';
 const T = `${C}/topics/{topic_name}`;
 const P = `${T}/partitions/{partition_id}`;
@@ -20,96 +44,96 @@ const G = `${C}/consumer-groups/{group_id}`;
 const I = '/consumers/{group_name}/instances/{instance}';
 
 export const ROUTES: readonly RouteSpec[] = [
-  r('GET', '/v3/clusters', 'admin'),
-  r('GET', C, 'admin'),
-  r('GET', `${C}/controller`, 'admin'),
-  r('GET', `${C}/brokers`, 'admin'),
-  r('GET', `${C}/metadata`, 'admin'),
-  r('GET', `${C}/brokers/{broker_id}`, 'admin'),
-  r('GET', `${C}/brokers/-/configs`, 'admin'),
-  r('GET', `${C}/brokers/{broker_id}/configs`, 'admin'),
-  r('GET', `${C}/brokers/{broker_id}/configs/{name}`, 'admin'),
-  r('GET', `${C}/brokers/{broker_id}/partition-replicas`, 'admin'),
-  r('GET', `${C}/broker-configs`, 'admin'),
-  r('POST', `${C}/broker-configs:alter`, 'admin'),
-  r('GET', `${C}/broker-configs/{name}`, 'admin'),
-  r('PUT', `${C}/broker-configs/{name}`, 'admin'),
-  r('DELETE', `${C}/broker-configs/{name}`, 'admin'),
-  r('GET', `${C}/topics`, 'admin'),
-  r('POST', `${C}/topics`, 'admin'),
-  r('GET', T, 'admin'),
-  r('DELETE', T, 'admin'),
-  r('PATCH', T, 'admin'),
-  r('GET', `${T}/partitions`, 'admin'),
-  r('GET', P, 'admin'),
-  r('GET', `${P}/replicas`, 'admin'),
-  r('GET', `${P}/replicas/{broker_id}`, 'admin'),
-  r('POST', `${P}/records:delete`, 'admin'),
-  r('GET', `${C}/topics/-/configs`, 'admin'),
-  r('GET', `${T}/configs`, 'admin'),
-  r('POST', `${T}/configs:alter`, 'admin'),
-  r('GET', `${T}/configs/{name}`, 'admin'),
-  r('PUT', `${T}/configs/{name}`, 'admin'),
-  r('DELETE', `${T}/configs/{name}`, 'admin'),
-  r('POST', `${C}/brokers`, 'admin'),
-  r('DELETE', `${C}/brokers/{broker_id}`, 'admin'),
-  r('GET', `${C}/balancer`, 'admin'),
-  r('GET', `${C}/acls`, 'admin'),
-  r('POST', `${C}/acls`, 'admin'),
-  r('DELETE', `${C}/acls`, 'admin'),
-  r('POST', `${C}/acls:batch`, 'admin'),
-  r('GET', `${C}/topics/-/partitions/-/reassignment`, 'admin'),
-  r('GET', `${T}/partitions/-/reassignment`, 'admin'),
-  r('GET', `${P}/reassignment`, 'admin'),
-  r('PATCH', `${P}/reassignment`, 'admin'),
-  r('DELETE', `${P}/reassignment`, 'admin'),
-  r('POST', P, 'admin'),
-  r('POST', `${T}/records`, 'produce'),
-  r('POST', `${T}/records:batch`, 'produce'),
-  r('POST', `${C}/producers`, 'produce'),
-  r('GET', `${P}/records`, 'fetch'),
-  r('GET', `${P}/offsets`, 'fetch'),
-  r('GET', `${P}/offset`, 'fetch'),
-  r('GET', `${C}/consumer-groups`, 'groups'),
-  r('GET', `${G}`, 'groups'),
-  r('DELETE', `${G}`, 'groups'),
-  r('GET', `${G}/consumers`, 'groups'),
-  r('GET', `${G}/consumers/{consumer_id}`, 'groups'),
-  r('GET', `${G}/consumers/{consumer_id}/assignments`, 'groups'),
-  r('GET', `${G}/consumers/{consumer_id}/assignments/{topic_name}/partitions/{partition_id}`, 'groups'),
-  r('GET', `${G}/lags`, 'groups'),
-  r('GET', `${G}/lags/{topic_name}/partitions/{partition_id}`, 'groups'),
-  r('GET', `${G}/lag-summary`, 'groups'),
-  r('POST', `${G}/heartbeat`, 'groups'),
-  r('POST', `${G}/offsets:commit`, 'groups'),
-  r('GET', `${G}/offsets`, 'groups'),
-  r('POST', `${G}/offsets:reset`, 'groups'),
-  r('POST', '/consumers/{group_name}', 'groups'),
-  r('DELETE', `${I}`, 'groups'),
-  r('POST', `${I}/subscription`, 'groups'),
-  r('GET', `${I}/subscription`, 'groups'),
-  r('DELETE', `${I}/subscription`, 'groups'),
-  r('POST', `${I}/assignments`, 'groups'),
-  r('GET', `${I}/assignments`, 'groups'),
-  r('GET', `${I}/records`, 'groups'),
-  r('POST', `${I}/offsets`, 'groups'),
-  r('GET', `${I}/offsets`, 'groups'),
-  r('POST', `${I}/positions`, 'groups'),
-  r('POST', `${I}/positions/beginning`, 'groups'),
-  r('POST', `${I}/positions/end`, 'groups'),
-  r('GET', '/topics', 'admin'),
-  r('GET', '/topics/{topic_name}', 'admin'),
-  r('GET', '/topics/{topic_name}/partitions', 'admin'),
-  r('GET', '/topics/{topic_name}/partitions/{partition_id}', 'admin'),
-  r('GET', '/brokers', 'admin'),
-  r('POST', '/topics/{topic_name}', 'produce'),
-  r('POST', '/topics/{topic_name}/partitions/{partition_id}', 'produce'),
-  r('GET', '/topics/{topic_name}/partitions/{partition_id}/records', 'fetch'),
-  r('GET', '/topics/{topic_name}/partitions/{partition_id}/offsets', 'fetch'),
+  r('GET', '/v3/clusters', 'admin', open('the cluster id, as Kafka\'s Metadata answers it to any client')),
+  r('GET', C, 'admin', open('the cluster id and links, as Kafka\'s Metadata answers them')),
+  r('GET', `${C}/controller`, 'admin', cluster('DESCRIBE')),
+  r('GET', `${C}/brokers`, 'admin', cluster('DESCRIBE')),
+  r('GET', `${C}/metadata`, 'admin', filtered('topics the principal may DESCRIBE (brokers and controller to all, as Kafka\'s Metadata)')),
+  r('GET', `${C}/brokers/{broker_id}`, 'admin', cluster('DESCRIBE')),
+  r('GET', `${C}/brokers/-/configs`, 'admin', cluster('DESCRIBE_CONFIGS')),
+  r('GET', `${C}/brokers/{broker_id}/configs`, 'admin', cluster('DESCRIBE_CONFIGS')),
+  r('GET', `${C}/brokers/{broker_id}/configs/{name}`, 'admin', cluster('DESCRIBE_CONFIGS')),
+  r('GET', `${C}/brokers/{broker_id}/partition-replicas`, 'admin', cluster('DESCRIBE')),
+  r('GET', `${C}/broker-configs`, 'admin', cluster('DESCRIBE_CONFIGS')),
+  r('POST', `${C}/broker-configs:alter`, 'admin', cluster('ALTER_CONFIGS')),
+  r('GET', `${C}/broker-configs/{name}`, 'admin', cluster('DESCRIBE_CONFIGS')),
+  r('PUT', `${C}/broker-configs/{name}`, 'admin', cluster('ALTER_CONFIGS')),
+  r('DELETE', `${C}/broker-configs/{name}`, 'admin', cluster('ALTER_CONFIGS')),
+  r('GET', `${C}/acls`, 'admin', cluster('DESCRIBE')),
+  r('POST', `${C}/acls`, 'admin', cluster('ALTER')),
+  r('DELETE', `${C}/acls`, 'admin', cluster('ALTER')),
+  r('POST', `${C}/acls:batch`, 'admin', cluster('ALTER')),
+  r('GET', `${C}/topics`, 'admin', filtered('topics the principal may DESCRIBE')),
+  r('POST', `${C}/topics`, 'admin', inBody('CLUSTER CREATE or TOPIC CREATE on topic_name', open('checked where the body names the topic'))),
+  r('GET', T, 'admin', topic('DESCRIBE')),
+  r('DELETE', T, 'admin', topic('DELETE')),
+  r('PATCH', T, 'admin', topic('ALTER')),
+  r('GET', `${T}/partitions`, 'admin', topic('DESCRIBE')),
+  r('GET', P, 'admin', topic('DESCRIBE')),
+  r('GET', `${P}/replicas`, 'admin', topic('DESCRIBE')),
+  r('GET', `${P}/replicas/{broker_id}`, 'admin', topic('DESCRIBE')),
+  r('POST', `${P}/records:delete`, 'admin', topic('DELETE')),
+  r('GET', `${C}/topics/-/configs`, 'admin', filtered('configs of topics the principal may DESCRIBE_CONFIGS')),
+  r('GET', `${T}/configs`, 'admin', topic('DESCRIBE_CONFIGS')),
+  r('POST', `${T}/configs:alter`, 'admin', topic('ALTER_CONFIGS')),
+  r('GET', `${T}/configs/{name}`, 'admin', topic('DESCRIBE_CONFIGS')),
+  r('PUT', `${T}/configs/{name}`, 'admin', topic('ALTER_CONFIGS')),
+  r('DELETE', `${T}/configs/{name}`, 'admin', topic('ALTER_CONFIGS')),
+  r('POST', `${C}/brokers`, 'admin', cluster('ALTER')),
+  r('DELETE', `${C}/brokers/{broker_id}`, 'admin', cluster('ALTER')),
+  r('GET', `${C}/balancer`, 'admin', cluster('DESCRIBE')),
+  r('GET', `${C}/topics/-/partitions/-/reassignment`, 'admin', cluster('DESCRIBE')),
+  r('GET', `${T}/partitions/-/reassignment`, 'admin', cluster('DESCRIBE')),
+  r('GET', `${P}/reassignment`, 'admin', cluster('DESCRIBE')),
+  r('PATCH', `${P}/reassignment`, 'admin', cluster('ALTER')),
+  r('DELETE', `${P}/reassignment`, 'admin', cluster('ALTER')),
+  r('POST', P, 'admin', cluster('ALTER')),
+  r('POST', `${T}/records`, 'produce', topic('WRITE')),
+  r('POST', `${T}/records:batch`, 'produce', topic('WRITE')),
+  r('POST', `${C}/producers`, 'produce', anyOf(anyTopic('WRITE'), cluster('IDEMPOTENT_WRITE'))),
+  r('GET', `${P}/records`, 'fetch', topic('READ')),
+  r('GET', `${P}/offsets`, 'fetch', topic('DESCRIBE')),
+  r('GET', `${P}/offset`, 'fetch', topic('DESCRIBE')),
+  r('GET', `${C}/consumer-groups`, 'groups', filtered('groups the principal may DESCRIBE')),
+  r('GET', `${G}`, 'groups', group('DESCRIBE')),
+  r('DELETE', `${G}`, 'groups', group('DELETE')),
+  r('GET', `${G}/consumers`, 'groups', group('DESCRIBE')),
+  r('GET', `${G}/consumers/{consumer_id}`, 'groups', group('DESCRIBE')),
+  r('GET', `${G}/consumers/{consumer_id}/assignments`, 'groups', group('DESCRIBE')),
+  r('GET', `${G}/consumers/{consumer_id}/assignments/{topic_name}/partitions/{partition_id}`, 'groups', group('DESCRIBE')),
+  r('GET', `${G}/lags`, 'groups', group('DESCRIBE')),
+  r('GET', `${G}/lags/{topic_name}/partitions/{partition_id}`, 'groups', group('DESCRIBE')),
+  r('GET', `${G}/lag-summary`, 'groups', group('DESCRIBE')),
+  r('POST', `${G}/heartbeat`, 'groups', group('READ')),
+  r('POST', `${G}/offsets:commit`, 'groups', inBody('TOPIC READ on each committed partition\'s topic', group('READ'))),
+  r('GET', `${G}/offsets`, 'groups', group('DESCRIBE')),
+  r('POST', `${G}/offsets:reset`, 'groups', inBody('TOPIC READ on each topic reset', group('READ'))),
+  r('POST', '/consumers/{group_name}', 'groups', group('READ')),
+  r('DELETE', `${I}`, 'groups', group('READ')),
+  r('POST', `${I}/subscription`, 'groups', inBody('TOPIC READ on each subscribed topic (a pattern is not checked here)', group('READ'))),
+  r('GET', `${I}/subscription`, 'groups', group('READ')),
+  r('DELETE', `${I}/subscription`, 'groups', group('READ')),
+  r('POST', `${I}/assignments`, 'groups', inBody('TOPIC READ on each assigned partition\'s topic', group('READ'))),
+  r('GET', `${I}/assignments`, 'groups', group('READ')),
+  r('GET', `${I}/records`, 'groups', group('READ')),
+  r('POST', `${I}/offsets`, 'groups', inBody('TOPIC READ on each committed partition\'s topic', group('READ'))),
+  r('GET', `${I}/offsets`, 'groups', group('DESCRIBE')),
+  r('POST', `${I}/positions`, 'groups', inBody('TOPIC READ on each partition sought', group('READ'))),
+  r('POST', `${I}/positions/beginning`, 'groups', inBody('TOPIC READ on each partition sought', group('READ'))),
+  r('POST', `${I}/positions/end`, 'groups', inBody('TOPIC READ on each partition sought', group('READ'))),
+  r('GET', '/topics', 'admin', filtered('topics the principal may DESCRIBE')),
+  r('GET', '/topics/{topic_name}', 'admin', topic('DESCRIBE')),
+  r('GET', '/topics/{topic_name}/partitions', 'admin', topic('DESCRIBE')),
+  r('GET', '/topics/{topic_name}/partitions/{partition_id}', 'admin', topic('DESCRIBE')),
+  r('GET', '/brokers', 'admin', cluster('DESCRIBE')),
+  r('POST', '/topics/{topic_name}', 'produce', topic('WRITE')),
+  r('POST', '/topics/{topic_name}/partitions/{partition_id}', 'produce', topic('WRITE')),
+  r('GET', '/topics/{topic_name}/partitions/{partition_id}/records', 'fetch', topic('READ')),
+  r('GET', '/topics/{topic_name}/partitions/{partition_id}/offsets', 'fetch', topic('DESCRIBE')),
 ];
 
 /** The catch-all route (API Gateway's `$default`): a Kafka-style 404. */
-export const DEFAULT_ROUTE: RouteSpec = { method: 'GET', path: '$default', fn: 'admin' };
+export const DEFAULT_ROUTE: RouteSpec = { method: 'GET', path: '$default', fn: 'admin', access: open('it only answers 404') };
 
 export const routeKey = (route: RouteSpec): string => (route.path === '$default' ? '$default' : `${route.method} ${route.path}`);
 

@@ -7,6 +7,7 @@ import { KafkaError } from '../errors.js';
 import { effectiveConfigs } from '../cluster/topic-configs.js';
 import { describeBrokers, describeTopic, listTopics } from '../cluster/topics.js';
 import type { PartitionRecord } from '../storage/model.js';
+import { visible } from './enforce.js';
 import { errorResponse, intPathParam, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 
 const V2 = 'application/vnd.kafka.v2+json';
@@ -30,7 +31,7 @@ const partitionNotFound = (req: ApiRequest) => () =>
   new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${req.params.partition_id} not found.`, { partition: req.params.partition_id });
 
 export const v2MetadataRoutes: Record<string, RouteHandler> = {
-  'GET /topics': v2(async () => (await listTopics()).map((t) => t.topic.name)),
+  'GET /topics': v2(async (req) => (await visible(req, await listTopics(), (t) => ({ resourceType: 'TOPIC', resourceName: t.topic.name }))).map((t) => t.topic.name)),
   'GET /topics/{topic_name}': v2(async (req) => {
     const d = await describeTopic(req.params.topic_name ?? '');
     return {

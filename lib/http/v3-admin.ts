@@ -11,6 +11,8 @@ import { addPartitions, alterTopicConfigs, createTopic, deleteTopic, describeBro
 import { replicaHeads } from '../log/read.js';
 import { deleteRecords } from '../log/retention.js';
 import { topicPartitionKey, type BrokerRecord, type ClusterRecord, type Lease, type PartitionRecord, type TopicRecord } from '../storage/model.js';
+import { anyOf, cluster as clusterAccess, topic } from './access.js';
+import { enforce, visible } from './enforce.js';
 import { intPathParam, parseJson, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 
 export const ok = (body: unknown, status = 200): ApiResponse => ({ status, body });
@@ -228,6 +230,7 @@ const alterConfigsBody = z.object({
 const deleteRecordsBody = z.object({ offset: z.number().int() }).strict();
 
 const T = '/v3/clusters/{cluster_id}/topics/{topic_name}';
+const topicResource = (t: { topic: { name: string } }) => ({ resourceType: 'TOPIC' as const, resourceName: t.topic.name });
 
 export const adminRoutes: Record<string, RouteHandler> = {
   'GET /v3/clusters': async (req) => {
@@ -249,7 +252,7 @@ export const adminRoutes: Record<string, RouteHandler> = {
   // For clients that route themselves: brokers, every partition's leader and epoch, and a version to watch.
   'GET /v3/clusters/{cluster_id}/metadata': async (req) => {
     const c = await cluster(req);
-    const [lease, brokers, topics] = await Promise.all([describeController(), listBrokers(), listTopics()]);
+    const [lease, brokers, topics] = await Promise.all([describeController(), listBrokers(), listTopics().then((ts) => visible(req, ts, topicResource))]);
     return ok({
       kind: 'KafkaClusterMetadata',
       cluster_id: c.clusterId,
@@ -280,12 +283,14 @@ export const adminRoutes: Record<string, RouteHandler> = {
   },
   'GET /v3/clusters/{cluster_id}/topics': async (req) => {
     const c = await cluster(req);
-    const topics = await listTopics();
+    const topics = await visible(req, await listTopics(), topicResource);
     return ok(list('KafkaTopicList', `${clusterUrl(req, c)}/topics`, topics.map((t) => topicJson(req, c, t.topic))));
   },
   'POST /v3/clusters/{cluster_id}/topics': async (req) => {
     const c = await cluster(req);
     const body = validate(createTopicBody, parseJson(req.body), 'topic');
+    // Kafka's CreateTopics: CLUSTER CREATE, or CREATE on the topic (TOPIC_AUTHORIZATION_FAILED when neither).
+    await enforce(anyOf(clusterAccess('CREATE'), topic('CREATE')), { topic_name: body.topic_name }, req);
     const created = await createTopic({
       name: body.topic_name,
       partitions: body.partitions_count === undefined || body.partitions_count === -1 ? undefined : body.partitions_count,
@@ -342,7 +347,7 @@ export const adminRoutes: Record<string, RouteHandler> = {
   // Every topic's configs in one list (Confluent's listKafkaAllTopicConfigs).
   'GET /v3/clusters/{cluster_id}/topics/-/configs': async (req) => {
     const c = await cluster(req);
-    const topics = await listTopics();
+    const topics = await visible(req, await listTopics(), topicResource, 'DESCRIBE_CONFIGS');
     return ok(list('KafkaTopicConfigList', `${clusterUrl(req, c)}/topics/-/configs`,
       topics.flatMap(({ topic }) => effectiveConfigs(topic.configs).map((e) => configJson(req, c, topic, e)))));
   },

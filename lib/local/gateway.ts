@@ -2,7 +2,10 @@
  * The local API Gateway: an HTTP server that matches each request to a route as API Gateway does,
  * turns it into an HTTP API payload-2.0 event, and invokes the same handler the CDK deploys for
  * that route's function. Bodies over the limit get 413 as Lambda gives them. `/local/...` is the
- * local-only control API (processes), served by the caller's `control` hook.
+ * local-only control API (processes), served by the caller's `control` hook. With `authenticate`
+ * (`--auth`), the gateway is also the API's Lambda authorizer: every API route needs a known
+ * bearer token (401 with 40101 before any function runs), and the principal goes into the event as
+ * `requestContext.authorizer.lambda.principal`, where lib/http/principal.ts reads it.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -27,7 +30,16 @@ export interface GatewayOptions {
   readonly tooLargeBody?: unknown;
   /** Serves `/local/...`; undefined means those paths are ordinary (unknown) routes. */
   readonly control?: (method: string, path: string, query: URLSearchParams) => Promise<ControlResponse>;
+  /**
+   * The Lambda authorizer: the principal of a request's `Authorization` header, undefined to
+   * refuse it with 401. Not asked for `/local/...` nor the console's static files under `/ui/`.
+   * @default none: every request is let through, as `User:ANONYMOUS`
+   */
+  readonly authenticate?: (authorization: string | undefined) => string | undefined;
 }
+
+/** REST Proxy's code for a request without valid credentials. */
+export const UNAUTHENTICATED_CODE = 40101;
 
 /**
  * API Gateway passes these content types as text and base64-encodes everything else. An HTTP API
@@ -80,7 +92,7 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | '
   return size > limit ? 'too-large' : Buffer.concat(chunks);
 }
 
-export function toEvent(req: IncomingMessage, url: URL, body: Buffer, route: string, params: Record<string, string>): APIGatewayProxyEventV2 {
+export function toEvent(req: IncomingMessage, url: URL, body: Buffer, route: string, params: Record<string, string>, principal?: string): APIGatewayProxyEventV2 {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(',') : v;
   headers['x-forwarded-proto'] ??= 'http';
@@ -112,7 +124,9 @@ export function toEvent(req: IncomingMessage, url: URL, body: Buffer, route: str
       stage: '$default',
       time: now.toISOString(),
       timeEpoch: now.getTime(),
-    },
+      // (what API Gateway passes on from a Lambda authorizer's context)
+      ...(principal !== undefined ? { authorizer: { lambda: { principal } } } : {}),
+    } as APIGatewayProxyEventV2['requestContext'],
   };
 }
 
@@ -152,10 +166,20 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
       res.setHeader('connection', 'close');
       return send(res, 413, o.tooLargeBody ?? { error_code: 413, message: `HTTP 413 Request Entity Too Large: the body is larger than ${o.maxRequestBytes} bytes.` });
     }
+    let principal: string | undefined;
+    if (o.authenticate && !url.pathname.startsWith('/ui/')) {
+      principal = o.authenticate(req.headers.authorization);
+      if (principal === undefined) {
+        const message = req.headers.authorization === undefined
+          ? 'Unauthorized: this cluster requires Authorization: Bearer <token> (tokens are in the data directory\'s credentials.json).'
+          : 'Unauthorized: the bearer token is not known to this cluster.';
+        return send(res, 401, { error_code: UNAUTHENTICATED_CODE, message }, { 'www-authenticate': 'Bearer realm="tributary"' });
+      }
+    }
     const match = matchRoute(method, url.pathname);
     const route = match?.route ?? DEFAULT_ROUTE;
     const key = routeKey(route);
-    const event = toEvent(req, url, body, key, match?.pathParameters ?? {});
+    const event = toEvent(req, url, body, key, match?.pathParameters ?? {}, principal);
     const deadline = Date.now() + 30_000;
     const result = await observedRequest(event.routeKey, () => o.functions[route.fn](event, lambdaContext(route.fn, event.requestContext.requestId, deadline)));
     writeResult(res, result);

@@ -21,6 +21,9 @@ const USAGE = `Usage: npm start -- [options]
                         processes frozen between invocations, with Lambda's limits; the controller
                         function is invoked on a schedule (docs/architecture.md, "The local stack")
   --concurrency N       with --lambda: invocations running at once, all functions (default 50)
+  --auth                require Authorization: Bearer <token> on every API route; users and tokens
+                        are in <data-dir>/credentials.json (User:admin, a super user, at first);
+                        add one with \`tributary users add User:alice --data-dir DIR\`
   --help                show this help`;
 
 function fail(message: string): never {
@@ -35,7 +38,7 @@ async function main(): Promise<void> {
       options: {
         port: { type: 'string' }, brokers: { type: 'string' }, 'isolated-brokers': { type: 'boolean' },
         'data-dir': { type: 'string' }, 'in-memory': { type: 'boolean' }, racks: { type: 'string' }, help: { type: 'boolean' },
-        controllers: { type: 'string' }, lambda: { type: 'boolean' }, concurrency: { type: 'string' },
+        controllers: { type: 'string' }, lambda: { type: 'boolean' }, concurrency: { type: 'string' }, auth: { type: 'boolean' },
       },
       strict: true,
     }));
@@ -65,8 +68,11 @@ async function main(): Promise<void> {
     racks: (values.racks as string | undefined)?.split(',').map((r) => r.trim()),
     ...(controllersText !== undefined ? { controllers: Number(controllersText) } : {}),
     ...(values.lambda ? { lambda: concurrencyText ? { concurrency: Number(concurrencyText) } : true } : {}),
+    ...(values.auth ? { auth: true } : {}),
   });
   process.stdout.write(`Tributary local cluster ready at ${stack.url}\n`);
+  // Where the admin token is, never the token itself.
+  if (stack.credentialsFile) process.stdout.write(`Authentication is on: User:admin's token (and every user's) is in ${stack.credentialsFile}\n`);
 
   let stopping = false;
   const shutdown = (signal: string) => {

@@ -19,6 +19,7 @@ import { logger } from '../logger.js';
 import { ensureTable } from '../storage/admin.js';
 import { resetClients } from '../storage/clients.js';
 import { coordinationTableSpec, replicaTableSpec, DEFAULT_TABLE_PREFIX, type TableSpec } from '../storage/tables.js';
+import { ADMIN_PRINCIPAL, CredentialStore, ensureCredentials } from './credentials.js';
 import { lambdaContext, startGateway, type ControlResponse, type Gateway } from './gateway.js';
 import { LambdaRuntime, httpApiGateway, type InvokeResult, type LambdaRuntimeOptions } from './lambda-runtime.js';
 import { StreamPoller } from './stream-poller.js';
@@ -69,6 +70,14 @@ export interface LocalStackOptions {
    * @default 2000 with `lambda` and no controller processes, else 0
    */
   readonly controllerScheduleMs?: number;
+  /**
+   * `--auth`: every API route needs `Authorization: Bearer <token>` of a user in
+   * `<data-dir>/credentials.json` (created with `User:admin`, a super user, when absent; re-read
+   * within 2 s of a change), and the functions run with `TRIBUTARY_AUTH=token` and
+   * `TRIBUTARY_SUPER_USERS=User:admin`, so ACLs are enforced (lib/local/credentials.ts).
+   * @default false: open on `host`, every caller `User:ANONYMOUS`, nothing enforced
+   */
+  readonly auth?: boolean;
 }
 
 /** The state file's shape (`<data-dir>/local.json`). */
@@ -93,6 +102,8 @@ export interface LocalStack {
   readonly supervisor: ProcessSupervisor;
   /** The environment the handlers run with (for tools and tests that call lib/ directly). */
   readonly env: Readonly<Record<string, string>>;
+  /** With `auth`: the users' file (`<data-dir>/credentials.json`). */
+  readonly credentialsFile?: string;
   /** Restarts a child process (optionally empty) and re-creates its tables — what the control API's restart does. */
   restart(name: string, opts?: { wipe?: boolean }): Promise<ProcessInfo>;
   stop(): Promise<void>;
@@ -175,11 +186,13 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
   let runtime: LambdaRuntime | undefined;
   let schedule: NodeJS.Timeout | undefined;
   const scheduled = new Set<Promise<unknown>>();
+  let credentials: CredentialStore | undefined;
   let restartProcess: LocalStack['restart'] = async () => {
     throw new LocalStackError('The local stack is not running.');
   };
   const stop = async (): Promise<void> => {
     clearInterval(schedule);
+    credentials?.close();
     await gateway?.close();
     await poller?.stop();
     await wakePoller?.stop();
@@ -206,6 +219,14 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
       AWS_ACCESS_KEY_ID: 'S3RVER',
       AWS_SECRET_ACCESS_KEY: 'S3RVER',
     };
+    if (o.auth) {
+      credentials = new CredentialStore(ensureCredentials(dir).file, logger).watch();
+      env.TRIBUTARY_AUTH = 'token';
+      env.TRIBUTARY_SUPER_USERS = ADMIN_PRINCIPAL;
+    } else {
+      // (explicitly: a stack started after an `auth` one in the same process must not inherit it)
+      env.TRIBUTARY_AUTH = 'none';
+    }
     Object.assign(process.env, env);
     delete process.env.AWS_SESSION_TOKEN;
     delete process.env.AWS_PROFILE;
@@ -332,6 +353,7 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
           functions: Object.fromEntries(http.map((name) => [name, handlers?.[name]])) as Record<HttpFunctionName, HttpHandler>,
           maxRequestBytes: Number(process.env.TRIBUTARY_MAX_REQUEST_BYTES ?? 6 * 1024 * 1024),
         }),
+      ...(credentials ? { authenticate: (h: string | undefined) => credentials?.authenticate(h) } : {}),
       control: (method, p, query) => {
         const m = method === 'POST' ? /^\/local\/brokers\/(\d+)$/.exec(p) : null;
         return m ? addBrokerStore(Number(m[1]), query.get('rack')) : control(supervisor, runtime, method, p, query, afterRestart);
@@ -341,8 +363,11 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
     env.TRIBUTARY_LOCAL_CONTROL_URL = gateway.url;
     process.env.TRIBUTARY_LOCAL_CONTROL_URL = gateway.url;
     writeState();
-    logger.info({ event: 'local-stack-ready', url: gateway.url, dataDir: dir, brokers: brokerCount, isolated: !!o.isolatedBrokers, lambda: !!runtime }, 'local stack ready');
-    return { url: gateway.url, dataDir: dir, stateFile, clusterId, supervisor, env, stop, restart: (name, opts) => restartProcess(name, opts) };
+    logger.info({ event: 'local-stack-ready', url: gateway.url, dataDir: dir, brokers: brokerCount, isolated: !!o.isolatedBrokers, lambda: !!runtime, auth: !!credentials, credentialsFile: credentials?.file }, 'local stack ready');
+    return {
+      url: gateway.url, dataDir: dir, stateFile, clusterId, supervisor, env, stop, restart: (name, opts) => restartProcess(name, opts),
+      ...(credentials ? { credentialsFile: credentials.file } : {}),
+    };
   } catch (err) {
     await stop().catch(() => undefined);
     if (err instanceof LocalStackError) throw err;

@@ -1,0 +1,91 @@
+/** The access column of lib/http/routes.ts: every route says what Kafka operation it needs. */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { AccessCheck, AccessRule } from '../../../lib/http/access.js';
+import { CLUSTER_RESOURCE } from '../../../lib/http/access.js';
+import { DEFAULT_ROUTE, ROUTES, routeKey } from '../../../lib/http/routes.js';
+
+const KINDS = new Set(['checks', 'anyOf', 'anyTopic', 'open', 'filtered', 'inBody']);
+const params = { cluster_id: 'c', topic_name: 'orders', partition_id: '0', group_id: 'g1', group_name: 'g2', broker_id: '1', name: 'x', consumer_id: 'm', instance: 'i' };
+
+const rule = (method: string, path: string): AccessRule => {
+  const r = ROUTES.find((x) => x.method === method && x.path === path);
+  if (!r) throw new Error(`no route ${method} ${path}`);
+  return r.access;
+};
+const checks = (a: AccessRule): readonly AccessCheck[] => (a.kind === 'checks' ? a.checks(params) : a.kind === 'inBody' ? checks(a.rule) : []);
+const C = '/v3/clusters/{cluster_id}';
+const T = `${C}/topics/{topic_name}`;
+const P = `${T}/partitions/{partition_id}`;
+const G = `${C}/consumer-groups/{group_id}`;
+
+describe('Table: ROUTES access', () => {
+  it('gives every route (the catch-all 404 excepted) an access rule of a known kind', () => {
+    const missing = ROUTES.filter((r) => !r.access || !KINDS.has((r.access as { kind?: string }).kind ?? '')).map(routeKey);
+    expect(missing).toEqual([]);
+    expect(DEFAULT_ROUTE.access.kind).toBe('open');
+  });
+
+  it('names a resource in every check, from the route\'s own path parameters', () => {
+    for (const r of ROUTES) {
+      for (const c of checks(r.access)) {
+        expect(c.resourceName, routeKey(r)).not.toBe('');
+        if (c.resourceType === 'TOPIC') expect(r.path, routeKey(r)).toContain('{topic_name}');
+        if (c.resourceType === 'GROUP') expect(r.path, routeKey(r)).toMatch(/\{group_(id|name)\}/);
+        if (c.resourceType === 'CLUSTER') expect(c.resourceName).toBe(CLUSTER_RESOURCE);
+      }
+    }
+  });
+
+  it('leaves unchecked only what Kafka answers to anyone (the cluster id) and the filtered lists', () => {
+    const open = ROUTES.filter((r) => r.access.kind === 'open').map(routeKey);
+    expect(open).toEqual([`GET /v3/clusters`, `GET ${C}`]);
+    const filtered = ROUTES.filter((r) => r.access.kind === 'filtered').map(routeKey).sort();
+    expect(filtered).toEqual([`GET ${C}/consumer-groups`, `GET ${C}/metadata`, `GET ${C}/topics`, `GET ${C}/topics/-/configs`, 'GET /topics'].sort());
+  });
+
+  it('follows Kafka\'s operation per API', () => {
+    const one = (m: string, p: string) => checks(rule(m, p)).map((c) => `${c.resourceType} ${c.operation}`).join(', ');
+    expect(one('POST', `${T}/records`)).toBe('TOPIC WRITE');
+    expect(one('POST', `${T}/records:batch`)).toBe('TOPIC WRITE');
+    expect(one('POST', '/topics/{topic_name}')).toBe('TOPIC WRITE');
+    expect(one('GET', `${P}/records`)).toBe('TOPIC READ');
+    expect(one('GET', '/topics/{topic_name}/partitions/{partition_id}/records')).toBe('TOPIC READ');
+    expect(one('GET', `${P}/offsets`)).toBe('TOPIC DESCRIBE');
+    expect(one('GET', T)).toBe('TOPIC DESCRIBE');
+    expect(one('DELETE', T)).toBe('TOPIC DELETE');
+    expect(one('PATCH', T)).toBe('TOPIC ALTER');
+    expect(one('POST', `${P}/records:delete`)).toBe('TOPIC DELETE');
+    expect(one('GET', `${T}/configs`)).toBe('TOPIC DESCRIBE_CONFIGS');
+    expect(one('POST', `${T}/configs:alter`)).toBe('TOPIC ALTER_CONFIGS');
+    expect(one('PUT', `${C}/broker-configs/{name}`)).toBe('CLUSTER ALTER_CONFIGS');
+    expect(one('GET', `${C}/brokers`)).toBe('CLUSTER DESCRIBE');
+    expect(one('POST', `${C}/brokers`)).toBe('CLUSTER ALTER');
+    expect(one('POST', P)).toBe('CLUSTER ALTER');
+    expect(one('PATCH', `${P}/reassignment`)).toBe('CLUSTER ALTER');
+    expect(one('POST', `${G}/heartbeat`)).toBe('GROUP READ');
+    expect(one('POST', `${G}/offsets:commit`)).toBe('GROUP READ');
+    expect(one('GET', `${G}/offsets`)).toBe('GROUP DESCRIBE');
+    expect(one('GET', `${G}/lags`)).toBe('GROUP DESCRIBE');
+    expect(one('DELETE', G)).toBe('GROUP DELETE');
+    expect(one('POST', `${G}/offsets:reset`)).toBe('GROUP READ');
+    expect(one('GET', '/consumers/{group_name}/instances/{instance}/records')).toBe('GROUP READ');
+    const init = rule('POST', `${C}/producers`);
+    expect(init.kind).toBe('anyOf');
+    expect(init.describe).toBe('WRITE on any TOPIC or CLUSTER IDEMPOTENT_WRITE');
+  });
+
+  it('lists every body-dependent check in routes.ts\'s doc comment, and the handler makes it', () => {
+    const doc = readFileSync('lib/http/routes.ts', 'utf8').split('export type FunctionName')[0] ?? '';
+    const inBody = ROUTES.filter((r) => r.access.kind === 'inBody');
+    expect(inBody.map(routeKey)).toHaveLength(9);
+    for (const r of inBody) {
+      const tail = r.path.split('/').slice(-1)[0] as string;
+      expect(doc, routeKey(r)).toContain(tail.replace(/^\{.*\}$/, ''));
+    }
+    const source = (f: string) => readFileSync(`lib/http/${f}`, 'utf8');
+    expect(source('v3-admin.ts')).toMatch(/enforce\(anyOf\(clusterAccess\('CREATE'\), topic\('CREATE'\)\)/);
+    expect(source('group-routes.ts').match(/requireAll\(req, topicsIn\('READ'/g)).toHaveLength(2);
+    expect(source('consumer-routes.ts').match(/requireAll\(req, topicsIn\('READ'/g)).toHaveLength(5);
+  });
+});
