@@ -8,6 +8,7 @@ import { KafkaError } from '../errors.js';
 import { listBrokers, listTopicPartitionCounts, markBrokerSuspect, readCluster, readClusterConfigs, readMetadataVersion, readTopic, type TopicWithPartitions } from '../storage/coordination.js';
 import type { BrokerRecord, ClusterRecord } from '../storage/model.js';
 import type { ReplicaStoreRef } from '../storage/replica.js';
+import { listClientQuotas, type ClientQuotaRecord } from '../storage/quotas.js';
 import { effectiveClusterConfigs, type EffectiveClusterConfigs } from './cluster-configs.js';
 
 let version: number | undefined;
@@ -17,10 +18,12 @@ let brokers: BrokerRecord[] | undefined;
 const topics = new Map<string, TopicWithPartitions>();
 let partitionCounts: Record<string, number> | undefined;
 let clusterConfigSet: EffectiveClusterConfigs | undefined;
+let clientQuotas: ReadonlyMap<string, ClientQuotaRecord> | undefined;
 
 function clear(): void {
   cluster = undefined;
   clusterConfigSet = undefined;
+  clientQuotas = undefined;
   brokers = undefined;
   partitionCounts = undefined;
   topics.clear();
@@ -106,6 +109,17 @@ export async function clusterConfigs(): Promise<EffectiveClusterConfigs> {
   await revalidate();
   clusterConfigSet ??= effectiveClusterConfigs((await readClusterConfigs()).configs);
   return clusterConfigSet;
+}
+
+/**
+ * Every principal's client quotas by principal (lib/security/quotas.ts), `<default>` included.
+ * Cached like the rest of the metadata: one Query per instance after each metadata version change,
+ * none otherwise — so with no quota set anywhere, enforcement costs no store call per request.
+ */
+export async function cachedClientQuotas(): Promise<ReadonlyMap<string, ClientQuotaRecord>> {
+  await revalidate();
+  clientQuotas ??= new Map((await listClientQuotas()).map((q) => [q.principal, q]));
+  return clientQuotas;
 }
 
 /** Like `cachedTopic`, but UNKNOWN_TOPIC_OR_PARTITION when absent. */

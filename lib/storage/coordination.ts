@@ -22,7 +22,7 @@ const topicPk = (name: string): string => `topic#${name}`;
 const partitionSk = (p: number): string => `p#${String(p).padStart(6, '0')}`;
 
 /** The transaction item that bumps the metadata version (and requires the cluster to exist). */
-const bumpVersion = () => ({
+export const bumpVersion = () => ({
   Update: {
     TableName: table(),
     Key: CLUSTER_KEY,
