@@ -14,6 +14,8 @@ import { base64Bytes, dataBytes, dataSchema, headerList, headersSchema, jsonByte
 
 /** Entries allowed in one `records:batch` request (Confluent allows 50). */
 export const MAX_BATCH_ENTRIES = 10_000;
+/** Records allowed in one streaming v3 or v2 produce request: the same bound as a batch. */
+export const MAX_RECORDS_PER_REQUEST = MAX_BATCH_ENTRIES;
 
 const recordSchema = z.object({
   partition_id: z.number().int().nullable().optional(),
@@ -140,6 +142,7 @@ async function v3Records(req: ApiRequest): Promise<ApiResponse> {
   const topic = req.params.topic_name ?? '';
   const mode = produceMode(req);
   const raws = parseJsonStream(req.body);
+  if (raws.length > MAX_RECORDS_PER_REQUEST) throw invalidPayload(`A request carries at most ${MAX_RECORDS_PER_REQUEST} records, got ${raws.length}; split it.`);
   const results = await produceAll(req.principal, mode, topic, raws);
   const reports = results.map((entry) => {
     const failed = errorOf(entry);
@@ -190,7 +193,7 @@ const v2Schema = z.object({
     key: z.unknown().optional(),
     value: z.unknown().optional(),
     partition: z.number().int().nullable().optional(),
-  }).strict()).min(1),
+  }).strict()).min(1).max(MAX_RECORDS_PER_REQUEST),
   key_schema: z.null().optional(), key_schema_id: z.null().optional(),
   value_schema: z.null().optional(), value_schema_id: z.null().optional(),
 }).strict();
