@@ -10,7 +10,7 @@ import { HttpError } from '../errors.js';
 import { clusterRecord } from '../cluster/metadata.js';
 import { describeClientQuotas, removeClientQuota, setClientQuota, ClientQuotaMissing } from '../cluster/client-quotas.js';
 import type { ClusterRecord } from '../storage/model.js';
-import { badRequest, type ApiRequest, type RouteHandler } from './api.js';
+import { badRequest, parseJson, type ApiRequest, type RouteHandler } from './api.js';
 
 const Q = '/v3/clusters/{cluster_id}/client-quotas';
 
@@ -40,14 +40,9 @@ const rate = z.number().finite().positive().max(Number.MAX_SAFE_INTEGER);
 const quotaBody = z.object({ producer_byte_rate: rate.optional(), consumer_byte_rate: rate.optional(), request_rate: rate.optional() }).strict()
   .refine((b) => Object.keys(b).length > 0, 'give at least one of producer_byte_rate, consumer_byte_rate, request_rate');
 
+/** The quota body; 400/40002 for anything else (Kafka answers a bad quota value with INVALID_REQUEST). */
 function parseQuotaBody(body: string) {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(body);
-  } catch (err) {
-    throw badRequest(`Malformed JSON: ${(err as Error).message}`);
-  }
-  const out = quotaBody.safeParse(raw);
+  const out = quotaBody.safeParse(parseJson(body));
   if (!out.success) {
     const issue = out.error.issues[0];
     const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
