@@ -7,8 +7,8 @@ import { HttpError, KafkaError } from '../errors.js';
 import { clusterRecord } from '../cluster/metadata.js';
 import { fetchRecords, listOffset, readFromLeader, type FetchResult, type OffsetSpec, type ReadTarget } from '../log/read.js';
 import type { BatchRecord } from '../protocol/record-batch.js';
-import { badRequest, errorResponse, intParam, intPathParam, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 import { chargeQuota, chargeQuotaAfter, recordsSize } from '../security/quotas.js';
+import { badRequest, errorResponse, intParam, intPathParam, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 import { MAX_DATE_MS, formatBytes, jsonArrayWithin, wireType, type WireFormat } from './record-format.js';
 
 /** Default and largest `max_bytes` of a fetch (the response must fit Lambda's 6 MB payload, base64 included). */
