@@ -246,6 +246,7 @@ export class TributaryCluster extends Construct {
       deletionProtection: p.deletionProtection,
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       ...(spec.stream === 'NEW_IMAGE' ? { stream: dynamodb.StreamViewType.NEW_IMAGE } : {}),
+      ...(spec.timeToLiveAttribute ? { timeToLiveAttribute: spec.timeToLiveAttribute } : {}),
       removalPolicy: p.removalPolicy,
     });
   }

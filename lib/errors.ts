@@ -21,7 +21,13 @@ export class KafkaError extends Error {
 /** An error that exists only at the HTTP layer, with REST Proxy's error code. */
 export class HttpError extends Error {
   override readonly name = 'HttpError';
-  constructor(readonly status: number, readonly errorCode: number, message: string) {
+  constructor(
+    readonly status: number,
+    readonly errorCode: number,
+    message: string,
+    /** Response headers the error answers with (`Retry-After` on a 429). */
+    readonly headers?: Readonly<Record<string, string>>,
+  ) {
     super(message);
   }
 }

@@ -36,6 +36,10 @@ export const COORDINATION_KEYS = {
   acls: 'acls',
   /** The broker list the deployment writes (DEPLOYED_BROKERS_ITEM). */
   deployment: 'deployment',
+  /** Client quotas per principal (lib/storage/quotas.ts). */
+  clientQuotas: 'client-quotas',
+  /** Per-second quota usage counters every HTTP function draws allowance from. */
+  quotaUsage: 'quota#*',
 } as const;
 
 export type CoordinationKey = keyof typeof COORDINATION_KEYS;
@@ -68,26 +72,27 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   spec({
     name: 'admin', entry: 'lambdas/admin.ts', description: 'Clusters, brokers, topics, partitions, configs',
     trigger: 'http', memoryMb: 512, timeoutSeconds: 29, coordination: 'write', replicas: 'write', bucketRead: [], bucketWrite: ['data/'],
-    // Topics (create, delete, configs, partitions), DeleteRecords (segment tombstones), suspect reports, ACLs.
-    coordinationWrites: ['cluster', 'topicList', 'topicKeys', 'topicIds', 'topic', 'segments', 'brokers', 'acls'],
+    // Topics (create, delete, configs, partitions), DeleteRecords (segment tombstones), suspect reports,
+    // ACLs, client quotas; and, like every HTTP function, the quota usage counters (lib/security/quotas.ts).
+    coordinationWrites: ['cluster', 'topicList', 'topicKeys', 'topicIds', 'topic', 'segments', 'brokers', 'acls', 'clientQuotas', 'quotaUsage'],
   }),
   spec({
     name: 'produce', entry: 'lambdas/produce.ts', description: 'Produce records (REST Proxy v3 and v2) and producer ids',
     trigger: 'http', memoryMb: 1024, timeoutSeconds: 29, coordination: 'write', replicas: 'write', bucketRead: [], bucketWrite: ['data/'],
     // acks=all ISR changes (partition state + metadata version), producer ids, lag marks, suspect reports.
-    coordinationWrites: ['cluster', 'topic', 'producers', 'lagging', 'brokers'],
+    coordinationWrites: ['cluster', 'topic', 'producers', 'lagging', 'brokers', 'quotaUsage'],
   }),
   spec({
     name: 'fetch', entry: 'lambdas/fetch.ts', description: 'Fetch records and list offsets',
     trigger: 'http', memoryMb: 1024, timeoutSeconds: 29, coordination: 'write', replicas: 'read', bucketRead: ['data/', 'segments/'], bucketWrite: [],
-    // Suspect reports only: no lease, no partition state.
-    coordinationWrites: ['brokers'],
+    // Suspect reports and quota usage counters only: no lease, no partition state.
+    coordinationWrites: ['brokers', 'quotaUsage'],
   }),
   spec({
     name: 'groups', entry: 'lambdas/groups.ts', description: 'Consumer groups: REST Proxy v2 consumers, the group protocol, offsets, lag',
     trigger: 'http', memoryMb: 1024, timeoutSeconds: 29, coordination: 'write', replicas: 'read', bucketRead: ['data/', 'segments/'], bucketWrite: [],
     // Groups, members, committed offsets, suspect reports: no lease, no partition state.
-    coordinationWrites: ['groupList', 'group', 'offsets', 'brokers'],
+    coordinationWrites: ['groupList', 'group', 'offsets', 'brokers', 'quotaUsage'],
   }),
   spec({
     name: 'replicator', entry: 'lambdas/replicator.ts', description: 'Copies new batches from leaders to followers (DynamoDB Streams), rolls table tails into S3 segments',

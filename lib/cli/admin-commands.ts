@@ -1,4 +1,4 @@
-/** `tributary topics|groups|cluster`: the admin client's calls as tables (or `--json`). */
+/** `tributary topics|groups|quotas|cluster`: the admin client's calls as tables (or `--json`). */
 import type { Command } from 'commander';
 import { ConfigResourceTypes, TributaryProtocolError, type ResetTo, type Tributary } from '../client/index.js';
 import { printJson, printTable, UsageError } from './output.js';
@@ -127,6 +127,45 @@ export function adminCommands(p: Command, ctx: Ctx): void {
       if (json) return printJson(out);
       printTable(['topic', 'partition', 'offset'], out.map((x) => [x.topic, x.partition, x.offset]));
     });
+
+  const quotas = p.command('quotas').description('list, set and delete client quotas per principal (<default> for every principal)');
+  const rateOpt = (v: string | undefined, what: string): number | undefined => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${what} must be a positive number, got '${v}'.`);
+    return n;
+  };
+  quotas.command('list').description('every principal with quotas').action(async () => {
+    const { t, json } = ctx();
+    const { entries } = await t.admin().describeClientQuotas();
+    if (json) return printJson(entries);
+    const show = (n: number | undefined) => (n === undefined ? '-' : n);
+    printTable(['principal', 'producer_byte_rate', 'consumer_byte_rate', 'request_rate'],
+      entries.map((e) => [e.principal, show(e.quotas.producer_byte_rate), show(e.quotas.consumer_byte_rate), show(e.quotas.request_rate)]));
+  });
+  quotas.command('set <principal>').description('set a principal\'s quotas, replacing the ones it had (e.g. User:alice)')
+    .option('--producer-byte-rate <n>', 'bytes/s the principal may produce')
+    .option('--consumer-byte-rate <n>', 'bytes/s the principal may fetch')
+    .option('--request-rate <n>', 'requests/s the principal may make')
+    .action(async (principal: string, o) => {
+      const { t, json } = ctx();
+      const values = {
+        producer_byte_rate: rateOpt(o.producerByteRate, '--producer-byte-rate'),
+        consumer_byte_rate: rateOpt(o.consumerByteRate, '--consumer-byte-rate'),
+        request_rate: rateOpt(o.requestRate, '--request-rate'),
+      };
+      const set = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
+      if (Object.keys(set).length === 0) throw new UsageError('Give at least one of --producer-byte-rate, --consumer-byte-rate, --request-rate.');
+      await t.admin().alterClientQuotas({ entries: [{ principal, quotas: set }] });
+      if (json) printJson({ principal, quotas: set });
+      else process.stderr.write(`Set: ${principal}\n`);
+    });
+  quotas.command('delete <principal>').description('remove a principal\'s quotas').action(async (principal: string) => {
+    const { t, json } = ctx();
+    await t.admin().alterClientQuotas({ entries: [{ principal, quotas: null }] });
+    if (json) printJson({ principal, deleted: true });
+    else process.stderr.write(`Deleted: ${principal}\n`);
+  });
 
   p.command('cluster').description('brokers, the controller, and partitions per broker').action(async () => {
     const { t, json } = ctx();

@@ -1,7 +1,7 @@
 /**
  * The admin client, in kafkajs's names and shapes where the semantics match: topics (create,
- * delete, describe, add partitions, configs), offsets, groups (list, describe, lag, reset) and
- * the cluster (brokers, controller), ACLs. Reads are tolerant of fields they do not know, and of a
+ * delete, describe, add partitions, configs), offsets, groups (list, describe, lag, reset),
+ * client quotas, ACLs and the cluster (brokers, controller). Reads are tolerant of fields they do not know, and of a
  * cluster's `controller` being an object or a link.
  */
 import { aclDescription, entryJson, filterQuery, groupByResource, type AclDescription, type AclEntry, type AclFilter } from './acls.js';
@@ -61,6 +61,21 @@ export interface GroupLag {
 
 /** Where a reset moves a group's offsets. */
 export type ResetTo = 'earliest' | 'latest' | { offset: number } | { timestamp: number | string } | { shiftBy: number };
+
+/** Kafka's client quota keys: bytes per second, and requests per second. */
+export interface ClientQuotas {
+  producer_byte_rate?: number;
+  consumer_byte_rate?: number;
+  request_rate?: number;
+}
+
+export interface ClientQuotaEntry {
+  /** `User:<name>`, or `<default>` for Kafka's default entity. */
+  readonly principal: string;
+  readonly quotas: ClientQuotas;
+}
+
+const QUOTA_KEYS = ['producer_byte_rate', 'consumer_byte_rate', 'request_rate'] as const;
 
 type Json = Record<string, unknown>;
 const ids = (v: unknown): number[] => (Array.isArray(v) ? v.map((x) => (typeof x === 'number' ? x : Number((x as Json).broker_id))).filter(Number.isFinite) : []);
@@ -274,6 +289,32 @@ export class Admin {
       filterResponses.push({ errorCode: 0, errorMessage: null, matchingAcls: r.body.data.map((d) => ({ ...aclDescription(d), errorCode: 0, errorMessage: null })) });
     }
     return { throttleTime: 0, filterResponses };
+  }
+
+  // --- client quotas ----------------------------------------------------------------------------
+
+  /**
+   * Client quotas per principal (Kafka's DescribeClientQuotas for user entities): every principal
+   * with quotas, or only those named (`<default>` is the default entity). Unset keys are absent.
+   */
+  async describeClientQuotas(o: { principals?: string[] } = {}): Promise<{ entries: ClientQuotaEntry[] }> {
+    const r = await this.get<{ data?: Json[] }>('/client-quotas');
+    const entries = (r.data ?? []).map((q) => ({
+      principal: String(q.principal),
+      quotas: Object.fromEntries(QUOTA_KEYS.filter((k) => typeof q[k] === 'number').map((k) => [k, q[k] as number])) as ClientQuotas,
+    }));
+    return { entries: o.principals ? entries.filter((e) => o.principals?.includes(e.principal)) : entries };
+  }
+
+  /**
+   * Sets (replacing all its keys) or, with `quotas: null`, removes each principal's quotas
+   * (Kafka's AlterClientQuotas). Removing quotas a principal does not have fails with 40403.
+   */
+  async alterClientQuotas(o: { entries: { principal: string; quotas: ClientQuotas | null }[] }): Promise<void> {
+    for (const e of o.entries) {
+      if (e.quotas === null) await this.send('DELETE', `/client-quotas/${enc(e.principal)}`);
+      else await this.send('PUT', `/client-quotas/${enc(e.principal)}`, e.quotas);
+    }
   }
 
   // --- cluster ----------------------------------------------------------------------------------

@@ -31,6 +31,8 @@ export class TributaryProtocolError extends TributaryError {
   ) {
     super(message, { retriable });
   }
+  /** How long the server asked to wait before retrying (a 429's `Retry-After`), in ms. */
+  retryAfterMs?: number;
   /** Kafka's numeric error code, when `type` is one of Kafka's names. */
   get code(): number | undefined {
     return (KAFKA_ERRORS as Record<string, { code: number }>)[this.type]?.code;

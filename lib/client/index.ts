@@ -9,7 +9,7 @@ export {
   Consumer, type ConsumerConfig, type ConsumerRunConfig, type EachMessagePayload, type EachBatchPayload, type Batch,
   type RebalanceListener, type TopicPartition, type TopicPartitionOffset, type ConsumerEvent,
 } from './consumer.js';
-export { Admin, ConfigResourceTypes, type ITopicConfig, type PartitionMetadata, type ConfigEntry, type BrokerDescription, type GroupLag, type ResetTo } from './admin.js';
+export { Admin, ConfigResourceTypes, type ITopicConfig, type PartitionMetadata, type ConfigEntry, type BrokerDescription, type GroupLag, type ResetTo, type ClientQuotas, type ClientQuotaEntry } from './admin.js';
 export {
   AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes, type AclEntry, type AclFilter, type AclDescription, type AclEnum,
 } from './acls.js';

@@ -1,7 +1,7 @@
 /**
  * Retries with jittered exponential backoff, as kafkajs's `retry` does (src/retry): only errors
  * marked retriable are retried; the wait grows by `multiplier` up to `maxRetryTime`, each one
- * randomized by ±`factor`.
+ * randomized by ±`factor`, and is never shorter than an error's `retryAfterMs` (a 429's Retry-After).
  */
 import { isRetriable } from './errors.js';
 
@@ -45,7 +45,8 @@ export async function withRetry<T>(fn: (attempt: number) => Promise<T>, o: Retry
       return await fn(attempt);
     } catch (e) {
       if (attempt >= retries || !retriable(e)) throw e;
-      await sleep(backoff(attempt, o));
+      // Never sooner than the server asked (a quota's Retry-After).
+      await sleep(Math.max(backoff(attempt, o), (e as { retryAfterMs?: number }).retryAfterMs ?? 0));
     }
   }
 }

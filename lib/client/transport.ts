@@ -88,7 +88,13 @@ export class Transport {
     } catch {
       /* not JSON (streaming produce answers are several documents) */
     }
-    if (res.status >= 400) throw errorFromResponse(res.status, parsed, text.slice(0, 200));
+    if (res.status >= 400) {
+      const err = errorFromResponse(res.status, parsed, text.slice(0, 200));
+      // A quota's 429 says when to come back (seconds); retries wait at least that long.
+      const retryAfter = res.headers.get('retry-after');
+      if (retryAfter && /^\d{1,6}$/.test(retryAfter)) err.retryAfterMs = Number(retryAfter) * 1000;
+      throw err;
+    }
     return { status: res.status, body: parsed as T };
   }
 }

@@ -9,6 +9,7 @@ import { listAcls, type AclRecord } from '../storage/acls.js';
 import { listBrokers, listTopicPartitionCounts, markBrokerSuspect, readCluster, readClusterConfigs, readMetadataVersion, readTopic, type TopicWithPartitions } from '../storage/coordination.js';
 import type { BrokerRecord, ClusterRecord } from '../storage/model.js';
 import type { ReplicaStoreRef } from '../storage/replica.js';
+import { listClientQuotas, type ClientQuotaRecord } from '../storage/quotas.js';
 import { effectiveClusterConfigs, type EffectiveClusterConfigs } from './cluster-configs.js';
 
 let version: number | undefined;
@@ -19,11 +20,13 @@ const topics = new Map<string, TopicWithPartitions>();
 let partitionCounts: Record<string, number> | undefined;
 let clusterConfigSet: EffectiveClusterConfigs | undefined;
 let acls: readonly AclRecord[] | undefined;
+let clientQuotas: ReadonlyMap<string, ClientQuotaRecord> | undefined;
 
 function clear(): void {
   cluster = undefined;
   acls = undefined;
   clusterConfigSet = undefined;
+  clientQuotas = undefined;
   brokers = undefined;
   partitionCounts = undefined;
   topics.clear();
@@ -121,6 +124,17 @@ export async function cachedAcls(): Promise<readonly AclRecord[]> {
   await revalidate();
   acls ??= await listAcls();
   return acls;
+}
+
+/**
+ * Every principal's client quotas by principal (lib/security/quotas.ts), `<default>` included.
+ * Cached like the rest of the metadata: one Query per instance after each metadata version change,
+ * none otherwise — so with no quota set anywhere, enforcement costs no store call per request.
+ */
+export async function cachedClientQuotas(): Promise<ReadonlyMap<string, ClientQuotaRecord>> {
+  await revalidate();
+  clientQuotas ??= new Map((await listClientQuotas()).map((q) => [q.principal, q]));
+  return clientQuotas;
 }
 
 /** Like `cachedTopic`, but UNKNOWN_TOPIC_OR_PARTITION when absent. */

@@ -35,6 +35,8 @@ export interface ApiResponse {
   /** An object is sent as JSON; a string as it is. */
   readonly body?: unknown;
   readonly contentType?: string;
+  /** Extra response headers (lower-case names), e.g. `retry-after` on a 429. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export type RouteHandler = (req: ApiRequest) => Promise<ApiResponse>;
@@ -59,14 +61,16 @@ export function toRequest(event: APIGatewayProxyEventV2): ApiRequest {
 }
 
 export function toResult(res: ApiResponse): APIGatewayProxyStructuredResultV2 {
-  if (res.body === undefined) return { statusCode: res.status, headers: {} };
+  if (res.body === undefined) return { statusCode: res.status, headers: { ...res.headers } };
   const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body);
-  return { statusCode: res.status, headers: { 'content-type': res.contentType ?? JSON_TYPE }, body: text };
+  return { statusCode: res.status, headers: { ...res.headers, 'content-type': res.contentType ?? JSON_TYPE }, body: text };
 }
 
 /** The REST Proxy error body for any error; unexpected errors are logged and become a 500. */
 export function errorResponse(err: unknown, contentType = JSON_TYPE): ApiResponse {
-  if (err instanceof HttpError) return { status: err.status, contentType, body: { error_code: err.errorCode, message: err.message } };
+  if (err instanceof HttpError) {
+    return { status: err.status, contentType, body: { error_code: err.errorCode, message: err.message }, ...(err.headers ? { headers: err.headers } : {}) };
+  }
   let kafka: KafkaError;
   try {
     kafka = asKafkaError(err);

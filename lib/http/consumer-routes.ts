@@ -10,6 +10,7 @@ import { DEFAULT_SESSION_TIMEOUT_MS } from '../groups/coordinator.js';
 import * as rest from '../groups/rest-consumer.js';
 import type { ConsumedRecord } from '../groups/rest-consumer.js';
 import { requireAll, topicsIn } from './enforce.js';
+import { chargeQuota, chargeQuotaAfter, recordsSize } from '../security/quotas.js';
 import { badRequest, errorResponse, intParam, parseJson, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 import { formatBytes, RESPONSE_RECORDS_BUDGET, responseCost } from './record-format.js';
 
@@ -114,6 +115,8 @@ async function records(req: ApiRequest): Promise<ApiResponse> {
   const type = acceptFormat(req, cfg.format);
   const timeoutMs = intParam(req, 'timeout', { default: cfg.requestTimeoutMs, max: 25_000 });
   const maxBytes = intParam(req, 'max_bytes', { default: 1_048_576, min: 1, max: 4_000_000 });
+  // Consumer bytes are charged after the poll, as for a fetch (lib/http/fetch-routes.ts).
+  await chargeQuota(req.principal, 'fetch', 0);
   // Each record is rendered once: the poll stops where the answer would pass the function's
   // response limit (and keeps those positions), and the body is the rendered records.
   const rendered = new Map<ConsumedRecord, string>();
@@ -131,6 +134,7 @@ async function records(req: ApiRequest): Promise<ApiResponse> {
     return responseCost(text) + 1;
   };
   const got = await rest.poll(group(req), inst(req), { timeoutMs, maxBytes, response: { bytes: RESPONSE_RECORDS_BUDGET - 2, cost } });
+  await chargeQuotaAfter(req.principal, 'fetch', recordsSize(got));
   return { status: 200, contentType: type, body: `[${got.map((r) => rendered.get(r)).join(',')}]` };
 }
 

@@ -7,6 +7,7 @@ import { HttpError, KafkaError } from '../errors.js';
 import { clusterRecord } from '../cluster/metadata.js';
 import { fetchRecords, listOffset, readFromLeader, type FetchResult, type OffsetSpec, type ReadTarget } from '../log/read.js';
 import type { BatchRecord } from '../protocol/record-batch.js';
+import { chargeQuota, chargeQuotaAfter, recordsSize } from '../security/quotas.js';
 import { badRequest, errorResponse, intParam, intPathParam, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 import { MAX_DATE_MS, formatBytes, jsonArrayWithin, wireType, type WireFormat } from './record-format.js';
 
@@ -49,10 +50,11 @@ async function v2Records(req: ApiRequest): Promise<ApiResponse> {
   const { format, type } = acceptFormat(req);
   try {
     const params = fetchParams(req);
+    await chargeQuota(req.principal, 'fetch', 0);
     const result = await onLeader(req, (t) => fetchRecords(t, params));
     const partition = intPathParam(req, 'partition_id', partitionNotFound(req));
     // (as many as fit the function's response: the reader asks again from the last offset it got)
-    const body = jsonArrayWithin(result.records, (r) => ({
+    const sent = jsonArrayWithin(result.records, (r) => ({
       topic: req.params.topic_name,
       key: formatBytes(r.key, format, `key at offset ${r.offset}`),
       value: formatBytes(r.value, format, `value at offset ${r.offset}`),
@@ -60,8 +62,9 @@ async function v2Records(req: ApiRequest): Promise<ApiResponse> {
       offset: r.offset,
       timestamp: r.timestamp,
       headers: headersOut(r),
-    })).json;
-    return { status: 200, contentType: type, body };
+    }));
+    await chargeQuotaAfter(req.principal, 'fetch', recordsSize(result.records.slice(0, sent.count)));
+    return { status: 200, contentType: type, body: sent.json };
   } catch (err) {
     return errorResponse(err, type);
   }
@@ -83,6 +86,9 @@ async function v3Records(req: ApiRequest): Promise<ApiResponse> {
   const clusterId = await checkCluster(req);
   const format = v3Format(req);
   const params = fetchParams(req);
+  // Consumer bytes are charged after the read (Kafka throttles fetches after the fact): over the
+  // quota, this answer is sent and the principal's next fetch gets the 429.
+  await chargeQuota(req.principal, 'fetch', 0);
   const result: FetchResult = await onLeader(req, (t) => fetchRecords(t, params));
   const partition = intPathParam(req, 'partition_id', partitionNotFound(req));
   const data = (b: Buffer | null, where: string) => (b === null ? null : { type: wireType(format), data: formatBytes(b, format, where) });
@@ -96,6 +102,7 @@ async function v3Records(req: ApiRequest): Promise<ApiResponse> {
     value: data(r.value, `value at offset ${r.offset}`),
     headers: headersOut(r),
   }));
+  await chargeQuotaAfter(req.principal, 'fetch', recordsSize(result.records.slice(0, records.count)));
   const last = result.records[records.count - 1];
   const nextOffset = records.count < result.records.length && last ? last.offset + 1 : result.nextOffset;
   const head = JSON.stringify({ kind: 'KafkaRecordList', cluster_id: clusterId, topic_name: req.params.topic_name, partition_id: partition });

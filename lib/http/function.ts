@@ -9,6 +9,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { answerByFor, withAnswerBy } from '../deadline.js';
 import { HttpError } from '../errors.js';
 import { logger } from '../logger.js';
+import { chargeQuota, settleQuotaDraws } from '../security/quotas.js';
 import type { AccessRule } from './access.js';
 import { enforce } from './enforce.js';
 import { errorResponse, toRequest, toResult, type RouteHandler } from './api.js';
@@ -39,6 +40,15 @@ const accessLog = (fn: FunctionName): middy.MiddlewareObj<APIGatewayProxyEventV2
   };
 };
 
+/** Runs `fn`, then waits for the quota draws it started (Lambda freezes the instance once it answers), even when it failed. */
+async function settledAfter<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } finally {
+    await settleQuotaDraws();
+  }
+}
+
 export function httpFunction(fn: FunctionName, routes: Record<string, RouteHandler>): HttpHandler {
   const mine = ROUTES.filter((r) => r.fn === fn).map(routeKey);
   const missing = mine.filter((k) => !routes[k]);
@@ -49,11 +59,13 @@ export function httpFunction(fn: FunctionName, routes: Record<string, RouteHandl
     const rule = access.get(event.routeKey);
     if (!route || !rule) throw new HttpError(404, 404, `HTTP 404 Not Found: ${fn} does not serve ${event.routeKey}`);
     // Long polls and retries stop in time to answer (lib/deadline.ts).
-    return withAnswerBy(answerByFor(context.getRemainingTimeInMillis()), async () => {
+    return withAnswerBy(answerByFor(context.getRemainingTimeInMillis()), () => settledAfter(async () => {
       const req = toRequest(event);
+      // The request quota first (in memory, and a flood of denied requests counts too), then the ACLs.
+      await chargeQuota(req.principal, 'request', 1);
       await enforce(rule, req.params, req);
       return toResult(await route(req));
-    });
+    }));
   };
   return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>()
     .use(accessLog(fn))

@@ -9,10 +9,13 @@ import { clusterRecord } from '../cluster/metadata.js';
 import { produce, produceNoAck, type Accepted, type Acks, type ProduceOutcome, type ProduceRecord } from '../log/produce.js';
 import { badRequest, errorResponse, intParam, intPathParam, invalidPayload, kafkaMessage, restErrorCode, parseJson, parseJsonStream, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 import { initProducer } from '../cluster/producers.js';
+import { chargeQuota, recordsSize } from '../security/quotas.js';
 import { base64Bytes, dataBytes, dataSchema, headerList, headersSchema, jsonBytes, timestampMs, type DataType } from './record-format.js';
 
 /** Entries allowed in one `records:batch` request (Confluent allows 50). */
 export const MAX_BATCH_ENTRIES = 10_000;
+/** Records allowed in one streaming v3 or v2 produce request: the same bound as a batch. */
+export const MAX_RECORDS_PER_REQUEST = MAX_BATCH_ENTRIES;
 
 const recordSchema = z.object({
   partition_id: z.number().int().nullable().optional(),
@@ -87,11 +90,15 @@ function produceMode(req: ApiRequest): ProduceMode {
   return { acks, producer: { producerId: intParam(req, 'producer_id'), producerEpoch: intParam(req, 'producer_epoch', { max: 32767 }) } };
 }
 
-/** Produces with the request's mode: under acks=0 the outcomes carry no offsets and no write errors. */
-function produceWith(mode: ProduceMode, topic: string, records: readonly ProduceRecord[]): Promise<Outcome[]> {
+/**
+ * Produces with the request's mode: under acks=0 the outcomes carry no offsets and no write errors.
+ * The records' bytes are charged to the principal's producer quota first: over it, a 429 and nothing written.
+ */
+async function produceWith(principal: string, mode: ProduceMode, topic: string, records: readonly ProduceRecord[]): Promise<Outcome[]> {
   const withSequence = records.filter((r) => r.sequence !== undefined).length;
   if (mode.producer && withSequence !== records.length) throw invalidPayload('Every record of an idempotent producer (producer_id given) needs a sequence.');
   if (!mode.producer && withSequence > 0) throw invalidPayload('A record sequence needs producer_id and producer_epoch in the query string.');
+  await chargeQuota(principal, 'produce', recordsSize(records));
   const opts = { acks: mode.acks, ...(mode.producer ? { producer: mode.producer } : {}) };
   return mode.acks === 0 ? produceNoAck(topic, records, opts) : produce(topic, records, opts);
 }
@@ -110,7 +117,7 @@ function deliveryReport(clusterId: string, topic: string, p: ParsedRecord, o: Su
 }
 
 /** Parses each raw record, produces the valid ones, and pairs every input with its result. */
-async function produceAll(mode: ProduceMode, topic: string, raws: readonly unknown[]): Promise<{ parsed: Parsed; outcome?: Outcome }[]> {
+async function produceAll(principal: string, mode: ProduceMode, topic: string, raws: readonly unknown[]): Promise<{ parsed: Parsed; outcome?: Outcome }[]> {
   const parsed: Parsed[] = raws.map((raw) => {
     try {
       return parseRecord(raw);
@@ -119,7 +126,7 @@ async function produceAll(mode: ProduceMode, topic: string, raws: readonly unkno
     }
   });
   const valid = parsed.filter((p): p is ParsedRecord => !('error' in p));
-  const outcomes = valid.length > 0 ? await produceWith(mode, topic, valid.map((p) => p.record)) : [];
+  const outcomes = valid.length > 0 ? await produceWith(principal, mode, topic, valid.map((p) => p.record)) : [];
   const byRecord = new Map(valid.map((p, i) => [p, outcomes[i]]));
   return parsed.map((p) => ({ parsed: p, outcome: 'error' in p ? undefined : byRecord.get(p) }));
 }
@@ -135,7 +142,8 @@ async function v3Records(req: ApiRequest): Promise<ApiResponse> {
   const topic = req.params.topic_name ?? '';
   const mode = produceMode(req);
   const raws = parseJsonStream(req.body);
-  const results = await produceAll(mode, topic, raws);
+  if (raws.length > MAX_RECORDS_PER_REQUEST) throw invalidPayload(`A request carries at most ${MAX_RECORDS_PER_REQUEST} records, got ${raws.length}; split it.`);
+  const results = await produceAll(req.principal, mode, topic, raws);
   const reports = results.map((entry) => {
     const failed = errorOf(entry);
     if (failed) return failed;
@@ -157,7 +165,7 @@ async function v3Batch(req: ApiRequest): Promise<ApiResponse> {
   const ids = body.entries.map((e) => String(e.id));
   const duplicate = ids.find((id, i) => ids.indexOf(id) !== i);
   if (duplicate !== undefined) throw new HttpError(400, 40002, `Duplicate entry id '${duplicate}' in batch.`);
-  const results = await produceAll(produceMode(req), topic, entries.map(({ id: _id, ...rest }) => rest));
+  const results = await produceAll(req.principal, produceMode(req), topic, entries.map(({ id: _id, ...rest }) => rest));
   const successes: unknown[] = [];
   const failures: unknown[] = [];
   results.forEach((entry, i) => {
@@ -185,7 +193,7 @@ const v2Schema = z.object({
     key: z.unknown().optional(),
     value: z.unknown().optional(),
     partition: z.number().int().nullable().optional(),
-  }).strict()).min(1),
+  }).strict()).min(1).max(MAX_RECORDS_PER_REQUEST),
   key_schema: z.null().optional(), key_schema_id: z.null().optional(),
   value_schema: z.null().optional(), value_schema_id: z.null().optional(),
 }).strict();
@@ -205,7 +213,7 @@ async function v2Produce(req: ApiRequest, partition?: number): Promise<ApiRespon
     headers: [],
     ...(partition !== undefined ? { partition } : r.partition != null ? { partition: r.partition } : {}),
   }));
-  const outcomes = await produceWith(mode, req.params.topic_name ?? '', records);
+  const outcomes = await produceWith(req.principal, mode, req.params.topic_name ?? '', records);
   if (outcomes.length === 1 && !outcomes[0]?.ok) return errorResponse((outcomes[0] as { error: KafkaError }).error, V2_TYPE);
   return {
     status: mode.acks === 0 ? 202 : 200,

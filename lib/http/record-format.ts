@@ -89,7 +89,15 @@ export function dataBytes(input: DataInput, where: string): { bytes: Buffer | nu
   }
 }
 
-export const headersSchema = z.array(z.object({ name: z.string().min(1), value: z.string().nullable().optional() }).strict()).optional();
+/** Headers one record may carry (Kafka sets no count; this bounds the work one record can ask for). */
+export const MAX_HEADERS_PER_RECORD = 1000;
+/** Longest header name, in UTF-8 bytes (values are bounded by the record's size: max.message.bytes). */
+export const MAX_HEADER_KEY_BYTES = 16_384;
+
+export const headersSchema = z.array(z.object({
+  name: z.string().min(1).refine((n) => Buffer.byteLength(n, 'utf8') <= MAX_HEADER_KEY_BYTES, `a header name is at most ${MAX_HEADER_KEY_BYTES} bytes`),
+  value: z.string().nullable().optional(),
+}).strict()).max(MAX_HEADERS_PER_RECORD, `a record carries at most ${MAX_HEADERS_PER_RECORD} headers`).optional();
 
 export function headerList(headers: z.infer<typeof headersSchema>): RecordHeader[] {
   return (headers ?? []).map((h, i) => ({ key: h.name, value: h.value == null ? null : base64Bytes(h.value, `headers.${i}.value`) }));

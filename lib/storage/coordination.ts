@@ -21,7 +21,7 @@ const CLUSTER_KEY = { pk: 'cluster', sk: 'meta' } as const;
 const topicPk = (name: string): string => `topic#${name}`;
 const partitionSk = (p: number): string => `p#${String(p).padStart(6, '0')}`;
 
-/** The transaction item that bumps the metadata version (and requires the cluster to exist). Other coordination-table modules (acls.ts) put it in their transactions too. */
+/** The transaction item that bumps the metadata version (and requires the cluster to exist). Other coordination-table modules (acls.ts, quotas.ts) put it in their transactions too. */
 export const bumpVersion = () => ({
   Update: {
     TableName: table(),

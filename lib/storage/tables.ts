@@ -11,6 +11,8 @@ export interface TableSpec {
   readonly sortKey: { readonly name: string; readonly type: KeyType };
   /** DynamoDB Streams view: the replica tables feed the replicator, the coordination table wakes the controller. */
   readonly stream?: 'NEW_IMAGE';
+  /** The attribute (epoch seconds) after which DynamoDB deletes an item: the quota usage counters' `expiresAt`. */
+  readonly timeToLiveAttribute?: string;
 }
 
 /** Default prefix of every table name (`TRIBUTARY_TABLE_PREFIX` in the local stack, a prop in the CDK). */
@@ -22,6 +24,7 @@ export function coordinationTableSpec(prefix = DEFAULT_TABLE_PREFIX): TableSpec 
     partitionKey: { name: 'pk', type: 'S' },
     sortKey: { name: 'sk', type: 'S' },
     stream: 'NEW_IMAGE',
+    timeToLiveAttribute: 'expiresAt',
   };
 }
 

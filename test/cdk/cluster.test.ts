@@ -61,6 +61,14 @@ describe('TributaryCluster: tables', () => {
     s.template.hasResourceProperties('AWS::DynamoDB::Table', { TableName: replicaTableSpec(3, prefix).name });
   });
 
+  it('expires the coordination table\'s quota usage counters by TTL (expiresAt), and nothing in the replica tables', () => {
+    const prefix = cluster().settings.tablePrefix;
+    for (const [, t] of resourcesOf(s, 'AWS::DynamoDB::Table')) {
+      const coordination = t.TableName === coordinationTableSpec(prefix).name;
+      expect(t.TimeToLiveSpecification, t.TableName).toEqual(coordination ? { AttributeName: 'expiresAt', Enabled: true } : undefined);
+    }
+  });
+
   it('derives a table prefix unique to the stack and construct by default', () => {
     expect(cluster().settings.tablePrefix).toMatch(/^TestStack-Cluster-[0-9A-F]{8}$/);
   });

@@ -16,7 +16,7 @@ const exercised = new Set<string>();
 /**
  * v3 routes that are Tributary's own (no operation in the spec, so no schema to check): the
  * native group protocol, fetch, ListOffsets, DeleteRecords, producer ids, brokers joining and
- * leaving, reassignments and elections, the balancer, the metadata view and the controller lease.
+ * leaving, reassignments and elections, the balancer, the metadata view, the controller lease and client quotas.
  */
 const EXTENSIONS = [
   'GET /v3/clusters/{cluster_id}/controller',
@@ -36,6 +36,10 @@ const EXTENSIONS = [
   'GET /v3/clusters/{cluster_id}/consumer-groups/{group_id}/offsets',
   'POST /v3/clusters/{cluster_id}/consumer-groups/{group_id}/offsets:reset',
   'DELETE /v3/clusters/{cluster_id}/consumer-groups/{group_id}',
+  'GET /v3/clusters/{cluster_id}/client-quotas',
+  'GET /v3/clusters/{cluster_id}/client-quotas/{principal}',
+  'PUT /v3/clusters/{cluster_id}/client-quotas/{principal}',
+  'DELETE /v3/clusters/{cluster_id}/client-quotas/{principal}',
 ];
 
 /** Calls a route, validates the answer against the spec, and records the route as exercised. */

@@ -6,6 +6,7 @@ import { matchRoute, routeKey, ROUTES } from '../../../lib/http/routes.js';
 import { adminRoutes } from '../../../lib/http/v3-admin.js';
 import { rebalanceRoutes } from '../../../lib/http/v3-rebalance.js';
 import { clusterConfigRoutes } from '../../../lib/http/v3-cluster-configs.js';
+import { clientQuotaRoutes } from '../../../lib/http/v3-client-quotas.js';
 import { replicaRoutes } from '../../../lib/http/v3-replicas.js';
 import { v2MetadataRoutes } from '../../../lib/http/v2-metadata.js';
 import { aclRoutes } from '../../../lib/http/v3-acls.js';
@@ -14,7 +15,7 @@ import { groupRoutes } from '../../../lib/http/group-routes.js';
 
 describe('Table: ROUTES', () => {
   it('has a handler for every route in its function, and no handler without a route', () => {
-    const handlers = { admin: { ...adminRoutes, ...aclRoutes, ...clusterConfigRoutes, ...rebalanceRoutes, ...replicaRoutes, ...v2MetadataRoutes }, produce: produceRoutes, fetch: fetchRoutes, groups: { ...consumerRoutes, ...groupRoutes } };
+    const handlers = { admin: { ...adminRoutes, ...aclRoutes, ...clientQuotaRoutes, ...clusterConfigRoutes, ...rebalanceRoutes, ...replicaRoutes, ...v2MetadataRoutes }, produce: produceRoutes, fetch: fetchRoutes, groups: { ...consumerRoutes, ...groupRoutes } };
     for (const r of ROUTES) expect(handlers[r.fn][routeKey(r)], routeKey(r)).toBeTypeOf('function');
     for (const [fn, table] of Object.entries(handlers)) {
       for (const key of Object.keys(table)) {
