@@ -107,8 +107,9 @@ describe('Function: createQuotaEnforcer', () => {
     expect(calls.length).toBeLessThan(charges / 5);
     expect(calls.every((c) => c.op === 'UpdateItem')).toBe(true);
 
-    // The next second is a fresh window.
-    clock.t = (clock.second + 1) * 1000;
+    // The next second is a fresh window — once the instance whose draw crossed the rate has waited
+    // its excess (under one chunk) out, which is instance 0 in some interleavings of the draws.
+    clock.t = (clock.second + 1) * 1000 + Math.ceil((chunk / rate) * 1000);
     expect(await tryCharge(instances[0] as QuotaEnforcer, principal, 'produce', 100)).toBeUndefined();
     await instances[0]?.settle();
   });
