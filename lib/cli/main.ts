@@ -2,7 +2,7 @@
 /**
  * `tributary`: topics, produce, consume, groups, the cluster, and `local` (the local cluster `npm
  * start` runs), through the SDK. `--url`/`TRIBUTARY_URL`, `--auth iam|token` (`--token` or
- * `TRIBUTARY_TOKEN`), tables by default and `--json` for scripts; exit codes in output.ts.
+ * `TRIBUTARY_TOKEN`, which alone also mean token), tables by default and `--json` for scripts; exit codes in output.ts.
  */
 import { Command, CommanderError, Option } from 'commander';
 import { Tributary, type AuthConfig } from '../client/index.js';
@@ -20,7 +20,8 @@ interface GlobalOptions { url?: string; auth?: string; token?: string; region?: 
 function client(g: GlobalOptions): Tributary {
   const url = g.url ?? process.env.TRIBUTARY_URL ?? DEFAULT_URL;
   let auth: AuthConfig = { type: 'none' };
-  if (g.auth === 'token') {
+  // A token given (--token or TRIBUTARY_TOKEN) without --auth means --auth token.
+  if (g.auth === 'token' || (g.auth === undefined && (g.token ?? process.env.TRIBUTARY_TOKEN))) {
     const token = g.token ?? process.env.TRIBUTARY_TOKEN;
     if (!token) throw new UsageError('--auth token needs --token or TRIBUTARY_TOKEN.');
     auth = { type: 'token', token };

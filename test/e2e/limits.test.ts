@@ -1,5 +1,5 @@
 /**
- * The request, record, header and batch limits (docs/security-quotas.md, "Limits") over HTTP: each
+ * The request, record, header and batch limits (docs/security.md, "Limits") over HTTP: each
  * over-the-limit request answers 413 or 422 with a message naming the limit, and writes nothing.
  * (The 6 MiB body, the 12 MiB decompressed body and a topic's own max.message.bytes are tested in
  * bad-input.test.ts and compressed-produce.test.ts.)
