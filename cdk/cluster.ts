@@ -16,6 +16,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -40,6 +41,24 @@ import { buildObservability } from './observability.js';
 import { resolveProps, type ResolvedProps, type TributaryClusterProps } from './props.js';
 
 export type { TributaryClusterProps } from './props.js';
+
+/**
+ * What a function needs of the cluster's key (DynamoDB, S3 with Bucket Keys, SQS and stream
+ * reads): named actions, no wildcards.
+ */
+function grantKey(key: kms.IKey | undefined, grantee: iam.IGrantable): void {
+  if (!key) return;
+  key.grant(grantee, 'kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:DescribeKey');
+  // A table's own write grant (grantReadWriteData) adds its key's wildcard actions.
+  if (grantee instanceof Construct) {
+    for (const action of ['kms:GenerateDataKey*', 'kms:ReEncrypt*']) {
+      Validations.of(grantee).acknowledge({
+        id: `AwsSolutions-IAM5[Action::${action}]`,
+        reason: `The cluster key's ${action} comes with a table's write grant (aws-cdk-lib's grantReadWriteData for a customer-managed key) and is on that one key's ARN only.`,
+      });
+    }
+  }
+}
 
 /** How the replicator reads the replica tables' streams (one event source mapping per table). */
 export const STREAM_SOURCE = {
@@ -111,7 +130,7 @@ export class TributaryCluster extends Construct {
     this.replicaTables = brokers.map((b) => this.table(`Broker${b.brokerId}Table`, replicaTableSpec(b.brokerId, p.tablePrefix), p));
     this.bucket = this.dataBucket(p);
     this.replicationFailureQueue = new sqs.Queue(this, 'ReplicationFailures', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      ...(p.encryptionKey ? { encryption: sqs.QueueEncryption.KMS, encryptionMasterKey: p.encryptionKey } : { encryption: sqs.QueueEncryption.SQS_MANAGED }),
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
@@ -139,6 +158,7 @@ export class TributaryCluster extends Construct {
         } : {}),
       });
       grantCatalogAccess(spec, fn, { coordination: this.coordinationTable, replicas: this.replicaTables, bucket: this.bucket });
+      grantKey(p.encryptionKey, fn.role as iam.Role);
       this.acknowledgePrefixWildcards(spec, fn);
       this.trigger(spec, fn);
       functions[spec.name] = fn;
@@ -154,7 +174,7 @@ export class TributaryCluster extends Construct {
     this.api = api.api;
     this.apiUrl = api.url;
 
-    this.alarmTopic = p.alarmTopic ?? (p.alarmEmail ? this.emailTopic(p.alarmEmail) : undefined);
+    this.alarmTopic = p.alarmTopic ?? (p.alarmEmail ? this.emailTopic(p.alarmEmail, p.encryptionKey) : undefined);
     const observability = buildObservability(this, {
       name: p.tablePrefix,
       clusterDimension: coordination.name,
@@ -218,6 +238,7 @@ export class TributaryCluster extends Construct {
       description: 'Tributary: writes the broker list into the coordination table at deployment',
     });
     logGroup.grantWrite(role);
+    grantKey(p.encryptionKey, role);
     const resource = new cr.AwsCustomResource(this, 'BrokerList', {
       onCreate: putItem,
       onUpdate: putItem,
@@ -244,7 +265,7 @@ export class TributaryCluster extends Construct {
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: p.deletionProtection,
-      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      ...(p.encryptionKey ? { encryption: dynamodb.TableEncryption.CUSTOMER_MANAGED, encryptionKey: p.encryptionKey } : { encryption: dynamodb.TableEncryption.AWS_MANAGED }),
       ...(spec.stream === 'NEW_IMAGE' ? { stream: dynamodb.StreamViewType.NEW_IMAGE } : {}),
       ...(spec.timeToLiveAttribute ? { timeToLiveAttribute: spec.timeToLiveAttribute } : {}),
       removalPolicy: p.removalPolicy,
@@ -253,7 +274,7 @@ export class TributaryCluster extends Construct {
 
   private dataBucket(p: ResolvedProps): s3.Bucket {
     const bucket = new s3.Bucket(this, 'Bucket', {
-      encryption: s3.BucketEncryption.S3_MANAGED,
+      ...(p.encryptionKey ? { encryption: s3.BucketEncryption.KMS, encryptionKey: p.encryptionKey, bucketKeyEnabled: true } : { encryption: s3.BucketEncryption.S3_MANAGED }),
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       enforceSSL: true,
@@ -367,8 +388,15 @@ export class TributaryCluster extends Construct {
     }
   }
 
-  private emailTopic(email: string): sns.Topic {
-    const topic = new sns.Topic(this, 'AlarmTopic', { displayName: 'Tributary alarms', enforceSSL: true });
+  private emailTopic(email: string, key: kms.IKey | undefined): sns.Topic {
+    const topic = new sns.Topic(this, 'AlarmTopic', { displayName: 'Tributary alarms', enforceSSL: true, ...(key ? { masterKey: key } : {}) });
+    // CloudWatch alarms publish to an encrypted topic only when the key lets them (a key of this stack: its policy is ours to extend).
+    if (key instanceof kms.Key) {
+      key.addToResourcePolicy(new iam.PolicyStatement({
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')], actions: ['kms:Decrypt', 'kms:GenerateDataKey*'], resources: ['*'],
+      }));
+    }
+
     topic.addSubscription(new subscriptions.EmailSubscription(email));
     return topic;
   }

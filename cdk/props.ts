@@ -5,6 +5,7 @@
 import { Names, RemovalPolicy, Token } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 
@@ -149,6 +150,17 @@ export interface TributaryClusterProps {
    */
   readonly serverAccessLogsBucket?: IBucket;
   /**
+   * A customer-managed KMS key that encrypts everything the cluster stores: the tables (and their
+   * streams), the bucket (with S3 Bucket Keys, so one KMS request serves many objects), the failure
+   * queue and the alarm topic this construct creates. Every function, and the deployment's broker
+   * list writer, may use it to encrypt and decrypt. A key created in the same stack also lets
+   * CloudWatch alarms publish to the encrypted topic; for an imported key, allow
+   * `cloudwatch.amazonaws.com` `kms:Decrypt` and `kms:GenerateDataKey*` in its key policy.
+   * @default - AWS-owned keys (tables, queue), S3-managed keys (bucket); an alarm topic is then
+   * not encrypted (CloudWatch alarms cannot publish to a topic under the AWS-managed SNS key)
+   */
+  readonly encryptionKey?: IKey;
+  /**
    * Set `TRIBUTARY_S3_FORCE_PATH_STYLE=true` in the functions (LocalStack).
    * @default false
    */
@@ -203,6 +215,7 @@ export interface ResolvedProps {
   readonly bucketVersioning: boolean;
   readonly snapshotExpirationDays: number;
   readonly serverAccessLogsBucket: IBucket | undefined;
+  readonly encryptionKey: IKey | undefined;
   readonly s3ForcePathStyle: boolean;
   readonly alarmEmail: string | undefined;
   readonly alarmTopic: ITopic | undefined;
@@ -317,6 +330,7 @@ export function resolveProps(scope: Construct, p: TributaryClusterProps = {}): R
     bucketVersioning: p.bucketVersioning ?? false,
     snapshotExpirationDays,
     serverAccessLogsBucket: p.serverAccessLogsBucket,
+    encryptionKey: p.encryptionKey,
     s3ForcePathStyle: p.s3ForcePathStyle ?? false,
     alarmEmail: p.alarmEmail,
     alarmTopic: p.alarmTopic,
