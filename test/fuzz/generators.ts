@@ -27,17 +27,18 @@ const huge = (n: number) => fc.constantFrom('a', 'é', '🙂', '\u0000', '"', '\
 
 /** Values that replace a field: every JSON type, edge numbers, odd strings, deep nesting. */
 export const weirdValue: fc.Arbitrary<unknown> = fc.oneof(
-  fc.constantFrom(null, true, false, 0, -1, 1, 2 ** 31, 2 ** 53, -(2 ** 53), 1.5, '', ' ', '0', '-1', 'null', 'true', '[]', '{}', [], {}, [null], { '': null }),
-  fc.constantFrom(...RAW_NUMBERS).map((t) => new RawNumber(t)),
-  fc.string({ unit: 'binary', maxLength: 40 }),
-  fc.string({ maxLength: 20 }),
-  fc.constantFrom('\ud800', '\udfff', '\ufeff', '\u2028', '../..', '%2F', '..', '.', 'a'.repeat(250), 'STRING', 'JSON', 'BINARY', 'AVRO', 'PROTOBUF', 'earliest', 'latest', 'DELETE', 'SET', 'PREFERRED', 'UNCLEAN'),
-  fc.integer({ min: 1, max: 6 }).chain((k) => huge(10 ** k)),
+  { weight: 4, arbitrary: fc.constantFrom(null, true, false, 0, -1, 1, 2 ** 31, 2 ** 53, -(2 ** 53), 1.5, '', ' ', '0', '-1', 'null', 'true', '[]', '{}', [], {}, [null], { '': null }) },
+  { weight: 3, arbitrary: fc.constantFrom(...RAW_NUMBERS).map((t) => new RawNumber(t)) },
+  { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
+  { weight: 2, arbitrary: fc.string({ maxLength: 20 }) },
+  { weight: 2, arbitrary: fc.constantFrom('\ud800', '\udfff', '\ufeff', '\u2028', '../..', '%2F', '..', '.', 'a'.repeat(250), 'STRING', 'JSON', 'BINARY', 'AVRO', 'PROTOBUF', 'earliest', 'latest', 'DELETE', 'SET', 'PREFERRED', 'UNCLEAN') },
+  // Huge strings, up to 1 MB.
+  { weight: 1, arbitrary: fc.integer({ min: 1, max: 6 }).chain((k) => huge(10 ** k)) },
   // Deep nesting, as raw text (up to 100,000 levels: a recursive parser or validator would overflow its stack).
-  fc.integer({ min: 1, max: 5 }).map((k) => new RawNumber('['.repeat(10 ** k) + ']'.repeat(10 ** k))),
-  fc.integer({ min: 1, max: 5 }).map((k) => new RawNumber('{"a":'.repeat(10 ** k) + '1' + '}'.repeat(10 ** k))),
-  fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 4 }),
-  fc.jsonValue({ maxDepth: 3 }),
+  { weight: 1, arbitrary: fc.integer({ min: 1, max: 5 }).map((k) => new RawNumber('['.repeat(10 ** k) + ']'.repeat(10 ** k))) },
+  { weight: 1, arbitrary: fc.integer({ min: 1, max: 5 }).map((k) => new RawNumber('{"a":'.repeat(10 ** k) + '1' + '}'.repeat(10 ** k))) },
+  { weight: 2, arbitrary: fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 4 }) },
+  { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
 );
 
 type Path = (string | number)[];
