@@ -8,10 +8,12 @@
  *
  * `npm test` runs FUZZ_RUNS (default 12) cases per route; `npm run fuzz` 10,000. FUZZ_SEED fixes the
  * seed (printed with the table, and with any failure), FUZZ_ROUTE keeps the routes whose key
- * contains it. docs/security-fuzzing.md.
+ * contains it, FUZZ_REPORT names a file the table is written to after each route, FUZZ_SHRINK=1
+ * shrinks a failing case (slow: every try runs against the stack). docs/security-fuzzing.md.
  */
+import fs from 'node:fs';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, inject } from 'vitest';
 import { ROUTES, type RouteSpec } from '../../lib/http/routes.js';
 import { BROKER_CONFIGS, catalog, type FuzzContext, type RouteFuzz } from './catalog.js';
 import { bodyArb, headersArb, paramArb, queryArb, type Encoding } from './generators.js';
@@ -55,6 +57,11 @@ beforeAll(async () => {
   await must('POST', v3(`/consumer-groups/${ctx.group}/offsets:commit`), { offsets: [{ topic: ctx.topic, partition: 0, offset: 1 }] });
   await createInstance();
 }, 120_000);
+
+// A long run's table so far, route by route (FUZZ_REPORT=file).
+afterEach(() => {
+  if (process.env.FUZZ_REPORT) fs.writeFileSync(process.env.FUZZ_REPORT, `seed ${SEED}, ${RUNS} cases per route\n${stats.table()}\n`);
+});
 
 afterAll(() => {
   console.log(`fuzz: seed ${SEED}, ${RUNS} cases per route (FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS} to repeat)\n${stats.table()}`);
@@ -166,5 +173,26 @@ describe('Fuzz: every route answers 2xx/4xx JSON, never crashes, and a refused w
     expect(brokers).toEqual(ctx.brokers);
     const configs = json(await must('GET', v3('/broker-configs'))).data.filter((c: any) => BROKER_CONFIGS.includes(c.name));
     expect(configs.length).toBe(BROKER_CONFIGS.length);
+  });
+});
+
+describe('Fuzz: the checks catch what they must', () => {
+  const o = (status: number, body?: string, contentType = 'application/json'): Outcome => ({ routeKey: 'x', status, body, contentType, ms: 1 });
+  it('flags a 5xx, a 3xx, a non-JSON body, an error body of another shape, a 204 with a body, an empty 200 and a late answer', () => {
+    expect(violation(o(500, '{"error_code":500,"message":"Internal server error"}'))).toMatch(/status 500/);
+    expect(violation(o(302, '{}'))).toMatch(/status 302/);
+    expect(violation(o(200, '<html>'))).toMatch(/not JSON/);
+    expect(violation(o(400, '{"error_code":400}'))).toMatch(/error_code, message/);
+    expect(violation(o(404, '{"error_code":404,"message":"x","stack":"at ..."}'))).toMatch(/error_code, message/);
+    expect(violation(o(204, '{}'))).toMatch(/204 with a body/);
+    expect(violation(o(200))).toMatch(/empty body/);
+    expect(violation(o(200, '{}', 'text/plain'))).toMatch(/content-type/);
+    expect(violation({ ...o(200, '{}'), ms: 30_000 })).toMatch(/deadline/);
+  });
+  it('passes a 2xx JSON answer, a stream of JSON lines, an empty 204 and a REST Proxy error', () => {
+    expect(violation(o(200, '{"a":1}'))).toBeUndefined();
+    expect(violation(o(200, '{"a":1}\n{"a":2}\n'))).toBeUndefined();
+    expect(violation(o(204))).toBeUndefined();
+    expect(violation(o(422, '{"error_code":42206,"message":"Invalid record"}'))).toBeUndefined();
   });
 });
