@@ -56,7 +56,20 @@ const asObject = (body: string | undefined): Record<string, unknown> | undefined
 const validateOnly = (params: Record<string, string>, body: string | undefined) => {
   const o = asObject(body);
   if (!o || (o.validate_only !== undefined && typeof o.validate_only !== 'boolean')) return { params, body };
-  return { params, body: JSON.stringify({ ...o, validate_only: true }) };
+  return { params, body: reserialize({ ...o, validate_only: true }, body) };
+};
+
+/**
+ * JSON text of a guarded body; the body as it was when it nests too deep to serialize again — no
+ * route takes a nested value where a guard looks (every such field is a number, a boolean or a
+ * string), so that request is refused anyway.
+ */
+const reserialize = (v: unknown, body: string | undefined): string | undefined => {
+  try {
+    return JSON.stringify(v);
+  } catch {
+    return body;
+  }
 };
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
@@ -104,7 +117,7 @@ export function catalog(routes: readonly RouteSpec[], ctx: FuzzContext): RouteFu
       // At most 8 partitions: a grown topic costs every later case more.
       guard: (params, body) => {
         const o = asObject(body);
-        return o && isInt(o.partitions_count) && o.partitions_count > 8 && o.partitions_count <= 10_000 ? { params, body: JSON.stringify({ ...o, partitions_count: 10_001 }) } : { params, body };
+        return o && isInt(o.partitions_count) && o.partitions_count > 8 && o.partitions_count <= 10_000 ? { params, body: reserialize({ ...o, partitions_count: 10_001 }, body) } : { params, body };
       },
     },
     'POST /v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/records:delete': { bodies: [{ offset: 1 }, { offset: -1 }, { offset: 0 }] },
@@ -119,7 +132,7 @@ export function catalog(routes: readonly RouteSpec[], ctx: FuzzContext): RouteFu
         if ((body ?? '').trim() === '') return { params, body: JSON.stringify({ broker_id: ctx.brokers[0] }) };
         const o = asObject(body);
         if (o && (o.broker_id === undefined || (isInt(o.broker_id) && o.broker_id >= 0 && !ctx.brokers.includes(o.broker_id)))) {
-          return { params, body: JSON.stringify({ ...o, broker_id: ctx.brokers[0] }) };
+          return { params, body: reserialize({ ...o, broker_id: ctx.brokers[0] }, body) };
         }
         return { params, body };
       },
