@@ -95,7 +95,15 @@ export function eventOf(inv: Invocation): { event: APIGatewayProxyEventV2; route
 export async function invoke(inv: Invocation): Promise<Outcome> {
   const { event, route } = eventOf(inv);
   const started = Date.now();
-  const result = await HANDLERS[route.fn](event, lambdaContext(route.fn, event.requestContext.requestId, started + ROUTE_DEADLINE_MS)) as APIGatewayProxyStructuredResultV2;
+  // A hang is reported as one (Lambda would end the invocation there), not left to the test's timeout.
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within the route's ${ROUTE_DEADLINE_MS} ms deadline: the handler hangs`)), ROUTE_DEADLINE_MS + 1000);
+  });
+  const result = await Promise.race([
+    HANDLERS[route.fn](event, lambdaContext(route.fn, event.requestContext.requestId, started + ROUTE_DEADLINE_MS)) as Promise<APIGatewayProxyStructuredResultV2>,
+    hung,
+  ]).finally(() => clearTimeout(timer));
   const ms = Date.now() - started;
   const body = result.body === undefined ? undefined : result.isBase64Encoded ? Buffer.from(result.body, 'base64').toString('utf8') : result.body;
   const contentType = Object.entries(result.headers ?? {}).find(([k]) => k.toLowerCase() === 'content-type')?.[1] as string | undefined;
