@@ -24,19 +24,20 @@ const kafkaErrors = (): middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayPr
   },
 });
 
-/** Middleware: one structured log line per request. */
+/** Middleware: one structured log line per request, answered or refused. */
 const accessLog = (fn: FunctionName): middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> => {
   const started = new WeakMap<object, number>();
+  // Names only: never the headers, query or body (docs/security-fuzzing.md, "Logs").
+  const log = (event: APIGatewayProxyEventV2, response: APIGatewayProxyStructuredResultV2 | null | undefined) => {
+    logger.debug({ event: 'request', fn, route: event.routeKey, status: response?.statusCode, ms: Date.now() - (started.get(event) ?? Date.now()) });
+  };
   return {
     before: async (request) => {
       started.set(request.event, Date.now());
     },
-    after: async (request) => {
-      logger.debug({
-        event: 'request', fn, route: request.event.routeKey, status: request.response?.statusCode,
-        ms: Date.now() - (started.get(request.event) ?? Date.now()),
-      });
-    },
+    after: async (request) => log(request.event, request.response),
+    // Refused requests too (kafkaErrors' onError, which runs first, has set the response).
+    onError: async (request) => log(request.event, request.response),
   };
 };
 
