@@ -27,7 +27,7 @@ const kafkaErrors = (): middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayPr
 /** Middleware: one structured log line per request, answered or refused. */
 const accessLog = (fn: FunctionName): middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> => {
   const started = new WeakMap<object, number>();
-  // Names only: never the headers, query or body (docs/security-fuzzing.md, "Logs").
+  // Names only: never the headers, query or body (docs/security.md, "Logs").
   const log = (event: APIGatewayProxyEventV2, response: APIGatewayProxyStructuredResultV2 | null | undefined) => {
     logger.debug({ event: 'request', fn, route: event.routeKey, status: response?.statusCode, ms: Date.now() - (started.get(event) ?? Date.now()) });
   };

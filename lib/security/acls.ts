@@ -74,11 +74,19 @@ const MAX_KEY_BYTES = 1024;
 
 const invalid = (message: string): KafkaError => new KafkaError('INVALID_REQUEST', message);
 
+/** A bad value as an error message shows it: a string (cut at 100 characters) or a scalar as JSON, an object or array by its kind (it may nest too deep to print). */
+function shown(raw: unknown): string {
+  if (raw === undefined) return 'nothing';
+  if (typeof raw === 'string') return JSON.stringify(raw.length > 100 ? `${raw.slice(0, 100)}…` : raw);
+  if (raw === null || typeof raw !== 'object') return String(raw);
+  return Array.isArray(raw) ? 'an array' : 'an object';
+}
+
 /** An enum value, case-insensitively (REST Proxy accepts `any` as ANY); INVALID_REQUEST naming the allowed values. */
 function enumValue<T extends string>(field: string, raw: unknown, allowed: readonly T[]): T {
   const up = typeof raw === 'string' ? raw.toUpperCase() : undefined;
   if (up === undefined || !(allowed as readonly string[]).includes(up)) {
-    throw invalid(`${field} must be one of ${allowed.join(', ')}, not ${raw === undefined ? 'nothing' : JSON.stringify(raw)}.`);
+    throw invalid(`${field} must be one of ${allowed.join(', ')}, not ${shown(raw)}.`);
   }
   return up as T;
 }
@@ -112,8 +120,8 @@ export function validateBinding(input: AclInput): AclBinding {
   const { resourceName, principal, host } = input;
   if (typeof resourceName !== 'string' || resourceName === '') throw invalid('resource_name must be a non-empty string.');
   if (resourceType === 'CLUSTER' && resourceName !== CLUSTER_NAME) throw invalid(`The only valid name for the CLUSTER resource is ${CLUSTER_NAME}.`);
-  if (!validPrincipal(principal)) throw invalid(`principal must be User:<name> or User:*, not ${JSON.stringify(principal)}.`);
-  if (!validHost(host)) throw invalid(`host must be an IP address or *, not ${JSON.stringify(host)}.`);
+  if (!validPrincipal(principal)) throw invalid(`principal must be User:<name> or User:*, not ${shown(principal)}.`);
+  if (!validHost(host)) throw invalid(`host must be an IP address or *, not ${shown(host)}.`);
   const binding: AclBinding = { resourceType, resourceName, patternType, principal, host, operation, permission };
   if (Buffer.byteLength(bindingKey(binding)) > MAX_KEY_BYTES) throw invalid(`The ACL is too long: its resource name, principal and host together must stay under ${MAX_KEY_BYTES - 100} bytes.`);
   return binding;

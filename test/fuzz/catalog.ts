@@ -37,6 +37,8 @@ export interface RouteFuzz {
   readonly queries: readonly (readonly [string, string][])[];
   /** Rewrites a case that could touch cluster-wide state; gets the decoded path parameters and the body text. */
   readonly guard?: (params: Record<string, string>, body: string | undefined) => { params: Record<string, string>; body: string | undefined };
+  /** Rewrites a case's query the same way (a filter that must stay narrow). */
+  readonly guardQuery?: (query: [string, string][]) => [string, string][];
 }
 
 const TOPIC_CONFIGS = ['retention.ms', 'max.message.bytes', 'cleanup.policy', 'min.insync.replicas', 'inline.max.bytes', 'segment.bytes', 'compression.type'];
@@ -72,6 +74,21 @@ const reserialize = (v: unknown, body: string | undefined): string | undefined =
   }
 };
 
+/**
+ * ACLs and client quotas are cluster-wide: an ACL for `User:*` (DENY wins) or a quota on
+ * `User:ANONYMOUS` or `<default>` would reach the files that test authorization and quotas
+ * beside this one. Cases name the fuzzer's own principal instead.
+ */
+const FUZZ_PRINCIPAL = 'User:fuzz';
+const ownPrincipal = (v: unknown): unknown => (typeof v === 'string' && v.startsWith('User:') ? FUZZ_PRINCIPAL : v);
+const ownAclBody = (params: Record<string, string>, body: string | undefined) => {
+  const o = asObject(body);
+  if (!o) return { params, body };
+  const own = (x: unknown) => (x !== null && typeof x === 'object' && !Array.isArray(x) ? { ...x as Record<string, unknown>, principal: ownPrincipal((x as Record<string, unknown>).principal) } : x);
+  return { params, body: reserialize(Array.isArray(o.data) ? { ...o, data: o.data.map(own) } : own(o), body) };
+};
+const ownQuotaPrincipal = (params: Record<string, string>, body: string | undefined) => ({ params: { ...params, principal: String(ownPrincipal(params.principal)) === FUZZ_PRINCIPAL || params.principal === '<default>' ? FUZZ_PRINCIPAL : params.principal ?? '' }, body });
+
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
 
 export function catalog(routes: readonly RouteSpec[], ctx: FuzzContext): RouteFuzz[] {
@@ -105,6 +122,29 @@ export function catalog(routes: readonly RouteSpec[], ctx: FuzzContext): RouteFu
       guard: (params, body) => (BROKER_CONFIGS.includes(params.name ?? '') ? { params: { ...params, name: `${params.name}.fuzz` }, body } : { params, body }),
     },
     'GET /v3/clusters/{cluster_id}/broker-configs/{name}': { params: { name: BROKER_CONFIGS } },
+    'GET /v3/clusters/{cluster_id}/acls': {
+      queries: [[], [['resource_type', 'TOPIC'], ['pattern_type', 'MATCH'], ['resource_name', ctx.topic]], [['principal', FUZZ_PRINCIPAL], ['operation', 'ANY'], ['permission', 'ALLOW']]],
+    },
+    'POST /v3/clusters/{cluster_id}/acls': {
+      bodies: [{ resource_type: 'TOPIC', resource_name: ctx.topic, pattern_type: 'LITERAL', principal: FUZZ_PRINCIPAL, host: '*', operation: 'READ', permission: 'ALLOW' },
+        { resource_type: 'GROUP', resource_name: 'fuzz-', pattern_type: 'PREFIXED', principal: FUZZ_PRINCIPAL, host: '127.0.0.1', operation: 'ALL', permission: 'DENY' }],
+      guard: ownAclBody,
+    },
+    'POST /v3/clusters/{cluster_id}/acls:batch': {
+      bodies: [{ data: [{ resource_type: 'CLUSTER', resource_name: 'kafka-cluster', pattern_type: 'LITERAL', principal: FUZZ_PRINCIPAL, host: '*', operation: 'DESCRIBE', permission: 'ALLOW' }] }],
+      guard: ownAclBody,
+    },
+    'DELETE /v3/clusters/{cluster_id}/acls': {
+      queries: [[['resource_type', 'ANY'], ['pattern_type', 'ANY'], ['operation', 'ANY'], ['permission', 'ANY'], ['principal', FUZZ_PRINCIPAL]]],
+      // Only the fuzzer's own ACLs: a filter always names its principal.
+      guardQuery: (q) => [...q.filter(([k]) => k !== 'principal'), ['principal', FUZZ_PRINCIPAL]],
+    },
+    'GET /v3/clusters/{cluster_id}/client-quotas/{principal}': { params: { principal: [FUZZ_PRINCIPAL, '<default>', 'User:nobody'] } },
+    'PUT /v3/clusters/{cluster_id}/client-quotas/{principal}': {
+      params: { principal: [FUZZ_PRINCIPAL] }, bodies: [{ producer_byte_rate: 1048576 }, { consumer_byte_rate: 2097152, request_rate: 100 }],
+      guard: ownQuotaPrincipal,
+    },
+    'DELETE /v3/clusters/{cluster_id}/client-quotas/{principal}': { params: { principal: [FUZZ_PRINCIPAL] }, guard: ownQuotaPrincipal },
     'GET /v3/clusters/{cluster_id}/brokers/{broker_id}/configs/{name}': { params: { name: BROKER_CONFIGS } },
     'POST /v3/clusters/{cluster_id}/topics': {
       bodies: [{ topic_name: ctx.newTopic, partitions_count: 3, replication_factor: 3, configs: [{ name: 'retention.ms', value: '86400000' }], validate_only: true },

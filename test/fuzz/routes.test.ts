@@ -9,7 +9,7 @@
  * `npm test` runs FUZZ_RUNS (default 4) cases per route; `npm run fuzz` 10,000. FUZZ_SEED fixes the
  * seed (printed with the table, and with any failure), FUZZ_ROUTE keeps the routes named (exact
  * keys, comma-separated) or else those whose key contains it, FUZZ_REPORT names a file the table is written to after each route, FUZZ_SHRINK=1
- * shrinks a failing case (slow: every try runs against the stack). docs/security-fuzzing.md.
+ * shrinks a failing case (slow: every try runs against the stack). docs/security.md.
  */
 import fs from 'node:fs';
 import fc from 'fast-check';
@@ -118,7 +118,7 @@ function invocationOf(rf: RouteFuzz, c: Case): Invocation {
   let body = c.body;
   if (rf.guard) ({ params, body } = rf.guard(params, body));
   const path = rf.route.path.replace(/\{(\w+)\}/g, (_, k: string) => (c.params[k]?.raw && params[k] === c.params[k]?.value ? params[k] as string : encodeURIComponent(params[k] ?? '')));
-  const qs = new URLSearchParams(c.query).toString();
+  const qs = new URLSearchParams(rf.guardQuery ? rf.guardQuery(c.query) : c.query).toString();
   return { method: rf.route.method, url: qs ? `${path}?${qs}` : path, headers: c.headers, ...(body !== undefined ? { body } : {}), encoding: c.encoding };
 }
 
