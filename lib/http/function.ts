@@ -50,6 +50,8 @@ async function settledAfter<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+const DEFAULT_KEY = routeKey(DEFAULT_ROUTE);
+
 export function httpFunction(fn: FunctionName, routes: Record<string, RouteHandler>): HttpHandler {
   const mine = ROUTES.filter((r) => r.fn === fn).map(routeKey);
   const missing = mine.filter((k) => !routes[k]);
@@ -62,8 +64,10 @@ export function httpFunction(fn: FunctionName, routes: Record<string, RouteHandl
     // Long polls and retries stop in time to answer (lib/deadline.ts).
     return withAnswerBy(answerByFor(context.getRemainingTimeInMillis()), () => settledAfter(async () => {
       const req = toRequest(event);
-      // The request quota first (in memory, and a flood of denied requests counts too), then the ACLs.
-      await chargeQuota(req.principal, 'request', 1);
+      // The request quota first (in memory, and a flood of denied requests counts too), then the
+      // ACLs. The catch-all answers 404 and touches nothing: it is not charged (API Gateway's stage
+      // throttling bounds it), so it needs no store either.
+      if (event.routeKey !== DEFAULT_KEY) await chargeQuota(req.principal, 'request', 1);
       await enforce(rule, req.params, req);
       return toResult(await route(req));
     }));
