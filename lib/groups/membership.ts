@@ -64,11 +64,24 @@ const parse = (k: string): TopicPartition => {
   return { topic: k.slice(0, i), partition: Number(k.slice(i + 1)) };
 };
 
+/** The longest subscription pattern accepted: it is stored on the member's item and compiled at every assignment. */
+export const MAX_PATTERN_LENGTH = 4096;
+
+/**
+ * The regular expression a subscription pattern selects topics with: the whole name must match,
+ * as in Kafka. The one place a pattern is compiled, so what a request is checked with is what
+ * assignment uses. Throws a SyntaxError for an invalid pattern or one over MAX_PATTERN_LENGTH.
+ */
+export function subscriptionRegex(pattern: string): RegExp {
+  if (pattern.length > MAX_PATTERN_LENGTH) throw new SyntaxError(`the pattern is longer than ${MAX_PATTERN_LENGTH} characters`);
+  return new RegExp(`^(?:${pattern})$`);
+}
+
 /** The topics a subscription covers among those that exist. */
 export function subscribedTopics(s: Subscription | null | undefined, existing: readonly string[]): string[] {
   if (!s) return [];
   if (s.pattern !== undefined) {
-    const re = new RegExp(`^(?:${s.pattern})$`);
+    const re = subscriptionRegex(s.pattern);
     return existing.filter((t) => re.test(t)).sort();
   }
   return [...(s.topics ?? [])].filter((t) => existing.includes(t)).sort();

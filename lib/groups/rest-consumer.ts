@@ -15,6 +15,7 @@ import * as store from '../storage/groups.js';
 import type { MemberRecord, RestConsumerState, Subscription } from '../storage/groups.js';
 import { tpKey, type TopicPartition } from './assignors.js';
 import { checkSessionTimeout, commit, committed, DEFAULT_SESSION_TIMEOUT_MS, heartbeat, validateGroupId, type OffsetToCommit } from './coordinator.js';
+import { subscriptionRegex } from './membership.js';
 
 export interface InstanceConfig {
   readonly name?: string;
@@ -82,9 +83,9 @@ export async function subscribe(group: string, id: string, subscription: Subscri
   if (m.manual && m.manual.length > 0) throw new IllegalState('Subscription to topics, partitions and pattern are mutually exclusive.');
   if (subscription.pattern !== undefined) {
     try {
-      new RegExp(subscription.pattern);
-    } catch {
-      throw new KafkaError('INVALID_REQUEST', `topic_pattern is not a valid regular expression: ${subscription.pattern}`);
+      subscriptionRegex(subscription.pattern);
+    } catch (err) {
+      throw new KafkaError('INVALID_REQUEST', `topic_pattern is not a valid regular expression (${(err as Error).message.slice(-120)}).`);
     }
   }
   await heartbeat(group, { memberId: id, memberEpoch: m.memberEpoch, subscription, sessionTimeoutMs: m.sessionTimeoutMs });

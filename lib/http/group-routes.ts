@@ -8,6 +8,7 @@ import { HttpError } from '../errors.js';
 import { cachedPartitionCounts, clusterRecord } from '../cluster/metadata.js';
 import { ASSIGNORS, type AssignorName } from '../groups/assignors.js';
 import * as groups from '../groups/coordinator.js';
+import { subscriptionRegex } from '../groups/membership.js';
 import { requireAll, topicsIn, visible } from './enforce.js';
 import { parseJson, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 
@@ -37,9 +38,9 @@ async function heartbeat(req: ApiRequest): Promise<ApiResponse> {
   if (b.subscribed_topic_names && b.subscribed_topic_regex !== undefined) throw new HttpError(409, 40903, 'Illegal state: subscribe by topic names or by regex, not both.');
   if (b.subscribed_topic_regex !== undefined) {
     try {
-      new RegExp(b.subscribed_topic_regex);
-    } catch {
-      throw new HttpError(422, 42206, `subscribed_topic_regex is not a valid regular expression: ${b.subscribed_topic_regex}`);
+      subscriptionRegex(b.subscribed_topic_regex);
+    } catch (err) {
+      throw new HttpError(422, 42206, `subscribed_topic_regex is not a valid regular expression (${(err as Error).message.slice(-120)}).`);
     }
   }
   const subscription = b.subscribed_topic_names ? { topics: b.subscribed_topic_names } : b.subscribed_topic_regex !== undefined ? { pattern: b.subscribed_topic_regex } : undefined;
@@ -58,7 +59,7 @@ async function heartbeat(req: ApiRequest): Promise<ApiResponse> {
 }
 
 const commitSchema = z.object({
-  member_id: z.string().min(1).optional(),
+  member_id: z.string().min(1).max(255).optional(),
   member_epoch: z.number().int().optional(),
   offsets: z.array(z.object({ topic: z.string().min(1), partition: z.number().int().min(0), offset: z.number().int().min(0), metadata: z.string().optional() }).strict()).min(1),
 }).strict();

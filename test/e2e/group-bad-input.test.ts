@@ -94,6 +94,18 @@ describe('Group routes (/v3): bad input', () => {
     expect(await snapshot(group)).toEqual(before);
   });
 
+  // Found by the 10,000-case fuzz run: both were 500s.
+  it('rejects a subscription pattern too large to compile, and a member id too long to be a key, with 422 and changes nothing', async () => {
+    const { group, member } = await stableGroup();
+    const before = await snapshot(group);
+    const huge = await hb(group, { member_epoch: 0, subscribed_topic_regex: '"'.repeat(100_000), session_timeout_ms: 45_000 });
+    expect(huge.status, huge.text).toBe(422);
+    expect(huge.body.error_code).toBe(42206);
+    const long = await commit(group, { member_id: '🙂'.repeat(300), member_epoch: member.member_epoch, offsets: [{ topic: T, partition: 0, offset: 2 }] });
+    expect(long.status, long.text).toBe(422);
+    expect(await snapshot(group)).toEqual(before);
+  });
+
   it('rejects a commit of a partition the member does not own with 409 FENCED_MEMBER_EPOCH and writes none of it', async () => {
     const { group, member } = await stableGroup();
     const other = uniqueTopic('group-bad-other');
