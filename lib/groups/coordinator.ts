@@ -146,7 +146,9 @@ export async function commit(groupId: string, offsets: readonly OffsetToCommit[]
     if (Buffer.byteLength(o.metadata ?? '') > MAX_METADATA_BYTES) throw new KafkaError('OFFSET_METADATA_TOO_LARGE', `OFFSET_METADATA_TOO_LARGE: metadata of ${o.topic}-${o.partition} is over ${MAX_METADATA_BYTES} bytes.`);
     if (!Number.isSafeInteger(o.offset) || o.offset < 0) throw new KafkaError('INVALID_REQUEST', `Offset ${o.offset} for ${o.topic}-${o.partition} is not a valid offset.`);
   }
-  let pending = [...offsets];
+  // A partition named twice: the last offset given wins, as in Kafka's OffsetCommit (a transaction
+  // may hold one write per item).
+  let pending = [...new Map(offsets.map((o) => [tpKey(o), o])).values()];
   const kept: OffsetToCommit[] = [];
   while (pending.length > 0) {
     const chunk = pending.slice(0, 90);

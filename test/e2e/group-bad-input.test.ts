@@ -104,6 +104,10 @@ describe('Group routes (/v3): bad input', () => {
     const long = await commit(group, { member_id: '🙂'.repeat(300), member_epoch: member.member_epoch, offsets: [{ topic: T, partition: 0, offset: 2 }] });
     expect(long.status, long.text).toBe(422);
     expect(await snapshot(group)).toEqual(before);
+    // (A third, not bad input: a commit naming a partition twice stores the last offset, as Kafka's does.)
+    const twice = await commit(group, { ...member, offsets: [{ topic: T, partition: 0, offset: 3 }, { topic: T, partition: 0, offset: 4 }] });
+    expect(twice.status, twice.text).toBe(200);
+    expect((await call('GET', v3(`/consumer-groups/${encodeURIComponent(group)}/offsets`))).body.data.find((o: { partition_id: number }) => o.partition_id === 0)?.offset).toBe(4);
   });
 
   it('rejects a commit of a partition the member does not own with 409 FENCED_MEMBER_EPOCH and writes none of it', async () => {
