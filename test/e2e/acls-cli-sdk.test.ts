@@ -2,37 +2,12 @@
  * ACLs from the SDK (kafkajs's createAcls, describeAcls, deleteAcls; numeric enums or Kafka's
  * names) and from `tributary acls`, run as a user runs it (a child process), against the shared stack.
  */
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { build } from 'esbuild';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useCli } from '../support/cli.js';
 import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ResourcePatternTypes, Tributary } from '../../lib/client/index.js';
 import { baseUrl, uniqueTopic } from '../support/api.js';
 
-const cache = path.resolve(import.meta.dirname, '../../node_modules/.cache');
-fs.mkdirSync(cache, { recursive: true });
-const dir = fs.mkdtempSync(path.join(cache, 'tributary-acl-cli-test-'));
-const MAIN = path.join(dir, 'cli.mjs');
-beforeAll(async () => {
-  await build({
-    entryPoints: [new URL('../../lib/cli/main.ts', import.meta.url).pathname], outfile: MAIN, bundle: true, platform: 'node', format: 'esm',
-    target: 'node20', packages: 'external', logLevel: 'warning',
-  });
-});
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, '--url', baseUrl(), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+const cli = useCli();
 
 describe('SDK: admin ACLs in kafkajs shapes', () => {
   it('creates with kafkajs numbers or Kafka names, describes grouped by resource, deletes per filter', async () => {

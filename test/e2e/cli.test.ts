@@ -4,41 +4,12 @@
  * answers parsed, and exit codes scripts can trust.
  */
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { build } from 'esbuild';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useCli } from '../support/cli.js';
 import { baseUrl, createTopic, uniqueTopic } from '../support/api.js';
 import { Tributary } from '../../lib/client/index.js';
 
-// The CLI compiled once, as the package ships it compiled (dist/package/cli), so that each of the
-// file's two dozen runs starts a plain `node`, not the TypeScript loader.
-// (Inside the project, so that its packages, left external, resolve from node_modules.)
-const cache = path.resolve(import.meta.dirname, '../../node_modules/.cache');
-fs.mkdirSync(cache, { recursive: true });
-const dir = fs.mkdtempSync(path.join(cache, 'tributary-cli-test-'));
-const MAIN = path.join(dir, 'cli.mjs');
-beforeAll(async () => {
-  await build({
-    entryPoints: [new URL('../../lib/cli/main.ts', import.meta.url).pathname], outfile: MAIN, bundle: true, platform: 'node', format: 'esm',
-    target: 'node20', packages: 'external', logLevel: 'warning',
-  });
-});
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-/** Runs the CLI with `args`, `stdin` piped in; resolves with its exit code and output. */
-function cli(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, '--url', baseUrl(), ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(stdin ?? '');
-  });
-}
+const cli = useCli();
 
 describe('tributary produce and consume', () => {
   it('pipes 10,000 lines through produce and reads the same 10,000 back with consume --from-beginning', async () => {
@@ -88,7 +59,7 @@ describe('tributary consume into a reader that stops early', () => {
     const topic = uniqueTopic('cli-head');
     await createTopic(topic, 1, 1);
     expect((await cli(['produce', topic], `${Array.from({ length: 2000 }, (_, i) => `line ${i} ${'y'.repeat(200)}`).join('\n')}\n`)).code).toBe(0);
-    const child = spawn(process.execPath, [MAIN, '--url', baseUrl(), 'consume', topic, '--from-beginning'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cli.main, '--url', baseUrl(), 'consume', topic, '--from-beginning'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
     const first = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString())));

@@ -3,37 +3,12 @@
  * `describeClientQuotas` / `alterClientQuotas`, against the shared stack. Only principals of this
  * file are given quotas (a quota on `User:ANONYMOUS` or `<default>` would throttle every test).
  */
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { build } from 'esbuild';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useCli } from '../support/cli.js';
 import { baseUrl } from '../support/api.js';
 import { Tributary } from '../../lib/client/index.js';
 
-const cache = path.resolve(import.meta.dirname, '../../node_modules/.cache');
-fs.mkdirSync(cache, { recursive: true });
-const dir = fs.mkdtempSync(path.join(cache, 'tributary-quotas-cli-test-'));
-const MAIN = path.join(dir, 'cli.mjs');
-beforeAll(async () => {
-  await build({
-    entryPoints: [new URL('../../lib/cli/main.ts', import.meta.url).pathname], outfile: MAIN, bundle: true, platform: 'node', format: 'esm',
-    target: 'node20', packages: 'external', logLevel: 'warning',
-  });
-});
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, '--url', baseUrl(), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+const cli = useCli();
 
 const principal = (name: string) => `User:quota-cli-${process.pid}-${name}`;
 
