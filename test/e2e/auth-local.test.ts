@@ -7,66 +7,31 @@
  * (no auth) stays the witness that a denied request wrote nothing.
  */
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usersCommands } from '../../lib/cli/users.js';
-import { FUNCTIONS } from '../../lib/functions.js';
 import { ROUTES, routeKey } from '../../lib/http/routes.js';
-import { startGateway, type Gateway } from '../../lib/local/gateway.js';
-import { ADMIN_PRINCIPAL, addUser, CredentialStore, ensureCredentials, RELOAD_INTERVAL_MS } from '../../lib/local/credentials.js';
+import { addUser, ensureCredentials, RELOAD_INTERVAL_MS } from '../../lib/local/credentials.js';
 import { call, clusterId, createTopic, uniqueTopic, v3 } from '../support/api.js';
+import { startAuthGateway, type AuthGateway } from '../support/auth-gateway.js';
 
+let g: AuthGateway;
 let dir: string;
 let file: string;
-let store: CredentialStore;
-let gateway: Gateway;
 let adminToken: string;
 const topic = uniqueTopic('authn');
-
-/** A request to the auth gateway. */
-async function authed(method: string, p: string, token: string | undefined, body?: unknown) {
-  const res = await fetch(`${gateway.url}${p}`, {
-    method,
-    headers: { ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  let parsed: any;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    parsed = text;
-  }
-  return { status: res.status, body: parsed, text, headers: res.headers };
-}
+const authed: AuthGateway['call'] = (...args) => g.call(...args);
 
 const endOffset = async (p: number) => (await call('GET', v3(`/topics/${topic}/partitions/${p}/offsets`))).body.end_offset as number;
 
 beforeAll(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-authn-'));
-  file = ensureCredentials(dir).file;
-  adminToken = (JSON.parse(fs.readFileSync(file, 'utf8')) as { users: { token: string }[] }).users[0]?.token as string;
-  process.env.TRIBUTARY_AUTH = 'token';
-  process.env.TRIBUTARY_SUPER_USERS = ADMIN_PRINCIPAL;
   await createTopic(topic, 2, 3);
-  const root = path.resolve(import.meta.dirname, '../..');
-  const functions = Object.fromEntries(await Promise.all(FUNCTIONS.filter((f) => f.trigger === 'http').map(async (f) =>
-    [f.name, ((await import(path.join(root, f.entry))) as { handler: unknown }).handler] as const)));
-  store = new CredentialStore(file).watch();
-  gateway = await startGateway({
-    host: '127.0.0.1', port: 0, functions: functions as never, maxRequestBytes: 6 * 1024 * 1024,
-    authenticate: (h) => store.authenticate(h),
-    control: async () => ({ status: 200, body: { local: true } }),
-  });
+  g = await startAuthGateway();
+  ({ dir, file, adminToken } = g);
 });
 
 afterAll(async () => {
-  store?.close();
-  await gateway?.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-  process.env.TRIBUTARY_AUTH = 'none';
+  await g?.close();
 });
 
 describe('Local stack: --auth', () => {
@@ -90,7 +55,7 @@ describe('Local stack: --auth', () => {
       expect(r.body).toEqual({ error_code: 40101, message: expect.stringMatching(/^Unauthorized/) });
       expect(r.headers.get('www-authenticate')).toBe('Bearer realm="tributary"');
     }
-    const basic = await fetch(`${gateway.url}${v3('/topics')}`, { headers: { authorization: `Basic ${adminToken}` } });
+    const basic = await fetch(`${g.gateway.url}${v3('/topics')}`, { headers: { authorization: `Basic ${adminToken}` } });
     expect(basic.status).toBe(401);
     // Nothing was produced by the refused request.
     expect(await endOffset(0) + await endOffset(1)).toBe(0);
