@@ -1,5 +1,6 @@
-/** The console's entry: mounts the app (app.tsx) on #app. */
+/** The console's entry: its styles, then the app (app.tsx) mounted on #app. */
 import { render } from 'preact';
 import { App } from './app.js';
+import './app.css';
 
 render(<App />, document.getElementById('app') as HTMLElement);

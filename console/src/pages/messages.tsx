@@ -1,0 +1,106 @@
+/**
+ * The message browser: a partition (or all), from the beginning, an offset, a time or the newest
+ * records, filtered by a search over key, value and headers; JSON values pretty-printed. Reads
+ * without a consumer group (nothing is committed), at most MAX_SCAN records per partition a search.
+ */
+import { useState } from 'preact/hooks';
+import type { KafkaMessage } from '../../../lib/client/index.js';
+import { cluster } from '../api.js';
+import { ActionForm, Field, fmt, fmtTime, Page, Pretty, Table, textOf } from '../components.js';
+import { usePoll } from '../poll.js';
+import { TopicNav } from './topic-nav.js';
+
+const MAX_SCAN = 5_000;
+
+type From = 'beginning' | 'offset' | 'time' | 'newest';
+interface Row { partition: number; message: KafkaMessage }
+
+function matches(m: KafkaMessage, needle: string): boolean {
+  if (!needle) return true;
+  const n = needle.toLowerCase();
+  const has = (b: Uint8Array | null) => textOf(b)?.text.toLowerCase().includes(n) ?? false;
+  return has(m.key) || has(m.value) || Object.entries(m.headers).some(([k, v]) => k.toLowerCase().includes(n) || has(v));
+}
+
+async function browse(topic: string, partition: number, from: From, at: string, limit: number, search: string): Promise<{ rows: Row[]; scanned: number }> {
+  const admin = cluster().admin;
+  const first = await admin.fetchMessages({
+    topic, partition,
+    ...(from === 'offset' ? { offset: Number(at) } : from === 'time' ? { timestamp: new Date(at).getTime() } : {}),
+    maxBytes: 256 * 1024,
+  });
+  let page = first;
+  if (from === 'newest') {
+    const start = Math.max(first.logStartOffset, first.highWatermark - limit);
+    page = String(start) === first.messages[0]?.offset ? first : await admin.fetchMessages({ topic, partition, offset: start, maxBytes: 256 * 1024 });
+  }
+  const rows: Row[] = [];
+  let scanned = 0;
+  for (;;) {
+    for (const message of page.messages) {
+      scanned++;
+      if (matches(message, search)) rows.push({ partition, message });
+      if (rows.length >= limit) return { rows, scanned };
+    }
+    if (page.messages.length === 0 || page.nextOffset >= page.highWatermark || scanned >= MAX_SCAN) return { rows, scanned };
+    page = await admin.fetchMessages({ topic, partition, offset: page.nextOffset, maxBytes: 256 * 1024 });
+  }
+}
+
+export function MessagesPage({ topic }: { topic: string }) {
+  const parts = usePoll(() => cluster().admin.describePartitions(topic), [topic], 0);
+  const [from, setFrom] = useState<From>('beginning');
+  const [result, setResult] = useState<{ rows: Row[]; scanned: number } | undefined>();
+  const count = parts.data?.length ?? 0;
+  const now = new Date(Date.now() - 3_600_000 - new Date().getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+  return (
+    <Page title={`${topic} / messages`} sub={<TopicNav topic={topic} />}>
+      <ActionForm label="Find messages" submit="Load" class="inline" action={async (d) => {
+        const which = String(d.get('partition'));
+        const limit = Math.max(1, Math.min(500, Number(d.get('limit')) || 50));
+        const search = String(d.get('search') ?? '');
+        const at = String(d.get(from === 'offset' ? 'offset' : 'time') ?? '');
+        const partitions = which === 'all' ? Array.from({ length: count }, (_, i) => i) : [Number(which)];
+        const each = await Promise.all(partitions.map((p) => browse(topic, p, from, at, limit, search)));
+        const rows = each.flatMap((e) => e.rows)
+          .sort((a, b) => Number(a.message.timestamp) - Number(b.message.timestamp) || a.partition - b.partition || Number(a.message.offset) - Number(b.message.offset))
+          .slice(0, limit);
+        const scanned = each.reduce((s, e) => s + e.scanned, 0);
+        setResult({ rows, scanned });
+        return `${rows.length} message${rows.length === 1 ? '' : 's'} shown, ${fmt(scanned)} read.`;
+      }}>
+        <Field label="Partition">
+          <select name="partition">
+            <option value="all">All</option>
+            {Array.from({ length: count }, (_, i) => <option value={String(i)}>{i}</option>)}
+          </select>
+        </Field>
+        <Field label="From">
+          <select name="from" value={from} onChange={(e) => setFrom(e.currentTarget.value as From)}>
+            <option value="beginning">Beginning</option>
+            <option value="offset">Offset</option>
+            <option value="time">Time</option>
+            <option value="newest">Newest</option>
+          </select>
+        </Field>
+        {from === 'offset' && <Field label="Offset"><input name="offset" type="number" min={0} value="0" required /></Field>}
+        {from === 'time' && <Field label="Time" hint="Your local time"><input name="time" type="datetime-local" value={now} required /></Field>}
+        <Field label="Search" hint="Text in the key, value or headers"><input name="search" type="search" /></Field>
+        <Field label="Limit"><input name="limit" type="number" min={1} max={500} value="50" /></Field>
+      </ActionForm>
+      {result && (
+        <Table caption="Messages" rows={result.rows} rowKey={(r) => `${r.partition}/${r.message.offset}`} empty="No messages match." columns={[
+          { label: 'Partition', cell: (r) => r.partition, numeric: true },
+          { label: 'Offset', cell: (r) => r.message.offset, numeric: true },
+          { label: 'Timestamp', cell: (r) => fmtTime(r.message.timestamp) },
+          { label: 'Key', cell: (r) => { const k = textOf(r.message.key); return k === null ? <span class="muted">null</span> : <span class={k.binary ? 'binary' : undefined}>{k.text}</span>; } },
+          { label: 'Value', cell: (r) => { const v = textOf(r.message.value); return v === null ? <span class="muted">null</span> : v.binary ? <span class="binary">{v.text}</span> : <Pretty text={v.text} />; } },
+          { label: 'Headers', cell: (r) => {
+            const hs = Object.entries(r.message.headers);
+            return hs.length === 0 ? <span class="muted">—</span> : <ul class="headers">{hs.map(([k, v]) => <li><b>{k}</b>: {textOf(v)?.text ?? 'null'}</li>)}</ul>;
+          } },
+        ]} />
+      )}
+    </Page>
+  );
+}
