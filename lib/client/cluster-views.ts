@@ -14,10 +14,11 @@ export interface ControllerDescription {
   readonly leaseExpiresAt: string | null;
 }
 
-/** One partition in the metadata view. `leader` is null while the partition has none (offline). */
+/** One partition in the metadata view. */
 export interface MetadataPartition {
   readonly partitionId: number;
-  readonly leader: number | null;
+  /** The leader's broker id; -1 while the partition has none (offline), as kafkajs's `PartitionMetadata`. */
+  readonly leader: number;
   readonly leaderEpoch: number | null;
   readonly replicas: number[];
   readonly isr: number[];
@@ -51,8 +52,8 @@ export interface ReplicaStateDescription {
 /** A partition with every replica's state; the offsets are the leader's (null when it did not answer). */
 export interface PartitionDescription {
   readonly partitionId: number;
-  /** Null while the partition has no leader. */
-  readonly leader: number | null;
+  /** The leader's broker id; -1 while the partition has none (offline), as kafkajs's `PartitionMetadata`. */
+  readonly leader: number;
   readonly leaderEpoch: number | null;
   readonly isr: number[];
   readonly replicas: number[];
@@ -105,13 +106,13 @@ const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const arr = (v: unknown): Json[] => (Array.isArray(v) ? v.filter((x): x is Json => x !== null && typeof x === 'object') : []);
 /** Broker ids, whether numbers or `{broker_id}` objects. */
 const ids = (v: unknown): number[] => (Array.isArray(v) ? v.map((x) => (typeof x === 'number' ? x : Number((x as Json | null)?.broker_id))).filter(Number.isFinite) : []);
-/** A leader id as a number, a `leader_id`, or a `{related: …/brokers/N}` link. */
-function leaderOf(p: Json): number | null {
+/** A leader id from a `leader_id`, a number, or a `{related: …/brokers/N}` link; -1 for none. */
+function leaderOf(p: Json): number {
   const id = num(p.leader_id) ?? num(p.leader);
-  if (id !== null) return id >= 0 ? id : null;
+  if (id !== null) return id >= 0 ? id : -1;
   const link = str((p.leader as Json | null | undefined)?.related);
   const m = link ? /\/brokers\/(\d+)$/.exec(link) : null;
-  return m ? Number(m[1]) : null;
+  return m ? Number(m[1]) : -1;
 }
 
 export function controllerDescription(c: unknown): ControllerDescription {
