@@ -1,12 +1,19 @@
 /**
  * The admin client, in kafkajs's names and shapes where the semantics match: topics (create,
  * delete, describe, add partitions, configs), offsets, groups (list, describe, lag, reset),
- * client quotas, ACLs and the cluster (brokers, controller). Reads are tolerant of fields they do not know, and of a
- * cluster's `controller` being an object or a link.
+ * client quotas, ACLs and the cluster (brokers, controller); and Tributary's own views for
+ * consoles (cluster-views.ts): the metadata view, the controller lease, partitions with every
+ * replica's offsets, segments, and a message browser's reads. Reads are tolerant of fields they
+ * do not know, and of a cluster's `controller` being an object or a link.
  */
 import { aclDescription, entryJson, filterQuery, groupByResource, type AclDescription, type AclEntry, type AclFilter } from './acls.js';
-import type { Connection } from './connection.js';
-import { TributaryError, TributaryProtocolError } from './errors.js';
+import {
+  clusterMetadata, controllerDescription, nextFromOffset, partitionDescription, segmentDescription, tierBounds,
+  type ClusterMetadata, type ControllerDescription, type LogTiers, type PartitionDescription, type SegmentDescription,
+} from './cluster-views.js';
+import type { Connection, FetchResult } from './connection.js';
+import { isRetriable, TributaryError, TributaryProtocolError } from './errors.js';
+import { withRetry } from './retry.js';
 
 /** kafkajs's ConfigResourceTypes (Kafka's numbers). */
 export const ConfigResourceTypes = { TOPIC: 2, BROKER: 4 } as const;
@@ -77,6 +84,19 @@ export interface ClientQuotaEntry {
 
 const QUOTA_KEYS = ['producer_byte_rate', 'consumer_byte_rate', 'request_rate'] as const;
 
+/** What `fetchMessages` reads: a partition, from an offset, a time, or the log start. */
+export interface FetchMessagesOptions {
+  readonly topic: string;
+  readonly partition: number;
+  /** The first offset to read. Wins over `timestamp`. */
+  readonly offset?: number;
+  /** Read from the first record at or after this time (epoch ms, or an ISO-8601 date-time). */
+  readonly timestamp?: number | string;
+  /** About this many bytes of batches at most (the server always returns one whole batch). @default the server's, 1 MiB */
+  readonly maxBytes?: number;
+  readonly signal?: AbortSignal;
+}
+
 type Json = Record<string, unknown>;
 const ids = (v: unknown): number[] => (Array.isArray(v) ? v.map((x) => (typeof x === 'number' ? x : Number((x as Json).broker_id))).filter(Number.isFinite) : []);
 const enc = encodeURIComponent;
@@ -102,6 +122,16 @@ export class Admin {
 
   private async get<T = Json>(rest: string, query?: Record<string, string | number | undefined>): Promise<T> {
     return this.conn.call<T>('GET', await this.conn.v3(rest), query ? { query } : {});
+  }
+
+  /**
+   * A describe: retried as any read, except a 404, which is final (the admin routes read fresh
+   * metadata: an unknown topic or partition will not appear by asking again).
+   */
+  private async describe<T = Json>(rest: string, query?: Record<string, string | number | undefined>): Promise<T> {
+    const path = await this.conn.v3(rest);
+    const final = (e: unknown) => e instanceof TributaryProtocolError && e.status === 404;
+    return withRetry(async () => (await this.conn.transport.call<T>('GET', path, query ? { query } : {})).body, this.conn.retry, (e) => isRetriable(e) && !final(e));
   }
 
   private async send<T = Json>(method: string, rest: string, body?: unknown): Promise<T> {
@@ -338,6 +368,76 @@ export class Admin {
         ...(b.bytes !== undefined ? { bytes: b.bytes as number | null } : {}),
       })),
     };
+  }
+
+  /**
+   * The metadata view (`GET /v3/clusters/{c}/metadata`): brokers, the controller lease, and every
+   * topic's partitions with leader, leader epoch, replicas and ISR, in one request. Tributary's;
+   * `metadataVersion` changes with every metadata change.
+   */
+  async describeMetadata(): Promise<ClusterMetadata> {
+    return clusterMetadata(await this.describe('/metadata'), await this.conn.clusterId());
+  }
+
+  /** The controller lease (`GET …/controller`): holder, epoch and expiry; all null while nobody holds it. Tributary's. */
+  async describeController(): Promise<ControllerDescription> {
+    return controllerDescription(await this.describe('/controller'));
+  }
+
+  /**
+   * A topic's partitions with every replica's state, log start and end offsets and lag, and the
+   * leader's log start, log end and high watermark — one request (the partition list carries them).
+   * A topic that does not exist is a `TributaryProtocolError` of type UNKNOWN_TOPIC_OR_PARTITION
+   * (status 404), at once.
+   */
+  async describePartitions(topic: string): Promise<PartitionDescription[]> {
+    const r = await this.describe<{ data?: Json[] }>(`/topics/${enc(topic)}/partitions`);
+    return (r.data ?? []).map(partitionDescription).sort((a, b) => a.partitionId - b.partitionId);
+  }
+
+  /**
+   * A partition's S3 segments in base offset order (docs/tiered-log.md): `live` ones by default,
+   * or those in one `state`, or `all`. `endOffset` is exclusive. Tributary's.
+   */
+  async describeSegments(topic: string, partition: number, o: { state?: 'live' | 'pending' | 'deleted' | 'all' } = {}): Promise<SegmentDescription[]> {
+    return (await this.describeLogTiers(topic, partition, o)).segments;
+  }
+
+  /**
+   * A partition's segments and where its tiers meet: [logStartOffset, localLogStartOffset) is in
+   * S3, the rest in the replica tables. Reads every page of the segment list. Tributary's.
+   */
+  async describeLogTiers(topic: string, partition: number, o: { state?: 'live' | 'pending' | 'deleted' | 'all' } = {}): Promise<LogTiers> {
+    const path = `/topics/${enc(topic)}/partitions/${partition}/segments`;
+    const first = await this.describe<Json>(path, o.state ? { state: o.state } : undefined);
+    const segments = (first.data as Json[] | undefined ?? []).map(segmentDescription);
+    // Each page asks from the base offset the last one named (`metadata.next`), so it always moves on.
+    for (let from = nextFromOffset(first); from !== null;) {
+      const page = await this.describe<Json>(path, { ...(o.state ? { state: o.state } : {}), from_offset: from });
+      segments.push(...(page.data as Json[] | undefined ?? []).map(segmentDescription));
+      const next = nextFromOffset(page);
+      from = next !== null && next > from ? next : null;
+    }
+    return { ...tierBounds(first), segments };
+  }
+
+  /**
+   * Reads a partition without a consumer group (a message browser): from `offset`, else from the
+   * first record at or after `timestamp` (Kafka's ListOffsets by time), else from the log start.
+   * Answers at once (no long poll): an empty `messages` at the high watermark. A time later than
+   * every record answers empty at the high watermark. An offset outside the log is a
+   * `TributaryProtocolError` of type OFFSET_OUT_OF_RANGE.
+   */
+  async fetchMessages(o: FetchMessagesOptions): Promise<FetchResult> {
+    let offset = o.offset;
+    if (offset === undefined) {
+      const spec = o.timestamp === undefined ? 'earliest' : typeof o.timestamp === 'number' ? o.timestamp : Date.parse(o.timestamp);
+      if (typeof spec === 'number' && !Number.isFinite(spec)) throw new TributaryError(`fetchMessages: timestamp must be epoch milliseconds or an ISO-8601 date-time, got '${String(o.timestamp)}'.`);
+      const found = await this.conn.listOffset(o.topic, o.partition, spec);
+      if (spec !== 'earliest' && found.offset === null) return { messages: [], nextOffset: found.high, highWatermark: found.high, logStartOffset: found.low };
+      offset = spec === 'earliest' ? found.low : (found.offset as number);
+    }
+    return this.conn.fetch(o.topic, o.partition, offset, { maxWaitMs: 0, ...(o.maxBytes !== undefined ? { maxBytes: o.maxBytes } : {}), ...(o.signal ? { signal: o.signal } : {}) });
   }
 
   /** The controller, whether the cluster shows it inline or as a `{related}` link. */

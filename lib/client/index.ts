@@ -9,7 +9,13 @@ export {
   Consumer, type ConsumerConfig, type ConsumerRunConfig, type EachMessagePayload, type EachBatchPayload, type Batch,
   type RebalanceListener, type TopicPartition, type TopicPartitionOffset, type ConsumerEvent,
 } from './consumer.js';
-export { Admin, ConfigResourceTypes, type ITopicConfig, type PartitionMetadata, type ConfigEntry, type BrokerDescription, type GroupLag, type ResetTo, type ClientQuotas, type ClientQuotaEntry } from './admin.js';
+export {
+  Admin, ConfigResourceTypes, type ITopicConfig, type PartitionMetadata, type ConfigEntry, type BrokerDescription, type GroupLag, type ResetTo,
+  type ClientQuotas, type ClientQuotaEntry, type FetchMessagesOptions,
+} from './admin.js';
+export type {
+  ClusterMetadata, ControllerDescription, MetadataPartition, PartitionDescription, ReplicaStateDescription, SegmentDescription, LogTiers,
+} from './cluster-views.js';
 export {
   AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes, type AclEntry, type AclFilter, type AclDescription, type AclEnum,
 } from './acls.js';

@@ -76,6 +76,7 @@ export const ROUTES: readonly RouteSpec[] = [
   r('GET', P, 'admin', topic('DESCRIBE')),
   r('GET', `${P}/replicas`, 'admin', topic('DESCRIBE')),
   r('GET', `${P}/replicas/{broker_id}`, 'admin', topic('DESCRIBE')),
+  r('GET', `${P}/segments`, 'admin', topic('DESCRIBE')),
   r('POST', `${P}/records:delete`, 'admin', topic('DELETE')),
   r('GET', `${C}/topics/-/configs`, 'admin', filtered('configs of topics the principal may DESCRIBE_CONFIGS')),
   r('GET', `${T}/configs`, 'admin', topic('DESCRIBE_CONFIGS')),

@@ -16,7 +16,8 @@ const exercised = new Set<string>();
 /**
  * v3 routes that are Tributary's own (no operation in the spec, so no schema to check): the
  * native group protocol, fetch, ListOffsets, DeleteRecords, producer ids, brokers joining and
- * leaving, reassignments and elections, the balancer, the metadata view, the controller lease and client quotas.
+ * leaving, reassignments and elections, the balancer, the metadata view, the controller lease, client quotas
+ * and a partition's S3 segments.
  */
 const EXTENSIONS = [
   'GET /v3/clusters/{cluster_id}/controller',
@@ -31,6 +32,7 @@ const EXTENSIONS = [
   'POST /v3/clusters/{cluster_id}/producers',
   'GET /v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/records',
   'GET /v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/offsets',
+  'GET /v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/segments',
   'POST /v3/clusters/{cluster_id}/consumer-groups/{group_id}/heartbeat',
   'POST /v3/clusters/{cluster_id}/consumer-groups/{group_id}/offsets:commit',
   'GET /v3/clusters/{cluster_id}/consumer-groups/{group_id}/offsets',

@@ -197,6 +197,9 @@ export function catalog(routes: readonly RouteSpec[], ctx: FuzzContext): RouteFu
       queries: [[['timestamp', 'earliest']], [['timestamp', 'latest']], [['timestamp', '1767225600000']], [['timestamp', 'max_timestamp']]],
     },
     'GET /v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/offset': { queries: [[], [['offset_type', 'earliest']], [['offset_type', 'latest']]] },
+    'GET /v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/segments': {
+      queries: [[], [['state', 'all']], [['state', 'live'], ['from_offset', '0']], [['state', 'pending'], ['from_offset', '100']]],
+    },
     'POST /v3/clusters/{cluster_id}/consumer-groups/{group_id}/heartbeat': {
       bodies: [{ member_epoch: 0, subscribed_topic_names: [T], session_timeout_ms: 120_000 }, { member_id: ctx.memberId, member_epoch: 1, owned_partitions: tp },
         { member_id: ctx.memberId, member_epoch: -1 }, { member_epoch: 0, subscribed_topic_regex: 'fuzz-.*', assignor: 'range' }],
