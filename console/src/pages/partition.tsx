@@ -11,7 +11,7 @@ import { TopicNav } from './topic-nav.js';
 
 export function PartitionPage({ topic, partition }: { topic: string; partition: number }) {
   const parts = usePoll(() => cluster().admin.describePartitions(topic), [topic]);
-  const segments = usePoll(() => cluster().admin.describeSegments(topic, partition), [topic, partition], 10_000);
+  const tiers = usePoll(() => cluster().admin.describeLogTiers(topic, partition), [topic, partition], 10_000);
   const p = parts.data?.find((x) => x.partitionId === partition);
   const brokers = p ? [...p.replicas].sort((a, b) => a - b) : [];
   const series = useSeries(parts.at, p ? [p.highWatermark, ...brokers.map((b) => p.replicaStates.find((r) => r.brokerId === b)?.logEndOffset ?? null)] : undefined);
@@ -40,9 +40,14 @@ export function PartitionPage({ topic, partition }: { topic: string; partition: 
           <TimeChart label="Log end offsets and high watermark over time" names={['high watermark', ...brokers.map((b) => `broker ${b}`)]} times={series.times} series={series.series} />
         </>
       )}
-      <ErrorNote error={segments.error} />
-      {segments.data ? (
-        <Table caption="Segments in S3" rows={segments.data} rowKey={(s) => String(s.baseOffset)} empty="No segments yet: every record is still in the replicas' tables." columns={[
+      <ErrorNote error={tiers.error} />
+      {tiers.data ? (
+        <>
+        <p class="note" data-testid="tiers">
+          Offsets {fmt(tiers.data.logStartOffset)} to {fmt(tiers.data.localLogStartOffset)} are in S3 segments;
+          from {fmt(tiers.data.localLogStartOffset)} to the log end ({fmt(tiers.data.logEndOffset)}) in the replicas' tables.
+        </p>
+        <Table caption="Segments in S3" rows={tiers.data.segments} rowKey={(s) => String(s.baseOffset)} empty="No segments yet: every record is still in the replicas' tables." columns={[
           { label: 'Base offset', cell: (s) => fmt(s.baseOffset), numeric: true },
           { label: 'End offset', cell: (s) => fmt(s.endOffset), numeric: true },
           { label: 'Records', cell: (s) => fmt(s.recordCount), numeric: true },
@@ -51,7 +56,8 @@ export function PartitionPage({ topic, partition }: { topic: string; partition: 
           { label: 'Last timestamp', cell: (s) => fmtTime(s.maxTimestamp) },
           { label: 'Object', cell: (s) => <code>{s.objectKey}</code> },
         ]} />
-      ) : !segments.error && <Loading what="segments" />}
+        </>
+      ) : !tiers.error && <Loading what="segments" />}
     </Page>
   );
 }
