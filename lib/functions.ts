@@ -102,7 +102,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   spec({
     // The console's static files and /ui/config.json (lib/http/console.ts): no store at all, and
     // no authorizer on its routes (lib/http/console-routes.ts).
-    name: 'console', entry: 'lambdas/console.ts', description: 'The console: its static files under /ui/ and /ui/config.json',
+    name: 'console', entry: 'lambdas/console.ts', description: 'Static files of the web console under /ui/, and /ui/config.json',
     trigger: 'http', memoryMb: 128, timeoutSeconds: 5, coordination: 'none', coordinationWrites: [], replicas: 'none', bucketRead: [], bucketWrite: [],
     bundlesConsole: true,
   }),
