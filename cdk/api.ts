@@ -3,6 +3,7 @@
  * catch-all, each to the function the table names. An HTTP API (payload 2.0, what the handlers
  * speak), or a REST API with the same paths for LocalStack's free plan (its payload 1.0 events are
  * rewritten by runtime/rest-event.ts, which the bundler wraps around every HTTP function).
+ * The console's static routes (lib/http/console-routes.ts) join them with no authorizer.
  */
 import { Duration, Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
@@ -13,6 +14,7 @@ import type { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import type { StaticRouteSpec } from '../lib/http/console-routes.js';
 import type { RouteSpec } from '../lib/http/routes.js';
 import type { ApiAuthorization, ApiType, JwtAuthorizerProps } from './props.js';
 
@@ -26,6 +28,8 @@ export interface ApiOptions {
   readonly routes: readonly RouteSpec[];
   /** The catch-all (`$default`) route. */
   readonly defaultRoute: RouteSpec;
+  /** Routes open to anyone whatever `authorization` and `jwt` say: the console's static files. */
+  readonly staticRoutes: readonly StaticRouteSpec[];
   readonly functions: Readonly<Record<string, IFunction>>;
   readonly accessLogs: ILogGroup;
   /** Stage throttling of the whole API. */
@@ -43,7 +47,7 @@ export const REST_STAGE = 'prod';
 
 /** Every route's function, checked before anything is built. */
 function functionsOf(o: ApiOptions): (name: string) => IFunction {
-  for (const route of [...o.routes, o.defaultRoute]) {
+  for (const route of [...o.routes, o.defaultRoute, ...o.staticRoutes]) {
     if (!o.functions[route.fn]) throw new Error(`route ${route.method} ${route.path} names function '${route.fn}', which is not in the function catalog`);
   }
   return (name) => o.functions[name] as IFunction;
@@ -65,6 +69,9 @@ const HTTP_ACCESS_LOG = apigw.AccessLogFormat.custom(JSON.stringify({
   protocol: '$context.protocol', responseLength: '$context.responseLength', latencyMs: '$context.responseLatency',
   integrationLatencyMs: '$context.integrationLatency', error: '$context.error.message', integrationError: '$context.integrationErrorMessage',
 }));
+
+/** Why the console's routes have no authorizer (cdk-nag asks). */
+const STATIC_REASON = "The console's static files (and its config.json, which names the auth mode and the OIDC client, both public) hold no data and need no credentials; the app's API calls go to the other routes with the API's authorization.";
 
 export function buildApi(scope: Construct, o: ApiOptions): ClusterApi {
   return o.type === 'http' ? buildHttpApi(scope, o) : buildRestApi(scope, o);
@@ -90,6 +97,12 @@ function buildHttpApi(scope: Construct, o: ApiOptions): ClusterApi {
   for (const route of o.routes) {
     api.addRoutes({ path: route.path, methods: [apigwv2.HttpMethod[route.method]], integration: integration(route.fn) });
   }
+  for (const route of o.staticRoutes) {
+    const [added] = api.addRoutes({
+      path: route.path, methods: [apigwv2.HttpMethod[route.method]], integration: integration(route.fn), authorizer: new apigwv2.HttpNoneAuthorizer(),
+    });
+    if (added) Validations.of(added).acknowledge({ id: 'AwsSolutions-APIG4', reason: STATIC_REASON });
+  }
   const stage = new apigwv2.HttpStage(scope, 'HttpStage', {
     httpApi: api,
     stageName: '$default',
@@ -110,7 +123,7 @@ function buildHttpApi(scope: Construct, o: ApiOptions): ClusterApi {
 }
 
 /** Checks what API Gateway would reject only at deploy time: two different variables under one parent. */
-function checkRestPaths(routes: readonly RouteSpec[]): void {
+function checkRestPaths(routes: readonly { readonly method: string; readonly path: string }[]): void {
   const variableAt = new Map<string, string>();
   for (const route of routes) {
     const parts = route.path.split('/').filter((s) => s !== '');
@@ -128,7 +141,7 @@ function checkRestPaths(routes: readonly RouteSpec[]): void {
 
 function buildRestApi(scope: Construct, o: ApiOptions): ClusterApi {
   const fn = functionsOf(o);
-  checkRestPaths(o.routes);
+  checkRestPaths([...o.routes, ...o.staticRoutes]);
   const authorizationType = o.authorization === 'iam' ? apigw.AuthorizationType.IAM : apigw.AuthorizationType.NONE;
   const api = new apigw.RestApi(scope, 'RestApi', {
     restApiName: o.name,
@@ -163,10 +176,18 @@ function buildRestApi(scope: Construct, o: ApiOptions): ClusterApi {
     if (!r) resources.set(p, (r = api.root.resourceForPath(p)));
     return r;
   };
-  for (const route of o.routes) {
-    const parts = route.path.split('/').filter((s) => s !== '');
+  const parentsOf = (p: string) => {
+    const parts = p.split('/').filter((s) => s !== '');
     for (let i = 1; i < parts.length; i++) resourceFor(`/${parts.slice(0, i).join('/')}`);
+  };
+  for (const route of o.routes) {
+    parentsOf(route.path);
     resourceFor(route.path).addMethod(route.method, integration(route.fn));
+  }
+  for (const route of o.staticRoutes) {
+    parentsOf(route.path);
+    const method = resourceFor(route.path).addMethod(route.method, integration(route.fn), { authorizationType: apigw.AuthorizationType.NONE });
+    Validations.of(method).acknowledge({ id: 'AwsSolutions-APIG4', reason: STATIC_REASON }, { id: 'AwsSolutions-COG4', reason: STATIC_REASON });
   }
   // The catch-all, as an HTTP API's `$default`: any other method on a known path, and any other path.
   const catchAll = integration(o.defaultRoute.fn);

@@ -2,7 +2,8 @@
  * `TributaryCluster`: a whole Tributary cluster as one construct — the coordination table, one
  * replica table per broker, the bucket, one Lambda function per entry of the function catalog
  * (lib/functions.ts) with exactly the access its entry names, the API built from the route table
- * (lib/http/routes.ts), the replicator's stream event sources, the controller's schedule, alarms
+ * (lib/http/routes.ts), the console under `<api url>ui/` (lib/http/console.ts; its routes need no
+ * credentials), the replicator's stream event sources, the controller's schedule, alarms
  * and a dashboard. The broker list goes into the coordination table (a custom resource's PutItem),
  * where the controller reads it: a Lambda environment holds 4 KB. Tables come from lib/storage/tables.ts, the same definitions the local stack
  * creates, so what runs locally is what deploys.
@@ -31,6 +32,7 @@ import type * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import { createHash } from 'node:crypto';
 import { CONTROLLER_WAKE_PATTERN, DEPLOYED_BROKERS_ITEM, ENVIRONMENT, FUNCTIONS, type FunctionName, type FunctionSpec } from '../lib/functions.js';
+import { STATIC_ROUTES } from '../lib/http/console-routes.js';
 import { DEFAULT_ROUTE, ROUTES, type RouteSpec } from '../lib/http/routes.js';
 import { coordinationTableSpec, replicaTableSpec, type KeyType, type TableSpec } from '../lib/storage/tables.js';
 import { grantCatalogAccess } from './access.js';
@@ -85,6 +87,10 @@ const ATTRIBUTE_TYPES: Record<KeyType, dynamodb.AttributeType> = {
 
 const capitalized = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
 
+/** Does the function touch the cluster's storage (tables, streams, bucket) at all? */
+const usesStorage = (spec: FunctionSpec): boolean =>
+  spec.coordination !== 'none' || spec.replicas !== 'none' || spec.bucketRead.length > 0 || spec.bucketWrite.length > 0 || spec.trigger !== 'http';
+
 export class TributaryCluster extends Construct {
   /** The props with their defaults applied. */
   readonly settings: ResolvedProps;
@@ -103,6 +109,12 @@ export class TributaryCluster extends Construct {
   readonly api: apigwv2.HttpApi | apigw.RestApi;
   /** The API's base URL, ending in `/`. */
   readonly apiUrl: string;
+  /**
+   * The console's page, `<apiUrl>ui/`: open to anyone (static files), its API calls authenticated
+   * as the API is. With `jwtAuthorizer` it signs in with that provider; with IAM alone it cannot
+   * call the API (a browser has no SigV4 credentials).
+   */
+  readonly consoleUrl: string;
   /**
    * Writes the broker list into the coordination table on every create and update
    * (DEPLOYED_BROKERS_ITEM in lib/functions.ts); the controller registers the brokers from it.
@@ -152,13 +164,20 @@ export class TributaryCluster extends Construct {
           ...(p.superUsers.length > 0 ? { [ENVIRONMENT.superUsers]: p.superUsers.join(';') } : {}),
           ...(p.jwtAuthorizer ? { [ENVIRONMENT.principalClaim]: p.jwtAuthorizer.principalClaim ?? 'sub' } : {}),
         } : {}),
+        // The console's sign-in (its /ui/config.json and the page's Content-Security-Policy).
+        ...(spec.bundlesConsole && p.jwtAuthorizer ? {
+          [ENVIRONMENT.consoleOidcIssuer]: p.jwtAuthorizer.issuer,
+          [ENVIRONMENT.consoleOidcClientId]: p.jwtAuthorizer.consoleClientId ?? p.jwtAuthorizer.audience[0] ?? '',
+          [ENVIRONMENT.consoleOidcScopes]: (p.jwtAuthorizer.consoleScopes ?? ['openid']).join(' '),
+        } : {}),
         ...(spec.trigger === 'schedule' ? {
           [ENVIRONMENT.tickMs]: String(p.controllerTickMs),
           [ENVIRONMENT.sessionTimeoutMs]: String(p.brokerSessionTimeoutMs),
         } : {}),
       });
       grantCatalogAccess(spec, fn, { coordination: this.coordinationTable, replicas: this.replicaTables, bucket: this.bucket });
-      grantKey(p.encryptionKey, fn.role as iam.Role);
+      // (a function that touches no table, stream, queue or bucket, the console's, needs no key)
+      if (usesStorage(spec)) grantKey(p.encryptionKey, fn.role as iam.Role);
       this.acknowledgePrefixWildcards(spec, fn);
       this.trigger(spec, fn);
       functions[spec.name] = fn;
@@ -168,11 +187,12 @@ export class TributaryCluster extends Construct {
 
     const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', { retention: p.logRetention, removalPolicy: p.removalPolicy });
     const api = buildApi(this, {
-      name: p.tablePrefix, type: p.apiType, authorization: p.authorization, ...(p.jwtAuthorizer ? { jwt: p.jwtAuthorizer } : {}), routes: ROUTES, defaultRoute: DEFAULT_ROUTE, functions: this.functions, accessLogs,
+      name: p.tablePrefix, type: p.apiType, authorization: p.authorization, ...(p.jwtAuthorizer ? { jwt: p.jwtAuthorizer } : {}), routes: ROUTES, defaultRoute: DEFAULT_ROUTE, staticRoutes: STATIC_ROUTES, functions: this.functions, accessLogs,
       throttle: { rateLimit: p.throttlingRateLimit, burstLimit: p.throttlingBurstLimit },
     });
     this.api = api.api;
     this.apiUrl = api.url;
+    this.consoleUrl = `${api.url}ui/`;
 
     this.alarmTopic = p.alarmTopic ?? (p.alarmEmail ? this.emailTopic(p.alarmEmail, p.encryptionKey) : undefined);
     const observability = buildObservability(this, {

@@ -6,15 +6,17 @@
  * Output per function: `<name>/index.mjs` (ESM, Node 22, minified, with a `require` shim for the
  * CommonJS dependencies) and `index.mjs.map` (used when the construct's `sourceMaps` prop turns on
  * `--enable-source-maps`). HTTP functions are wrapped so that they take REST API (payload 1.0)
- * events too; see runtime/rest-event.ts.
+ * events too; see runtime/rest-event.ts. A function whose catalog entry has `bundlesConsole`
+ * also gets the built console (console/build.ts) in `<name>/console/`, where it serves it from.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import * as esbuild from 'esbuild';
+import { buildConsoleSync } from '../console/build.js';
 import type { FunctionSpec } from '../lib/functions.js';
 
 /** What bundling needs of a function (the catalog's specs, or a test's). */
-export type BundledFunction = Pick<FunctionSpec, 'entry' | 'trigger'> & { readonly name: string };
+export type BundledFunction = Pick<FunctionSpec, 'entry' | 'trigger' | 'bundlesConsole'> & { readonly name: string };
 
 export const PROJECT_ROOT = path.resolve(import.meta.dirname, '..');
 const REST_ADAPTER = path.join(PROJECT_ROOT, 'cdk', 'runtime', 'rest-event.ts');
@@ -68,4 +70,5 @@ export function bundleFunctions(functions: readonly BundledFunction[], outdir: s
     entryPoints[`${f.name}/index`] = file;
   }
   esbuild.buildSync({ ...ESBUILD_OPTIONS, entryPoints, outdir });
+  for (const f of functions) if (f.bundlesConsole) buildConsoleSync(path.join(outdir, f.name, 'console'));
 }

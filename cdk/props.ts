@@ -23,6 +23,17 @@ export interface JwtAuthorizerProps {
    * @default 'sub'
    */
   readonly principalClaim?: string;
+  /**
+   * The OIDC client the console signs in with (authorization code with PKCE, a public client with
+   * `<api url>ui/` as its callback URL); its tokens must carry one of `audience`.
+   * @default - the first `audience`
+   */
+  readonly consoleClientId?: string;
+  /**
+   * The scopes the console asks the provider for.
+   * @default ['openid']
+   */
+  readonly consoleScopes?: readonly string[];
 }
 
 /** How callers authenticate, as the functions see it (TRIBUTARY_AUTH). */
@@ -69,7 +80,8 @@ export interface TributaryClusterProps {
   /**
    * Authenticate callers with a JWT instead of IAM: an HTTP API JWT authorizer on every route,
    * the principal `User:<principalClaim>`. Only with `apiType: 'http'`, and not with
-   * `authorization: 'none'`. ACLs are enforced as with IAM.
+   * `authorization: 'none'`. ACLs are enforced as with IAM. The console (`<api url>ui/`) signs in
+   * with this provider (`consoleClientId`); with IAM alone it cannot call the API from a browser.
    * @default - IAM (see `authorization`)
    */
   readonly jwtAuthorizer?: JwtAuthorizerProps;
@@ -249,7 +261,15 @@ function resolveJwt(j: JwtAuthorizerProps, apiType: ApiType, authorization: ApiA
   if (typeof principalClaim !== 'string' || !/^[\w:.-]{1,128}$/.test(principalClaim)) {
     throw new Error(`jwtAuthorizer.principalClaim must be a claim name, got "${String(j.principalClaim)}"`);
   }
-  return { issuer: j.issuer, audience: [...j.audience], principalClaim };
+  const consoleClientId = j.consoleClientId ?? j.audience[0];
+  if (typeof consoleClientId !== 'string' || consoleClientId === '') {
+    throw new Error(`jwtAuthorizer.consoleClientId must be a non-empty client id, got "${String(j.consoleClientId)}"`);
+  }
+  const consoleScopes = j.consoleScopes ?? ['openid'];
+  if (!Array.isArray(consoleScopes) || consoleScopes.some((x) => typeof x !== 'string' || !/^[\x21\x23-\x5B\x5D-\x7E]+$/.test(x))) {
+    throw new Error(`jwtAuthorizer.consoleScopes must be OAuth scope tokens (no spaces or quotes), got ${JSON.stringify(j.consoleScopes)}`);
+  }
+  return { issuer: j.issuer, audience: [...j.audience], principalClaim, consoleClientId, consoleScopes: [...consoleScopes] };
 }
 
 /** Applies the defaults and validates; throws on the first invalid prop. */

@@ -28,6 +28,10 @@ export class TributaryStack extends Stack {
       description: 'The cluster id is assigned by the controller\'s first run (within a minute of the first deployment)',
       value: `GET ${this.cluster.apiUrl}v3/clusters -> data[0].cluster_id`,
     });
+    new CfnOutput(this, 'ConsoleUrl', {
+      description: 'The console (needs jwtAuthorizer to call an API that is not open: a browser cannot sign with IAM)',
+      value: this.cluster.consoleUrl,
+    });
     new CfnOutput(this, 'CoordinationTableName', { value: this.cluster.coordinationTable.tableName });
     new CfnOutput(this, 'BucketName', { value: this.cluster.bucket.bucketName });
     if (this.cluster.dashboard) new CfnOutput(this, 'DashboardName', { value: this.cluster.dashboard.dashboardName });

@@ -5,7 +5,7 @@
  */
 import type { FunctionName as HttpFunctionName } from './http/routes.js';
 
-export type FunctionName = HttpFunctionName | 'replicator' | 'controller';
+export type FunctionName = HttpFunctionName | 'console' | 'replicator' | 'controller';
 
 export type Access = 'none' | 'read' | 'write';
 
@@ -64,6 +64,11 @@ export interface FunctionSpec {
   /** Bucket prefixes it reads and writes (`data/`, `snapshots/`). */
   readonly bucketRead: readonly string[];
   readonly bucketWrite: readonly string[];
+  /**
+   * Its bundle carries the built console (console/build.ts) in `console/` beside `index.mjs`.
+   * @default false
+   */
+  readonly bundlesConsole?: boolean;
 }
 
 const spec = (s: FunctionSpec): FunctionSpec => s;
@@ -93,6 +98,13 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     trigger: 'http', memoryMb: 1024, timeoutSeconds: 29, coordination: 'write', replicas: 'read', bucketRead: ['data/', 'segments/'], bucketWrite: [],
     // Groups, members, committed offsets, suspect reports: no lease, no partition state.
     coordinationWrites: ['groupList', 'group', 'offsets', 'brokers', 'quotaUsage'],
+  }),
+  spec({
+    // The console's static files and /ui/config.json (lib/http/console.ts): no store at all, and
+    // no authorizer on its routes (lib/http/console-routes.ts).
+    name: 'console', entry: 'lambdas/console.ts', description: 'Static files of the web console under /ui/, and /ui/config.json',
+    trigger: 'http', memoryMb: 128, timeoutSeconds: 5, coordination: 'none', coordinationWrites: [], replicas: 'none', bucketRead: [], bucketWrite: [],
+    bundlesConsole: true,
   }),
   spec({
     name: 'replicator', entry: 'lambdas/replicator.ts', description: 'Copies new batches from leaders to followers (DynamoDB Streams), rolls table tails into S3 segments',
@@ -125,6 +137,14 @@ export const ENVIRONMENT = {
   superUsers: 'TRIBUTARY_SUPER_USERS',
   /** With a JWT authorizer: the claim that names the principal (lib/http/principal.ts). Default `sub`. */
   principalClaim: 'TRIBUTARY_PRINCIPAL_CLAIM',
+  /** The console function's built files. Default: `console/` beside its bundle (lib/http/console.ts). */
+  consoleDir: 'TRIBUTARY_CONSOLE_DIR',
+  /** With a JWT authorizer: the OIDC provider the console signs in with (its issuer URL), for /ui/config.json. */
+  consoleOidcIssuer: 'TRIBUTARY_CONSOLE_OIDC_ISSUER',
+  /** The console's OIDC client id (the construct's `jwtAuthorizer.consoleClientId`). */
+  consoleOidcClientId: 'TRIBUTARY_CONSOLE_OIDC_CLIENT_ID',
+  /** The scopes the console asks for, separated by spaces. */
+  consoleOidcScopes: 'TRIBUTARY_CONSOLE_OIDC_SCOPES',
 } as const;
 
 /**

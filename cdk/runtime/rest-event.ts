@@ -6,9 +6,10 @@
  * `{statusCode, headers, body}` is valid in both formats.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyEventV2 } from 'aws-lambda';
+import { STATIC_ROUTES, staticRouteKey } from '../../lib/http/console-routes.js';
 import { ROUTES, routeKey } from '../../lib/http/routes.js';
 
-const KNOWN_ROUTES = new Set(ROUTES.map(routeKey));
+const KNOWN_ROUTES = new Set([...ROUTES.map(routeKey), ...STATIC_ROUTES.map(staticRouteKey)]);
 
 export function isRestEvent(event: unknown): event is APIGatewayProxyEvent {
   return typeof event === 'object' && event !== null && 'httpMethod' in event && 'resource' in event && !('routeKey' in event);

@@ -5,7 +5,8 @@
  * local-only control API (processes), served by the caller's `control` hook. With `authenticate`
  * (`--auth`), the gateway is also the API's Lambda authorizer: every API route needs a known
  * bearer token (401 with 40101 before any function runs), and the principal goes into the event as
- * `requestContext.authorizer.lambda.principal`, where lib/http/principal.ts reads it.
+ * `requestContext.authorizer.lambda.principal`, where lib/http/principal.ts reads it. The console's
+ * static routes (lib/http/console-routes.ts) have no authorizer here either, as in AWS.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -14,6 +15,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { logger } from '../logger.js';
 import { observedRequest } from '../storage/capacity.js';
 import type { HttpHandler } from '../http/function.js';
+import { matchStaticRoute, staticRouteKey, type StaticFunctionName } from '../http/console-routes.js';
 import { DEFAULT_ROUTE, matchRoute, routeKey, type FunctionName } from '../http/routes.js';
 
 export interface ControlResponse {
@@ -24,7 +26,8 @@ export interface ControlResponse {
 export interface GatewayOptions {
   readonly host: string;
   readonly port: number;
-  readonly functions: Readonly<Record<FunctionName, HttpHandler>>;
+  /** The HTTP functions: the API's (lib/http/routes.ts) and the console's (lib/http/console-routes.ts). */
+  readonly functions: Readonly<Record<FunctionName | StaticFunctionName, HttpHandler>>;
   readonly maxRequestBytes: number;
   /** The 413 body for a request over `maxRequestBytes`. @default the REST Proxy's error shape */
   readonly tooLargeBody?: unknown;
@@ -32,7 +35,7 @@ export interface GatewayOptions {
   readonly control?: (method: string, path: string, query: URLSearchParams) => Promise<ControlResponse>;
   /**
    * The Lambda authorizer: the principal of a request's `Authorization` header, undefined to
-   * refuse it with 401. Not asked for `/local/...` nor the console's static files under `/ui/`.
+   * refuse it with 401. Not asked for `/local/...` nor the console's routes (`GET`/`HEAD` `/ui`, `/ui/...`).
    * @default none: every request is let through, as `User:ANONYMOUS`
    */
   readonly authenticate?: (authorization: string | undefined) => string | undefined;
@@ -166,8 +169,17 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
       res.setHeader('connection', 'close');
       return send(res, 413, o.tooLargeBody ?? { error_code: 413, message: `HTTP 413 Request Entity Too Large: the body is larger than ${o.maxRequestBytes} bytes.` });
     }
+    const deadline = Date.now() + 30_000;
+    // The console's routes: no authorizer, their own function (as cdk/api.ts deploys them).
+    const file = matchStaticRoute(method, url.pathname);
+    if (file) {
+      const key = staticRouteKey(file.route);
+      const event = toEvent(req, url, body, key, file.pathParameters);
+      const result = await o.functions[file.route.fn](event, lambdaContext(file.route.fn, event.requestContext.requestId, deadline));
+      return writeResult(res, result);
+    }
     let principal: string | undefined;
-    if (o.authenticate && !url.pathname.startsWith('/ui/')) {
+    if (o.authenticate) {
       principal = o.authenticate(req.headers.authorization);
       if (principal === undefined) {
         const message = req.headers.authorization === undefined
@@ -180,7 +192,6 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     const route = match?.route ?? DEFAULT_ROUTE;
     const key = routeKey(route);
     const event = toEvent(req, url, body, key, match?.pathParameters ?? {}, principal);
-    const deadline = Date.now() + 30_000;
     const result = await observedRequest(event.routeKey, () => o.functions[route.fn](event, lambdaContext(route.fn, event.requestContext.requestId, deadline)));
     writeResult(res, result);
   }

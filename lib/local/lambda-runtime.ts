@@ -330,19 +330,20 @@ const WORKER = path.join(PROJECT_ROOT, 'lib', 'local', 'lambda-worker.ts');
 /** Every file a build depends on: the sources (by path, size and modification time) and the lockfile. */
 function sourceHash(functions: readonly LambdaFunction[]): string {
   const h = createHash('sha256');
-  h.update(JSON.stringify(functions.map((f) => [f.name, f.entry, f.trigger])));
+  h.update(JSON.stringify(functions.map((f) => [f.name, f.entry, f.trigger, f.bundlesConsole ?? false])));
   h.update(fs.readFileSync(path.join(PROJECT_ROOT, 'package-lock.json')));
   const walk = (dir: string): void => {
     for (const e of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       const p = path.join(dir, e.name);
       if (e.isDirectory()) walk(p);
-      else if (/\.(ts|js|mjs|json)$/.test(e.name)) {
+      else if (/\.(ts|tsx|js|mjs|json|css|html)$/.test(e.name)) {
         const st = fs.statSync(p);
         h.update(`${p}\0${st.size}\0${st.mtimeMs}\n`);
       }
     }
   };
-  for (const d of ['lib', 'lambdas', 'cdk', 'test/fixtures']) if (fs.existsSync(path.join(PROJECT_ROOT, d))) walk(path.join(PROJECT_ROOT, d));
+  // (console/: the console function's bundle carries the built console)
+  for (const d of ['lib', 'lambdas', 'cdk', 'console', 'test/fixtures']) if (fs.existsSync(path.join(PROJECT_ROOT, d))) walk(path.join(PROJECT_ROOT, d));
   return h.digest('hex').slice(0, 16);
 }
 

@@ -71,6 +71,7 @@ async function main(): Promise<void> {
     ...(values.auth ? { auth: true } : {}),
   });
   process.stdout.write(`Tributary local cluster ready at ${stack.url}\n`);
+  process.stdout.write(`Console: ${stack.consoleUrl}\n`);
   // Where the admin token is, never the token itself.
   if (stack.credentialsFile) process.stdout.write(`Authentication is on: User:admin's token (and every user's) is in ${stack.credentialsFile}\n`);
 

@@ -11,8 +11,10 @@ import path from 'node:path';
 import { bootstrapCluster } from '../cluster/bootstrap.js';
 import { invalidateMetadata } from '../cluster/metadata.js';
 import { resetConfig } from '../config.js';
-import type { FunctionName as HttpFunctionName } from '../http/routes.js';
-import { CONTROLLER_WAKE_PATTERN, FUNCTIONS } from '../functions.js';
+import { buildConsole, type BuiltConsole } from '../../console/build.js';
+import type { StaticFunctionName } from '../http/console-routes.js';
+import type { FunctionName as ApiFunctionName } from '../http/routes.js';
+import { CONTROLLER_WAKE_PATTERN, ENVIRONMENT, FUNCTIONS } from '../functions.js';
 import type * as ReplicatorModule from '../../lambdas/replicator.js';
 import type { HttpHandler } from '../http/function.js';
 import { logger } from '../logger.js';
@@ -94,8 +96,17 @@ export const BUCKET = 'tributary-local';
 const PROJECT_ROOT = path.resolve(import.meta.dirname, '../..');
 const MAX_BROKERS = 64;
 
+type HttpFunctionName = ApiFunctionName | StaticFunctionName;
+
 export interface LocalStack {
   readonly url: string;
+  /** The console's page: `<url>/ui/`. */
+  readonly consoleUrl: string;
+  /**
+   * The console as built at start into `<data-dir>/console` (in-process mode); with `lambda`,
+   * the console function's bundle carries its own build (cdk/esbuild.ts) and this is undefined.
+   */
+  readonly console: BuiltConsole | undefined;
   readonly dataDir: string;
   readonly stateFile: string;
   readonly clusterId: string;
@@ -187,6 +198,7 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
   let schedule: NodeJS.Timeout | undefined;
   const scheduled = new Set<Promise<unknown>>();
   let credentials: CredentialStore | undefined;
+  let builtConsole: BuiltConsole | undefined;
   let restartProcess: LocalStack['restart'] = async () => {
     throw new LocalStackError('The local stack is not running.');
   };
@@ -227,6 +239,13 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
       // (explicitly: a stack started after an `auth` one in the same process must not inherit it)
       env.TRIBUTARY_AUTH = 'none';
     }
+    // The console: built here for the in-process handler; in Lambda mode its bundle carries a build
+    // beside index.mjs, as the deployed function's does ('' so no earlier stack's directory applies).
+    if (!o.lambda) {
+      builtConsole = await buildConsole(path.join(dir, 'console'));
+      logger.info({ event: 'console-built', dir: builtConsole.outdir, ms: builtConsole.ms, bytes: builtConsole.totalBytes, gzipBytes: builtConsole.totalGzipBytes }, 'console built');
+    }
+    env[ENVIRONMENT.consoleDir] = builtConsole?.outdir ?? '';
     Object.assign(process.env, env);
     delete process.env.AWS_SESSION_TOKEN;
     delete process.env.AWS_PROFILE;
@@ -363,9 +382,9 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
     env.TRIBUTARY_LOCAL_CONTROL_URL = gateway.url;
     process.env.TRIBUTARY_LOCAL_CONTROL_URL = gateway.url;
     writeState();
-    logger.info({ event: 'local-stack-ready', url: gateway.url, dataDir: dir, brokers: brokerCount, isolated: !!o.isolatedBrokers, lambda: !!runtime, auth: !!credentials, credentialsFile: credentials?.file }, 'local stack ready');
+    logger.info({ event: 'local-stack-ready', url: gateway.url, console: `${gateway.url}/ui/`, dataDir: dir, brokers: brokerCount, isolated: !!o.isolatedBrokers, lambda: !!runtime, auth: !!credentials, credentialsFile: credentials?.file }, 'local stack ready');
     return {
-      url: gateway.url, dataDir: dir, stateFile, clusterId, supervisor, env, stop, restart: (name, opts) => restartProcess(name, opts),
+      url: gateway.url, consoleUrl: `${gateway.url}/ui/`, console: builtConsole, dataDir: dir, stateFile, clusterId, supervisor, env, stop, restart: (name, opts) => restartProcess(name, opts),
       ...(credentials ? { credentialsFile: credentials.file } : {}),
     };
   } catch (err) {

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { TributaryCluster } from '../../cdk/cluster.js';
 import type { TributaryClusterProps } from '../../cdk/props.js';
 import { ENVIRONMENT, FUNCTIONS } from '../../lib/functions.js';
+import { STATIC_ROUTES, staticRouteKey } from '../../lib/http/console-routes.js';
 import { DEFAULT_ROUTE, ROUTES } from '../../lib/http/routes.js';
 import { logicalId, resourcesOf, synth, type Synthesized } from './synth.js';
 
@@ -16,7 +17,9 @@ const envOf = (s: Synthesized, name: string): Record<string, string> => {
   const id = logicalId(s, (s.stack.cluster.functions as Record<string, any>)[name]);
   return (s.json.Resources[id]?.Properties?.Environment?.Variables ?? {}) as Record<string, string>;
 };
-const routes = (s: Synthesized) => resourcesOf(s, 'AWS::ApiGatewayV2::Route').map(([, r]) => r);
+/** The API's routes but the console's static files, which have no authorizer (test/cdk/console.test.ts). */
+const FILES = new Set(STATIC_ROUTES.map(staticRouteKey));
+const routes = (s: Synthesized) => resourcesOf(s, 'AWS::ApiGatewayV2::Route').map(([, r]) => r).filter((r) => !FILES.has(r.RouteKey));
 
 describe('TributaryCluster: authentication', () => {
   it('uses IAM on every route by default and tells the HTTP functions so (TRIBUTARY_AUTH=iam), with no super user', () => {

@@ -85,10 +85,10 @@ async function inChild(name: string, event?: unknown): Promise<string> {
 }
 
 describe('Bundled functions', () => {
-  it('are one ESM file each, with a source map, built for every catalog entry', () => {
+  it('are one ESM file each, with a source map, built for every catalog entry (and the built console beside the console function\'s)', () => {
     for (const spec of FUNCTIONS) {
       const dir = assets.get(spec.name) ?? '';
-      expect(fs.readdirSync(dir).sort(), spec.name).toEqual(['index.mjs', 'index.mjs.map']);
+      expect(fs.readdirSync(dir).sort(), spec.name).toEqual(['index.mjs', 'index.mjs.map', ...(spec.bundlesConsole ? ['console'] : [])].sort());
       expect(fs.readFileSync(path.join(dir, 'index.mjs'), 'utf8').slice(0, 120)).toContain('createRequire');
     }
   });
@@ -96,6 +96,21 @@ describe('Bundled functions', () => {
   it('load on this Node without reaching AWS', async () => {
     const loaded = await Promise.all(FUNCTIONS.filter((f) => f.trigger !== 'http').map((f) => inChild(f.name)));
     expect(loaded).toEqual(FUNCTIONS.filter((f) => f.trigger !== 'http').map(() => 'loaded'));
+  });
+
+  it('serve the console from the files in its bundle (no TRIBUTARY_CONSOLE_DIR), on both API types', async () => {
+    const dir = path.join(assets.get('console') ?? '', 'console');
+    const index = fs.readFileSync(path.join(dir, 'index.html'), 'utf8');
+    const script = /src="\.\/(app-[A-Z0-9]{8}\.js)"/.exec(index)?.[1] as string;
+    expect(fs.existsSync(path.join(dir, script))).toBe(true);
+    const page = { ...httpApiDefault, routeKey: 'GET /ui/{proxy+}', rawPath: '/ui/', requestContext: { ...httpApiDefault.requestContext, routeKey: 'GET /ui/{proxy+}', http: { ...httpApiDefault.requestContext.http, path: '/ui/' } } };
+    const file = { ...restApiProxy, resource: '/ui/{proxy+}', path: `/ui/${script}`, pathParameters: { proxy: script }, requestContext: { ...restApiProxy.requestContext, resourcePath: '/ui/{proxy+}', path: `/prod/ui/${script}` } };
+    const [html, js] = await Promise.all([page, file].map(async (e) => JSON.parse(await inChild('console', e)) as { statusCode: number; headers: Record<string, string>; body: string }));
+    expect(html?.statusCode).toBe(200);
+    expect(html?.body).toBe(index);
+    expect(html?.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(js?.statusCode).toBe(200);
+    expect(js?.headers['cache-control']).toBe('public, max-age=31536000, immutable');
   });
 
   it('answer the HTTP API catch-all and the REST API proxy with a Kafka-style 404', async () => {

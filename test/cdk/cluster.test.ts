@@ -5,6 +5,7 @@ import path from 'node:path';
 import { App, RemovalPolicy } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import { STATIC_ROUTES, staticRouteKey } from '../../lib/http/console-routes.js';
 import { DEFAULT_ROUTE, ROUTES } from '../../lib/http/routes.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CLUSTER_DIMENSION, CLUSTER_METRICS, METRICS_NAMESPACE } from '../../lib/metrics.js';
@@ -272,10 +273,11 @@ describe('TributaryCluster: least privilege', () => {
 });
 
 describe('TributaryCluster: API', () => {
-  it('requires IAM authorization on every route, the catch-all included', () => {
+  it('requires IAM authorization on every route, the catch-all included, but the console\'s static files (test/cdk/console.test.ts)', () => {
     const routes = resourcesOf(s, 'AWS::ApiGatewayV2::Route');
     expect(routes.length).toBeGreaterThan(1);
-    for (const [, r] of routes) expect(r.AuthorizationType, r.RouteKey).toBe('AWS_IAM');
+    const files = new Set(STATIC_ROUTES.map(staticRouteKey));
+    for (const [, r] of routes) expect(r.AuthorizationType, r.RouteKey).toBe(files.has(r.RouteKey) ? 'NONE' : 'AWS_IAM');
     s.template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: '$default', AuthorizationType: 'AWS_IAM' });
   });
 
@@ -333,11 +335,11 @@ describe('TributaryCluster: API', () => {
     expect(Object.keys(s.json.Outputs ?? {})).toEqual(expect.arrayContaining(['ApiUrl', 'ClusterIdLookup', 'CoordinationTableName', 'BucketName', 'DashboardName']));
   });
 
-  it('builds a REST API with AWS_IAM on every method when apiType is rest', () => {
+  it('builds a REST API with AWS_IAM on every method but the console\'s when apiType is rest', () => {
     const r = synth({ brokers: 1, apiType: 'rest' });
     const methods = resourcesOf(r, 'AWS::ApiGateway::Method');
     expect(methods.length).toBeGreaterThan(0);
-    for (const [, m] of methods) expect(m.AuthorizationType).toBe('AWS_IAM');
+    expect(methods.filter(([, m]) => m.AuthorizationType !== 'AWS_IAM')).toHaveLength(STATIC_ROUTES.length);
     r.template.hasResourceProperties('AWS::ApiGateway::Resource', { PathPart: '{proxy+}' });
     r.template.hasResourceProperties('AWS::ApiGateway::Stage', {
       StageName: 'prod', AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.anyValue() },
@@ -395,8 +397,8 @@ describe('TributaryCluster: alarms and dashboard', () => {
     expect(Object.keys(cluster().alarms)).toEqual(expect.arrayContaining(['OfflinePartitions', 'UnderReplicatedPartitions', 'NoActiveController', 'SegmentStorage']));
   });
 
-  it('sizes the monitoring by the `monitoring` prop: 20 alarms and the dashboard by default, the 6 cluster-health alarms with essential, nothing with none', () => {
-    s.template.resourceCountIs('AWS::CloudWatch::Alarm', 20);
+  it('sizes the monitoring by the `monitoring` prop: 22 alarms and the dashboard by default, the 6 cluster-health alarms with essential, nothing with none', () => {
+    s.template.resourceCountIs('AWS::CloudWatch::Alarm', 22);
     const essential = synth({ brokers: 1, monitoring: 'essential', alarmEmail: 'ops@example.com' });
     expect(Object.keys(essential.stack.cluster.alarms).sort()).toEqual([...ESSENTIAL_ALARMS].sort());
     essential.template.resourceCountIs('AWS::CloudWatch::Alarm', ESSENTIAL_ALARMS.length);

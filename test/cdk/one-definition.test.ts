@@ -6,12 +6,13 @@
 import { DescribeTableCommand, DynamoDBClient, ListTablesCommand, type TableDescription } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { FUNCTIONS } from '../../lib/functions.js';
+import { STATIC_ROUTES, staticRouteKey } from '../../lib/http/console-routes.js';
 import { DEFAULT_ROUTE, ROUTES, routeKey } from '../../lib/http/routes.js';
 import { DEFAULT_TABLE_PREFIX, coordinationTableSpec, replicaTableSpec, type TableSpec } from '../../lib/storage/tables.js';
 import { logicalId, resourcesOf, synth, type Synthesized } from './synth.js';
 
 const sorted = <T>(xs: T[]): T[] => [...xs].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
-const expectedRoutes = () => sorted([...ROUTES, DEFAULT_ROUTE].map((r) => [routeKey(r), r.fn]));
+const expectedRoutes = () => sorted([...[...ROUTES, DEFAULT_ROUTE].map((r) => [routeKey(r), r.fn]), ...STATIC_ROUTES.map((r) => [staticRouteKey(r), r.fn])]);
 
 /** Function logical id → catalog name. */
 const functionNames = (s: Synthesized): Map<string, string> =>
@@ -45,7 +46,7 @@ const specTables = (brokers: number, prefix: string): Shape[] =>
   sorted([coordinationTableSpec(prefix), ...Array.from({ length: brokers }, (_, i) => replicaTableSpec(i + 1, prefix))].map(shapeOfSpec));
 
 describe('One definition: routes', () => {
-  it('serves every route of the route table, and the catch-all, with its function on the HTTP API — and no other', () => {
+  it('serves every route of the route table, the catch-all and the console\'s static routes, with their functions on the HTTP API — and no other', () => {
     const s = synth({ brokers: 1 });
     const names = functionNames(s);
     const integrations = new Map(resourcesOf(s, 'AWS::ApiGatewayV2::Integration'));
@@ -70,7 +71,7 @@ describe('One definition: routes', () => {
       return { method: m.HttpMethod as string, path: pathOf(m.ResourceId) || '/', fn: names.get(arn['Fn::GetAtt'][0]) };
     });
     expect(sorted(methods.filter((m) => m.method !== 'ANY').map((m) => [`${m.method} ${m.path}`, m.fn])))
-      .toEqual(sorted(ROUTES.map((r) => [routeKey(r), r.fn])));
+      .toEqual(sorted([...ROUTES.map((r) => [routeKey(r), r.fn]), ...STATIC_ROUTES.map((r) => [staticRouteKey(r), r.fn])]));
     const catchAll = methods.filter((m) => m.method === 'ANY');
     expect(new Set(catchAll.map((m) => m.fn))).toEqual(new Set([DEFAULT_ROUTE.fn]));
     // Every resource (and the root, and the greedy proxy) answers other methods as `$default` would.

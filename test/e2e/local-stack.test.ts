@@ -73,7 +73,7 @@ describe('Command: npm start', () => {
   it('runs isolated broker stores that the control API can kill, pause and restart, keeps data across restarts, and stops every child on SIGTERM', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-cli-'));
     const cli = await startCli(['--port', '0', '--brokers', '2', '--isolated-brokers', '--data-dir', dataDir]);
-    expect(cli.stdout()).toMatch(/^Tributary local cluster ready at http:\/\/127\.0\.0\.1:\d+\n$/);
+    expect(cli.stdout()).toMatch(/^Tributary local cluster ready at (http:\/\/127\.0\.0\.1:\d+)\n(Console: \1\/ui\/\n)?$/);
     const state = JSON.parse(fs.readFileSync(path.join(dataDir, 'local.json'), 'utf8'));
     expect(state.processes.map((p: any) => p.name).sort()).toEqual(['broker-1', 'broker-2', 'controller-1', 'controller-2', 'coordination', 's3']);
     for (const p of state.processes) expect(alive(p.pid)).toBe(true);

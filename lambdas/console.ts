@@ -1,0 +1,4 @@
+/** Lambda: the console's static files under /ui/ and /ui/config.json (lib/http/console.ts); no store, no authorizer. */
+import { consoleHandler } from '../lib/http/console.js';
+
+export const handler = consoleHandler();
