@@ -44,8 +44,9 @@ export function PartitionPage({ topic, partition }: { topic: string; partition: 
       {tiers.data ? (
         <>
         <p class="note" data-testid="tiers">
-          Offsets {fmt(tiers.data.logStartOffset)} to {fmt(tiers.data.localLogStartOffset)} are in S3 segments;
-          from {fmt(tiers.data.localLogStartOffset)} to the log end ({fmt(tiers.data.logEndOffset)}) in the replicas' tables.
+          {tiers.data.segments.length === 0 || tiers.data.localLogStartOffset === tiers.data.logStartOffset
+            ? <>Offsets {fmt(tiers.data.logStartOffset)} to {fmt(tiers.data.logEndOffset)} are all in the replicas' tables; none has moved to S3 yet.</>
+            : <>Offsets {fmt(tiers.data.logStartOffset)} to {fmt(tiers.data.localLogStartOffset)} are in S3 segments; from {fmt(tiers.data.localLogStartOffset)} to the log end ({fmt(tiers.data.logEndOffset)}) in the replicas' tables.</>}
         </p>
         <Table caption="Segments in S3" rows={tiers.data.segments} rowKey={(s) => String(s.baseOffset)} empty="No segments yet: every record is still in the replicas' tables." columns={[
           { label: 'Base offset', cell: (s) => fmt(s.baseOffset), numeric: true },

@@ -15,7 +15,7 @@ async function userManager(o: Oidc) {
   const redirect = location.href.replace(/[?#].*$/, '');
   return new UserManager({
     authority: o.issuer, client_id: o.clientId, redirect_uri: redirect, response_type: 'code',
-    scope: ['openid', ...(o.scopes ?? [])].join(' '), userStore: new WebStorageStateStore({ store: sessionStorage }),
+    scope: [...new Set(['openid', ...(o.scopes ?? [])])].join(' '), userStore: new WebStorageStateStore({ store: sessionStorage }),
   });
 }
 
