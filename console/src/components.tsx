@@ -1,6 +1,6 @@
 /** Small pieces every page uses: tables, errors, numbers, forms. */
-import type { ComponentChildren, JSX } from 'preact';
-import { useState } from 'preact/hooks';
+import { cloneElement, type ComponentChildren, type JSX, type VNode } from 'preact';
+import { useId, useState } from 'preact/hooks';
 import { describeError } from './api.js';
 
 export function Page(p: { title: string; children: ComponentChildren; actions?: ComponentChildren; sub?: ComponentChildren }) {
@@ -86,14 +86,20 @@ export const fmtTime = (ms: number | string | null | undefined): string => {
   return Number.isNaN(d.getTime()) ? String(ms) : d.toISOString().replace('T', ' ').replace('Z', ' UTC');
 };
 
-/** A labelled input; every form control in the console has a visible label. */
-export function Field(p: { label: string; children: ComponentChildren; hint?: string }) {
+/**
+ * A labelled control; every form control in the console has a visible label. The label names the
+ * control (`for`/`id`) and the hint describes it (`aria-describedby`), so a screen reader reads
+ * "Value, edit text" and then the hint, not the two run together.
+ */
+export function Field(p: { label: string; children: VNode<Record<string, unknown>>; hint?: string }) {
+  const id = useId();
+  const hintId = `${id}-hint`;
   return (
-    <label class="field">
-      <span class="field-label">{p.label}</span>
-      {p.children}
-      {p.hint && <span class="hint">{p.hint}</span>}
-    </label>
+    <div class="field">
+      <label class="field-label" for={id}>{p.label}</label>
+      {cloneElement(p.children, { id, ...(p.hint ? { 'aria-describedby': hintId } : {}) })}
+      {p.hint && <span class="hint" id={hintId}>{p.hint}</span>}
+    </div>
   );
 }
 

@@ -60,7 +60,9 @@ export function MessagesPage({ topic }: { topic: string }) {
         const limit = Math.max(1, Math.min(500, Number(d.get('limit')) || 50));
         const search = String(d.get('search') ?? '');
         const at = String(d.get(from === 'offset' ? 'offset' : 'time') ?? '');
-        const partitions = which === 'all' ? Array.from({ length: count }, (_, i) => i) : [Number(which)];
+        // (the partition count may not have arrived when Load is pressed: ask for it then)
+        const n = parts.data?.length ?? (await cluster().admin.describePartitions(topic)).length;
+        const partitions = which === 'all' ? Array.from({ length: n }, (_, i) => i) : [Number(which)];
         const each = await Promise.all(partitions.map((p) => browse(topic, p, from, at, limit, search)));
         const rows = each.flatMap((e) => e.rows)
           .sort((a, b) => Number(a.message.timestamp) - Number(b.message.timestamp) || a.partition - b.partition || Number(a.message.offset) - Number(b.message.offset))
