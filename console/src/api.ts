@@ -70,7 +70,7 @@ export function resetCluster(): void {
 
 /** A short, readable message for an error from the SDK. */
 export function describeError(e: unknown): string {
-  if (e instanceof TributaryProtocolError) return `${e.type} (${e.status}): ${e.message}`;
+  if (e instanceof TributaryProtocolError) return e.type.startsWith('HTTP_') ? `${e.status}: ${e.message}` : `${e.type} (${e.status}): ${e.message}`;
   return e instanceof Error ? e.message : String(e);
 }
 
