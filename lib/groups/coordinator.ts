@@ -12,7 +12,7 @@ import { listOffset, readFromLeader } from '../log/read.js';
 import * as store from '../storage/groups.js';
 import type { CommittedOffset, GroupMeta, MemberRecord, Subscription, TargetAssignment } from '../storage/groups.js';
 import { ASSIGNORS, tpKey, type AssignorName, type TopicPartition } from './assignors.js';
-import { emptyMeta, expired, keysOf, planHeartbeat, targetKeys, type HeartbeatRequest } from './membership.js';
+import { emptyMeta, expired, keysOf, planHeartbeat, subscribedTopics, targetKeys, type HeartbeatRequest, type TopicFilter } from './membership.js';
 
 /** Kafka 3's group.consumer.session.timeout.ms default. */
 export const DEFAULT_SESSION_TIMEOUT_MS = 45_000;
@@ -64,11 +64,30 @@ async function partitionCounts(subscriptions: readonly (Subscription | null | un
 }
 
 /**
+ * The heartbeat as planned: a pattern subscription (given now, or the member's stored one) is
+ * resolved again with `topicFilter` — over the existing topics the pattern matches — and stored
+ * with the result, as Kafka resolves a regex with the ACLs of the member whose heartbeat refreshes
+ * it (KAFKA-18813). Other members' heartbeats assign from that stored result, so what a principal
+ * may use is decided only by its own heartbeats. Without a filter (authorization off) the pattern
+ * is stored bare and matches every existing topic.
+ */
+async function resolvePattern(req: HeartbeatRequest, stored: readonly MemberRecord[], counts: Readonly<Record<string, number>>, topicFilter: TopicFilter | undefined): Promise<HeartbeatRequest> {
+  if (req.memberEpoch === -1) return req;
+  const current = req.subscription !== undefined ? req.subscription : stored.find((m) => m.memberId === req.memberId)?.subscription;
+  if (current?.pattern === undefined) return req;
+  const pattern = current.pattern;
+  if (!topicFilter) return { ...req, subscription: { pattern } };
+  const allowed = await topicFilter(subscribedTopics({ pattern }, Object.keys(counts)));
+  return { ...req, subscription: { pattern, resolvedTopics: [...allowed].sort() } };
+}
+
+/**
  * One heartbeat: joins (memberEpoch 0), leaves (-1), changes the subscription, expires members
  * whose session ran out, recomputes the target assignment when needed, and reconciles the member.
+ * `topicFilter` (authorization on): which topics its principal may use, for a pattern subscription.
  * Errors: UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, INVALID_GROUP_ID, INVALID_SESSION_TIMEOUT.
  */
-export async function heartbeat(groupId: string, req: HeartbeatRequest, assignor: AssignorName = 'sticky'): Promise<HeartbeatResult> {
+export async function heartbeat(groupId: string, req: HeartbeatRequest, assignor: AssignorName = 'sticky', topicFilter?: TopicFilter): Promise<HeartbeatResult> {
   validateGroupId(groupId);
   if (req.sessionTimeoutMs !== undefined) checkSessionTimeout(req.sessionTimeoutMs);
   if (!ASSIGNORS.includes(assignor)) throw new KafkaError('INVALID_REQUEST', `Unknown assignor ${assignor}; use ${ASSIGNORS.join(', ')}.`);
@@ -77,8 +96,9 @@ export async function heartbeat(groupId: string, req: HeartbeatRequest, assignor
     await heartbeatHooks.afterRead?.(groupId, req.memberId);
     const now = Date.now();
     const meta = state.meta ?? emptyMeta(groupId, assignor, now);
-    const plan = planHeartbeat(meta, state.target, state.members, req, {
-      now, newMemberId: () => randomUUID(), partitionsPerTopic: await partitionCounts([...state.members.map((m) => m.subscription), req.subscription]),
+    const counts = await partitionCounts([...state.members.map((m) => m.subscription), req.subscription]);
+    const plan = planHeartbeat(meta, state.target, state.members, await resolvePattern(req, state.members, counts, topicFilter), {
+      now, newMemberId: () => randomUUID(), partitionsPerTopic: counts,
       assignor: (meta.assignor as AssignorName) ?? assignor, defaultSessionTimeoutMs: DEFAULT_SESSION_TIMEOUT_MS,
     });
     try {

@@ -77,12 +77,19 @@ export function subscriptionRegex(pattern: string): RegExp {
   return new RegExp(`^(?:${pattern})$`);
 }
 
-/** The topics a subscription covers among those that exist. */
+/**
+ * Which of `topics` the principal of a heartbeat may use (Kafka resolves a pattern only over the
+ * topics the member is authorized for): given by the HTTP layer, which knows the caller.
+ */
+export type TopicFilter = (topics: readonly string[]) => Promise<readonly string[]>;
+
+/** The topics a subscription covers among those that exist (a pattern's: its resolved topics only, once resolved). */
 export function subscribedTopics(s: Subscription | null | undefined, existing: readonly string[]): string[] {
   if (!s) return [];
   if (s.pattern !== undefined) {
     const re = subscriptionRegex(s.pattern);
-    return existing.filter((t) => re.test(t)).sort();
+    const resolved = s.resolvedTopics ? new Set(s.resolvedTopics) : undefined;
+    return existing.filter((t) => re.test(t) && (!resolved || resolved.has(t))).sort();
   }
   return [...(s.topics ?? [])].filter((t) => existing.includes(t)).sort();
 }

@@ -15,7 +15,7 @@ import * as store from '../storage/groups.js';
 import type { MemberRecord, RestConsumerState, Subscription } from '../storage/groups.js';
 import { tpKey, type TopicPartition } from './assignors.js';
 import { checkSessionTimeout, commit, committed, DEFAULT_SESSION_TIMEOUT_MS, heartbeat, validateGroupId, type OffsetToCommit } from './coordinator.js';
-import { subscriptionRegex } from './membership.js';
+import { subscriptionRegex, type TopicFilter } from './membership.js';
 
 export interface InstanceConfig {
   readonly name?: string;
@@ -78,7 +78,8 @@ export async function deleteInstance(group: string, id: string): Promise<void> {
   await store.deleteMember(group, id);
 }
 
-export async function subscribe(group: string, id: string, subscription: Subscription): Promise<void> {
+/** Subscribes the instance; `topicFilter` (authorization on) decides which topics a pattern covers. */
+export async function subscribe(group: string, id: string, subscription: Subscription, topicFilter?: TopicFilter): Promise<void> {
   const m = await instance(group, id);
   if (m.manual && m.manual.length > 0) throw new IllegalState('Subscription to topics, partitions and pattern are mutually exclusive.');
   if (subscription.pattern !== undefined) {
@@ -88,7 +89,7 @@ export async function subscribe(group: string, id: string, subscription: Subscri
       throw new KafkaError('INVALID_REQUEST', `topic_pattern is not a valid regular expression (${(err as Error).message.slice(-120)}).`);
     }
   }
-  await heartbeat(group, { memberId: id, memberEpoch: m.memberEpoch, subscription, sessionTimeoutMs: m.sessionTimeoutMs });
+  await heartbeat(group, { memberId: id, memberEpoch: m.memberEpoch, subscription, sessionTimeoutMs: m.sessionTimeoutMs }, undefined, topicFilter);
 }
 
 export async function subscription(group: string, id: string): Promise<Subscription | null> {
@@ -138,13 +139,25 @@ export interface ResponseBudget {
   readonly cost: (r: ConsumedRecord) => number;
 }
 
+/** What the caller of a poll may do, as the HTTP layer decides it (authorization on). */
+export interface PollAccess {
+  /** Re-resolves a pattern subscription at the poll's heartbeat (lib/groups/coordinator.ts). */
+  readonly topicFilter?: TopicFilter;
+  /** Throws unless every topic may be read; called before each round of reads, before anything is committed. */
+  readonly mayRead?: (topics: readonly string[]) => Promise<void>;
+}
+
 /**
  * Reads records for an instance (GET .../records): heartbeats, auto-commits the previous poll,
  * reads from every assigned partition (at most `maxBytes` in all, and what fits `response`,
  * waiting up to `timeoutMs` for something), and stores the new positions — each just past the
- * last record returned from its partition.
+ * last record returned from its partition. `access.mayRead` is asked for every assigned topic
+ * after the heartbeat and before every round of reads (as Kafka's Fetch authorizes each partition
+ * of each request): when it throws, the poll ends with its error, having committed, read and
+ * stored nothing (the heartbeat stays, as a Kafka consumer keeps its membership while its
+ * fetches are refused).
  */
-export async function poll(group: string, id: string, o: { timeoutMs: number; maxBytes: number; response?: ResponseBudget }): Promise<ConsumedRecord[]> {
+export async function poll(group: string, id: string, o: { timeoutMs: number; maxBytes: number; response?: ResponseBudget; access?: PollAccess }): Promise<ConsumedRecord[]> {
   const deadline = deadlineIn(o.timeoutMs);
   const m = await instance(group, id);
   let assigned: TopicPartition[] = [];
@@ -155,7 +168,7 @@ export async function poll(group: string, id: string, o: { timeoutMs: number; ma
   } else if (m.subscription !== null) {
     // As Kafka's poll(timeout): with nothing assigned yet, keep heartbeating until the timeout.
     for (;;) {
-      const hb = await heartbeat(group, { memberId: id, memberEpoch });
+      const hb = await heartbeat(group, { memberId: id, memberEpoch }, undefined, o.access?.topicFilter);
       assigned = [...hb.assignment].sort(byTp);
       memberEpoch = hb.memberEpoch;
       if (assigned.length > 0 || Date.now() >= deadline) break;
@@ -164,6 +177,8 @@ export async function poll(group: string, id: string, o: { timeoutMs: number; ma
   } else {
     throw new IllegalState('Consumer is not subscribed to any topics or assigned any partitions.');
   }
+  const topics = [...new Set(assigned.map((tp) => tp.topic))];
+  await o.access?.mayRead?.(topics);
   const mine = new Set(assigned.map(tpKey));
   const positions: Record<string, number> = Object.fromEntries(Object.entries(m.rest.positions).filter(([k]) => mine.has(k)));
 
@@ -183,6 +198,8 @@ export async function poll(group: string, id: string, o: { timeoutMs: number; ma
   const out: ConsumedRecord[] = [];
   let answerLeft = o.response?.bytes ?? Number.POSITIVE_INFINITY;
   for (let round = 0; ; round++) {
+    // A later round reads again: an ACL revoked during the long poll stops it too.
+    if (round > 0) await o.access?.mayRead?.(topics);
     let budget = o.maxBytes;
     // Start each poll at a different partition so none starves under a small max_bytes.
     const order = assigned.map((_, i) => assigned[(i + round + Date.now()) % assigned.length] as TopicPartition);

@@ -9,7 +9,8 @@ import { HttpError } from '../errors.js';
 import { DEFAULT_SESSION_TIMEOUT_MS } from '../groups/coordinator.js';
 import * as rest from '../groups/rest-consumer.js';
 import type { ConsumedRecord } from '../groups/rest-consumer.js';
-import { requireAll, topicsIn } from './enforce.js';
+import { authorizationEnabled } from '../security/authorizer.js';
+import { requireAll, topicsIn, visible } from './enforce.js';
 import { chargeQuota, chargeQuotaAfter, recordsSize } from '../security/quotas.js';
 import { badRequest, errorResponse, intParam, parseJson, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 import { formatBytes, RESPONSE_RECORDS_BUDGET, responseCost } from './record-format.js';
@@ -33,6 +34,15 @@ const v2 = (route: RouteHandler): RouteHandler => async (req) => {
 const group = (req: ApiRequest) => req.params.group_name ?? '';
 const inst = (req: ApiRequest) => req.params.instance ?? '';
 const body = (req: ApiRequest): unknown => (req.body.trim() === '' ? {} : parseJson(req.body));
+
+/**
+ * With authorization on, which topics a v2 pattern subscription covers: those the principal may
+ * READ (a pattern consumer sees only what it may DESCRIBE, and an instance must READ what it is
+ * given, else every records call would be refused).
+ */
+const readable = (req: ApiRequest) => (authorizationEnabled()
+  ? (topics: readonly string[]) => visible(req, topics, (t) => ({ resourceType: 'TOPIC', resourceName: t }), 'READ')
+  : undefined);
 
 const invalidConfig = (message: string) => new HttpError(422, 42204, `Invalid consumer configuration: ${message}`);
 
@@ -80,7 +90,7 @@ async function subscribe(req: ApiRequest): Promise<ApiResponse> {
   if (s.topics && s.topic_pattern !== undefined) throw new rest.IllegalState('Subscription to topics, partitions and pattern are mutually exclusive.');
   if (!s.topics && s.topic_pattern === undefined) throw badRequest('A subscription needs topics or topic_pattern.');
   await requireAll(req, topicsIn('READ', s.topics ?? []));
-  await rest.subscribe(group(req), inst(req), s.topics ? { topics: s.topics } : { pattern: s.topic_pattern as string });
+  await rest.subscribe(group(req), inst(req), s.topics ? { topics: s.topics } : { pattern: s.topic_pattern as string }, readable(req));
   return noContent;
 }
 
@@ -133,7 +143,10 @@ async function records(req: ApiRequest): Promise<ApiResponse> {
     rendered.set(r, text);
     return responseCost(text) + 1;
   };
-  const got = await rest.poll(group(req), inst(req), { timeoutMs, maxBytes, response: { bytes: RESPONSE_RECORDS_BUDGET - 2, cost } });
+  // TOPIC READ on every topic read, at every read (Kafka's Fetch): a revoked ACL refuses the whole
+  // call (403, 40301), as Confluent's REST Proxy answers its consumer's TopicAuthorizationException.
+  const access = { mayRead: (topics: readonly string[]) => requireAll(req, topicsIn('READ', topics)), topicFilter: readable(req) };
+  const got = await rest.poll(group(req), inst(req), { timeoutMs, maxBytes, response: { bytes: RESPONSE_RECORDS_BUDGET - 2, cost }, access });
   await chargeQuotaAfter(req.principal, 'fetch', recordsSize(got));
   return { status: 200, contentType: type, body: `[${got.map((r) => rendered.get(r)).join(',')}]` };
 }

@@ -9,6 +9,7 @@ import { cachedPartitionCounts, clusterRecord } from '../cluster/metadata.js';
 import { ASSIGNORS, type AssignorName } from '../groups/assignors.js';
 import * as groups from '../groups/coordinator.js';
 import { subscriptionRegex } from '../groups/membership.js';
+import { authorizationEnabled } from '../security/authorizer.js';
 import { requireAll, topicsIn, visible } from './enforce.js';
 import { parseJson, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 
@@ -43,6 +44,12 @@ async function heartbeat(req: ApiRequest): Promise<ApiResponse> {
       throw new HttpError(422, 42206, `subscribed_topic_regex is not a valid regular expression (${(err as Error).message.slice(-120)}).`);
     }
   }
+  // Kafka's ConsumerGroupHeartbeat (KAFKA-18813): DESCRIBE on every subscribed topic name, else
+  // TOPIC_AUTHORIZATION_FAILED and no change; a regex is resolved only over topics the member may DESCRIBE.
+  if (b.subscribed_topic_names) await requireAll(req, topicsIn('DESCRIBE', b.subscribed_topic_names));
+  const describable = authorizationEnabled()
+    ? (topics: readonly string[]) => visible(req, topics, (t) => ({ resourceType: 'TOPIC', resourceName: t }), 'DESCRIBE')
+    : undefined;
   const subscription = b.subscribed_topic_names ? { topics: b.subscribed_topic_names } : b.subscribed_topic_regex !== undefined ? { pattern: b.subscribed_topic_regex } : undefined;
   const r = await groups.heartbeat(req.params.group_id ?? '', {
     ...(b.member_id !== undefined ? { memberId: b.member_id } : {}),
@@ -50,7 +57,7 @@ async function heartbeat(req: ApiRequest): Promise<ApiResponse> {
     ...(subscription ? { subscription } : {}),
     ...(b.owned_partitions ? { owned: b.owned_partitions.map((x) => `${x.topic}#${x.partition}`) } : {}),
     ...(b.session_timeout_ms !== undefined ? { sessionTimeoutMs: b.session_timeout_ms } : {}),
-  }, b.assignor ?? 'sticky');
+  }, b.assignor ?? 'sticky', describable);
   return ok({
     kind: 'KafkaConsumerGroupHeartbeat',
     member_id: r.memberId, member_epoch: r.memberEpoch, group_epoch: r.groupEpoch,
@@ -115,6 +122,9 @@ function groupJson(base: string, clusterId: string, d: groups.GroupDescription) 
   };
 }
 
+/** A member's subscription as it asked for it (a pattern's resolved topics stay internal). */
+const subscriptionJson = (s: Member['subscription']) => (s === null ? null : s.pattern !== undefined ? { pattern: s.pattern } : { topics: s.topics ?? [] });
+
 /** Confluent's `KafkaConsumer`; Tributary adds the member's epoch, liveness, subscription, assigned partitions and session. */
 function consumerJson(base: string, clusterId: string, d: groups.GroupDescription, m: Member) {
   const self = `${groupSelf(base, d.groupId)}/consumers/${m.memberId}`;
@@ -123,7 +133,7 @@ function consumerJson(base: string, clusterId: string, d: groups.GroupDescriptio
     metadata: { self, resource_name: crnOf(clusterId, `${d.groupId}/consumer=${m.memberId}`) },
     cluster_id: clusterId, consumer_group_id: d.groupId, consumer_id: m.memberId, instance_id: m.rest ? m.memberId : null,
     client_id: clientIdOf(m), assignments: { related: `${self}/assignments` },
-    member_epoch: m.memberEpoch, expired: m.expired, subscription: m.subscription, assigned_partitions: m.assignment,
+    member_epoch: m.memberEpoch, expired: m.expired, subscription: subscriptionJson(m.subscription), assigned_partitions: m.assignment,
     last_heartbeat_at: new Date(m.lastHeartbeatAt).toISOString(), session_timeout_ms: m.sessionTimeoutMs,
   };
 }

@@ -17,8 +17,13 @@
  * - `POST /v3/clusters/{c}/topics`: CLUSTER CREATE or TOPIC CREATE on `topic_name` (v3-admin.ts);
  * - `POST .../consumer-groups/{g}/offsets:commit`: TOPIC READ per committed topic (group-routes.ts);
  * - `POST .../consumer-groups/{g}/offsets:reset`: TOPIC READ per topic reset (group-routes.ts);
+ * - `POST .../consumer-groups/{g}/heartbeat`: TOPIC DESCRIBE per subscribed topic name; a regex
+ *   covers only the topics the member may DESCRIBE (group-routes.ts, lib/groups/coordinator.ts);
  * - v2 `POST .../subscription`, `.../assignments`, `.../offsets`, `.../positions[/beginning|/end]`:
- *   TOPIC READ per named topic (consumer-routes.ts).
+ *   TOPIC READ per named topic; a `topic_pattern` covers only the topics the principal may READ
+ *   (consumer-routes.ts);
+ * - v2 `GET .../records`: TOPIC READ on every topic the instance reads, at each read (consumer-routes.ts,
+ *   lib/groups/rest-consumer.ts).
  * Lists (`filtered`) show only what the principal may DESCRIBE: v3 and v2 topic lists, the
  * metadata route's topics, all topics' configs (DESCRIBE_CONFIGS), the consumer-group list.
  */
@@ -109,18 +114,18 @@ export const ROUTES: readonly RouteSpec[] = [
   r('GET', `${G}/lags`, 'groups', group('DESCRIBE')),
   r('GET', `${G}/lags/{topic_name}/partitions/{partition_id}`, 'groups', group('DESCRIBE')),
   r('GET', `${G}/lag-summary`, 'groups', group('DESCRIBE')),
-  r('POST', `${G}/heartbeat`, 'groups', group('READ')),
+  r('POST', `${G}/heartbeat`, 'groups', inBody('TOPIC DESCRIBE on each subscribed_topic_names topic; a subscribed_topic_regex covers only topics the member may DESCRIBE', group('READ'))),
   r('POST', `${G}/offsets:commit`, 'groups', inBody('TOPIC READ on each committed partition\'s topic', group('READ'))),
   r('GET', `${G}/offsets`, 'groups', group('DESCRIBE')),
   r('POST', `${G}/offsets:reset`, 'groups', inBody('TOPIC READ on each topic reset', group('READ'))),
   r('POST', '/consumers/{group_name}', 'groups', group('READ')),
   r('DELETE', `${I}`, 'groups', group('READ')),
-  r('POST', `${I}/subscription`, 'groups', inBody('TOPIC READ on each subscribed topic (a pattern is not checked here)', group('READ'))),
+  r('POST', `${I}/subscription`, 'groups', inBody('TOPIC READ on each subscribed topic; a topic_pattern covers only topics the principal may READ', group('READ'))),
   r('GET', `${I}/subscription`, 'groups', group('READ')),
   r('DELETE', `${I}/subscription`, 'groups', group('READ')),
   r('POST', `${I}/assignments`, 'groups', inBody('TOPIC READ on each assigned partition\'s topic', group('READ'))),
   r('GET', `${I}/assignments`, 'groups', group('READ')),
-  r('GET', `${I}/records`, 'groups', group('READ')),
+  r('GET', `${I}/records`, 'groups', inBody('TOPIC READ on each topic of the assignment it reads, at each read', group('READ'))),
   r('POST', `${I}/offsets`, 'groups', inBody('TOPIC READ on each committed partition\'s topic', group('READ'))),
   r('GET', `${I}/offsets`, 'groups', group('DESCRIBE')),
   r('POST', `${I}/positions`, 'groups', inBody('TOPIC READ on each partition sought', group('READ'))),

@@ -48,6 +48,12 @@ export interface GroupMeta {
 export interface Subscription {
   readonly topics?: readonly string[];
   readonly pattern?: string;
+  /**
+   * With authorization on, for a pattern: the matching topics the member's principal may use, as
+   * resolved at the member's own last heartbeat (lib/groups/coordinator.ts); the pattern covers
+   * only these (and only while they exist).
+   */
+  readonly resolvedTopics?: readonly string[];
 }
 
 /** A REST Proxy v2 consumer instance's settings and read positions. */

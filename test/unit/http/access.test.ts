@@ -78,7 +78,7 @@ describe('Table: ROUTES access', () => {
   it('lists every body-dependent check in routes.ts\'s doc comment, and the handler makes it', () => {
     const doc = readFileSync('lib/http/routes.ts', 'utf8').split('export type FunctionName')[0] ?? '';
     const inBody = ROUTES.filter((r) => r.access.kind === 'inBody');
-    expect(inBody.map(routeKey)).toHaveLength(9);
+    expect(inBody.map(routeKey)).toHaveLength(11);
     for (const r of inBody) {
       const tail = r.path.split('/').slice(-1)[0] as string;
       expect(doc, routeKey(r)).toContain(tail.replace(/^\{.*\}$/, ''));
@@ -86,6 +86,10 @@ describe('Table: ROUTES access', () => {
     const source = (f: string) => readFileSync(`lib/http/${f}`, 'utf8');
     expect(source('v3-admin.ts')).toMatch(/enforce\(anyOf\(clusterAccess\('CREATE'\), topic\('CREATE'\)\)/);
     expect(source('group-routes.ts').match(/requireAll\(req, topicsIn\('READ'/g)).toHaveLength(2);
-    expect(source('consumer-routes.ts').match(/requireAll\(req, topicsIn\('READ'/g)).toHaveLength(5);
+    expect(source('group-routes.ts').match(/requireAll\(req, topicsIn\('DESCRIBE', b\.subscribed_topic_names\)/g)).toHaveLength(1);
+    expect(source('consumer-routes.ts').match(/requireAll\(req, topicsIn\('READ'/g)).toHaveLength(6);
+    // Patterns are resolved over what the principal may use: DESCRIBE for a v3 regex (Kafka's rule), READ for a v2 topic_pattern.
+    expect(source('group-routes.ts')).toMatch(/visible\(req, topics, .*'DESCRIBE'\)/);
+    expect(source('consumer-routes.ts')).toMatch(/visible\(req, topics, .*'READ'\)/);
   });
 });
