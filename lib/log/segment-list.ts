@@ -5,33 +5,15 @@
  */
 import { topicPartitionKey } from '../storage/model.js';
 import { readHead, tailStartOf, type ReplicaStoreRef } from '../storage/replica.js';
-import { listSegments, type SegmentState } from '../storage/segments.js';
+import { listSegments, type SegmentRecord, type SegmentState } from '../storage/segments.js';
 
 /** Which registry items to list: one state, or every state (`all`). */
 export type SegmentStateFilter = SegmentState | 'all';
 
 const ALL_STATES: readonly SegmentState[] = ['live', 'pending', 'deleted'];
 
-/** One registry item, as lib/storage/segments.ts's `SegmentRecord` holds it (times in ms since the epoch). */
-export interface SegmentInfo {
-  /** First offset of the segment's first batch. */
-  readonly baseOffset: number;
-  /** Exclusive: the last batch's last offset + 1 (the next segment's base offset, or the table tail's start). */
-  readonly endOffset: number;
-  /** The S3 object key. */
-  readonly key: string;
-  /** 0 for a roll's object; a compaction's rewrite of the range has a higher one. */
-  readonly generation: number;
-  readonly state: SegmentState;
-  readonly createdAt: number;
-  readonly deletedAt?: number;
-  /** Set when the segment went live (a `pending` claim has none of these). */
-  readonly sizeBytes?: number;
-  readonly recordCount?: number;
-  readonly batchCount?: number;
-  readonly minTimestamp?: number;
-  readonly maxTimestamp?: number;
-}
+/** One registry item as the route shows it: lib/storage/segments.ts's `SegmentRecord` without its partition and replica-only fields (times in ms since the epoch). */
+export type SegmentInfo = Pick<SegmentRecord, 'baseOffset' | 'endOffset' | 'key' | 'generation' | 'state' | 'createdAt' | 'deletedAt' | 'sizeBytes' | 'recordCount' | 'batchCount' | 'minTimestamp' | 'maxTimestamp'>;
 
 /** A page of a partition's segments and the leader's view of the tiers. */
 export interface TieredLogView {
