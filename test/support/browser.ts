@@ -54,10 +54,14 @@ export async function findChromium(o: FindChromiumOptions = {}): Promise<Chromiu
   return { executablePath: await chromium.executablePath(), args: chromium.args, source: '@sparticuz/chromium' };
 }
 
-/** Flags that keep Chromium quiet and self-contained on a closed network. */
+/**
+ * Flags that keep Chromium quiet and self-contained on a closed network, plus a real locale: under
+ * LANG=C (CI images, containers) Chromium reports navigator.language as `en-US@posix`, which
+ * Intl.NumberFormat rejects with a RangeError — no person's browser has that language.
+ */
 const HARNESS_ARGS = [
   '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-  '--disable-sync', '--no-first-run', '--disable-quic',
+  '--disable-sync', '--no-first-run', '--disable-quic', '--lang=en-US',
 ];
 
 /** The viewport every page opens with (and every screenshot has). */
@@ -296,13 +300,15 @@ export async function checkKeyboard(page: Page, targets: readonly KeyboardTarget
 }
 
 /**
- * Milliseconds from navigating to `url` (from a blank page, so a route is loaded as when a link
- * is opened) until `ready` — a selector for the page's first data — is in the page.
+ * Milliseconds from navigating to `url` (from a blank page, so a route loads as when a link is
+ * opened) until `ready` holds: a selector for the page's first data is in the page, or a function
+ * that resolves once it is there.
  */
-export async function timeToData(page: Page, url: string, ready: string, timeoutMs = 15_000): Promise<number> {
+export async function timeToData(page: Page, url: string, ready: string | (() => Promise<unknown>), timeoutMs = 15_000): Promise<number> {
   await page.goto('about:blank');
   const started = performance.now();
   await page.goto(url, { waitUntil: 'domcontentloaded' });
-  await page.waitForSelector(ready, { timeout: timeoutMs });
+  if (typeof ready === 'string') await page.waitForSelector(ready, { timeout: timeoutMs });
+  else await ready();
   return Math.round(performance.now() - started);
 }

@@ -72,9 +72,13 @@ describe('Function: findChromium', () => {
     expect(found.args).toContain('--no-sandbox');
   });
 
-  it('launches the Chromium it finds on this machine', async () => {
+  it('launches the Chromium it finds on this machine, with a language Intl accepts even under LANG=C', async () => {
     expect(chromiumOf(browser)?.source).toBeDefined();
     expect(await browser.version()).toMatch(/Chrome\/\d+/);
+    const { page } = await openPage(browser, `${base}/labelled`);
+    expect(await page.evaluate(() => (globalThis as any).navigator.language)).toBe('en-US');
+    expect(await page.evaluate(() => new Intl.NumberFormat((globalThis as any).navigator.language).format(1234.5))).toBe('1,234.5');
+    await page.close();
   });
 });
 
