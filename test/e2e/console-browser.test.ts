@@ -9,7 +9,8 @@
  * the same either way (the controller runs in its own loop processes in both), and the plain
  * handlers start and answer faster, which keeps this file within its time budget. It runs in the
  * multi-process project (vitest.config.ts). Screenshots: test/artifacts/console/; with
- * UPDATE_SCREENSHOTS=1 the README's two (cluster, partition-failover) go to docs/images/ too.
+ * UPDATE_SCREENSHOTS=1 the README's two (cluster, partition-failover) also go to docs/images/ as
+ * console-cluster.png and console-failover.png.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -256,7 +257,7 @@ describe('The console in a browser', () => {
       } catch (err) {
         failures.push((err as Error).message);
       }
-      await screenshot(page, p.name, { docs: p.name === 'cluster' });
+      await screenshot(page, p.name, p.name === 'cluster' ? { docs: 'console-cluster' } : {});
     }
     expect(failures, failures.join('\n')).toEqual([]);
   }, 90_000);
@@ -276,7 +277,7 @@ describe('The console in a browser', () => {
     }, 30_000);
     console.log(`failover seen in the console ${Date.now() - started} ms after the kill: leader ${leader} → ${after.leader}, ISR ${before.isr} → ${after.isr}`);
     expect(after.isr?.split(', ')).toHaveLength(2);
-    await screenshot(page, 'partition-failover', { docs: true });
+    await screenshot(page, 'partition-failover', { docs: 'console-failover' });
 
     await load('cluster');
     await waitFor('an under-replicated partition on the cluster page', async () => num(await testId('under-replicated-count')) > 0);

@@ -208,24 +208,27 @@ export function formatViolations(violations: readonly A11yViolation[]): string {
 export interface ScreenshotOptions {
   /**
    * This screenshot is one of the README's: with UPDATE_SCREENSHOTS=1 it is also written to
-   * docs/images/<name>.png. @default false
+   * docs/images/, as `<name>.png` or, given a string, as `<that>.png` (the name the README uses).
+   * @default false
    */
-  readonly docs?: boolean;
+  readonly docs?: boolean | string;
   /** The whole scrollable page rather than the viewport. @default true */
   readonly fullPage?: boolean;
 }
 
 /** Saves a PNG of the page as test/artifacts/console/<name>.png (and maybe docs/images/); returns the paths written. */
 export async function screenshot(page: Page, name: string, o: ScreenshotOptions = {}): Promise<string[]> {
-  if (!/^[a-z0-9][a-z0-9-]*$/.test(name)) throw new Error(`a screenshot's name is lowercase words joined by '-', not ${JSON.stringify(name)}`);
+  const docsName = typeof o.docs === 'string' ? o.docs : name;
+  for (const n of [name, docsName]) {
+    if (!/^[a-z0-9][a-z0-9-]*$/.test(n)) throw new Error(`a screenshot's name is lowercase words joined by '-', not ${JSON.stringify(n)}`);
+  }
   const png = await page.screenshot({ type: 'png', fullPage: o.fullPage ?? true });
-  const dirs = [ARTIFACTS_DIR, ...(o.docs && process.env.UPDATE_SCREENSHOTS === '1' ? [DOCS_IMAGES_DIR] : [])];
-  return dirs.map((dir) => {
-    fs.mkdirSync(dir, { recursive: true });
-    const file = path.join(dir, `${name}.png`);
+  const files = [path.join(ARTIFACTS_DIR, `${name}.png`), ...(o.docs && process.env.UPDATE_SCREENSHOTS === '1' ? [path.join(DOCS_IMAGES_DIR, `${docsName}.png`)] : [])];
+  for (const file of files) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, png);
-    return file;
-  });
+  }
+  return files;
 }
 
 /** An element a keyboard user must be able to reach, by its ARIA role and accessible name. */

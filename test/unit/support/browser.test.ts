@@ -137,13 +137,14 @@ describe('Function: screenshot', () => {
     const saved = process.env.UPDATE_SCREENSHOTS;
     delete process.env.UPDATE_SCREENSHOTS;
     try {
-      const files = await screenshot(page, 'harness-self-test', { docs: true });
+      const files = await screenshot(page, 'harness-self-test', { docs: 'harness-self-test-docs' });
       expect(files).toEqual([path.join(ARTIFACTS_DIR, 'harness-self-test.png')]);
       expect(fs.readFileSync(files[0]!).subarray(1, 4).toString()).toBe('PNG');
     } finally {
       if (saved !== undefined) process.env.UPDATE_SCREENSHOTS = saved;
     }
     await expect(screenshot(page, '../escape')).rejects.toThrow(/lowercase words/);
+    await expect(screenshot(page, 'fine', { docs: '../escape' })).rejects.toThrow(/lowercase words/);
     await page.close();
   });
 });
