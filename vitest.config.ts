@@ -23,6 +23,7 @@ export const MULTI_PROCESS_FILES = [
   'test/integration/replication/liveness.test.ts',
   'test/integration/controller/wake.test.ts',
   'test/integration/cluster/rebalance-live.test.ts',
+  'test/e2e/console-browser.test.ts',
 ];
 
 export default defineConfig({
