@@ -243,7 +243,8 @@ export class Admin {
         groupId, state: String(g.state ?? ''), protocol: String(g.partition_assignor ?? ''), protocolType: 'consumer',
         members: members.data.map((m) => ({
           memberId: String(m.consumer_id), clientId: String(m.client_id ?? ''), memberEpoch: (m.member_epoch as number | undefined) ?? null,
-          assignment: Array.isArray(m.assignments) ? (m.assignments as { topic: string; partition: number }[]) : [],
+          // (`assignments` is a `{related}` link in REST Proxy v3; Tributary also inlines `assigned_partitions`)
+          assignment: (Array.isArray(m.assignments) ? m.assignments : Array.isArray(m.assigned_partitions) ? m.assigned_partitions : []) as { topic: string; partition: number }[],
         })),
       };
     }));

@@ -232,11 +232,14 @@ export function groupState(meta: GroupMeta | undefined, target: TargetAssignment
 export async function describeGroup(groupId: string): Promise<GroupDescription> {
   validateGroupId(groupId);
   const { meta, target, members } = await store.readGroup(groupId);
-  if (!meta && members.length === 0) throw new KafkaError('GROUP_ID_NOT_FOUND', `GROUP_ID_NOT_FOUND: group ${groupId} does not exist.`);
+  // A group that only has committed offsets (a reset, a manually assigned consumer's commits)
+  // exists, with no members: Kafka describes it as Empty.
+  const offsetsOnly = !meta && members.length === 0 && (await store.readOffsets(groupId)).length > 0;
+  if (!meta && members.length === 0 && !offsetsOnly) throw new KafkaError('GROUP_ID_NOT_FOUND', `GROUP_ID_NOT_FOUND: group ${groupId} does not exist.`);
   const now = Date.now();
   return {
     groupId,
-    state: groupState(meta, target, members, now),
+    state: offsetsOnly ? 'Empty' : groupState(meta, target, members, now),
     groupEpoch: meta?.groupEpoch ?? 0,
     assignor: meta?.assignor ?? 'sticky',
     members: members.map((m) => ({

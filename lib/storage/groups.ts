@@ -313,7 +313,9 @@ export class CommitRejected extends Error {
 }
 
 /**
- * Commits offsets in one transaction.
+ * Commits offsets in one transaction; without a fence (a reset, a manually assigned consumer) it
+ * also puts the group in the group list, where a member's join puts it otherwise, so a group that
+ * only has offsets is listed (Kafka lists it as Empty). One more write unit for those commits only.
  * Conditions: with a fence, the member still has `memberEpoch` and owns every partition committed
  * (one check on its member item);
  * each offset is not below the committed one (offsets move backwards only by a reset, `force`).
@@ -336,9 +338,11 @@ export async function commitOffsets(groupId: string, offsets: readonly Committed
       },
     },
   ] : [];
+  const listed = fence ? [] : [{ Put: { TableName: table(), Item: { pk: 'groups', sk: groupId } } }];
   try {
     await transactWrite(db(), [
       ...fenceItems,
+      ...listed,
       ...offsets.map((o) => ({
         Put: {
           TableName: table(), Item: { pk: offsetsPk(groupId), sk: `${o.topic}#${o.partition}`, ...o },
@@ -352,7 +356,7 @@ export async function commitOffsets(groupId: string, offsets: readonly Committed
       throw new CommitRejected(err.at(0)?.current?.memberEpoch === fence.memberEpoch ? 'ownership' : 'member');
     }
     const backwards = err.items.find((i) => i.code === 'ConditionalCheckFailed');
-    if (backwards) throw new CommitRejected('backwards', backwards.index - fenceItems.length);
+    if (backwards) throw new CommitRejected('backwards', backwards.index - fenceItems.length - listed.length);
     throw err;
   }
 }

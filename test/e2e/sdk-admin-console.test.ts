@@ -269,3 +269,17 @@ describe('Method: fetchMessages', () => {
     await expect(a.fetchMessages({ topic, partition: 0, timestamp: 'yesterday' })).rejects.toThrow(/timestamp must be/);
   });
 });
+
+describe('describeGroups: each member with what it owns', () => {
+  it('reads a member\'s partitions from the consumer\'s assigned_partitions (its `assignments` is a link)', async () => {
+    const topic = uniqueTopic('console-group');
+    await createTopic(topic, 2);
+    const group = `${topic}-g`;
+    const hb = (body: object) => call('POST', v3(`/consumer-groups/${group}/heartbeat`), body);
+    const joined = (await hb({ member_epoch: 0, subscribed_topic_names: [topic], session_timeout_ms: 60_000 })).body;
+    await hb({ member_id: joined.member_id, member_epoch: joined.member_epoch, owned_partitions: joined.assignment });
+    const [described] = (await admin().describeGroups([group])).groups;
+    expect(described?.members.map((m) => m.assignment.map((a) => `${a.topic}-${a.partition}`).sort())).toEqual([[`${topic}-0`, `${topic}-1`]]);
+    await hb({ member_id: joined.member_id, member_epoch: -1 });
+  });
+});

@@ -230,4 +230,21 @@ describe('Consumer groups over HTTP', () => {
     expect((await call('DELETE', v3(`/consumer-groups/${group}`))).status).toBe(204);
     expect((await call('GET', v3(`/consumer-groups/${group}`))).status).toBe(404);
   });
+
+  it('a group that only has committed offsets (reset before any member joined) is listed and described as Empty, as Kafka lists and describes it', async () => {
+    const topic = uniqueTopic('offsets-only');
+    await createTopic(topic, 2);
+    const group = `${topic}-group`;
+    expect((await call('GET', v3(`/consumer-groups/${group}`))).status).toBe(404);
+    const reset = await call('POST', v3(`/consumer-groups/${group}/offsets:reset`), { topics: [topic], to: 'latest' });
+    expect(reset.status).toBe(200);
+    const described = await call('GET', v3(`/consumer-groups/${group}`));
+    expect(described.status).toBe(200);
+    expect(described.body.state).toBe('EMPTY');
+    expect((await call('GET', v3(`/consumer-groups/${group}/consumers`))).body.data).toEqual([]);
+    expect((await call('GET', v3(`/consumer-groups/${group}/lags`))).body.data.map((l: any) => [l.partition_id, l.current_offset])).toEqual([[0, 0], [1, 0]]);
+    expect((await call('GET', v3('/consumer-groups'))).body.data.some((g: any) => g.consumer_group_id === group)).toBe(true);
+    expect((await call('DELETE', v3(`/consumer-groups/${group}`))).status).toBe(204);
+    expect((await call('GET', v3(`/consumer-groups/${group}`))).status).toBe(404);
+  });
 });
