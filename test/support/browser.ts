@@ -222,6 +222,8 @@ export async function screenshot(page: Page, name: string, o: ScreenshotOptions 
   for (const n of [name, docsName]) {
     if (!/^[a-z0-9][a-z0-9-]*$/.test(n)) throw new Error(`a screenshot's name is lowercase words joined by '-', not ${JSON.stringify(n)}`);
   }
+  // (no focus ring from a keyboard walk in the picture)
+  await page.evaluate('document.activeElement && document.activeElement.blur()');
   const png = await page.screenshot({ type: 'png', fullPage: o.fullPage ?? true });
   const files = [path.join(ARTIFACTS_DIR, `${name}.png`), ...(o.docs && process.env.UPDATE_SCREENSHOTS === '1' ? [path.join(DOCS_IMAGES_DIR, `${docsName}.png`)] : [])];
   for (const file of files) {

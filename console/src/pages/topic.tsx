@@ -34,7 +34,7 @@ export function TopicPage({ topic }: { topic: string }) {
                 <ul class="replicas">
                   {p.replicaStates.map((r) => (
                     <li class={r.isLeader ? 'leader' : r.isInSync ? 'in-sync' : 'out-of-sync'}>
-                      <span class="visually-hidden">broker </span>{r.brokerId}{r.isLeader ? ' (leader)' : ''}: {fmt(r.logEndOffset)}{(r.lag ?? 0) > 0 ? `, lag ${fmt(r.lag)}` : ''}
+                      <span class="visually-hidden">broker </span>{r.brokerId}{r.isLeader ? ' (leader)' : ''}: {r.logEndOffset === null ? 'unavailable' : fmt(r.logEndOffset)}{(r.lag ?? 0) > 0 ? `, lag ${fmt(r.lag)}` : ''}
                     </li>
                   ))}
                 </ul>
