@@ -262,7 +262,7 @@ describe('The console in a browser', () => {
     expect(failures, failures.join('\n')).toEqual([]);
   }, 90_000);
 
-  it('shows partition 0\'s leader move and its ISR shrink after the leader\'s broker is killed', async () => {
+  it('shows partition 0\'s leader move and its ISR shrink after the leader\'s broker is killed, and the ISR grow back once it restarts', async () => {
     await load('topic');
     const before = { leader: await testId('leader-0'), isr: await testId('isr-0') };
     const leader = Number(before.leader);
@@ -283,5 +283,17 @@ describe('The console in a browser', () => {
     await waitFor('an under-replicated partition on the cluster page', async () => num(await testId('under-replicated-count')) > 0);
     expect(await testId('offline-count')).toBe('0');
     await screenshot(page, 'cluster-failover');
-  }, 60_000);
+
+    // The broker comes back (same port, same data): its replicas catch up and the ISR grows back.
+    expect((await c.call('POST', `/local/processes/broker-${leader}/restart`)).body.state).toBe('running');
+    const restarted = Date.now();
+    await load('topic');
+    const healed = await waitFor(`broker ${leader} back in partition 0's ISR`, async () => {
+      const isr = (await testId('isr-0'))?.split(', ').map(Number) ?? [];
+      return isr.includes(leader) && isr.length === 3 && isr;
+    }, 60_000);
+    console.log(`ISR grown back in the console ${Date.now() - restarted} ms after the restart: ${healed.join(', ')}`);
+    await load('cluster');
+    await waitFor('no under-replicated partition on the cluster page', async () => (await testId('under-replicated-count')) === '0');
+  }, 120_000);
 });
