@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../console/build.js';
 import { startAuthGateway, type AuthGateway } from '../support/auth-gateway.js';
+import { launchBrowser, openPage } from '../support/browser.js';
 import { baseUrl } from '../support/api.js';
 
 const get = (p: string, init: RequestInit = {}, base = baseUrl()) => fetch(`${base}${p}`, { redirect: 'manual', ...init });
@@ -132,4 +133,26 @@ describe('The console with --auth', () => {
     expect((await get('/ui/x', { method: 'POST' }, base)).status).toBe(401);
     expect((await auth.call('GET', '/v3/clusters', auth.adminToken)).status).toBe(200);
   });
+
+  it('asks for a token in a browser, refuses an unknown one, and shows the cluster with User:admin\'s; a 401 later brings the sign-in back', async () => {
+    const browser = await launchBrowser();
+    try {
+      const { page, expectNoPageErrors } = await openPage(browser, `${auth.gateway.url}/ui/#/`);
+      await page.waitForSelector('::-p-aria(Token)');
+      await page.type('::-p-aria(Token)', 'not-a-token');
+      await page.click('::-p-aria([name="Sign in"][role="button"])');
+      expect(await (await page.waitForSelector('[role=alert]'))?.evaluate((e) => e.textContent)).toMatch(/401.*not known/);
+      await page.$eval('input[name=token]', (e) => { (e as unknown as { value: string }).value = ''; });
+      await page.type('::-p-aria(Token)', auth.adminToken);
+      await page.click('::-p-aria([name="Sign in"][role="button"])');
+      await page.waitForSelector('[data-testid=controller-id]');
+      await page.waitForSelector('::-p-aria([name="Sign out"][role="button"])');
+      // The token goes stale (as when it is removed from credentials.json): the next refresh's 401 signs out.
+      await page.evaluate(`sessionStorage.setItem('tributary.token', 'revoked')`);
+      await page.waitForSelector('::-p-aria(Token)', { timeout: 10_000 });
+      expectNoPageErrors();
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 });
