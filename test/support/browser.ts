@@ -51,7 +51,40 @@ export async function findChromium(o: FindChromiumOptions = {}): Promise<Chromiu
   const system = SYSTEM_CHROMIUMS.find((p) => exists(p));
   if (system) return { executablePath: system, args: [], source: 'system' };
   const { default: chromium } = await import('@sparticuz/chromium');
-  return { executablePath: await chromium.executablePath(), args: chromium.args, source: '@sparticuz/chromium' };
+  return { executablePath: await unpackOnce(() => chromium.executablePath()), args: chromium.args, source: '@sparticuz/chromium' };
+}
+
+/**
+ * @sparticuz/chromium unpacks to /tmp/chromium and returns that path as soon as the file exists:
+ * a second test process asking while the first is still unpacking would launch half a binary. So
+ * one process at a time unpacks, under a lock directory (mkdir is atomic), and a marker written
+ * after the unpack says the binary is whole; without the marker, a binary left by an interrupted
+ * unpack is removed first.
+ */
+async function unpackOnce(unpack: () => Promise<string>): Promise<string> {
+  const lock = path.join(os.tmpdir(), 'tributary-chromium.lock');
+  const ready = path.join(os.tmpdir(), 'tributary-chromium.ready');
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      fs.mkdirSync(lock);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      // A lock older than two minutes belongs to a process that died while unpacking.
+      if (Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 120_000) fs.rmSync(lock, { recursive: true, force: true });
+      if (Date.now() > deadline) throw new Error(`waited 120 s for another process to unpack Chromium (${lock})`, { cause: err });
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  try {
+    if (!fs.existsSync(ready)) fs.rmSync(path.join(os.tmpdir(), 'chromium'), { force: true });
+    const executable = await unpack();
+    fs.writeFileSync(ready, executable);
+    return executable;
+  } finally {
+    fs.rmSync(lock, { recursive: true, force: true });
+  }
 }
 
 /**
@@ -78,6 +111,8 @@ export async function launchBrowser(o: FindChromiumOptions = {}): Promise<Browse
     executablePath: chromium.executablePath,
     headless: true,
     defaultViewport: VIEWPORT,
+    // (the locale from the environment too: --lang alone leaves navigator.language at en-US@posix under LANG=C)
+    env: { ...process.env, LANG: 'en_US.UTF-8' },
     args: [...chromium.args, ...HARNESS_ARGS, `--user-data-dir=${profile}`],
   }).catch((err: unknown) => {
     fs.rmSync(profile, { recursive: true, force: true });
