@@ -104,6 +104,22 @@ export async function cachedPartitionCounts(): Promise<Readonly<Record<string, n
 }
 
 /**
+ * Every topic's partition count, read afresh when one of `topics` is not in the cache: it may have
+ * been created since (only a miss pays the extra read; a topic that really does not exist is then
+ * absent from the answer).
+ */
+export async function partitionCountsKnowing(topics: Iterable<string>): Promise<Readonly<Record<string, number>>> {
+  const counts = await cachedPartitionCounts();
+  for (const t of topics) {
+    if (counts[t] === undefined) {
+      invalidateMetadata();
+      return cachedPartitionCounts();
+    }
+  }
+  return counts;
+}
+
+/**
  * The cluster-wide broker configs (lib/cluster/cluster-configs.ts), typed, defaults filled in.
  * Cached like the rest of the metadata: a write bumps the metadata version, so this instance sees
  * it within `metadataMaxAgeMs` (at once after its own write).

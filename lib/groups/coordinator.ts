@@ -5,7 +5,7 @@
  * epoch and ownership, committed offsets, resets, describe and lag.
  */
 import { randomUUID } from 'node:crypto';
-import { cachedPartitionCounts, invalidateMetadata } from '../cluster/metadata.js';
+import { partitionCountsKnowing } from '../cluster/metadata.js';
 import { KafkaError } from '../errors.js';
 import { logger } from '../logger.js';
 import { listOffset, readFromLeader } from '../log/read.js';
@@ -55,12 +55,8 @@ export const heartbeatHooks: { afterRead?: (groupId: string, memberId: string | 
  * Every topic's partition count, from the metadata cache — refreshed when a subscription names a
  * topic the cache does not know (it may have just been created).
  */
-async function partitionCounts(subscriptions: readonly (Subscription | null | undefined)[]): Promise<Readonly<Record<string, number>>> {
-  const counts = await cachedPartitionCounts();
-  const named = subscriptions.flatMap((s) => s?.topics ?? []);
-  if (named.every((t) => counts[t] !== undefined)) return counts;
-  invalidateMetadata();
-  return cachedPartitionCounts();
+function partitionCounts(subscriptions: readonly (Subscription | null | undefined)[]): Promise<Readonly<Record<string, number>>> {
+  return partitionCountsKnowing(subscriptions.flatMap((s) => s?.topics ?? []));
 }
 
 /**
@@ -275,7 +271,8 @@ export async function resetOffsets(groupId: string, partitions: readonly TopicPa
   }
   const current = new Map((await store.readOffsets(groupId)).map((o) => [tpKey(o), o.offset]));
   const out: CommittedOffset[] = [];
-  for (const tp of partitions) {
+  // A partition named twice is reset once (a transaction may hold one write per item).
+  for (const tp of new Map(partitions.map((x) => [tpKey(x), x])).values()) {
     const [start, end] = await readFromLeader(tp.topic, tp.partition, (t) => Promise.all([listOffset(t, 'earliest'), listOffset(t, 'latest')]));
     let offset: number;
     if (spec === 'earliest') offset = start.offset ?? 0;
@@ -306,7 +303,7 @@ export async function groupLag(groupId: string): Promise<PartitionLag[]> {
   const owners = new Map(d.members.flatMap((m) => m.assignment.map((tp) => [tpKey(tp), m.memberId] as const)));
   const keys = [...new Set([...offsets.map(tpKey), ...owners.keys()])].sort();
   const committedAt = new Map(offsets.map((o) => [tpKey(o), o.offset]));
-  const counts = await cachedPartitionCounts();
+  const counts = await partitionCountsKnowing(keys.map((k) => k.slice(0, k.lastIndexOf('#'))));
   return Promise.all(keys.filter((k) => counts[k.slice(0, k.lastIndexOf('#'))] !== undefined).map(async (k) => {
     const topic = k.slice(0, k.lastIndexOf('#'));
     const partition = Number(k.slice(k.lastIndexOf('#') + 1));

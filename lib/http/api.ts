@@ -4,7 +4,8 @@
  * Only this folder knows about API Gateway events.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { ZodType } from 'zod';
+import { z, type ZodType } from 'zod';
+import { MAX_TOPIC_NAME_LENGTH } from '../cluster/topics.js';
 import type { KafkaError} from '../errors.js';
 import { HttpError, asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
@@ -96,6 +97,13 @@ export const kafkaMessage = (k: KafkaError): string => (k.message.startsWith(k.k
 export const badRequest = (message: string): HttpError => new HttpError(400, 40002, message);
 /** 422/42206: well-formed JSON whose content is invalid. */
 export const invalidPayload = (message: string): HttpError => new HttpError(422, 42206, message);
+
+/**
+ * A topic a body names (commits, resets, subscriptions, assignments, seeks): at most
+ * MAX_TOPIC_NAME_LENGTH characters, as no topic can have a longer name — and a longer one is more
+ * than a DynamoDB key or attribute name may hold.
+ */
+export const topicField = z.string().min(1).max(MAX_TOPIC_NAME_LENGTH);
 
 export function parseJson(body: string): unknown {
   if (body.trim() === '') throw badRequest('The request body is empty; a JSON document was expected.');

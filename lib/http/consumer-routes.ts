@@ -12,7 +12,7 @@ import type { ConsumedRecord } from '../groups/rest-consumer.js';
 import { authorizationEnabled } from '../security/authorizer.js';
 import { requireAll, topicsIn, visible } from './enforce.js';
 import { chargeQuota, chargeQuotaAfter, recordsSize } from '../security/quotas.js';
-import { badRequest, errorResponse, intParam, parseJson, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
+import { badRequest, errorResponse, intParam, parseJson, topicField, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 import { formatBytes, RESPONSE_RECORDS_BUDGET, responseCost } from './record-format.js';
 
 const V2 = 'application/vnd.kafka.v2+json';
@@ -81,7 +81,7 @@ async function createInstance(req: ApiRequest): Promise<ApiResponse> {
 }
 
 const subscriptionSchema = z.object({
-  topics: z.array(z.string().min(1)).min(1).optional(),
+  topics: z.array(topicField).min(1).optional(),
   topic_pattern: z.string().min(1).optional(),
 }).strict();
 
@@ -99,7 +99,7 @@ async function getSubscription(req: ApiRequest): Promise<ApiResponse> {
   return ok(s?.pattern !== undefined ? { topics: [], topic_pattern: s.pattern } : { topics: s?.topics ?? [] });
 }
 
-const partitionsSchema = z.object({ partitions: z.array(z.object({ topic: z.string().min(1), partition: z.number().int().min(0) }).strict()) }).strict();
+const partitionsSchema = z.object({ partitions: z.array(z.object({ topic: topicField, partition: z.number().int().min(0) }).strict()) }).strict();
 
 async function assign(req: ApiRequest): Promise<ApiResponse> {
   const partitions = validate(partitionsSchema, body(req), 'assignment').partitions;
@@ -152,7 +152,7 @@ async function records(req: ApiRequest): Promise<ApiResponse> {
 }
 
 const offsetsSchema = z.object({
-  offsets: z.array(z.object({ topic: z.string().min(1), partition: z.number().int().min(0), offset: z.number().int().min(0), metadata: z.string().optional() }).strict()).optional(),
+  offsets: z.array(z.object({ topic: topicField, partition: z.number().int().min(0), offset: z.number().int().min(0), metadata: z.string().optional() }).strict()).optional(),
 }).strict();
 
 async function commitOffsets(req: ApiRequest): Promise<ApiResponse> {
@@ -171,8 +171,8 @@ async function getOffsets(req: ApiRequest): Promise<ApiResponse> {
 }
 
 const seekSchema = z.object({
-  offsets: z.array(z.object({ topic: z.string().min(1), partition: z.number().int().min(0), offset: z.number().int().min(0) }).strict()).optional(),
-  timestamps: z.array(z.object({ topic: z.string().min(1), partition: z.number().int().min(0), timestamp: z.union([z.string(), z.number().int().min(0)]) }).strict()).optional(),
+  offsets: z.array(z.object({ topic: topicField, partition: z.number().int().min(0), offset: z.number().int().min(0) }).strict()).optional(),
+  timestamps: z.array(z.object({ topic: topicField, partition: z.number().int().min(0), timestamp: z.union([z.string(), z.number().int().min(0)]) }).strict()).optional(),
 }).strict();
 
 async function seek(req: ApiRequest): Promise<ApiResponse> {

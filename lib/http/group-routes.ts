@@ -5,13 +5,13 @@
  */
 import { z } from 'zod';
 import { HttpError } from '../errors.js';
-import { cachedPartitionCounts, clusterRecord } from '../cluster/metadata.js';
+import { clusterRecord, partitionCountsKnowing } from '../cluster/metadata.js';
 import { ASSIGNORS, type AssignorName } from '../groups/assignors.js';
 import * as groups from '../groups/coordinator.js';
 import { subscriptionRegex } from '../groups/membership.js';
 import { authorizationEnabled } from '../security/authorizer.js';
 import { requireAll, topicsIn, visible } from './enforce.js';
-import { parseJson, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
+import { parseJson, topicField, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 
 const ok = (body: unknown, status = 200): ApiResponse => ({ status, body });
 
@@ -21,12 +21,12 @@ async function clusterUrl(req: ApiRequest): Promise<{ clusterId: string; base: s
   return { clusterId: c.clusterId, base: `${req.baseUrl}/v3/clusters/${c.clusterId}` };
 }
 
-const tp = z.object({ topic: z.string().min(1), partition: z.number().int().min(0) }).strict();
+const tp = z.object({ topic: topicField, partition: z.number().int().min(0) }).strict();
 
 const heartbeatSchema = z.object({
   member_id: z.string().min(1).max(255).optional(),
   member_epoch: z.number().int().min(-1),
-  subscribed_topic_names: z.array(z.string().min(1)).optional(),
+  subscribed_topic_names: z.array(topicField).optional(),
   subscribed_topic_regex: z.string().min(1).optional(),
   owned_partitions: z.array(tp).optional(),
   session_timeout_ms: z.number().int().optional(),
@@ -68,7 +68,7 @@ async function heartbeat(req: ApiRequest): Promise<ApiResponse> {
 const commitSchema = z.object({
   member_id: z.string().min(1).max(255).optional(),
   member_epoch: z.number().int().optional(),
-  offsets: z.array(z.object({ topic: z.string().min(1), partition: z.number().int().min(0), offset: z.number().int().min(0), metadata: z.string().optional() }).strict()).min(1),
+  offsets: z.array(z.object({ topic: topicField, partition: z.number().int().min(0), offset: z.number().int().min(0), metadata: z.string().optional() }).strict()).min(1),
 }).strict();
 
 async function commitOffsets(req: ApiRequest): Promise<ApiResponse> {
@@ -184,7 +184,7 @@ async function memberOf(req: ApiRequest) {
 
 const resetSchema = z.object({
   partitions: z.array(tp).optional(),
-  topics: z.array(z.string().min(1)).optional(),
+  topics: z.array(topicField).optional(),
   to: z.union([
     z.enum(['earliest', 'latest']),
     z.object({ offset: z.number().int().min(0) }).strict(),
@@ -197,7 +197,7 @@ async function resetOffsets(req: ApiRequest): Promise<ApiResponse> {
   await clusterUrl(req);
   const b = validate(resetSchema, parseJson(req.body), 'reset');
   const g = req.params.group_id ?? '';
-  const counts = await cachedPartitionCounts();
+  const counts = await partitionCountsKnowing(b.topics ?? []);
   const partitions = b.partitions ?? (b.topics ?? []).flatMap((t) => {
     if (counts[t] === undefined) throw new HttpError(404, 40401, `Topic ${t} not found.`);
     return Array.from({ length: counts[t] as number }, (_, partition) => ({ topic: t, partition }));

@@ -110,6 +110,23 @@ describe('Group routes (/v3): bad input', () => {
     expect((await call('GET', v3(`/consumer-groups/${encodeURIComponent(group)}/offsets`))).body.data.find((o: { partition_id: number }) => o.partition_id === 0)?.offset).toBe(4);
   });
 
+  // Found by the second 10,000-case fuzz run: both were 500s.
+  it('rejects a topic name longer than any topic can have (249) in a commit, a reset or a subscription with 422, and resets a partition named twice once', async () => {
+    const { group, member } = await stableGroup();
+    const before = await snapshot(group);
+    const name = 'a'.repeat(70_000);
+    const long = await commit(group, { ...member, offsets: [{ topic: name, partition: 0, offset: 1 }] });
+    expect(long.status, long.text).toBe(422);
+    expect(long.body.error_code).toBe(42206);
+    expect((await hb(group, { ...member, subscribed_topic_names: [T, 'b'.repeat(250)] })).status).toBe(422);
+    expect(await snapshot(group)).toEqual(before);
+    const empty = `${group}-empty`;
+    expect((await call('POST', v3(`/consumer-groups/${empty}/offsets:reset`), { topics: [name], to: 'earliest' })).status).toBe(422);
+    const twice = await call('POST', v3(`/consumer-groups/${empty}/offsets:reset`), { partitions: [{ topic: T, partition: 1 }, { topic: T, partition: 1 }], to: 'latest' });
+    expect(twice.status, twice.text).toBe(200);
+    expect(twice.body.data.map((d: any) => [d.partition_id, d.offset])).toEqual([[1, 1]]);
+  });
+
   it('rejects a commit of a partition the member does not own with 409 FENCED_MEMBER_EPOCH and writes none of it', async () => {
     const { group, member } = await stableGroup();
     const other = uniqueTopic('group-bad-other');
