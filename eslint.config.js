@@ -34,6 +34,16 @@ export default tseslint.config(
     },
   },
   {
+    // The console is a client like any other: the public HTTP API through the SDK, nothing below it.
+    files: ['console/src/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { regex: '^(\\.\\./)+lib/(?!client/)', message: 'The console reaches the cluster only through the SDK (lib/client).' },
+        { group: ['@aws-sdk/*'], message: 'The console reaches the cluster only through the SDK (lib/client).' },
+      ] }],
+    },
+  },
+  {
     files: ['lib/protocol/**'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [
