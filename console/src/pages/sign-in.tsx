@@ -27,7 +27,9 @@ export async function completeOidcLogin(o: Oidc): Promise<void> {
   // API Gateway's JWT authorizer takes the ID token's or the access token's claims; the audience it
   // checks is the client id, which is the ID token's audience.
   session.token = user.id_token ?? user.access_token;
-  history.replaceState(null, '', location.pathname + location.hash);
+  // Back to the page the sign-in started from (the provider returns to /ui/ without its hash).
+  const returnTo = typeof user.state === 'string' && user.state.startsWith('#/') ? user.state : location.hash;
+  history.replaceState(null, '', location.pathname + returnTo);
 }
 
 export function SignIn({ config, onSignedIn }: { config: ConsoleConfig; onSignedIn: () => void }) {
@@ -61,7 +63,7 @@ export function SignIn({ config, onSignedIn }: { config: ConsoleConfig; onSigned
       )}
       {config.auth === 'jwt' && config.oidc && (
         <p>
-          <button type="button" onClick={async () => (await userManager(config.oidc as Oidc)).signinRedirect()}>Sign in with your identity provider</button>
+          <button type="button" onClick={async () => (await userManager(config.oidc as Oidc)).signinRedirect({ state: location.hash })}>Sign in with your identity provider</button>
         </p>
       )}
       <form aria-label="Sign in with a token" onSubmit={(e) => {
