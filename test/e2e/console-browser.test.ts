@@ -201,6 +201,18 @@ describe('The console in a browser', () => {
     const pre = await page.$eval('table pre', (el) => el.textContent);
     expect(pre).toBe(JSON.stringify({ order: 1, item: 'coffee', quantity: 2 }, null, 2));
     await screenshot(page, 'messages-search');
+
+    // The newest record of its partition: From "Newest", limit 1, no search.
+    await choose('Partition', partition as string);
+    await choose('From', 'Newest');
+    await page.locator(aria('searchbox', 'Search')).fill('');
+    await page.locator(aria('spinbutton', 'Limit')).fill('1');
+    await page.locator(aria('button', 'Load')).click();
+    const newest = await waitFor('the newest message', async () => {
+      const r = await tableRows('Messages');
+      return r?.length === 1 && r[0]?.includes(offset as string) ? r : undefined;
+    });
+    expect(newest[0]).toEqual(expect.arrayContaining([partition, offset, 'k1']));
   }, 30_000);
 
   it('shows a group\'s lag dropping to 0 while an SDK consumer reads the topic, with the group page open', async () => {

@@ -22,18 +22,17 @@ function matches(m: KafkaMessage, needle: string): boolean {
   return has(m.key) || has(m.value) || Object.entries(m.headers).some(([k, v]) => k.toLowerCase().includes(n) || has(v));
 }
 
-async function browse(topic: string, partition: number, from: From, at: string, limit: number, search: string): Promise<{ rows: Row[]; scanned: number }> {
+/** Where a partition's newest `limit` records start, from its offsets as the partition list gave them. */
+type Bounds = { logStartOffset: number | null; highWatermark: number | null };
+
+async function browse(topic: string, partition: number, from: From, at: string, limit: number, search: string, bounds: Bounds | undefined): Promise<{ rows: Row[]; scanned: number }> {
   const admin = cluster().admin;
-  const first = await admin.fetchMessages({
+  const newest = from === 'newest' ? Math.max(bounds?.logStartOffset ?? 0, (bounds?.highWatermark ?? 0) - limit) : undefined;
+  let page = await admin.fetchMessages({
     topic, partition,
-    ...(from === 'offset' ? { offset: Number(at) } : from === 'time' ? { timestamp: new Date(at).getTime() } : {}),
+    ...(from === 'offset' ? { offset: Number(at) } : from === 'time' ? { timestamp: new Date(at).getTime() } : newest !== undefined ? { offset: newest } : {}),
     maxBytes: 256 * 1024,
   });
-  let page = first;
-  if (from === 'newest') {
-    const start = Math.max(first.logStartOffset, first.highWatermark - limit);
-    page = String(start) === first.messages[0]?.offset ? first : await admin.fetchMessages({ topic, partition, offset: start, maxBytes: 256 * 1024 });
-  }
   const rows: Row[] = [];
   let scanned = 0;
   for (;;) {
@@ -60,10 +59,10 @@ export function MessagesPage({ topic }: { topic: string }) {
         const limit = Math.max(1, Math.min(500, Number(d.get('limit')) || 50));
         const search = String(d.get('search') ?? '');
         const at = String(d.get(from === 'offset' ? 'offset' : 'time') ?? '');
-        // (the partition count may not have arrived when Load is pressed: ask for it then)
-        const n = parts.data?.length ?? (await cluster().admin.describePartitions(topic)).length;
-        const partitions = which === 'all' ? Array.from({ length: n }, (_, i) => i) : [Number(which)];
-        const each = await Promise.all(partitions.map((p) => browse(topic, p, from, at, limit, search)));
+        // (fresh offsets for Newest; the partition count may not have arrived when Load is pressed)
+        const known = from === 'newest' || !parts.data ? await cluster().admin.describePartitions(topic) : parts.data;
+        const partitions = which === 'all' ? known.map((p) => p.partitionId) : [Number(which)];
+        const each = await Promise.all(partitions.map((p) => browse(topic, p, from, at, limit, search, known.find((k) => k.partitionId === p))));
         const rows = each.flatMap((e) => e.rows)
           .sort((a, b) => Number(a.message.timestamp) - Number(b.message.timestamp) || a.partition - b.partition || Number(a.message.offset) - Number(b.message.offset))
           .slice(0, limit);
