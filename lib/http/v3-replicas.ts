@@ -13,12 +13,18 @@ import { cluster, clusterUrl, list, ok, partitionNotFound, replicaViews } from '
 const P = '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}';
 const brokerNotFound = (req: ApiRequest) => () => new HttpError(404, 404, `Broker ${req.params.broker_id} cannot be found.`);
 
-async function replicasOf(req: ApiRequest) {
+/** The cluster, the topic and the partition a partition route names (404s for unknown ones). */
+async function partitionOf(req: ApiRequest) {
   const c = await cluster(req);
   const d = await describeTopic(req.params.topic_name ?? '');
   const id = intPathParam(req, 'partition_id', partitionNotFound(req));
   const p = d.partitions[id];
   if (!p) throw partitionNotFound(req)();
+  return { c, d, id, p };
+}
+
+async function replicasOf(req: ApiRequest) {
+  const { c, d, p } = await partitionOf(req);
   const views = await replicaViews(req, c, d, [p]);
   return { c, d, p, replicas: views.get(p.partition)?.replicas ?? [] };
 }
@@ -44,11 +50,7 @@ function segmentState(req: ApiRequest): SegmentStateFilter {
  * Pages of SEGMENT_PAGE segments; `metadata.next` carries `from_offset` for the next one.
  */
 async function segmentsOf(req: ApiRequest) {
-  const c = await cluster(req);
-  const d = await describeTopic(req.params.topic_name ?? '');
-  const id = intPathParam(req, 'partition_id', partitionNotFound(req));
-  const p = d.partitions[id];
-  if (!p) throw partitionNotFound(req)();
+  const { c, d, id, p } = await partitionOf(req);
   const state = segmentState(req);
   const fromOffset = intParam(req, 'from_offset', { default: 0 });
   const leader = p.leader >= 0 ? await replicaStore(p.leader).catch(() => undefined) : undefined;
