@@ -156,7 +156,7 @@ export const MAX_METADATA_BYTES = 4096;
  * owns: retriable with the new epoch), FENCED_MEMBER_EPOCH (an epoch ahead of the member's, or a
  * partition it no longer owns), OFFSET_METADATA_TOO_LARGE.
  */
-export async function commit(groupId: string, offsets: readonly OffsetToCommit[], fence: { memberId: string; memberEpoch: number } | null): Promise<CommitResult> {
+export async function commit(groupId: string, offsets: readonly OffsetToCommit[], fence: { memberId: string; memberEpoch: number } | null, list = fence === null): Promise<CommitResult> {
   validateGroupId(groupId);
   for (const o of offsets) {
     if (Buffer.byteLength(o.metadata ?? '') > MAX_METADATA_BYTES) throw new KafkaError('OFFSET_METADATA_TOO_LARGE', `OFFSET_METADATA_TOO_LARGE: metadata of ${o.topic}-${o.partition} is over ${MAX_METADATA_BYTES} bytes.`);
@@ -171,7 +171,7 @@ export async function commit(groupId: string, offsets: readonly OffsetToCommit[]
     try {
       await store.commitOffsets(groupId, chunk.map((o) => ({
         topic: o.topic, partition: o.partition, offset: o.offset, metadata: o.metadata ?? '', committedAt: Date.now(),
-      })), fence);
+      })), fence, false, list);
       pending = pending.slice(chunk.length);
     } catch (err) {
       if (!(err instanceof store.CommitRejected)) throw err;

@@ -185,7 +185,8 @@ export async function poll(group: string, id: string, o: { timeoutMs: number; ma
   // auto.commit.enable: what the previous poll returned is committed before reading further.
   if (m.rest.autoCommit && Object.keys(positions).length > 0) {
     const fence = m.manual && m.manual.length > 0 ? null : { memberId: id, memberEpoch };
-    await commit(group, Object.entries(positions).map(([k, offset]) => ({ ...parseKey(k), offset })), fence).catch((err: unknown) => {
+    // (the instance's member item makes the group exist: no group-list write per auto-commit)
+    await commit(group, Object.entries(positions).map(([k, offset]) => ({ ...parseKey(k), offset })), fence, false).catch((err: unknown) => {
       logger.warn({ event: 'auto-commit-failed', group, member: id, err: (err as Error).message }, 'auto-commit failed');
     });
   }

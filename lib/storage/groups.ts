@@ -313,15 +313,16 @@ export class CommitRejected extends Error {
 }
 
 /**
- * Commits offsets in one transaction; without a fence (a reset, a manually assigned consumer) it
- * also puts the group in the group list, where a member's join puts it otherwise, so a group that
- * only has offsets is listed (Kafka lists it as Empty). One more write unit for those commits only.
+ * Commits offsets in one transaction; with `list` (by default without a fence: a reset, a commit by
+ * no member) it also puts the group in the group list, where a member's join puts it otherwise, so a group that
+ * only has offsets is listed (Kafka lists it as Empty). One more write unit for those commits only;
+ * a REST Proxy instance's auto-commits, whose group has the instance's member item, pass `list` false.
  * Conditions: with a fence, the member still has `memberEpoch` and owns every partition committed
  * (one check on its member item);
  * each offset is not below the committed one (offsets move backwards only by a reset, `force`).
  * Errors: `CommitRejected` saying which condition failed (`index` of a backwards offset).
  */
-export async function commitOffsets(groupId: string, offsets: readonly CommittedOffset[], fence: CommitFence | null, force = false): Promise<void> {
+export async function commitOffsets(groupId: string, offsets: readonly CommittedOffset[], fence: CommitFence | null, force = false, list = fence === null): Promise<void> {
   if (offsets.length === 0) return;
   if (offsets.length > MAX_TRANSACTION_ITEMS - 1) throw new Error(`at most ${MAX_TRANSACTION_ITEMS - 1} offsets per commit`);
   // The member's item holds both its epoch and what it owns, so one check fences the commit.
@@ -338,7 +339,7 @@ export async function commitOffsets(groupId: string, offsets: readonly Committed
       },
     },
   ] : [];
-  const listed = fence ? [] : [{ Put: { TableName: table(), Item: { pk: 'groups', sk: groupId } } }];
+  const listed = list ? [{ Put: { TableName: table(), Item: { pk: 'groups', sk: groupId } } }] : [];
   try {
     await transactWrite(db(), [
       ...fenceItems,
