@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { App, RemovalPolicy } from 'aws-cdk-lib';
+import { RemovalPolicy } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { STATIC_ROUTES, staticRouteKey } from '../../lib/http/console-routes.js';
@@ -14,7 +14,7 @@ import { coordinationTableSpec, replicaTableSpec } from '../../lib/storage/table
 import { permissionsOf } from './iam.js';
 import { ESSENTIAL_ALARMS } from '../../cdk/observability.js';
 import { TributaryStack } from '../../cdk/stack.js';
-import { CDK_CONTEXT, logicalId, resourcesOf, synth, type Synthesized } from './synth.js';
+import { logicalId, resourcesOf, synth, testApp, type Synthesized } from './synth.js';
 
 let s: Synthesized;
 beforeAll(() => {
@@ -310,7 +310,7 @@ describe('TributaryCluster: API', () => {
 
   it('grants callers every route, or only the routes given (path variables match any value)', () => {
     const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-cdk-'));
-    const app = new App({ outdir, context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
+    const app = testApp({ outdir });
     const stack = new TributaryStack(app, 'Grants', { cluster: { brokers: 1, tablePrefix: 'grants' } });
     const all = new iam.Role(stack, 'Admin', { assumedBy: new iam.AccountRootPrincipal() });
     const producer = new iam.Role(stack, 'Producer', { assumedBy: new iam.AccountRootPrincipal() });

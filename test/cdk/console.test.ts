@@ -13,7 +13,7 @@ import type { TributaryClusterProps } from '../../cdk/props.js';
 import { ENVIRONMENT, functionSpec } from '../../lib/functions.js';
 import { STATIC_ROUTES, staticRouteKey } from '../../lib/http/console-routes.js';
 import { permissionsOf } from './iam.js';
-import { CDK_CONTEXT, logicalId, resourcesOf, synth, type Synthesized } from './synth.js';
+import { logicalId, resourcesOf, synth, testApp, type Synthesized } from './synth.js';
 
 const ISSUER = 'https://cognito-idp.us-east-1.amazonaws.com/us-east-1_abc';
 const consoleId = (s: Synthesized) => logicalId(s, s.stack.cluster.functions.console as never);
@@ -62,7 +62,7 @@ describe('TributaryCluster: the console', () => {
   });
 
   it('gives the console function 128 MB, 5 s, and a role with no table, stream, bucket or key access', () => {
-    const app = new App({ analyticsReporting: false, context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
+    const app = testApp();
     const key = new kms.Key(new Stack(app, 'Keys'), 'ClusterKey');
     const stack = new TributaryStack(app, 'Encrypted', { cluster: { brokers: 2, encryptionKey: key } });
     const s = { ...synth({ brokers: 2 }) };

@@ -3,16 +3,16 @@
  * the bucket (with Bucket Keys), the failure queue and the alarm topic use it, every function may
  * use it, and cdk-nag finds nothing; without it, AWS-owned and S3-managed keys.
  */
-import { App, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { TributaryStack } from '../../cdk/stack.js';
-import { CDK_CONTEXT, synth } from './synth.js';
+import { synth, testApp } from './synth.js';
 
 function withKey() {
-  const app = new App({ analyticsReporting: false, context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
+  const app = testApp();
   const keys = new Stack(app, 'Keys');
   const key = new kms.Key(keys, 'ClusterKey', { enableKeyRotation: true });
   const stack = new TributaryStack(app, 'Encrypted', { cluster: { encryptionKey: key, alarmEmail: 'ops@example.com', brokers: 2 } });

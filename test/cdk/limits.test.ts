@@ -1,8 +1,8 @@
 /**
  * Nothing grows past a Lambda limit with the broker count: the worst case the props allow (64
- * brokers with the longest ids, a 200-character table prefix) synthesizes, passes cdk-nag, and
- * keeps every function's environment under Lambda's 4 KB (keys and values together, as Lambda
- * counts them).
+ * brokers with the longest ids, a 200-character table prefix) synthesizes with CloudFormation's
+ * template validation on, passes cdk-nag, and keeps every function's environment under Lambda's
+ * 4 KB (keys and values together, as Lambda counts them).
  */
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -33,7 +33,7 @@ describe('TributaryCluster: the worst case of the props', () => {
   beforeAll(() => {
     // The largest ids make the longest table names (`<prefix>-broker-2147483647`): a count's 1..64 are shorter.
     const brokers = Array.from({ length: MAX_BROKERS }, (_, i) => MAX_BROKER_ID - i);
-    s = synth({ brokers, tablePrefix: 'p'.repeat(200), racks: Array.from({ length: MAX_BROKERS }, (_, i) => `rack-${i % 3}`) });
+    s = synth({ brokers, tablePrefix: 'p'.repeat(200), racks: Array.from({ length: MAX_BROKERS }, (_, i) => `rack-${i % 3}`) }, { validate: true });
   });
 
   it('keeps every function\'s environment under 4 KB with 64 brokers and a 200-character table prefix', () => {

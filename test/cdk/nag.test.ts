@@ -1,4 +1,8 @@
-/** cdk-nag's AwsSolutions rules: no unacknowledged finding in any flavour, and a reason for every acknowledgement. */
+/**
+ * cdk-nag's AwsSolutions rules: no unacknowledged finding in any flavour, and a reason for every
+ * acknowledgement. Each flavour is also synthesized with CloudFormation's template validation on, as
+ * `npm run synth` does: a finding fails the synth.
+ */
 import { RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
@@ -7,7 +11,8 @@ import type { TributaryClusterProps } from '../../cdk/props.js';
 import { synth } from './synth.js';
 
 const FLAVOURS: Record<string, TributaryClusterProps> = {
-  'the default deployment (HTTP API, IAM)': {},
+  'the default deployment (HTTP API, IAM, 3 brokers)': {},
+  'one broker': { brokers: 1 },
   'a REST API with IAM': { apiType: 'rest', brokers: 1 },
   'an open HTTP API with email alarms, destroyed with the stack': { authorization: 'none', alarmEmail: 'ops@example.com', removalPolicy: RemovalPolicy.DESTROY, brokers: 2 },
   'an open REST API': { apiType: 'rest', authorization: 'none', brokers: 1 },
@@ -21,7 +26,7 @@ function acknowledgements(root: IConstruct): { path: string; id: string; reason:
 
 describe('cdk-nag AwsSolutionsChecks', () => {
   it.each(Object.entries(FLAVOURS))('finds nothing unacknowledged in %s', (_name, props) => {
-    const s = synth(props);
+    const s = synth(props, { validate: true });
     const report = new AwsSolutionsChecks(s.app).validateScope(s.app);
     expect(report.violations.map((v) => `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
     expect(report.success).toBe(true);

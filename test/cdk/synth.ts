@@ -1,6 +1,11 @@
 /**
  * Synthesizing the CDK app in-process for tests: the context of cdk.json (tests do not read it
  * otherwise), bundling skipped unless asked for, and a temporary cloud assembly that is removed.
+ *
+ * aws-cdk-lib's built-in CloudFormation template validation (a WASM rule engine; cdk.json makes its
+ * findings errors) runs only when asked for: it costs about 13 s to start in each test process and
+ * 1 s a synth, on templates most files synthesize only to read one property. The files that check
+ * whole flavours (nag.test.ts, limits.test.ts) ask for it, as `npm run synth` always runs it.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -23,15 +28,21 @@ export interface Synthesized {
   cleanup(): void;
 }
 
-export function synth(cluster: TributaryClusterProps = {}, o: { bundle?: boolean; keep?: boolean } = {}): Synthesized {
+/** An app as the tests synthesize it: cdk.json's context, no analytics, no bundling or validation unless asked for. */
+export function testApp(o: { outdir?: string; bundle?: boolean; validate?: boolean } = {}): App {
+  return new App({
+    ...(o.outdir ? { outdir: o.outdir } : {}),
+    analyticsReporting: false,
+    builtinCloudFormationValidation: o.validate ?? false,
+    context: { ...CDK_CONTEXT, ...(o.bundle ? {} : { 'aws:cdk:bundling-stacks': [] }) },
+  });
+}
+
+export function synth(cluster: TributaryClusterProps = {}, o: { bundle?: boolean; keep?: boolean; validate?: boolean } = {}): Synthesized {
   const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-cdk-'));
   const cleanup = () => fs.rmSync(outdir, { recursive: true, force: true });
   try {
-    const app = new App({
-      outdir,
-      analyticsReporting: false,
-      context: { ...CDK_CONTEXT, ...(o.bundle ? {} : { 'aws:cdk:bundling-stacks': [] }) },
-    });
+    const app = testApp({ outdir, bundle: o.bundle, validate: o.validate });
     const stack = new TributaryStack(app, 'TestStack', { cluster });
     const template = Template.fromStack(stack);
     if (!o.keep) cleanup();
