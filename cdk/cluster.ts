@@ -169,6 +169,7 @@ export class TributaryCluster extends Construct {
           [ENVIRONMENT.consoleOidcIssuer]: p.jwtAuthorizer.issuer,
           [ENVIRONMENT.consoleOidcClientId]: p.jwtAuthorizer.consoleClientId ?? p.jwtAuthorizer.audience[0] ?? '',
           [ENVIRONMENT.consoleOidcScopes]: (p.jwtAuthorizer.consoleScopes ?? ['openid']).join(' '),
+          ...(p.jwtAuthorizer.consoleConnectOrigins?.length ? { [ENVIRONMENT.consoleConnectOrigins]: p.jwtAuthorizer.consoleConnectOrigins.join(' ') } : {}),
         } : {}),
         ...(spec.trigger === 'schedule' ? {
           [ENVIRONMENT.tickMs]: String(p.controllerTickMs),

@@ -34,6 +34,13 @@ export interface JwtAuthorizerProps {
    * @default ['openid']
    */
   readonly consoleScopes?: readonly string[];
+  /**
+   * Origins (`https://host[:port]`) besides the issuer's that the console's page may connect to
+   * during sign-in: a provider whose token endpoint is on another host (Google's is
+   * `https://oauth2.googleapis.com`). A Cognito user pool's hosted domains are allowed already.
+   * @default - none
+   */
+  readonly consoleConnectOrigins?: readonly string[];
 }
 
 /** How callers authenticate, as the functions see it (TRIBUTARY_AUTH). */
@@ -269,7 +276,18 @@ function resolveJwt(j: JwtAuthorizerProps, apiType: ApiType, authorization: ApiA
   if (!Array.isArray(consoleScopes) || consoleScopes.some((x) => typeof x !== 'string' || !/^[\x21\x23-\x5B\x5D-\x7E]+$/.test(x))) {
     throw new Error(`jwtAuthorizer.consoleScopes must be OAuth scope tokens (no spaces or quotes), got ${JSON.stringify(j.consoleScopes)}`);
   }
-  return { issuer: j.issuer, audience: [...j.audience], principalClaim, consoleClientId, consoleScopes: [...consoleScopes] };
+  const consoleConnectOrigins = j.consoleConnectOrigins ?? [];
+  const isOrigin = (x: unknown) => {
+    try {
+      return typeof x === 'string' && x.startsWith('https://') && new URL(x).origin === x;
+    } catch {
+      return false;
+    }
+  };
+  if (!Array.isArray(consoleConnectOrigins) || !consoleConnectOrigins.every(isOrigin)) {
+    throw new Error(`jwtAuthorizer.consoleConnectOrigins must be https origins (https://host[:port], no path), got ${JSON.stringify(j.consoleConnectOrigins)}`);
+  }
+  return { issuer: j.issuer, audience: [...j.audience], principalClaim, consoleClientId, consoleScopes: [...consoleScopes], consoleConnectOrigins: [...consoleConnectOrigins] };
 }
 
 /** Applies the defaults and validates; throws on the first invalid prop. */

@@ -145,6 +145,8 @@ export const ENVIRONMENT = {
   consoleOidcClientId: 'TRIBUTARY_CONSOLE_OIDC_CLIENT_ID',
   /** The scopes the console asks for, separated by spaces. */
   consoleOidcScopes: 'TRIBUTARY_CONSOLE_OIDC_SCOPES',
+  /** Origins besides the issuer's the console's page may connect to (its provider's token or key endpoints), separated by spaces. */
+  consoleConnectOrigins: 'TRIBUTARY_CONSOLE_CONNECT_ORIGINS',
 } as const;
 
 /**

@@ -29,7 +29,13 @@ export interface ConsoleConfig {
   /** `none`: open; `token`: the local stack's `--auth` (a bearer token); `iam`: SigV4 only; `jwt`: an OIDC provider's token. */
   readonly auth: 'none' | 'token' | 'iam' | 'jwt';
   /** With `jwt`, when the deployment names the console's OIDC client. */
-  readonly oidc?: { readonly issuer: string; readonly clientId: string; readonly scopes: readonly string[] };
+  readonly oidc?: {
+    readonly issuer: string;
+    readonly clientId: string;
+    readonly scopes: readonly string[];
+    /** Where else the sign-in connects: a provider whose token endpoint is not on the issuer's host. */
+    readonly connectOrigins?: readonly string[];
+  };
 }
 
 const AUTH_MODES = new Set<ConsoleConfig['auth']>(['none', 'token', 'iam', 'jwt']);
@@ -41,13 +47,17 @@ export function consoleConfig(env: NodeJS.ProcessEnv = process.env): ConsoleConf
   const issuer = env[ENVIRONMENT.consoleOidcIssuer];
   const clientId = env[ENVIRONMENT.consoleOidcClientId];
   if (auth !== 'jwt' || !issuer || !clientId) return { auth };
-  const scopes = (env[ENVIRONMENT.consoleOidcScopes] ?? 'openid').split(/\s+/).filter((s) => s !== '');
-  return { auth, oidc: { issuer, clientId, scopes } };
+  const words = (v: string | undefined) => (v ?? '').split(/\s+/).filter((s) => s !== '');
+  const scopes = words(env[ENVIRONMENT.consoleOidcScopes] ?? 'openid');
+  const connectOrigins = words(env[ENVIRONMENT.consoleConnectOrigins]);
+  return { auth, oidc: { issuer, clientId, scopes, ...(connectOrigins.length > 0 ? { connectOrigins } : {}) } };
 }
 
 /**
  * Where the app may connect besides this origin: the OIDC issuer; for a Cognito user pool also its
  * hosted domains (`https://<domain>.auth.<region>.amazoncognito.com`), where the token endpoint is.
+ * Another provider's token endpoint on another host (Google's `https://oauth2.googleapis.com`) is
+ * named by the construct's `jwtAuthorizer.consoleConnectOrigins`.
  */
 export function oidcOrigins(issuer: string): string[] {
   let url: URL;
@@ -62,7 +72,7 @@ export function oidcOrigins(issuer: string): string[] {
 
 /** The Content-Security-Policy of the console's page. */
 export function contentSecurityPolicy(config: ConsoleConfig): string {
-  const connect = ["'self'", ...(config.oidc ? oidcOrigins(config.oidc.issuer) : [])];
+  const connect = ["'self'", ...(config.oidc ? [...oidcOrigins(config.oidc.issuer), ...(config.oidc.connectOrigins ?? [])] : [])];
   return [
     "default-src 'none'",
     "script-src 'self'",

@@ -89,11 +89,16 @@ describe('TributaryCluster: the console', () => {
     });
     const named = envOf(synth({ brokers: 1, jwtAuthorizer: { issuer: ISSUER, audience: ['api'], consoleClientId: 'console-app', consoleScopes: ['openid', 'email'] } }));
     expect(named).toMatchObject({ [ENVIRONMENT.consoleOidcClientId]: 'console-app', [ENVIRONMENT.consoleOidcScopes]: 'openid email' });
+    expect(named[ENVIRONMENT.consoleConnectOrigins]).toBeUndefined();
+    const google = envOf(synth({ brokers: 1, jwtAuthorizer: { issuer: 'https://accounts.google.com', audience: ['api'], consoleConnectOrigins: ['https://oauth2.googleapis.com'] } }));
+    expect(google[ENVIRONMENT.consoleConnectOrigins]).toBe('https://oauth2.googleapis.com');
   });
 
   it.each<[TributaryClusterProps, string]>([
     [{ jwtAuthorizer: { issuer: ISSUER, audience: ['a'], consoleClientId: '' } }, 'jwtAuthorizer.consoleClientId must be a non-empty client id, got ""'],
     [{ jwtAuthorizer: { issuer: ISSUER, audience: ['a'], consoleScopes: ['openid email'] } }, 'jwtAuthorizer.consoleScopes must be OAuth scope tokens (no spaces or quotes), got ["openid email"]'],
+    [{ jwtAuthorizer: { issuer: ISSUER, audience: ['a'], consoleConnectOrigins: ['https://oauth2.googleapis.com/token'] } }, 'jwtAuthorizer.consoleConnectOrigins must be https origins (https://host[:port], no path), got ["https://oauth2.googleapis.com/token"]'],
+    [{ jwtAuthorizer: { issuer: ISSUER, audience: ['a'], consoleConnectOrigins: ['http://idp.example.com'] } }, 'jwtAuthorizer.consoleConnectOrigins must be https origins (https://host[:port], no path), got ["http://idp.example.com"]'],
   ])('rejects %o', (props, message) => {
     expect(() => new TributaryCluster(new Stack(new App(), 'S'), 'Events', props)).toThrow(message);
   });

@@ -129,4 +129,15 @@ describe('Method: consoleConfig', () => {
     expect(csp).toContain("connect-src 'self' https://cognito-idp.eu-west-1.amazonaws.com https://*.auth.eu-west-1.amazoncognito.com");
     expect(contentSecurityPolicy({ auth: 'none' })).toContain("connect-src 'self';");
   });
+
+  it('lets the page connect to the origins the deployment names besides the issuer (a token endpoint on another host)', () => {
+    const config = consoleConfig({
+      TRIBUTARY_AUTH: 'jwt', TRIBUTARY_CONSOLE_OIDC_ISSUER: 'https://accounts.google.com', TRIBUTARY_CONSOLE_OIDC_CLIENT_ID: 'c',
+      TRIBUTARY_CONSOLE_CONNECT_ORIGINS: 'https://oauth2.googleapis.com https://www.googleapis.com',
+    });
+    expect(config.oidc?.connectOrigins).toEqual(['https://oauth2.googleapis.com', 'https://www.googleapis.com']);
+    expect(contentSecurityPolicy(config)).toContain("connect-src 'self' https://accounts.google.com https://oauth2.googleapis.com https://www.googleapis.com;");
+    // Not in sign-in's absence.
+    expect(contentSecurityPolicy(consoleConfig({ TRIBUTARY_AUTH: 'iam', TRIBUTARY_CONSOLE_CONNECT_ORIGINS: 'https://evil.example' }))).toContain("connect-src 'self';");
+  });
 });
