@@ -385,6 +385,12 @@ export const adminRoutes: Record<string, RouteHandler> = {
     return noContent;
   },
   $default: async (req) => {
+    // `/ui/` may not match the console's `/ui/{proxy+}` in API Gateway (a greedy variable wants a
+    // segment) and come here: send it, with its query (an OIDC sign-in's code), to a path that does.
+    if ((req.method === 'GET' || req.method === 'HEAD') && /\/ui\/$/.test(req.path)) {
+      const query = new URLSearchParams(req.query).toString();
+      return { status: 302, headers: { location: `index.html${query ? `?${query}` : ''}`, 'cache-control': 'no-cache' } };
+    }
     throw new HttpError(404, 404, `HTTP 404 Not Found: no route for ${req.method} ${req.path}`);
   },
 };

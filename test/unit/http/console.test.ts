@@ -1,7 +1,8 @@
 /**
  * The console function (lib/http/console.ts) on API Gateway events: files from memory with their
  * types and caching, the page for app paths, the redirect, ETags, HEAD, gzip, config.json from the
- * environment, and the page's Content-Security-Policy.
+ * environment, and the page's Content-Security-Policy; and the API's catch-all sending `/ui/` on
+ * to the console when API Gateway does not route it there.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole, type BuiltConsole } from '../../../console/build.js';
 import { consoleConfig, consoleHandler, contentSecurityPolicy } from '../../../lib/http/console.js';
 import { matchStaticRoute, staticRouteKey } from '../../../lib/http/console-routes.js';
+import { handler as catchAll } from '../../../lambdas/admin.js';
+import { lambdaContext } from '../../../lib/local/gateway.js';
 
 const FIXTURE = path.resolve(import.meta.dirname, '../../fixtures/console');
 let dir: string;
@@ -26,11 +29,12 @@ beforeAll(async () => {
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** The event the local gateway (and API Gateway) sends for `method path`. */
-function event(method: string, p: string, headers: Record<string, string> = {}): APIGatewayProxyEventV2 {
+function event(method: string, p: string, headers: Record<string, string> = {}, rawQueryString = ''): APIGatewayProxyEventV2 {
   const m = matchStaticRoute(method, p);
   const routeKey = m ? staticRouteKey(m.route) : '$default';
   return {
-    version: '2.0', routeKey, rawPath: p, rawQueryString: '', headers: { host: 'localhost', ...headers }, isBase64Encoded: false,
+    version: '2.0', routeKey, rawPath: p, rawQueryString,
+    ...(rawQueryString ? { queryStringParameters: Object.fromEntries(new URLSearchParams(rawQueryString)) } : {}), headers: { host: 'localhost', ...headers }, isBase64Encoded: false,
     ...(m && Object.keys(m.pathParameters).length > 0 ? { pathParameters: m.pathParameters } : {}),
     requestContext: {
       accountId: '0', apiId: 'local', domainName: 'localhost', domainPrefix: 'local', requestId: 'r', routeKey, stage: '$default', time: '', timeEpoch: 0,
@@ -139,5 +143,29 @@ describe('Method: consoleConfig', () => {
     expect(contentSecurityPolicy(config)).toContain("connect-src 'self' https://accounts.google.com https://oauth2.googleapis.com https://www.googleapis.com;");
     // Not in sign-in's absence.
     expect(contentSecurityPolicy(consoleConfig({ TRIBUTARY_AUTH: 'iam', TRIBUTARY_CONSOLE_CONNECT_ORIGINS: 'https://evil.example' }))).toContain("connect-src 'self';");
+  });
+});
+
+describe('The API catch-all ($default) and the console', () => {
+  const viaCatchAll = (method: string, p: string, query = '') =>
+    catchAll({ ...event(method, p, {}, query), routeKey: '$default' }, lambdaContext('admin')) as Promise<APIGatewayProxyStructuredResultV2 & { headers: Record<string, string> }>;
+
+  it('sends /ui/ (which API Gateway may not match to /ui/{proxy+}) to ui/index.html, keeping an OIDC callback\'s query', async () => {
+    const r = await viaCatchAll('GET', '/ui/', 'code=abc&state=xyz');
+    expect(r.statusCode).toBe(302);
+    expect(r.headers.location).toBe('index.html?code=abc&state=xyz');
+    expect((await viaCatchAll('HEAD', '/prod/ui/')).headers.location).toBe('index.html');
+    // …which the console serves as its page.
+    const page = await call('GET', '/ui/index.html');
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-security-policy']).toContain("default-src 'none'");
+  });
+
+  it('answers anything else it gets with the Kafka-style 404', async () => {
+    for (const [method, p] of [['GET', '/ui/x/'], ['POST', '/ui/'], ['GET', '/uix/'], ['GET', '/no/such/route']] as const) {
+      const r = await viaCatchAll(method, p);
+      expect(r.statusCode, `${method} ${p}`).toBe(404);
+      expect(JSON.parse(r.body ?? '')).toMatchObject({ error_code: 404 });
+    }
   });
 });
