@@ -36,7 +36,9 @@ function principalOf(req: ApiRequest): string {
 
 const notFound = (principal: string) => new HttpError(404, 40403, `No client quota is set for ${principal}.`);
 
-const rate = z.number().finite().positive().max(Number.MAX_SAFE_INTEGER);
+/** The smallest rate: 0.001 (a request every ~17 minutes); far above DynamoDB's smallest number (1e-130). */
+export const MIN_QUOTA_RATE = 0.001;
+const rate = z.number().finite().min(MIN_QUOTA_RATE).max(Number.MAX_SAFE_INTEGER);
 const quotaBody = z.object({ producer_byte_rate: rate.optional(), consumer_byte_rate: rate.optional(), request_rate: rate.optional() }).strict()
   .refine((b) => Object.keys(b).length > 0, 'give at least one of producer_byte_rate, consumer_byte_rate, request_rate');
 
@@ -46,7 +48,7 @@ function parseQuotaBody(body: string) {
   if (!out.success) {
     const issue = out.error.issues[0];
     const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
-    throw badRequest(`Invalid client quota${where}: ${issue?.message ?? 'invalid'} (rates are positive numbers: bytes/s, or requests/s for request_rate).`);
+    throw badRequest(`Invalid client quota${where}: ${issue?.message ?? 'invalid'} (rates are numbers from ${MIN_QUOTA_RATE} to ${Number.MAX_SAFE_INTEGER}: bytes/s, or requests/s for request_rate).`);
   }
   return out.data;
 }

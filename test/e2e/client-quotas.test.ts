@@ -98,6 +98,8 @@ describe('Client quotas: the admin API', () => {
     const bodies: unknown[] = [
       {}, { producer_byte_rate: 0 }, { producer_byte_rate: -5 }, { request_rate: '10' }, { request_rate: null },
       { producer_byte_rate: 1, fetch_rate: 3 }, [], 'null', '{"producer_byte_rate": 1', { producer_byte_rate: 1e300 },
+      // (below DynamoDB's smallest number, 1e-130: found by the fuzz run as a 500)
+      { producer_byte_rate: 1e-200 }, { request_rate: 0.0001 },
     ];
     for (const b of bodies) expectError(await put(p, b), 400, 40002);
     expectError(await call('PUT', quotaUrl(p), ''), 400, 40002);
