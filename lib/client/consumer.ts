@@ -30,6 +30,16 @@ export interface ConsumerConfig {
   readonly assignor?: 'sticky' | 'range' | 'roundrobin';
   /** Longest wait of one fetch for new records (kafkajs's `maxWaitTimeInMs`). @default 5000 */
   readonly maxWaitTimeInMs?: number;
+  /**
+   * How many of this consumer's fetches may wait for new records at once. In Lambda a waiting
+   * fetch holds a function instance (and a unit of account concurrency) for its whole wait, so by
+   * default the partitions at their log end take turns: one long-polls, the others check with a
+   * fetch that does not wait each time a wait ends. A record on a partition that is not waiting is
+   * then read within `maxWaitTimeInMs`; `Infinity` long-polls every partition (Kafka's latency, one
+   * instance held per owned partition). A partition with records to read never waits for a turn.
+   * @default 1
+   */
+  readonly longPolls?: number;
   /** @default 1048576 */
   readonly maxBytesPerPartition?: number;
   readonly retry?: RetryOptions;
@@ -98,6 +108,58 @@ interface PartitionState {
 
 /** Commits again after STALE_MEMBER_EPOCH at most this often (waiting 0.1, 0.2, ... s for the heartbeat's new epoch). */
 const STALE_COMMIT_RETRIES = 5;
+
+/**
+ * The turns of a consumer's partitions at their log end (`ConsumerConfig.longPolls`): at most
+ * `capacity` of them long-poll at once, in the order they asked; the others wait for a turn to end.
+ */
+class LongPollTurns {
+  private readonly holders = new Set<PartitionState>();
+  private readonly queue: PartitionState[] = [];
+  private ended: { promise: Promise<void>; resolve: () => void } = LongPollTurns.signal();
+
+  constructor(private readonly capacity: number) {}
+
+  private static signal() {
+    let resolve = () => {};
+    const promise = new Promise<void>((r) => { resolve = r; });
+    return { promise, resolve };
+  }
+
+  /** Whether `p` may long-poll now; if not, it is in line for a turn. */
+  take(p: PartitionState): boolean {
+    if (this.holders.has(p)) return true;
+    const place = this.queue.indexOf(p);
+    // (a partition whose turn just ended asks again behind those already in line)
+    if (this.holders.size + (place >= 0 ? place : this.queue.length) < this.capacity) {
+      if (place >= 0) this.queue.splice(place, 1);
+      this.holders.add(p);
+      return true;
+    }
+    if (place < 0) this.queue.push(p);
+    return false;
+  }
+
+  /** `p`'s turn is over (its wait ended); the partitions in line check again. */
+  end(p: PartitionState): void {
+    if (!this.holders.delete(p)) return;
+    const ended = this.ended;
+    this.ended = LongPollTurns.signal();
+    ended.resolve();
+  }
+
+  /** `p` has records to read, is paused or was revoked: out of line. */
+  leave(p: PartitionState): void {
+    this.end(p);
+    const place = this.queue.indexOf(p);
+    if (place >= 0) this.queue.splice(place, 1);
+  }
+
+  /** Resolves when a turn ends. */
+  get nextEnd(): Promise<void> {
+    return this.ended.promise;
+  }
+}
 const key = (t: string, p: number) => `${t}\u0000${p}`;
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -129,11 +191,15 @@ export class Consumer {
   private heartbeatBusy: Promise<void> = Promise.resolve();
   private slots = 1;
   private readonly slotQueue: (() => void)[] = [];
+  private readonly turns: LongPollTurns;
   private lastCommitAt = Date.now();
   private uncommitted = 0;
 
   constructor(private readonly conn: Connection, private readonly config: ConsumerConfig) {
     if (!config.groupId) throw new TributaryError('consumer({ groupId }) needs a groupId.');
+    const longPolls = config.longPolls ?? 1;
+    if (!(longPolls >= 1)) throw new TributaryError(`consumer({ longPolls }) must be at least 1, got ${String(config.longPolls)}.`);
+    this.turns = new LongPollTurns(longPolls);
   }
 
   /** Checks the cluster answers. */
@@ -346,15 +412,19 @@ export class Consumer {
           p.position = (await this.conn.listOffset(p.topic, p.partition, this.fromBeginning ? 'earliest' : 'latest')).offset ?? 0;
         }
         if (this.isPaused(p)) {
+          this.turns.leave(p);
           p.fetch = new AbortController();
           await sleep(200, p.fetch.signal);
           continue;
         }
         p.fetch = new AbortController();
+        const maxWaitMs = this.config.maxWaitTimeInMs ?? 5000;
+        // A partition with records to read gets them at once either way; only the wait takes turns.
+        const long = this.turns.take(p);
         let result: FetchResult;
         try {
           result = await this.conn.fetch(p.topic, p.partition, p.position, {
-            maxWaitMs: this.config.maxWaitTimeInMs ?? 5000, maxBytes: this.config.maxBytesPerPartition ?? 1_048_576, signal: p.fetch.signal,
+            maxWaitMs: long ? maxWaitMs : 0, maxBytes: this.config.maxBytesPerPartition ?? 1_048_576, signal: p.fetch.signal,
           });
         } catch (e) {
           if (p.fetch.signal.aborted) continue;
@@ -364,18 +434,29 @@ export class Consumer {
             continue;
           }
           throw e;
+        } finally {
+          if (long) this.turns.end(p);
         }
         const messages = result.messages.filter((m) => Number(m.offset) >= (p.position as number));
+        if (messages.length > 0) this.turns.leave(p);
         if (messages.length > 0 && !p.stopping && p.seekTo === undefined && !this.isPaused(p)) await this.process(p, messages, result.highWatermark);
         else if (messages.length === 0 && result.nextOffset > (p.position as number)) p.position = result.nextOffset;
         failures = 0;
         await this.maybeAutoCommit();
+        // At the log end without a turn: check again when a turn ends (at most one wait from now).
+        // (its own controller: a revoke or stop ends the wait, and the timer goes when a turn ends first)
+        if (messages.length === 0 && !long) {
+          const wait = (p.fetch = new AbortController());
+          await Promise.race([this.turns.nextEnd, sleep(maxWaitMs, wait.signal)]);
+          wait.abort();
+        }
       } catch (e) {
         if (!this.running || p.stopping) break;
         this.emit('consumer.crash', { error: e, groupId: this.config.groupId, restart: true });
         await sleep(backoff(failures++, this.config.retry), p.fetch?.signal);
       }
     }
+    this.turns.leave(p);
   }
 
   private async process(p: PartitionState, messages: KafkaMessage[], highWatermark: number): Promise<void> {
