@@ -314,12 +314,13 @@ export class CommitRejected extends Error {
 
 /**
  * Commits offsets in one transaction; with `list` (by default without a fence: a reset, a commit by
- * no member) it also puts the group in the group list, where a member's join puts it otherwise, so a group that
- * only has offsets is listed (Kafka lists it as Empty). One more write unit for those commits only;
- * a REST Proxy instance's auto-commits, whose group has the instance's member item, pass `list` false.
+ * no member) it also puts the group in the group list, where a member's join puts it otherwise, so
+ * a group that only has offsets is listed (Kafka lists it as Empty). One more write unit for those
+ * commits only; a REST Proxy instance's auto-commits, whose group has the instance's member item,
+ * pass `list` false.
  * Conditions: with a fence, the member still has `memberEpoch` and owns every partition committed
- * (one check on its member item);
- * each offset is not below the committed one (offsets move backwards only by a reset, `force`).
+ * (one check on its member item); each offset is not below the committed one (offsets move
+ * backwards only by a reset, `force`).
  * Errors: `CommitRejected` saying which condition failed (`index` of a backwards offset).
  */
 export async function commitOffsets(groupId: string, offsets: readonly CommittedOffset[], fence: CommitFence | null, force = false, list = fence === null): Promise<void> {
