@@ -43,6 +43,9 @@ export default defineConfig({
           globalSetup: ['test/support/global-setup.ts'],
           setupFiles: ['test/support/setup-env.ts'],
           fileParallelism: true,
+          // Workers are reused from file to file: node_modules load once per worker. setup-env.ts
+          // puts the environment back and resets the module registry after each file.
+          isolate: false,
           sequence: { groupOrder: 0 },
         },
       },
