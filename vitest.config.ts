@@ -19,7 +19,6 @@ export const MULTI_PROCESS_FILES = [
   'test/e2e/local-stack.test.ts',
   // Isolated brokers (written alongside this change).
   'test/integration/controller/liveness.test.ts',
-  'test/integration/controller/walk.test.ts',
   'test/integration/replication/liveness.test.ts',
   'test/integration/controller/wake.test.ts',
   'test/integration/cluster/rebalance-live.test.ts',
