@@ -1,13 +1,15 @@
 /**
- * `npm test`: the static checks and the benchmarks' smoke run side by side, then the shared-stack
- * project, then the multi-process project (vitest.config.ts says why they run apart), then a recap
- * of every failure. CI keeps only the tail of its output, and the early failures would otherwise
- * scroll out of it behind the multi-process files' logs. Every step runs even when an earlier one
- * failed; the exit code is non-zero when any did.
+ * `npm test`: the shared-stack project, then the multi-process project (vitest.config.ts says why
+ * they run apart), with the static checks and the benchmarks' smoke run alongside at the lowest
+ * CPU priority, then a recap of every failure. CI keeps only the tail of its output, and the early
+ * failures would otherwise scroll out of it behind the multi-process files' logs. Every step runs
+ * even when another failed; the exit code is non-zero when any did.
  *
- * The first step's three commands share nothing with the tests or each other (tsc and eslint read
- * the sources; bench:smoke starts its own stores and has no thresholds), so they overlap on two
- * cores instead of taking turns; their output is printed whole as each ends.
+ * The checks (tsc, eslint, bench:smoke) share nothing with the tests (tsc and eslint read the
+ * sources; bench:smoke starts its own stores and has no thresholds) and have no deadlines, so they
+ * run under `nice -n 19`: they take the cycles the tests leave idle (the multi-process files wait on
+ * timers and restarts) instead of a minute of their own before the tests. Their output is printed
+ * whole as each ends.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -24,11 +26,15 @@ interface JsonReport {
 const dir = path.resolve('.tributary/test-results');
 fs.mkdirSync(dir, { recursive: true });
 
-/** One npm script, its output kept until it ends. */
+/** `nice -n 19` where the system has it. */
+const lowPriority = spawnSync('nice', ['-n', '19', 'true']).status === 0 ? ['nice', '-n', '19'] : [];
+
+/** One npm script at the lowest CPU priority, its output kept until it ends. */
 function script(name: string): Promise<{ name: string; code: number; seconds: number }> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn('npm', ['run', '--silent', name], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const [command = 'npm', ...args] = [...lowPriority, 'npm', 'run', '--silent', name];
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.stderr.on('data', (b: Buffer) => out.push(b));
@@ -40,19 +46,25 @@ function script(name: string): Promise<{ name: string; code: number; seconds: nu
   });
 }
 
-function project(name: string): { code: number; report?: JsonReport } {
+function project(name: string): Promise<{ code: number; report?: JsonReport }> {
   const out = path.join(dir, `${name}.json`);
   fs.rmSync(out, { force: true });
-  const r = spawnSync('npx', ['vitest', 'run', '--project', name, ...process.argv.slice(2), '--reporter=default', '--reporter=json', `--outputFile.json=${out}`], { stdio: 'inherit' });
-  const report = fs.existsSync(out) ? (JSON.parse(fs.readFileSync(out, 'utf8')) as JsonReport) : undefined;
-  return { code: r.status ?? 1, report };
+  const child = spawn('npx', ['vitest', 'run', '--project', name, ...process.argv.slice(2), '--reporter=default', '--reporter=json', `--outputFile.json=${out}`], { stdio: 'inherit' });
+  return new Promise((resolve) => {
+    child.on('close', (code) => {
+      const report = fs.existsSync(out) ? (JSON.parse(fs.readFileSync(out, 'utf8')) as JsonReport) : undefined;
+      resolve({ code: code ?? 1, report });
+    });
+  });
 }
 
 /** The first lines of a failure: the assertion and where it was, not the whole stack. */
 const firstLines = (s: string, n = 4): string => s.split('\n').filter((l) => l.trim() !== '').slice(0, n).join('\n      ');
 
-const checks = await Promise.all(['typecheck', 'lint', 'bench:smoke'].map(script));
-const results = ['shared', 'multi-process'].map((name) => ({ name, ...project(name) }));
+const checking = Promise.all(['typecheck', 'lint', 'bench:smoke'].map(script));
+const results = [];
+for (const name of ['shared', 'multi-process']) results.push({ name, ...(await project(name)) });
+const checks = await checking;
 
 console.log('\nRecap:');
 for (const c of checks) console.log(`  npm run ${c.name}: ${c.code === 0 ? 'passed' : `FAILED (exit ${c.code}); its output is above`} (${c.seconds} s)`);
