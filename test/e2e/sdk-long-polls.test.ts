@@ -10,9 +10,18 @@ import { Tributary, TributaryError, type FetchLike, type KafkaMessage } from '..
 import { baseUrl, call, createTopic, uniqueTopic, v3 } from '../support/api.js';
 import { until } from '../support/cluster.js';
 
-/** A fetch that counts the record fetches in flight that may wait (`timeout` > 0), and those that may not. */
-function countingFetch() {
+/**
+ * A fetch that counts the record fetches in flight that may wait (`timeout` > 0), and those that may
+ * not. With `gate`, the first waiting fetches are held before they are sent until `gate` of them are
+ * in flight together (or 15 s pass): whether the consumer waits on several partitions at once then
+ * does not depend on how fast each wait is answered (a cold function instance can take longer than
+ * the whole wait).
+ */
+function countingFetch(gate?: number) {
   const c = { waiting: 0, maxWaiting: 0, waits: 0, checks: 0 };
+  let open: () => void = () => undefined;
+  const opened = new Promise<void>((resolve) => { open = resolve; });
+  let holding = gate !== undefined;
   const fetchLike: FetchLike = async (input, init) => {
     const url = new URL(input);
     const records = /\/partitions\/\d+\/records$/.test(url.pathname) && init.method === 'GET';
@@ -22,6 +31,16 @@ function countingFetch() {
       c.maxWaiting = Math.max(c.maxWaiting, ++c.waiting);
     } else if (records) c.checks++;
     try {
+      if (waits && holding) {
+        if (c.waiting >= (gate ?? 0)) {
+          holding = false;
+          open();
+        } else {
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([opened, new Promise((resolve) => { timer = setTimeout(resolve, 15_000); })]).finally(() => clearTimeout(timer));
+          holding = false;
+        }
+      }
       return await globalThis.fetch(input, init);
     } finally {
       if (waits) c.waiting--;
@@ -30,10 +49,10 @@ function countingFetch() {
   return { counts: c, fetchLike };
 }
 
-async function consumeIdle(longPolls: number | undefined) {
+async function consumeIdle(longPolls: number | undefined, gate?: number) {
   const topic = uniqueTopic('sdk-long-polls');
   await createTopic(topic, 4, 1);
-  const { counts, fetchLike } = countingFetch();
+  const { counts, fetchLike } = countingFetch(gate);
   const consumer = new Tributary({ url: baseUrl(), fetch: fetchLike }).consumer({
     groupId: `${topic}-group`, maxWaitTimeInMs: 800, ...(longPolls !== undefined ? { longPolls } : {}),
   });
@@ -64,7 +83,9 @@ describe('SDK consumer: waits at the log end take turns', () => {
   });
 
   it('with longPolls: Infinity waits on every partition at once (Kafka\'s latency, one function instance each)', async () => {
-    const { idle, got } = await consumeIdle(Infinity);
+    // Held until all four wait together: a consumer that waited on one partition at a time would
+    // reach the 15 s timeout with one in flight, and fail here.
+    const { idle, got } = await consumeIdle(Infinity, 4);
     expect(idle.maxWaiting).toBe(4);
     expect(got).toHaveLength(4);
   });
