@@ -1,16 +1,15 @@
 /**
  * `npm test`: the shared-stack project, then the multi-process project (vitest.config.ts says why
- * they run apart) with the static checks and the benchmarks' smoke run alongside it at the lowest
+ * they run apart), with the static checks and the benchmarks' smoke run alongside at the lowest
  * CPU priority, then a recap of every failure. CI keeps only the tail of its output, and the early
  * failures would otherwise scroll out of it behind the multi-process files' logs. Every step runs
  * even when another failed; the exit code is non-zero when any did.
  *
  * The checks (tsc, eslint, bench:smoke) share nothing with the tests (tsc and eslint read the
  * sources; bench:smoke starts its own stores and has no thresholds) and have no deadlines, so they
- * run under `nice -n 19` beside the multi-process files, which wait on timers and restarts for about
- * a quarter of their time: the checks take those idle cycles instead of a minute of their own. (Not
- * beside the shared files: those keep both cores busy, so the checks only lengthened them.) Their
- * output is printed whole as each ends.
+ * run under `nice -n 19`: they take the cycles the tests leave idle (the multi-process files wait on
+ * timers and restarts) instead of a minute of their own before the tests. Their output is printed
+ * whole as each ends.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -62,9 +61,9 @@ function project(name: string): Promise<{ code: number; report?: JsonReport }> {
 /** The first lines of a failure: the assertion and where it was, not the whole stack. */
 const firstLines = (s: string, n = 4): string => s.split('\n').filter((l) => l.trim() !== '').slice(0, n).join('\n      ');
 
-const results = [{ name: 'shared', ...(await project('shared')) }];
 const checking = Promise.all(['typecheck', 'lint', 'bench:smoke'].map(script));
-results.push({ name: 'multi-process', ...(await project('multi-process')) });
+const results = [];
+for (const name of ['shared', 'multi-process']) results.push({ name, ...(await project(name)) });
 const checks = await checking;
 
 console.log('\nRecap:');
