@@ -18,6 +18,7 @@ import { buildConsole } from '../../console/build.js';
 import { FUNCTIONS, ENVIRONMENT } from '../../lib/functions.js';
 import { startGateway, type Gateway } from '../../lib/local/gateway.js';
 import { launchBrowser, openPage } from '../support/browser.js';
+import { restoreEnv } from '../support/env.js';
 
 const CLIENT_ID = 'tributary-console-test';
 const b64url = (b: Buffer | string) => Buffer.from(b).toString('base64url');
@@ -98,8 +99,7 @@ describe('The console signs in with OIDC when the API uses a JWT authorizer', ()
   afterAll(async () => {
     await gateway?.close();
     await provider?.close();
-    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-    Object.assign(process.env, saved);
+    restoreEnv(saved);
     fs.rmSync(dir, { recursive: true, force: true });
   });
 

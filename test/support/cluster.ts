@@ -11,6 +11,7 @@ import { startLocalStack, type LocalStack } from '../../lib/local/stack.js';
 import { resetClients } from '../../lib/storage/clients.js';
 import type { BatchRecord } from '../../lib/storage/model.js';
 import { queryBatches, readHead, type ReplicaStoreRef } from '../../lib/storage/replica.js';
+import { restoreEnv } from './env.js';
 
 export interface FaultCluster {
   readonly stack: LocalStack;
@@ -84,8 +85,7 @@ export async function startFaultCluster(o: FaultClusterOptions = {}): Promise<Fa
       // TRIBUTARY_KEEP_FAULT_DATA=1 keeps the stores and the processes' logs for a post-mortem.
       if (process.env.TRIBUTARY_KEEP_FAULT_DATA === '1') console.log(`fault cluster data kept in ${tmp}`);
       else fs.rmSync(tmp, { recursive: true, force: true });
-      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-      Object.assign(process.env, saved);
+      restoreEnv(saved);
       resetConfig();
       resetClients();
     },

@@ -7,9 +7,8 @@
  *
  * The checks (tsc, eslint, bench:smoke) share nothing with the tests (tsc and eslint read the
  * sources; bench:smoke starts its own stores and has no thresholds) and have no deadlines, so they
- * run at the lowest CPU priority (`lowPriority`): they take the cycles the tests leave idle (the
- * multi-process files wait on timers and restarts) instead of a minute of their own before the
- * tests. Their output is printed whole as each ends.
+ * run at the lowest CPU priority (`lowPriority`): they take the cycles the tests leave idle instead
+ * of a minute of their own before the tests. Their output is printed whole as each ends.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -34,10 +33,12 @@ const works = (command: string, args: string[]): boolean => spawnSync(command, a
  * ranks only within the test runner's session, and a fault file took 76 s instead of 44 s beside
  * the checks. Without setsid and chrt, nice.
  */
-const lowPriority = (name: string): string[] =>
-  works('setsid', ['true']) && works('chrt', ['--idle', '0', 'true'])
-    ? ['setsid', 'sh', '-c', `echo 19 > /proc/self/autogroup 2>/dev/null; exec chrt --idle 0 npm run --silent ${name}`]
-    : works('nice', ['-n', '19', 'true']) ? ['nice', '-n', '19', 'npm', 'run', '--silent', name] : ['npm', 'run', '--silent', name];
+const idle = works('setsid', ['true']) && works('chrt', ['--idle', '0', 'true']);
+const nice = works('nice', ['-n', '19', 'true']);
+const lowPriority = (name: string): string[] => {
+  if (idle) return ['setsid', 'sh', '-c', `echo 19 > /proc/self/autogroup 2>/dev/null; exec chrt --idle 0 npm run --silent ${name}`];
+  return [...(nice ? ['nice', '-n', '19'] : []), 'npm', 'run', '--silent', name];
+};
 
 /** The checks still running (each leads its own process group under setsid), ended if npm test is. */
 const running = new Set<number>();

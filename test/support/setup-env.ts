@@ -6,13 +6,13 @@
  * read from its own environment) while node_modules stay loaded once per worker.
  */
 import { afterAll, inject, vi } from 'vitest';
+import { restoreEnv } from './env.js';
 
 const before = { ...process.env };
 process.env.LOG_LEVEL ??= 'warn';
 Object.assign(process.env, inject('stackEnv'));
 
 afterAll(() => {
-  for (const k of Object.keys(process.env)) if (!(k in before)) delete process.env[k];
-  Object.assign(process.env, before);
+  restoreEnv(before);
   vi.resetModules();
 });

@@ -321,7 +321,7 @@ describe('Controller: long partition walks', () => {
     let slow = false;
     // Each partition takes 60% of a lease: the walk of twelve lasts more than seven leases,
     // and a rival controller tries to take over at every step.
-    const { ctl } = controller({
+    const { ctl } = takeOver({
       hooks: {
         beforePartition: async (topic) => {
           if (!slow || topic !== name) return;
@@ -330,7 +330,6 @@ describe('Controller: long partition walks', () => {
         },
       },
     });
-    t += 10 * 60_000;
     c.stack.supervisor.kill(storeName(1));
     expect((await ctl.tick(t)).role).toBe('controller');
     const epoch = ctl.held?.epoch;
@@ -352,7 +351,7 @@ describe('Controller: long partition walks', () => {
     const { name, topicId, parts } = await newTopic(6);
     let armed = false;
     let stolen = false;
-    const { ctl } = controller({
+    const { ctl } = takeOver({
       hooks: {
         // Between the elections and the role pushes, the walk stalls past its lease and another
         // controller takes the lease (and stalls before doing anything with it).
@@ -364,7 +363,6 @@ describe('Controller: long partition walks', () => {
         },
       },
     });
-    t += 10 * 60_000;
     c.stack.supervisor.kill(storeName(2));
     await ctl.tick(t);
     await watchSession(ctl);
