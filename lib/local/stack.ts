@@ -18,7 +18,7 @@ import { CONTROLLER_WAKE_PATTERN, ENVIRONMENT, FUNCTIONS } from '../functions.js
 import type * as ReplicatorModule from '../../lambdas/replicator.js';
 import type { HttpHandler } from '../http/function.js';
 import { logger } from '../logger.js';
-import { ensureTable } from '../storage/admin.js';
+import { dropTables, ensureTable } from '../storage/admin.js';
 import { resetClients } from '../storage/clients.js';
 import { coordinationTableSpec, replicaTableSpec, DEFAULT_TABLE_PREFIX, type TableSpec } from '../storage/tables.js';
 import { ADMIN_PRINCIPAL, CredentialStore, ensureCredentials } from './credentials.js';
@@ -45,6 +45,13 @@ export interface LocalStackOptions {
   readonly racks?: readonly string[];
   /** @default 'tributary' */
   readonly tablePrefix?: string;
+  /**
+   * A DynamoDB Local that is already running, to hold every table instead of a store process of
+   * the stack's own (the test suite reuses one per test worker: a JVM costs about 2 s of CPU to
+   * start). The stack's tables go under `tablePrefix`, which must be its own in that store, and are
+   * deleted on stop. Not with `isolatedBrokers`.
+   */
+  readonly dynamodbEndpoint?: string;
   /** Controller loops contending for the lease, each its own process. @default 2, or 0 with `lambda` */
   readonly controllers?: number;
   /** Clock offsets of the controller loops, by position (fault tests skew them). @default none */
@@ -151,6 +158,9 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
   const host = o.host ?? '127.0.0.1';
   const port = o.port ?? 8080;
   const prefix = o.tablePrefix ?? DEFAULT_TABLE_PREFIX;
+  if (o.dynamodbEndpoint !== undefined && o.isolatedBrokers) {
+    throw new LocalStackError('A stack with isolated brokers starts a store per broker; it cannot use a running DynamoDB Local (dynamodbEndpoint).');
+  }
   const { dir, temporary } = prepareDataDir(o.dataDir);
   const stateFile = path.join(dir, 'local.json');
   killStale(previousPids(stateFile));
@@ -166,7 +176,9 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
   const coordinationStore = o.isolatedBrokers ? 'coordination' : 'dynamodb';
   const brokerStore = (id: number) => (o.isolatedBrokers ? `broker-${id}` : 'dynamodb');
   const specs: ProcessSpec[] = [
-    { name: coordinationStore, role: o.isolatedBrokers ? 'coordination store' : 'coordination and broker stores', kind: 'dynamodb', dataDir: storeDir(coordinationStore), logFile: logFile(coordinationStore) },
+    ...(o.dynamodbEndpoint === undefined
+      ? [{ name: coordinationStore, role: o.isolatedBrokers ? 'coordination store' : 'coordination and broker stores', kind: 'dynamodb', dataDir: storeDir(coordinationStore), logFile: logFile(coordinationStore) } satisfies ProcessSpec]
+      : []),
     ...(o.isolatedBrokers
       ? Array.from({ length: brokerCount }, (_, i): ProcessSpec => ({
         name: `broker-${i + 1}`, role: `broker ${i + 1} store`, kind: 'dynamodb', dataDir: storeDir(`broker-${i + 1}`), logFile: logFile(`broker-${i + 1}`),
@@ -212,6 +224,7 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
     await runtime?.stop();
     await Promise.all(scheduled);
     await supervisor.stopAll();
+    if (o.dynamodbEndpoint !== undefined) await dropTables(o.dynamodbEndpoint, [...tablesOf.values()].flat());
     resetClients();
     resetStreamClients();
     if (temporary) fs.rmSync(dir, { recursive: true, force: true });
@@ -219,7 +232,8 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
 
   try {
     await Promise.all(specs.map((s) => supervisor.start(s)));
-    const endpoint = (name: string) => supervisor.get(name)?.endpoint as string;
+    const endpoint = (name: string) =>
+      (name === coordinationStore && o.dynamodbEndpoint !== undefined ? o.dynamodbEndpoint : supervisor.get(name)?.endpoint) as string;
     const env: Record<string, string> = {
       TRIBUTARY_COORDINATION_TABLE: coordinationTableSpec(prefix).name,
       TRIBUTARY_BUCKET: BUCKET,

@@ -2,7 +2,7 @@
  * Creating the stores themselves (tables and bucket) — what the local stack does at start and
  * what CloudFormation does in AWS, from the same table definitions.
  */
-import { CreateTableCommand, DescribeTableCommand, UpdateTableCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, UpdateTableCommand, ResourceInUseException, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { dynamo, s3Client } from './clients.js';
 import type { TableSpec } from './tables.js';
@@ -58,6 +58,18 @@ export async function ensureTable(spec: TableSpec, endpoint?: string): Promise<v
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`table ${spec.name} did not become active`);
+}
+
+/** Deletes tables (those already gone are fine): a local stack's own tables in a store it borrowed. */
+export async function dropTables(endpoint: string, specs: readonly TableSpec[]): Promise<void> {
+  const client = dynamo(endpoint);
+  await Promise.all(specs.map(async (spec) => {
+    try {
+      await client.send(new DeleteTableCommand({ TableName: spec.name }));
+    } catch (err) {
+      if (!(err instanceof ResourceNotFoundException)) throw err;
+    }
+  }));
 }
 
 /** Creates the bucket if it does not exist. */

@@ -12,6 +12,7 @@ import { resetClients } from '../../lib/storage/clients.js';
 import type { BatchRecord } from '../../lib/storage/model.js';
 import { queryBatches, readHead, type ReplicaStoreRef } from '../../lib/storage/replica.js';
 import { restoreEnv } from './env.js';
+import { workerStore } from './worker-store.js';
 
 export interface FaultCluster {
   readonly stack: LocalStack;
@@ -56,8 +57,11 @@ export async function startFaultCluster(o: FaultClusterOptions = {}): Promise<Fa
   const saved = { ...process.env };
   Object.assign(process.env, o.env ?? {});
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-faults-'));
+  // In the test suite a shared store is this worker's (test/support/worker-store.ts), its tables under a prefix of this stack's own.
+  const borrowed = !isolated && process.env.VITEST ? { dynamodbEndpoint: await workerStore(), tablePrefix: `q${path.basename(tmp).slice(-6)}` } : {};
   const stack = await startLocalStack({
-    port: 0, brokers: o.brokers ?? 3, isolatedBrokers: isolated, ...(isolated ? { dataDir: tmp } : { inMemory: true }), controllers: o.controllers ?? 2, replicator: o.replicator ?? true,
+    port: 0, brokers: o.brokers ?? 3, isolatedBrokers: isolated, ...(isolated ? { dataDir: tmp } : { inMemory: true }), ...borrowed,
+    controllers: o.controllers ?? 2, replicator: o.replicator ?? true,
     lambda: o.lambda ?? true, controllerScheduleMs: o.controllerScheduleMs ?? 0,
   });
   const state = JSON.parse(fs.readFileSync(stack.stateFile, 'utf8')) as { brokers: { brokerId: number; store: string; replicaTable: string }[] };
@@ -75,9 +79,9 @@ export async function startFaultCluster(o: FaultClusterOptions = {}): Promise<Fa
     call,
     store: (brokerId) => {
       const b = state.brokers.find((x) => x.brokerId === brokerId);
-      const proc = stack.supervisor.get(b?.store ?? '');
-      if (!b || !proc) throw new Error(`no broker ${brokerId}`);
-      return { brokerId, replicaTable: b.replicaTable, endpoint: proc.endpoint };
+      const endpoint = stack.supervisor.get(b?.store ?? '')?.endpoint ?? (isolated ? undefined : stack.env.AWS_ENDPOINT_URL_DYNAMODB);
+      if (!b || !endpoint) throw new Error(`no broker ${brokerId}`);
+      return { brokerId, replicaTable: b.replicaTable, endpoint };
     },
     until: (what, check, ms) => until(what, check, ms),
     async stop() {

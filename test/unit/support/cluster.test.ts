@@ -1,6 +1,10 @@
 /** The fault tests' helpers: `until` says why it gave up and does not retry a mistake; isolated brokers run only in the multi-process phase. */
 import { describe, expect, it } from 'vitest';
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { startLocalStack } from '../../../lib/local/stack.js';
+import { dynamo } from '../../../lib/storage/clients.js';
 import { startFaultCluster, until } from '../../support/cluster.js';
+import { workerStore } from '../../support/worker-store.js';
 
 describe('Function: until', () => {
   it('returns the first value that is neither undefined nor false', async () => {
@@ -50,5 +54,26 @@ describe('Function: startFaultCluster', () => {
   it('refuses isolated brokers outside the multi-process project, before starting anything', async () => {
     expect(process.env.TRIBUTARY_TEST_PROJECT).toBeUndefined();
     await expect(startFaultCluster()).rejects.toThrow(/list the test file in MULTI_PROCESS_FILES \(vitest\.config\.ts\)/);
+  });
+
+  it("puts a quiet stack's tables in the worker's store under a prefix of its own, beside another's, and deletes them on stop", async () => {
+    const tables = async () => ((await dynamo(await workerStore()).send(new ListTablesCommand({}))).TableNames ?? []).sort();
+    const before = await tables();
+    const quiet = () => startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false, lambda: false, brokers: 1 });
+    const a = await quiet();
+    const b = await quiet();
+    const prefixOf = (c: typeof a) => c.stack.env.TRIBUTARY_COORDINATION_TABLE?.replace(/-coordination$/, '');
+    expect(prefixOf(a)).not.toBe(prefixOf(b));
+    expect(a.stack.supervisor.list().map((p) => p.kind)).toEqual(['s3']);
+    const during = await tables();
+    expect(during.filter((t) => t.startsWith(`${prefixOf(a)}-`))).toHaveLength(2);
+    expect(during.filter((t) => t.startsWith(`${prefixOf(b)}-`))).toHaveLength(2);
+    await a.stop();
+    await b.stop();
+    expect(await tables()).toEqual(before);
+  });
+
+  it('refuses a borrowed store with isolated brokers, before starting anything', async () => {
+    await expect(startLocalStack({ port: 0, isolatedBrokers: true, dynamodbEndpoint: await workerStore() })).rejects.toThrow(/cannot use a running DynamoDB Local/);
   });
 });
