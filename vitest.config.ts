@@ -25,6 +25,30 @@ export const MULTI_PROCESS_FILES = [
   'test/e2e/console-browser.test.ts',
 ];
 
+/**
+ * Files that need no running stack and have no deadline of their own (CDK synths and template
+ * checks, building the client package, the history checker on a large model history): `npm test`
+ * runs them at the lowest CPU priority beside the multi-process files, on the CPU those leave idle
+ * (test/support/run-all.ts), instead of taking a share of the shared-stack phase, which keeps both
+ * cores busy. broker-list.test.ts and one-definition.test.ts use the shared stack, so they stay there.
+ */
+export const BACKGROUND_FILES = [
+  'test/cdk/auth.test.ts',
+  'test/cdk/broker-ids.test.ts',
+  'test/cdk/bundle.test.ts',
+  'test/cdk/cluster.test.ts',
+  'test/cdk/console.test.ts',
+  'test/cdk/encryption.test.ts',
+  'test/cdk/least-privilege.test.ts',
+  'test/cdk/limits.test.ts',
+  'test/cdk/metric-dimensions.test.ts',
+  'test/cdk/nag.test.ts',
+  'test/cdk/props.test.ts',
+  'test/cdk/rest-event.test.ts',
+  'test/unit/client/package.test.ts',
+  'test/unit/chaos/checker.test.ts',
+];
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,
@@ -37,7 +61,7 @@ export default defineConfig({
         test: {
           name: 'shared',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...MULTI_PROCESS_FILES],
+          exclude: [...configDefaults.exclude, ...MULTI_PROCESS_FILES, ...BACKGROUND_FILES],
           // One in-memory 3-broker stack for the whole run, shared by these files.
           globalSetup: ['test/support/global-setup.ts'],
           setupFiles: ['test/support/setup-env.ts'],
@@ -45,6 +69,20 @@ export default defineConfig({
           // Workers are reused from file to file: node_modules load once per worker. setup-env.ts
           // puts the environment back and resets the module registry after each file.
           isolate: false,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'background',
+          include: BACKGROUND_FILES,
+          setupFiles: ['test/support/setup-env.ts'],
+          isolate: false,
+          // At the lowest CPU priority a file's wall time says nothing about it: it waits whenever the
+          // multi-process files want both cores. These files have no deadline to miss.
+          testTimeout: 600_000,
+          hookTimeout: 600_000,
           sequence: { groupOrder: 0 },
         },
       },

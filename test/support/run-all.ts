@@ -1,14 +1,16 @@
 /**
  * `npm test`: the shared-stack project, then the multi-process project (vitest.config.ts says why
- * they run apart), with the static checks and the benchmarks' smoke run alongside at the lowest
- * CPU priority, then a recap of every failure. CI keeps only the tail of its output, and the early
- * failures would otherwise scroll out of it behind the multi-process files' logs. Every step runs
- * even when another failed; the exit code is non-zero when any did.
+ * they run apart) with the background work beside it at the lowest CPU priority, then a recap of
+ * every failure. CI keeps only the tail of its output, and the early failures would otherwise
+ * scroll out of it behind the multi-process files' logs. Every step runs even when another failed;
+ * the exit code is non-zero when any did.
  *
- * The checks (tsc, eslint, bench:smoke) share nothing with the tests (tsc and eslint read the
- * sources; bench:smoke starts its own stores and has no thresholds) and have no deadlines, so they
- * run at the lowest CPU priority (`lowPriority`): they take the cycles the tests leave idle instead
- * of a minute of their own before the tests. Their output is printed whole as each ends.
+ * The background work — the static checks (tsc, eslint), the benchmarks' smoke run and the
+ * background project (BACKGROUND_FILES: CDK synths, the package build) — shares nothing with the
+ * tests and has no deadline, so it runs at the lowest CPU priority (`lowPriority`) beside the
+ * multi-process files, which leave about a fifth of the two cores idle while they wait on their
+ * timers, instead of taking a share of the shared-stack phase, which keeps both cores busy. Each
+ * one's output is printed whole when it ends.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -35,23 +37,26 @@ const works = (command: string, args: string[]): boolean => spawnSync(command, a
  */
 const idle = works('setsid', ['true']) && works('chrt', ['--idle', '0', 'true']);
 const nice = works('nice', ['-n', '19', 'true']);
-const lowPriority = (name: string): string[] => {
-  if (idle) return ['setsid', 'sh', '-c', `echo 19 > /proc/self/autogroup 2>/dev/null; exec chrt --idle 0 npm run --silent ${name}`];
-  return [...(nice ? ['nice', '-n', '19'] : []), 'npm', 'run', '--silent', name];
+const lowPriority = (npmArgs: readonly string[]): string[] => {
+  const quoted = npmArgs.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+  if (idle) return ['setsid', 'sh', '-c', `echo 19 > /proc/self/autogroup 2>/dev/null; exec chrt --idle 0 npm ${quoted}`];
+  return [...(nice ? ['nice', '-n', '19'] : []), 'npm', ...npmArgs];
 };
 
-/** The checks still running (each leads its own process group under setsid), ended if npm test is. */
+/** The background steps still running (each leads its own process group under setsid), ended if npm test is. */
 const running = new Set<number>();
 process.on('exit', () => {
   for (const pid of running) try { process.kill(-pid, 'SIGTERM'); } catch { /* already gone */ }
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
 
-/** One npm script at the lowest CPU priority, its output kept until it ends. */
-function script(name: string): Promise<{ name: string; code: number; seconds: number }> {
+type Step = { name: string; code: number; seconds: number };
+
+/** One npm command at the lowest CPU priority (`label` names it), its output kept until it ends. */
+function background(label: string, npmArgs: readonly string[]): Promise<Step> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const [command = 'npm', ...args] = lowPriority(name);
+    const [command = 'npm', ...args] = lowPriority(npmArgs);
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     if (child.pid !== undefined) running.add(child.pid);
     const out: Buffer[] = [];
@@ -60,34 +65,48 @@ function script(name: string): Promise<{ name: string; code: number; seconds: nu
     child.on('close', (code, signal) => {
       if (child.pid !== undefined) running.delete(child.pid);
       const seconds = Math.round((Date.now() - started) / 1000);
-      process.stdout.write(`\n── npm run ${name}: ${code === 0 ? 'passed' : `FAILED (${signal ?? `exit ${code}`})`} in ${seconds} s\n${Buffer.concat(out).toString()}`);
-      resolve({ name, code: code ?? 1, seconds });
+      process.stdout.write(`\n── ${label}: ${code === 0 ? 'passed' : `FAILED (${signal ?? `exit ${code}`})`} in ${seconds} s\n${Buffer.concat(out).toString()}`);
+      resolve({ name: label, code: code ?? 1, seconds });
     });
   });
 }
 
-function project(name: string): Promise<{ code: number; report?: JsonReport }> {
+const reportFile = (name: string): string => {
   const out = path.join(dir, `${name}.json`);
   fs.rmSync(out, { force: true });
-  const child = spawn('npx', ['vitest', 'run', '--project', name, ...process.argv.slice(2), '--reporter=default', '--reporter=json', `--outputFile.json=${out}`], { stdio: 'inherit' });
-  return new Promise((resolve) => {
-    child.on('close', (code) => {
-      const report = fs.existsSync(out) ? (JSON.parse(fs.readFileSync(out, 'utf8')) as JsonReport) : undefined;
-      resolve({ code: code ?? 1, report });
-    });
-  });
+  return out;
+};
+const readReport = (out: string): JsonReport | undefined =>
+  fs.existsSync(out) ? (JSON.parse(fs.readFileSync(out, 'utf8')) as JsonReport) : undefined;
+const vitestArgs = (name: string, out: string): string[] =>
+  ['vitest', 'run', '--project', name, ...process.argv.slice(2), '--reporter=default', '--reporter=json', `--outputFile.json=${out}`];
+
+/** A test project in the foreground, its output as it comes. */
+function project(name: string): Promise<{ name: string; code: number; report?: JsonReport }> {
+  const out = reportFile(name);
+  const child = spawn('npx', vitestArgs(name, out), { stdio: 'inherit' });
+  return new Promise((resolve) => child.on('close', (code) => resolve({ name, code: code ?? 1, report: readReport(out) })));
+}
+
+/** A test project as background work. */
+async function backgroundProject(name: string): Promise<{ name: string; code: number; report?: JsonReport }> {
+  const out = reportFile(name);
+  const { code } = await background(`vitest --project ${name}`, ['exec', '--', ...vitestArgs(name, out)]);
+  return { name, code, report: readReport(out) };
 }
 
 /** The first lines of a failure: the assertion and where it was, not the whole stack. */
 const firstLines = (s: string, n = 4): string => s.split('\n').filter((l) => l.trim() !== '').slice(0, n).join('\n      ');
 
-const checking = Promise.all(['typecheck', 'lint', 'bench:smoke'].map(script));
-const results = [];
-for (const name of ['shared', 'multi-process']) results.push({ name, ...(await project(name)) });
+const shared = await project('shared');
+const checking = Promise.all(['typecheck', 'lint', 'bench:smoke'].map((name) => background(`npm run ${name}`, ['run', '--silent', name])));
+const besides = backgroundProject('background');
+const multiProcess = await project('multi-process');
 const checks = await checking;
+const results = [shared, await besides, multiProcess];
 
 console.log('\nRecap:');
-for (const c of checks) console.log(`  npm run ${c.name}: ${c.code === 0 ? 'passed' : `FAILED (exit ${c.code}); its output is above`} (${c.seconds} s)`);
+for (const c of checks) console.log(`  ${c.name}: ${c.code === 0 ? 'passed' : `FAILED (exit ${c.code}); its output is above`} (${c.seconds} s)`);
 for (const { name, code, report } of results) {
   const tests = report?.testResults.flatMap((f) => f.assertionResults) ?? [];
   console.log(`  ${name}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`}, ${tests.filter((t) => t.status === 'passed').length} of ${tests.length} tests passed`);
