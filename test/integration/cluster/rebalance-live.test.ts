@@ -12,7 +12,7 @@ import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
 
 let c: FaultCluster;
 beforeAll(async () => {
-  c = await startFaultCluster({ brokers: 3, isolatedBrokers: true, controllers: 2, env: { TRIBUTARY_STORE_TIMEOUT_MS: '30000' } });
+  c = await startFaultCluster({ brokers: 3, isolatedBrokers: true, controllers: 2, env: { TRIBUTARY_STORE_TIMEOUT_MS: '30000', TRIBUTARY_CONTROLLER_TICK_MS: '500' } });
 }, 180_000);
 afterAll(async () => {
   await c?.stop();
@@ -118,7 +118,7 @@ describe('Rebalancing under load', () => {
     await c.until(`records flowing on every partition (${producers.failures} failures: ${producers.errors.slice(-3).join('; ')})`, async () => new Set(producers.sent.map((s) => s.partition)).size === partitions, 60_000);
     // Steady load before the move: its latencies are the baseline (warm instances only).
     const steadyFrom = Date.now();
-    await new Promise((r) => setTimeout(r, 8000));
+    await new Promise((r) => setTimeout(r, 5000));
 
     // 3 → 4 brokers: the new broker's store starts, and the balancer moves its share to it.
     const moveStart = Date.now();
