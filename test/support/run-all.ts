@@ -78,8 +78,10 @@ const reportFile = (name: string): string => {
 };
 const readReport = (out: string): JsonReport | undefined =>
   fs.existsSync(out) ? (JSON.parse(fs.readFileSync(out, 'utf8')) as JsonReport) : undefined;
+/** `npm test -- <files>` passes the filter to every project; a project none of whose files match passes. */
+const filters = process.argv.slice(2);
 const vitestArgs = (name: string, out: string): string[] =>
-  ['vitest', 'run', '--project', name, ...process.argv.slice(2), '--reporter=default', '--reporter=json', `--outputFile.json=${out}`];
+  ['vitest', 'run', '--project', name, ...filters, ...(filters.length > 0 ? ['--passWithNoTests'] : []), '--reporter=default', '--reporter=json', `--outputFile.json=${out}`];
 
 /** A test project in the foreground, its output as it comes. */
 function project(name: string): Promise<{ name: string; code: number; report?: JsonReport }> {
