@@ -1,5 +1,4 @@
 import { configDefaults, defineConfig } from 'vitest/config';
-import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // Quiet logs for the stack started in globalSetup and for the test workers.
 process.env.LOG_LEVEL ??= 'warn';
@@ -14,30 +13,17 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
  * run elsewhere); so does any file that spawns stores or a whole stack itself.
  */
 export const MULTI_PROCESS_FILES = [
-  // In this order (MultiProcessOrder): `npm test` runs its background work beside these files for
-  // their first four minutes or so, which slows what runs with it even at the lowest CPU priority
-  // (the two cores are hyperthreads of one). The files whose length is mostly fixed waits go first
-  // (the chaos run's 45 s, the balancer's moves); the ones that wait on load-bound steps go last.
-  'test/integration/chaos.test.ts',
-  'test/integration/cluster/rebalance-live.test.ts',
-  'test/e2e/local-stack.test.ts',
-  'test/integration/local/processes.test.ts',
-  'test/integration/controller/wake.test.ts',
-  'test/integration/replication/liveness.test.ts',
-  'test/integration/controller/liveness.test.ts',
   'test/integration/faults.test.ts',
+  'test/integration/chaos.test.ts',
+  'test/integration/local/processes.test.ts',
+  'test/e2e/local-stack.test.ts',
+  // Isolated brokers (written alongside this change).
+  'test/integration/controller/liveness.test.ts',
+  'test/integration/replication/liveness.test.ts',
+  'test/integration/controller/wake.test.ts',
+  'test/integration/cluster/rebalance-live.test.ts',
   'test/e2e/console-browser.test.ts',
 ];
-
-/** Vitest's order, except that the multi-process files run in the order listed above. */
-class MultiProcessOrder extends BaseSequencer {
-  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const sorted = await super.sort(files);
-    const rank = (f: TestSpecification) => MULTI_PROCESS_FILES.findIndex((m) => f.moduleId.endsWith(m));
-    const listed = sorted.filter((f) => f.project.name === 'multi-process').sort((a, b) => rank(a) - rank(b));
-    return sorted.map((f) => (f.project.name === 'multi-process' ? (listed.shift() as TestSpecification) : f));
-  }
-}
 
 /**
  * Files that need no running stack and have no deadline of their own (CDK synths and template
@@ -67,7 +53,6 @@ export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    sequence: { sequencer: MultiProcessOrder },
     // Two cores: the shared-stack files run two at a time (`--maxWorkers` on the command line overrides).
     maxWorkers: 2,
     projects: [
