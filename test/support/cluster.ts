@@ -58,7 +58,8 @@ export async function startFaultCluster(o: FaultClusterOptions = {}): Promise<Fa
   Object.assign(process.env, o.env ?? {});
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-faults-'));
   // In the test suite a shared store is this worker's (test/support/worker-store.ts), its tables under a prefix of this stack's own.
-  const borrowed = !isolated && process.env.VITEST ? { dynamodbEndpoint: await workerStore(), tablePrefix: `q${path.basename(tmp).slice(-6)}` } : {};
+  const store = !isolated && process.env.VITEST ? await workerStore() : undefined;
+  const borrowed = store ? { dynamodbEndpoint: store.endpoint, tablePrefix: `q${path.basename(tmp).slice(-6)}` } : {};
   const stack = await startLocalStack({
     port: 0, brokers: o.brokers ?? 3, isolatedBrokers: isolated, ...(isolated ? { dataDir: tmp } : { inMemory: true }), ...borrowed,
     controllers: o.controllers ?? 2, replicator: o.replicator ?? true,
@@ -86,6 +87,7 @@ export async function startFaultCluster(o: FaultClusterOptions = {}): Promise<Fa
     until: (what, check, ms) => until(what, check, ms),
     async stop() {
       await stack.stop();
+      store?.release();
       // TRIBUTARY_KEEP_FAULT_DATA=1 keeps the stores and the processes' logs for a post-mortem.
       if (process.env.TRIBUTARY_KEEP_FAULT_DATA === '1') console.log(`fault cluster data kept in ${tmp}`);
       else fs.rmSync(tmp, { recursive: true, force: true });

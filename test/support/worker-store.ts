@@ -6,21 +6,49 @@
  * own and deletes them when it stops (lib/local/stack.ts, `dynamodbEndpoint`), so a file sees no
  * table of another. Two files never share it at once: a worker runs one file at a time.
  *
+ * DynamoDB Local gets slower with the stacks it has served, although their tables are deleted
+ * (brokers.test.ts: 17 s on a fresh store, 45–70 s late in a worker's run), so a store serves
+ * `STACKS_PER_STORE` stacks and is then replaced, at a moment no stack is using it.
+ *
  * The store outlives the module registry, which setup-env.ts resets after each file, so it is kept
  * on `globalThis`; the supervisor that started it kills it when the worker exits.
  */
 import { ProcessSupervisor } from '../../lib/local/processes.js';
 
-const KEY = Symbol.for('tributary.test.workerStore');
-const holder = globalThis as typeof globalThis & { [KEY]?: Promise<string> };
+export const STACKS_PER_STORE = 4;
 
-/** The endpoint of this worker's DynamoDB Local, started on first use. */
-export function workerStore(): Promise<string> {
-  const held = holder[KEY];
-  if (held) return held;
-  const endpoint = new ProcessSupervisor().start({ name: 'worker-store', role: 'test worker store', kind: 'dynamodb', dataDir: null }).then((info) => info.endpoint);
-  // A store that failed to start is not kept: the next file tries again.
-  endpoint.catch(() => { if (holder[KEY] === endpoint) delete holder[KEY]; });
-  holder[KEY] = endpoint;
-  return endpoint;
+interface Store { readonly supervisor: ProcessSupervisor; readonly endpoint: Promise<string>; served: number; using: number }
+const KEY = Symbol.for('tributary.test.workerStore');
+const holder = globalThis as typeof globalThis & { [KEY]?: Store };
+
+/** This worker's DynamoDB Local for one stack: its endpoint, and `release` to call when the stack has stopped. */
+export async function workerStore(): Promise<{ endpoint: string; release: () => void }> {
+  let store = holder[KEY];
+  if (store && store.using === 0 && store.served >= STACKS_PER_STORE) {
+    delete holder[KEY];
+    await store.supervisor.stopAll();
+    store = undefined;
+  }
+  if (!store) {
+    const supervisor = new ProcessSupervisor();
+    const started = supervisor.start({ name: 'worker-store', role: 'test worker store', kind: 'dynamodb', dataDir: null }).then((info) => info.endpoint);
+    const fresh: Store = { supervisor, endpoint: started, served: 0, using: 0 };
+    // A store that failed to start is not kept: the next stack tries again.
+    started.catch(() => { if (holder[KEY] === fresh) delete holder[KEY]; });
+    holder[KEY] = store = fresh;
+  }
+  const mine = store;
+  mine.served++;
+  mine.using++;
+  let released = false;
+  const release = () => {
+    if (!released) mine.using--;
+    released = true;
+  };
+  try {
+    return { endpoint: await mine.endpoint, release };
+  } catch (err) {
+    release();
+    throw err;
+  }
 }

@@ -4,7 +4,7 @@ import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { startLocalStack } from '../../../lib/local/stack.js';
 import { dynamo } from '../../../lib/storage/clients.js';
 import { startFaultCluster, until } from '../../support/cluster.js';
-import { workerStore } from '../../support/worker-store.js';
+import { STACKS_PER_STORE, workerStore } from '../../support/worker-store.js';
 
 describe('Function: until', () => {
   it('returns the first value that is neither undefined nor false', async () => {
@@ -57,23 +57,47 @@ describe('Function: startFaultCluster', () => {
   });
 
   it("puts a quiet stack's tables in the worker's store under a prefix of its own, beside another's, and deletes them on stop", async () => {
-    const tables = async () => ((await dynamo(await workerStore()).send(new ListTablesCommand({}))).TableNames ?? []).sort();
-    const before = await tables();
     const quiet = () => startFaultCluster({ isolatedBrokers: false, controllers: 0, replicator: false, lambda: false, brokers: 1 });
     const a = await quiet();
     const b = await quiet();
-    const prefixOf = (c: typeof a) => c.stack.env.TRIBUTARY_COORDINATION_TABLE?.replace(/-coordination$/, '');
-    expect(prefixOf(a)).not.toBe(prefixOf(b));
+    const endpoint = a.stack.env.AWS_ENDPOINT_URL_DYNAMODB;
+    expect(b.stack.env.AWS_ENDPOINT_URL_DYNAMODB).toBe(endpoint);
     expect(a.stack.supervisor.list().map((p) => p.kind)).toEqual(['s3']);
-    const during = await tables();
-    expect(during.filter((t) => t.startsWith(`${prefixOf(a)}-`))).toHaveLength(2);
-    expect(during.filter((t) => t.startsWith(`${prefixOf(b)}-`))).toHaveLength(2);
+    const tablesOf = async (c: typeof a) => {
+      const prefix = c.stack.env.TRIBUTARY_COORDINATION_TABLE?.replace(/-coordination$/, '');
+      return ((await dynamo(endpoint).send(new ListTablesCommand({}))).TableNames ?? []).filter((t) => t.startsWith(`${prefix}-`));
+    };
+    expect(await tablesOf(a)).toHaveLength(2);
+    expect(await tablesOf(b)).toHaveLength(2);
     await a.stop();
+    expect(await tablesOf(a)).toEqual([]);
+    expect(await tablesOf(b)).toHaveLength(2);
     await b.stop();
-    expect(await tables()).toEqual(before);
+    expect(await tablesOf(b)).toEqual([]);
+  });
+
+  it('replaces the worker store after STACKS_PER_STORE stacks, and never while a stack uses it', async () => {
+    const held = await workerStore();
+    const more = [];
+    for (let i = 0; i < STACKS_PER_STORE; i++) {
+      const s = await workerStore();
+      expect(s.endpoint).toBe(held.endpoint);
+      more.push(s);
+    }
+    for (const s of more) s.release();
+    // Still in use by `held`: the same store, though it has served its share.
+    const again = await workerStore();
+    expect(again.endpoint).toBe(held.endpoint);
+    again.release();
+    held.release();
+    held.release(); // twice is once
+    const next = await workerStore();
+    expect(next.endpoint).not.toBe(held.endpoint);
+    await expect(dynamo(next.endpoint).send(new ListTablesCommand({}))).resolves.toBeDefined();
+    next.release();
   });
 
   it('refuses a borrowed store with isolated brokers, before starting anything', async () => {
-    await expect(startLocalStack({ port: 0, isolatedBrokers: true, dynamodbEndpoint: await workerStore() })).rejects.toThrow(/cannot use a running DynamoDB Local/);
+    await expect(startLocalStack({ port: 0, isolatedBrokers: true, dynamodbEndpoint: 'http://127.0.0.1:9' })).rejects.toThrow(/cannot use a running DynamoDB Local/);
   });
 });
