@@ -1,14 +1,21 @@
 /** Starts one local stack for the whole test run (docs/architecture.md, "The local stack") and hands its URL and env to every test file. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { killStale } from '../../lib/local/processes.js';
 import { startLocalStack, type LocalStack } from '../../lib/local/stack.js';
 
 let stack: LocalStack | undefined;
+let workerStores: string | undefined;
 
 declare module 'vitest' {
   export interface ProvidedContext {
     stackUrl: string;
     stackEnv: Record<string, string>;
     clusterId: string;
+    /** Where each test worker's DynamoDB Local leaves its pid (test/support/worker-store.ts). */
+    workerStoreDir: string;
   }
 }
 
@@ -22,8 +29,15 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide('stackUrl', stack.url);
   project.provide('stackEnv', { ...stack.env });
   project.provide('clusterId', stack.clusterId);
+  workerStores = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-worker-stores-'));
+  project.provide('workerStoreDir', workerStores);
 }
 
 export async function teardown(): Promise<void> {
   await stack?.stop();
+  // Vitest ends its workers without their exit handlers running, so their stores are ended here.
+  if (workerStores) {
+    killStale(fs.readdirSync(workerStores).map(Number));
+    fs.rmSync(workerStores, { recursive: true, force: true });
+  }
 }

@@ -77,21 +77,21 @@ describe('Function: startFaultCluster', () => {
   });
 
   it('replaces the worker store after STACKS_PER_STORE stacks, and never while a stack uses it', async () => {
-    const held = await workerStore();
+    const held = (await workerStore())!;
     const more = [];
     for (let i = 0; i < STACKS_PER_STORE; i++) {
-      const s = await workerStore();
+      const s = (await workerStore())!;
       expect(s.endpoint).toBe(held.endpoint);
       more.push(s);
     }
     for (const s of more) s.release();
     // Still in use by `held`: the same store, though it has served its share.
-    const again = await workerStore();
+    const again = (await workerStore())!;
     expect(again.endpoint).toBe(held.endpoint);
     again.release();
     held.release();
     held.release(); // twice is once
-    const next = await workerStore();
+    const next = (await workerStore())!;
     expect(next.endpoint).not.toBe(held.endpoint);
     await expect(dynamo(next.endpoint).send(new ListTablesCommand({}))).resolves.toBeDefined();
     next.release();
