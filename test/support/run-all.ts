@@ -100,9 +100,9 @@ async function backgroundProject(name: string): Promise<{ name: string; code: nu
 /** The first lines of a failure: the assertion and where it was, not the whole stack. */
 const firstLines = (s: string, n = 4): string => s.split('\n').filter((l) => l.trim() !== '').slice(0, n).join('\n      ');
 
-const shared = await project('shared');
 const checking = Promise.all(['typecheck', 'lint', 'bench:smoke'].map((name) => background(`npm run ${name}`, ['run', '--silent', name])));
 const besides = backgroundProject('background');
+const shared = await project('shared');
 const multiProcess = await project('multi-process');
 const checks = await checking;
 const results = [shared, await besides, multiProcess];
