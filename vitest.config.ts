@@ -28,9 +28,8 @@ export const MULTI_PROCESS_FILES = [
 /**
  * Files that need no running stack and have no deadline of their own (CDK synths and template
  * checks, building the client package, the history checker on a large model history): `npm test`
- * runs them at the lowest CPU priority beside the multi-process files, on the CPU those leave idle
- * (test/support/run-all.ts), instead of taking a share of the shared-stack phase, which keeps both
- * cores busy. broker-list.test.ts and one-definition.test.ts use the shared stack, so they stay there.
+ * runs them at the lowest CPU priority beside the test phases, on the CPU those leave idle
+ * (test/support/run-all.ts). broker-list.test.ts and one-definition.test.ts use the shared stack, so they stay there.
  */
 export const BACKGROUND_FILES = [
   'test/cdk/auth.test.ts',

@@ -1,16 +1,15 @@
 /**
  * `npm test`: the shared-stack project, then the multi-process project (vitest.config.ts says why
- * they run apart) with the background work beside it at the lowest CPU priority, then a recap of
+ * they run apart), with the background work beside both at the lowest CPU priority, then a recap of
  * every failure. CI keeps only the tail of its output, and the early failures would otherwise
  * scroll out of it behind the multi-process files' logs. Every step runs even when another failed;
  * the exit code is non-zero when any did.
  *
  * The background work — the static checks (tsc, eslint), the benchmarks' smoke run and the
  * background project (BACKGROUND_FILES: CDK synths, the package build) — shares nothing with the
- * tests and has no deadline, so it runs at the lowest CPU priority (`lowPriority`) beside the
- * multi-process files, which leave about a fifth of the two cores idle while they wait on their
- * timers, instead of taking a share of the shared-stack phase, which keeps both cores busy. Each
- * one's output is printed whole when it ends.
+ * tests and has no deadline, so it runs at the lowest CPU priority (`lowPriority`) from the start,
+ * on the CPU the tests leave idle, instead of a time of its own. Each one's output is printed
+ * whole when it ends.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
