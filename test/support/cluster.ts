@@ -64,6 +64,9 @@ export async function startFaultCluster(o: FaultClusterOptions = {}): Promise<Fa
     port: 0, brokers: o.brokers ?? 3, isolatedBrokers: isolated, ...(isolated ? { dataDir: tmp } : { inMemory: true }), ...borrowed,
     controllers: o.controllers ?? 2, replicator: o.replicator ?? true,
     lambda: o.lambda ?? true, controllerScheduleMs: o.controllerScheduleMs ?? 0,
+  }).catch((err: unknown) => {
+    store?.release();
+    throw err;
   });
   const state = JSON.parse(fs.readFileSync(stack.stateFile, 'utf8')) as { brokers: { brokerId: number; store: string; replicaTable: string }[] };
   const call = async (method: string, p: string, body?: unknown) => {

@@ -50,6 +50,7 @@ process.on('exit', () => {
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
 
 type Step = { name: string; code: number; seconds: number };
+type ProjectRun = { name: string; code: number; report?: JsonReport };
 
 /** One npm command at the lowest CPU priority (`label` names it), its output kept until it ends. */
 function background(label: string, npmArgs: readonly string[]): Promise<Step> {
@@ -83,14 +84,14 @@ const vitestArgs = (name: string, out: string): string[] =>
   ['vitest', 'run', '--project', name, ...filters, ...(filters.length > 0 ? ['--passWithNoTests'] : []), '--reporter=default', '--reporter=json', `--outputFile.json=${out}`];
 
 /** A test project in the foreground, its output as it comes. */
-function project(name: string): Promise<{ name: string; code: number; report?: JsonReport }> {
+function project(name: string): Promise<ProjectRun> {
   const out = reportFile(name);
   const child = spawn('npx', vitestArgs(name, out), { stdio: 'inherit' });
   return new Promise((resolve) => child.on('close', (code) => resolve({ name, code: code ?? 1, report: readReport(out) })));
 }
 
 /** A test project as background work. */
-async function backgroundProject(name: string): Promise<{ name: string; code: number; report?: JsonReport }> {
+async function backgroundProject(name: string): Promise<ProjectRun> {
   const out = reportFile(name);
   const { code } = await background(`vitest --project ${name}`, ['exec', '--', ...vitestArgs(name, out)]);
   return { name, code, report: readReport(out) };
