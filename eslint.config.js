@@ -31,6 +31,11 @@ export default tseslint.config(
         { group: ['@aws-sdk/*'], message: 'AWS SDK calls live in lib/storage.' },
         { regex: 'storage/(?!model\\.js$)', message: 'lib/http reaches storage through lib/log and lib/cluster.' },
       ] }],
+      // zod's `z` export is a namespace holding every locale: imported by name, all of them (~370 KiB) land in each HTTP bundle.
+      'no-restricted-syntax': ['error', {
+        selector: "ImportDeclaration[source.value='zod'] > ImportSpecifier[imported.name='z']",
+        message: "Write `import * as z from 'zod'`: esbuild then keeps only the parts used.",
+      }],
     },
   },
   {

@@ -4,7 +4,8 @@
  * Only this folder knows about API Gateway events.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { z, type ZodType } from 'zod';
+import * as z from 'zod';
+import type { ZodType } from 'zod';
 import { MAX_TOPIC_NAME_LENGTH } from '../cluster/topics.js';
 import type { KafkaError} from '../errors.js';
 import { HttpError, asKafkaError } from '../errors.js';

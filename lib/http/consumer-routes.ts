@@ -4,7 +4,7 @@
  * illegal state, 42204 invalid consumer config). Any Lambda serves any instance.
  */
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { HttpError } from '../errors.js';
 import { DEFAULT_SESSION_TIMEOUT_MS } from '../groups/coordinator.js';
 import * as rest from '../groups/rest-consumer.js';

@@ -3,7 +3,7 @@
  * ConsumerGroupHeartbeat and offset commit/fetch) and the admin view — list, describe, members,
  * lags, lag summary, delete, reset offsets — in Confluent's v3 shapes.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { HttpError } from '../errors.js';
 import { clusterRecord, partitionCountsKnowing } from '../cluster/metadata.js';
 import { ASSIGNORS, type AssignorName } from '../groups/assignors.js';

@@ -3,7 +3,7 @@
  * `POST /topics/{t}[/partitions/{p}]` forms. Each record is validated on its own; a request of
  * one record answers with that record's status, so a bad record is a 4xx and writes nothing.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { HttpError, KafkaError } from '../errors.js';
 import { clusterRecord } from '../cluster/metadata.js';
 import { produce, produceNoAck, type Accepted, type Acks, type ProduceOutcome, type ProduceRecord } from '../log/produce.js';

@@ -2,7 +2,7 @@
  * Keys, values and headers between their REST Proxy JSON forms and Kafka's bytes:
  * `{type: BINARY|JSON|STRING, data}` in v3, base64 or embedded JSON in v2 (by content type).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RecordHeader } from '../protocol/record-batch.js';
 import { HttpError } from '../errors.js';
 import { invalidPayload } from './api.js';

@@ -2,7 +2,7 @@
  * REST Proxy v3 admin routes: clusters, brokers, topics, partitions and topic configs, in
  * Confluent's response shapes (kind, metadata.self, related links) plus Tributary's offsets.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { HttpError, KafkaError } from '../errors.js';
 import { brokerLoads, type BrokerLoad } from '../cluster/broker-load.js';
 import { clusterRecord } from '../cluster/metadata.js';

@@ -5,7 +5,7 @@
  * `<default>` (`%3Cdefault%3E`) is Kafka's default entity. Enforced by lib/security/quotas.ts.
  * Served by the admin function.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { HttpError } from '../errors.js';
 import { clusterRecord } from '../cluster/metadata.js';
 import { describeClientQuotas, removeClientQuota, setClientQuota, ClientQuotaMissing } from '../cluster/client-quotas.js';

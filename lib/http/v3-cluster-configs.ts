@@ -5,7 +5,7 @@
  * overrides, so a broker's configs are the cluster-wide ones plus its fixed `broker.id` and
  * `broker.rack`). Served by the admin function beside lib/http/v3-admin.ts's routes.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { HttpError, KafkaError } from '../errors.js';
 import { alterClusterConfigs, describeClusterConfigs } from '../cluster/cluster-config-admin.js';
 import { isClusterConfig, type ClusterConfigEntry } from '../cluster/cluster-configs.js';

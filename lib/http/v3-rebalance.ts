@@ -4,7 +4,7 @@
  * Confluent's `KafkaReassignment` shape), leader elections (Kafka's ElectLeaders) and the
  * self-balancer's status.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { HttpError, KafkaError } from '../errors.js';
 import { brokerLoads } from '../cluster/broker-load.js';
 import { addBroker, removeBroker } from '../cluster/brokers.js';
