@@ -45,17 +45,20 @@ export function parseJavaVersion(output: string): number | null {
 
 export const JAVA_MISSING_MESSAGE = `Java ${MIN_JAVA_VERSION} or newer is required to run DynamoDB Local, and \`java\` was not found on PATH.`;
 
-let javaCheck: Promise<{ version: number }> | null = null;
+/** The Java on PATH: its major version, and what `java -version` printed (which build it is). */
+export interface JavaInfo { version: number; banner: string }
+
+let javaCheck: Promise<JavaInfo> | null = null;
 
 /** Runs `java -version` once per process (the result is cached) and checks it is ≥ 17. */
-export function checkJava(): Promise<{ version: number }> {
+export function checkJava(): Promise<JavaInfo> {
   javaCheck ??= runJavaVersion();
   // a failed check is not cached, so the user can fix PATH without restarting a long-lived process
   javaCheck.catch(() => (javaCheck = null));
   return javaCheck;
 }
 
-function runJavaVersion(): Promise<{ version: number }> {
+function runJavaVersion(): Promise<JavaInfo> {
   return new Promise((resolve, reject) => {
     execFile('java', ['-version'], { timeout: 30_000 }, (err, stdout, stderr) => {
       const e = err as NodeJS.ErrnoException | null;
@@ -73,7 +76,7 @@ function runJavaVersion(): Promise<{ version: number }> {
           `Java ${MIN_JAVA_VERSION} or newer is required to run DynamoDB Local, and the \`java\` on PATH is version ${version}.`,
         ));
       }
-      resolve({ version });
+      resolve({ version, banner: output.trim() });
     });
   });
 }
@@ -103,21 +106,29 @@ export function dynamoDbJarDir(): string {
 
 export interface Command { file: string; args: string[]; cwd?: string }
 
-/** `java … -jar DynamoDBLocal.jar -sharedDb -disableTelemetry -port P (-inMemory | -dbPath DIR)`, run in the jar's directory. */
-export function dynamoDbCommand(port: number, dataDir: string | null, jvmFlags: readonly string[] = defaultJvmFlags()): Command {
+/**
+ * `java … -jar DynamoDBLocal.jar -sharedDb -disableTelemetry -port P (-inMemory | -dbPath DIR)`, run
+ * in the jar's directory; with a prepared `launch` (lib/local/dynamodb-archive.ts), its jar and
+ * class data archive instead of the shipped jar.
+ */
+export function dynamoDbCommand(
+  port: number, dataDir: string | null, jvmFlags: readonly string[] = defaultJvmFlags(), launch?: { jar: string; archive?: string },
+): Command {
   const dir = dynamoDbJarDir();
+  const jar = launch?.jar ?? path.join(dir, 'DynamoDBLocal.jar');
   return {
     file: 'java',
     args: [
       ...jvmFlags,
+      ...(launch?.archive ? [`-XX:SharedArchiveFile=${launch.archive}`] : []),
       `-Djava.library.path=${path.join(dir, 'DynamoDBLocal_lib')}`,
-      '-jar', path.join(dir, 'DynamoDBLocal.jar'),
+      '-jar', jar,
       '-sharedDb', '-disableTelemetry',
       '-port', String(port),
       // the JVM runs in the jar's directory, so the data dir must be absolute
       ...(dataDir === null ? ['-inMemory'] : ['-dbPath', path.resolve(dataDir)]),
     ],
-    cwd: dir,
+    cwd: path.dirname(jar),
   };
 }
 

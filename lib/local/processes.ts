@@ -8,7 +8,8 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkJava, dynamoDbCommand, s3rverCommand, defaultJvmFlags, JAVA_MISSING_MESSAGE, type Command } from './java.js';
+import { prepareDynamoDbLaunch, preparedDynamoDbLaunch } from './dynamodb-archive.js';
+import { checkJava, dynamoDbCommand, dynamoDbJarDir, s3rverCommand, defaultJvmFlags, JAVA_MISSING_MESSAGE, type Command } from './java.js';
 import { LocalStackError, answersHttp, freePort, waitPortFree, sleep } from './ports.js';
 
 export { LocalStackError, freePort, assertPortFree } from './ports.js';
@@ -131,7 +132,11 @@ export class ProcessSupervisor {
       throw new LocalStackError(`${label(existing)} is already ${existing.state}; stop or restart it instead of starting it again.`);
     }
     if (spec.kind === 's3' && !spec.dataDir) throw new LocalStackError(`The ${spec.role} ("${spec.name}") needs a data directory for s3rver.`);
-    if (spec.kind === 'dynamodb') await checkJava();
+    if (spec.kind === 'dynamodb') {
+      const java = await checkJava();
+      // (once per process; the first time on a machine it builds the archive, a few seconds)
+      if (!spec.jvmFlags && process.env.TRIBUTARY_DYNAMODB_ARCHIVE !== 'off') await prepareDynamoDbLaunch(dynamoDbJarDir(), defaultJvmFlags(), java.banner);
+    }
 
     let port = spec.port ?? existing?.spec.port;
     if (port === undefined) {
@@ -370,7 +375,10 @@ export class ProcessSupervisor {
   }
 
   private command(spec: ProcessSpec & { port: number }): Command {
-    if (spec.kind === 'dynamodb') return dynamoDbCommand(spec.port, spec.dataDir, spec.jvmFlags ?? defaultJvmFlags());
+    if (spec.kind === 'dynamodb') {
+      const launch = spec.jvmFlags || process.env.TRIBUTARY_DYNAMODB_ARCHIVE === 'off' ? undefined : preparedDynamoDbLaunch();
+      return dynamoDbCommand(spec.port, spec.dataDir, spec.jvmFlags ?? defaultJvmFlags(), launch);
+    }
     if (spec.kind === 'node') {
       if (!spec.script) throw new LocalStackError(`The ${spec.role} ("${spec.name}") needs a script to run.`);
       return { file: process.execPath, args: ['--import', 'tsx', spec.script, '--port', String(spec.port), ...(spec.args ?? [])], cwd: PROJECT_ROOT };

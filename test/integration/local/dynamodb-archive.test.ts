@@ -1,0 +1,60 @@
+/**
+ * DynamoDB Local's class data archive (lib/local/dynamodb-archive.ts): two builders racing in one
+ * cache end with one whole jar and archive, and a store launched from them maps the archive.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildDynamoDbLaunch, classPathManifest } from '../../../lib/local/dynamodb-archive.js';
+import { checkJava, defaultJvmFlags, dynamoDbCommand, dynamoDbJarDir } from '../../../lib/local/java.js';
+import { answersHttp, freePort } from '../../../lib/local/ports.js';
+import { until } from '../../support/cluster.js';
+
+const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-archive-'));
+afterAll(() => fs.rmSync(cache, { recursive: true, force: true }));
+
+describe('classPathManifest', () => {
+  it('lists only the jars, in manifest lines of at most 72 bytes', () => {
+    const text = classPathManifest(['b.jar', 'libsqlite4java-linux-amd64.so', 'a.jar', 'sqlite4java-win32-x64.dll', ...Array.from({ length: 30 }, (_, i) => `lib-${i}.jar`)]);
+    const lines = text.trimEnd().split('\n');
+    for (const l of lines) expect(Buffer.byteLength(l)).toBeLessThanOrEqual(72);
+    expect(lines.slice(1).every((l) => l.startsWith(' '))).toBe(true);
+    const unfolded = lines.map((l, i) => (i === 0 ? l : l.slice(1))).join('');
+    const entries = unfolded.replace(/^Class-Path: /, '').split(' ');
+    expect(entries).toHaveLength(32);
+    expect(entries.slice(0, 2)).toEqual(['DynamoDBLocal_lib/a.jar', 'DynamoDBLocal_lib/b.jar']);
+    expect(entries.every((e) => e.endsWith('.jar'))).toBe(true);
+  });
+});
+
+describe('building the archive', () => {
+  it('two builders at once: both get the same jar and archive, nothing partial is left, and a store started from them maps the archive', async () => {
+    const java = await checkJava();
+    const [a, b] = await Promise.all([0, 1].map(() => buildDynamoDbLaunch(dynamoDbJarDir(), defaultJvmFlags(), java.banner, cache)));
+    expect(a).toEqual(b);
+    expect(fs.statSync(a!.archive!).size).toBeGreaterThan(1_000_000);
+    expect(fs.readdirSync(cache)).toEqual([path.basename(path.dirname(a!.jar))]);
+    expect(fs.readdirSync(path.dirname(a!.jar)).sort()).toEqual(['DynamoDBLocal.jar', 'DynamoDBLocal_lib', 'MANIFEST.MF', 'dynamodb.jsa']);
+    // A third finds them and builds nothing.
+    const before = fs.statSync(a!.archive!).mtimeMs;
+    expect(await buildDynamoDbLaunch(dynamoDbJarDir(), defaultJvmFlags(), java.banner, cache)).toEqual(a);
+    expect(fs.statSync(a!.archive!).mtimeMs).toBe(before);
+
+    const port = await freePort();
+    const cmd = dynamoDbCommand(port, null, defaultJvmFlags(), a);
+    let log = '';
+    const child = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.on('data', (d: Buffer) => (log += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (log += d.toString()));
+    try {
+      await until('the store to answer', async () => answersHttp(port, 1000), 30_000);
+      // Mapped, not ignored: a JVM that cannot use an archive warns and reads the jars instead.
+      if (fs.existsSync('/proc/self/maps')) expect(fs.readFileSync(`/proc/${child.pid}/maps`, 'utf8')).toContain(a!.archive);
+      expect(log).not.toMatch(/Unable to use shared archive/);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 90_000);
+});
