@@ -6,7 +6,7 @@
  *
  * The jar as shipped cannot be archived: its manifest's Class-Path lists `.` (a non-empty
  * directory, which CDS refuses) and native libraries (which turn archived classes off). So, once
- * per Java build, DynamoDB Local version and JVM flags, this builds in
+ * per Java build, DynamoDB Local jar and JVM flags, this builds in
  * `node_modules/.cache/tributary-dynamodb/<key>/`:
  * - a copy of DynamoDBLocal.jar whose Class-Path lists only the jars (the JDK's `jar` tool
  *   rewrites the manifest), beside a link to the shipped `DynamoDBLocal_lib` (where the native
@@ -61,7 +61,9 @@ export function prepareDynamoDbLaunch(jarDir: string, jvmFlags: readonly string[
  * when whole, and whoever is second uses the first one's.
  */
 export async function buildDynamoDbLaunch(jarDir: string, jvmFlags: readonly string[], javaVersion: string, cache: string): Promise<DynamoDbLaunch> {
-  const key = createHash('sha256').update(JSON.stringify([javaVersion, jarDir, jvmFlags])).digest('hex').slice(0, 16);
+  // (the jar's bytes, not its path alone: a reinstalled package could ship another jar at the same path)
+  const shipped = createHash('sha256').update(fs.readFileSync(path.join(jarDir, 'DynamoDBLocal.jar'))).digest('hex');
+  const key = createHash('sha256').update(JSON.stringify([javaVersion, jarDir, shipped, jvmFlags])).digest('hex').slice(0, 16);
   const dir = path.join(cache, key);
   const jar = path.join(dir, 'DynamoDBLocal.jar');
   const archive = path.join(dir, ARCHIVE);
