@@ -57,4 +57,12 @@ describe('building the archive', () => {
       child.kill('SIGKILL');
     }
   }, 90_000);
+
+  it('a dump that fails is remembered: the next builder does not try again and fails with the reason', async () => {
+    const java = await checkJava();
+    const flags = [...defaultJvmFlags(), '-XX:+NoSuchOptionAnywhere'];
+    await expect(buildDynamoDbLaunch(dynamoDbJarDir(), flags, java.banner, cache)).rejects.toThrow(/did not start/);
+    // (only the remembered failure names the way to try again)
+    await expect(buildDynamoDbLaunch(dynamoDbJarDir(), flags, java.banner, cache)).rejects.toThrow(/did not start \(remove .* to try again\)/);
+  }, 90_000);
 });
