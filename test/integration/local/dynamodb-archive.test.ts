@@ -16,15 +16,23 @@ const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-archive-'));
 afterAll(() => fs.rmSync(cache, { recursive: true, force: true }));
 
 describe('classPathManifest', () => {
-  it('lists only the jars, in manifest lines of at most 72 bytes', () => {
-    const text = classPathManifest(['b.jar', 'libsqlite4java-linux-amd64.so', 'a.jar', 'sqlite4java-win32-x64.dll', ...Array.from({ length: 30 }, (_, i) => `lib-${i}.jar`)]);
+  it('keeps only the shipped Class-Path\'s jars, in their order, in manifest lines of at most 72 bytes', () => {
+    const shipped = [
+      'Manifest-Version: 1.0',
+      'Main-Class: software.amazon.dynamodb.services.local.main.ServerRunner',
+      'Class-Path: . log4j2.xml DynamoDBLocal_lib/b.jar DynamoDBLocal_lib/libsqlite4java-linux-amd64.so Dy',
+      ' namoDBLocal_lib/a.jar DynamoDBLocal_lib/sqlite4java-win32-x64.dll ',
+      // (a continuation line's first space is the fold; the second separates the entries)
+      ...Array.from({ length: 30 }, (_, i) => `  DynamoDBLocal_lib/lib-${i}.jar`),
+      '',
+    ].join('\r\n');
+    const text = classPathManifest(shipped);
     const lines = text.trimEnd().split('\n');
     for (const l of lines) expect(Buffer.byteLength(l)).toBeLessThanOrEqual(72);
     expect(lines.slice(1).every((l) => l.startsWith(' '))).toBe(true);
-    const unfolded = lines.map((l, i) => (i === 0 ? l : l.slice(1))).join('');
-    const entries = unfolded.replace(/^Class-Path: /, '').split(' ');
+    const entries = lines.map((l, i) => (i === 0 ? l : l.slice(1))).join('').replace(/^Class-Path: /, '').split(' ');
     expect(entries).toHaveLength(32);
-    expect(entries.slice(0, 2)).toEqual(['DynamoDBLocal_lib/a.jar', 'DynamoDBLocal_lib/b.jar']);
+    expect(entries.slice(0, 3)).toEqual(['DynamoDBLocal_lib/b.jar', 'DynamoDBLocal_lib/a.jar', 'DynamoDBLocal_lib/lib-0.jar']);
     expect(entries.every((e) => e.endsWith('.jar'))).toBe(true);
   });
 });
@@ -58,11 +66,36 @@ describe('building the archive', () => {
     }
   }, 90_000);
 
-  it('a dump that fails is remembered: the next builder does not try again and fails with the reason', async () => {
+  it('ends a dump JVM whose builder died (and its partial archive), and leaves a live builder\'s alone', async () => {
+    const java = await checkJava();
+    const { jar } = await buildDynamoDbLaunch(dynamoDbJarDir(), defaultJvmFlags(), java.banner, cache);
+    const dir = path.dirname(jar);
+    const gone = spawn(process.execPath, ['-e', '']);
+    await new Promise((r) => gone.once('exit', r));
+    // Stand-ins for dump JVMs, by their command line: one whose builder is gone, one whose builder is this process.
+    const fake = () => spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', '--', `-XX:ArchiveClassesAtExit=${dir}/dynamodb.jsa.x`]);
+    const orphan = fake();
+    const kept = fake();
+    try {
+      fs.writeFileSync(path.join(dir, `dump-${orphan.pid}`), String(gone.pid));
+      fs.writeFileSync(path.join(dir, `dynamodb.jsa.${gone.pid}.abc`), 'partial');
+      fs.writeFileSync(path.join(dir, `dump-${kept.pid}`), String(process.pid));
+      await buildDynamoDbLaunch(dynamoDbJarDir(), defaultJvmFlags(), java.banner, cache);
+      expect(await until('the orphan to end', async () => orphan.signalCode ?? undefined, 10_000)).toBe('SIGKILL');
+      expect(fs.readdirSync(dir).filter((f) => /^dump-|\.abc$/.test(f))).toEqual([`dump-${kept.pid}`]);
+      expect(kept.exitCode).toBeNull();
+    } finally {
+      orphan.kill('SIGKILL');
+      kept.kill('SIGKILL');
+      fs.rmSync(path.join(dir, `dump-${kept.pid}`), { force: true });
+    }
+  });
+
+  it('a dump that fails (twice: once could be a port lost to another process) is remembered: the next builder does not try again and fails with the reason', async () => {
     const java = await checkJava();
     const flags = [...defaultJvmFlags(), '-XX:+NoSuchOptionAnywhere'];
-    await expect(buildDynamoDbLaunch(dynamoDbJarDir(), flags, java.banner, cache)).rejects.toThrow(/did not start/);
+    await expect(buildDynamoDbLaunch(dynamoDbJarDir(), flags, java.banner, cache)).rejects.toThrow(/exited before it answered/);
     // (only the remembered failure names the way to try again)
-    await expect(buildDynamoDbLaunch(dynamoDbJarDir(), flags, java.banner, cache)).rejects.toThrow(/did not start \(remove .* to try again\)/);
+    await expect(buildDynamoDbLaunch(dynamoDbJarDir(), flags, java.banner, cache)).rejects.toThrow(/exited before it answered .*\(remove .* to try again\)/);
   }, 90_000);
 });

@@ -138,6 +138,11 @@ describe('ProcessSupervisor with real DynamoDB Local and s3rver', () => {
     expect(new Set(list.map((p) => p.port)).size).toBe(3);
     expect(states.some((s) => s.includes('mem:starting'))).toBe(true);
     expect(fs.readFileSync(path.join(dir, 'logs', 'disk.log'), 'utf8')).toContain('DynamoDBLocal.jar');
+    // Started from the class data archive (lib/local/dynamodb-archive.ts), mapped, not ignored.
+    for (const name of ['disk', 'mem']) {
+      if (fs.existsSync('/proc/self/maps')) expect(fs.readFileSync(`/proc/${sup.get(name)!.pid}/maps`, 'utf8'), name).toMatch(/tributary-dynamodb\/\w+\/dynamodb\.jsa/);
+    }
+    expect(fs.readFileSync(path.join(dir, 'logs', 'disk.log'), 'utf8')).not.toMatch(/Unable to use shared archive/);
 
     const s3 = sup.get('s3')!;
     const client = new S3Client({
