@@ -6,6 +6,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import type { DynamoDbLaunch } from './dynamodb-archive.js';
 import { LocalStackError } from './ports.js';
 
 const require = createRequire(import.meta.url);
@@ -112,7 +113,7 @@ export interface Command { file: string; args: string[]; cwd?: string }
  * class data archive instead of the shipped jar.
  */
 export function dynamoDbCommand(
-  port: number, dataDir: string | null, jvmFlags: readonly string[] = defaultJvmFlags(), launch?: { jar: string; archive?: string },
+  port: number, dataDir: string | null, jvmFlags: readonly string[] = defaultJvmFlags(), launch?: DynamoDbLaunch,
 ): Command {
   const dir = dynamoDbJarDir();
   const jar = launch?.jar ?? path.join(dir, 'DynamoDBLocal.jar');
