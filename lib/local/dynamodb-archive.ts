@@ -13,8 +13,8 @@
  *   libraries are still found through `-Djava.library.path`);
  * - the archive, written by one JVM run with `-XX:ArchiveClassesAtExit` that creates tables and
  *   reads a stream before it exits.
- * It is built under a temporary name and renamed into place, so concurrent builders never see a
- * partial one. Anything missing or failing (no `jar` tool, a JRE only, a dump that fails) leaves
+ * Each is written under a temporary name and renamed into place, so concurrent builders never see
+ * a partial one. Anything missing or failing (no `jar` tool, a JRE only, a dump that fails) leaves
  * the stores starting as before, from the shipped jar; a failed dump is remembered in the cache,
  * so later processes do not pay for it again. A JVM that finds the archive does not match it
  * ignores it with a warning in the store's log.
@@ -258,12 +258,12 @@ async function dump(jar: string, out: string, jarDir: string, jvmFlags: readonly
  */
 async function warmUp(endpoint: string): Promise<void> {
   const call = async (target: string, body: object): Promise<Record<string, unknown>> => fetch(endpoint, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-amz-json-1.0',
-        'x-amz-target': target,
-        authorization: 'AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
-      },
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-amz-json-1.0',
+      'x-amz-target': target,
+      authorization: 'AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
+    },
     body: JSON.stringify(body),
     signal: AbortSignal.timeout(30_000),
   }).then((r) => r.json() as Promise<Record<string, unknown>>).catch(() => ({}));

@@ -111,6 +111,9 @@ function installExitHook(): void {
 
 const label = (e: Entry): string => `The ${e.spec.role} ("${e.spec.name}")`;
 
+/** Whether a DynamoDB Local starts from the class data archive: not with flags of its own (the archive is made with the default ones), nor when turned off. */
+const usesArchive = (spec: ProcessSpec): boolean => !spec.jvmFlags && process.env.TRIBUTARY_DYNAMODB_ARCHIVE !== 'off';
+
 export class ProcessSupervisor {
   private readonly entries = new Map<string, Entry>();
   private readonly onChange: ((list: ProcessInfo[]) => void) | undefined;
@@ -135,7 +138,7 @@ export class ProcessSupervisor {
     if (spec.kind === 'dynamodb') {
       const java = await checkJava();
       // (once per process; the first time on a machine it builds the archive, a few seconds)
-      if (!spec.jvmFlags && process.env.TRIBUTARY_DYNAMODB_ARCHIVE !== 'off') await prepareDynamoDbLaunch(dynamoDbJarDir(), defaultJvmFlags(), java.banner);
+      if (usesArchive(spec)) await prepareDynamoDbLaunch(dynamoDbJarDir(), defaultJvmFlags(), java.banner);
     }
 
     let port = spec.port ?? existing?.spec.port;
@@ -376,7 +379,7 @@ export class ProcessSupervisor {
 
   private command(spec: ProcessSpec & { port: number }): Command {
     if (spec.kind === 'dynamodb') {
-      const launch = spec.jvmFlags || process.env.TRIBUTARY_DYNAMODB_ARCHIVE === 'off' ? undefined : preparedDynamoDbLaunch();
+      const launch = usesArchive(spec) ? preparedDynamoDbLaunch() : undefined;
       return dynamoDbCommand(spec.port, spec.dataDir, spec.jvmFlags ?? defaultJvmFlags(), launch);
     }
     if (spec.kind === 'node') {

@@ -8,11 +8,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
 
+const SESSION_TIMEOUT_MS = 3000;
 let c: FaultCluster;
 beforeAll(async () => {
   c = await startFaultCluster({
     isolatedBrokers: true, controllers: 0, lambda: true, controllerScheduleMs: 3_600_000,
-    env: { TRIBUTARY_BROKER_SESSION_TIMEOUT_MS: '3000', TRIBUTARY_CONTROLLER_TICK_MS: '500' },
+    env: { TRIBUTARY_BROKER_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS), TRIBUTARY_CONTROLLER_TICK_MS: '500' },
   });
 }, 120_000);
 afterAll(async () => {
@@ -47,7 +48,7 @@ describe('Feature: a suspect report wakes the controller between its scheduled r
     }, 30_000);
     expect(second.body.offset).toBe(1);
     // The failure-detection time of the woken controller, reported (docs/architecture.md states the bound).
-    process.stdout.write(`wake: kill → retry acknowledged by the new leader in ${Date.now() - killedAt} ms (session timeout 3000 ms)\n`);
+    process.stdout.write(`wake: kill → retry acknowledged by the new leader in ${Date.now() - killedAt} ms (session timeout ${SESSION_TIMEOUT_MS} ms)\n`);
     expect(await controllerInvocations()).toBeGreaterThanOrEqual(1);
     const now = (await c.call('GET', c.v3('/topics/wake/partitions/0'))).body.leader.related.split('/').pop() as string;
     expect(now).not.toBe(leader);
