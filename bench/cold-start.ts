@@ -12,8 +12,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bundleFunctions } from '../cdk/esbuild.js';
-import { FUNCTIONS } from '../lib/functions.js';
+import { bundleFunctions } from '../build/functions.js';
+import { FUNCTIONS } from '../lib/functions/catalog.js';
 import { barChart, isQuick, percentile, writeResult } from './lib/report.js';
 
 const RUNS = isQuick() ? 1 : 15;

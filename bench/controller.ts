@@ -15,8 +15,8 @@ import { byOperation, isQuick, lineChart, sized, totalRequests, writeResult, typ
 
 process.env.LOG_LEVEL ??= 'warn';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const { startLocalStack } = await import('../lib/local/stack.js');
-const { takeCapacity, trackCapacity } = await import('../lib/storage/capacity.js');
+const { startLocalStack } = await import('../local/stack.js');
+const { takeCapacity, trackCapacity } = await import('../lib/storage/metering.js');
 const { createTopic } = await import('../lib/cluster/topics.js');
 const { Controller } = await import('../lib/cluster/controller.js');
 

@@ -22,17 +22,17 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { StoreCall } from '../lib/storage/capacity.js';
+import type { StoreCall } from '../lib/storage/metering.js';
 
 process.env.LOG_LEVEL ??= 'warn';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const { isQuick, writeResult } = await import('./lib/report.js');
 const { ALTERNATIVES, DDB_ITEM_OVERHEAD_BYTES, DDB_PARTITION_WCU_PER_SECOND, LATENCY, PRICE, S3_GET_TIER, S3_PUT_TIER, latencyKind, pricesNote } = await import('./prices.js');
-const { startLocalStack } = await import('../lib/local/stack.js');
-const { StreamPoller } = await import('../lib/local/stream-poller.js');
-const { lambdaContext } = await import('../lib/local/gateway.js');
-const { observeRequests, sequentialRoundTrips, sizeOf, takeCapacity, trackCapacity } = await import('../lib/storage/capacity.js');
-const { FUNCTIONS } = await import('../lib/functions.js');
+const { startLocalStack } = await import('../local/stack.js');
+const { StreamPoller } = await import('../local/stream-poller.js');
+const { lambdaContext } = await import('../local/gateway.js');
+const { observeRequests, sequentialRoundTrips, sizeOf, takeCapacity, trackCapacity } = await import('../lib/storage/metering.js');
+const { FUNCTIONS } = await import('../lib/functions/catalog.js');
 const { ROUTES, routeKey } = await import('../lib/http/routes.js');
 const { createTopic } = await import('../lib/cluster/topics.js');
 const { replicaStore } = await import('../lib/cluster/metadata.js');
@@ -44,6 +44,7 @@ const { topicPartitionKey } = await import('../lib/storage/model.js');
 const { replicaTableSpec } = await import('../lib/storage/tables.js');
 const { runController } = await import('../lib/orchestration/controller-loop.js');
 const replicator = await import('../lambdas/replicator.js');
+const { changesOf, handOffToSweep } = await import('../lib/log/replicator.js');
 type Totals = ReturnType<typeof takeCapacity>;
 
 const quick = isQuick();
@@ -131,7 +132,7 @@ const poller = new StreamPoller({
     lastDelivery = performance.now();
     if (out && out.batchItemFailures.length > 0) throw new Error(`replication failed for ${out.batchItemFailures.length} partitions`);
   },
-  onFailure: (event) => replicator.onFailure(event),
+  onFailure: (event) => handOffToSweep(changesOf(event.Records)),
 });
 await poller.start();
 /** Waits until the replicator has had nothing to do for a while (its poll backs off to 250 ms). */

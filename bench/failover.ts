@@ -25,7 +25,7 @@ Object.assign(process.env, {
   TRIBUTARY_BROKER_PROBE_TIMEOUT_MS: '1500', TRIBUTARY_REPLICA_LAG_TIME_MAX_MS: '2000',
   TRIBUTARY_REQUEST_TIMEOUT_MS: '15000', TRIBUTARY_STORE_TIMEOUT_MS: '2000',
 });
-const { startLocalStack } = await import('../lib/local/stack.js');
+const { startLocalStack } = await import('../local/stack.js');
 
 interface Round { round: number; leader: number; newLeader: number; electedMs: number; firstAcksAllMs: number; failed: number }
 const rounds: Round[] = [];

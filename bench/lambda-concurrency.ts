@@ -8,7 +8,7 @@
  * instance appends and commits alone, and they race for the partition's head. Run:
  * `npm run bench -- lambda-concurrency`.
  */
-import { startLocalStack } from '../lib/local/stack.js';
+import { startLocalStack } from '../local/stack.js';
 import { barChart, isQuick, writeResult } from './lib/report.js';
 
 // (the quick form, a smoke test in `npm test`, runs the smallest points only)

@@ -14,7 +14,7 @@ import { barChart, sized, writeResult } from './lib/report.js';
 
 process.env.LOG_LEVEL ??= 'warn';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const { startLocalStack } = await import('../lib/local/stack.js');
+const { startLocalStack } = await import('../local/stack.js');
 const { createTopic } = await import('../lib/cluster/topics.js');
 const { replicaStore, invalidateMetadata } = await import('../lib/cluster/metadata.js');
 const { alterClusterConfigs } = await import('../lib/cluster/cluster-config-admin.js');

@@ -9,15 +9,15 @@ import { barChart, byOperation, percentile, sized, writeResult } from './lib/rep
 
 process.env.LOG_LEVEL ??= 'warn';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const { startLocalStack } = await import('../lib/local/stack.js');
-const { takeCapacity, trackCapacity } = await import('../lib/storage/capacity.js');
+const { startLocalStack } = await import('../local/stack.js');
+const { takeCapacity, trackCapacity } = await import('../lib/storage/metering.js');
 const { produce } = await import('../lib/log/produce.js');
 const { createTopic } = await import('../lib/cluster/topics.js');
 const { replicaStore } = await import('../lib/cluster/metadata.js');
 const { appendToLeader } = await import('../lib/log/append.js');
 const { prepareBatches } = await import('../lib/log/batches.js');
 const { replicate } = await import('../lib/log/replicate.js');
-const { fullSync } = await import('../lib/log/snapshot.js');
+const { fullSync } = await import('../lib/log/full-sync.js');
 const { deletePartition, readHead } = await import('../lib/storage/replica.js');
 const { topicPartitionKey } = await import('../lib/storage/model.js');
 const { listKeys, readObject } = await import('../lib/storage/objects.js');

@@ -20,7 +20,7 @@ const { rollPartition } = await import('../lib/log/roll.js');
 const { listSegments } = await import('../lib/storage/segments.js');
 const { readHead, tailStartOf } = await import('../lib/storage/replica.js');
 const { topicPartitionKey } = await import('../lib/storage/model.js');
-const { takeCapacity, trackCapacity } = await import('../lib/storage/capacity.js');
+const { takeCapacity, trackCapacity } = await import('../lib/storage/metering.js');
 
 const quick = isQuick();
 const PARTITIONS = quick ? [1, 4] : [1, 4, 16, 64];

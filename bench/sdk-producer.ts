@@ -7,8 +7,8 @@
  */
 import { isQuick, sized, writeResult, type Table } from './lib/report.js';
 import { STACK_NOTE, startBenchStack } from './lib/load.js';
-import { startLocalStack } from '../lib/local/stack.js';
-import { Tributary } from '../lib/client/index.js';
+import { startLocalStack } from '../local/stack.js';
+import { Tributary } from '../client/index.js';
 
 const quick = isQuick();
 const VALUE_BYTES = 1024;

@@ -11,7 +11,7 @@ import { barChart, sized, writeResult } from './lib/report.js';
 
 process.env.LOG_LEVEL ??= 'warn';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const { startLocalStack } = await import('../lib/local/stack.js');
+const { startLocalStack } = await import('../local/stack.js');
 const { createTopic } = await import('../lib/cluster/topics.js');
 const { replicaStore } = await import('../lib/cluster/metadata.js');
 const { appendToLeader } = await import('../lib/log/append.js');

@@ -177,7 +177,7 @@ const BASE64 = /^(base64Slice|base64Write|base64ByteLength|btoa|atob)$/;
 function named(url: string): string | undefined {
   if (/node_modules\/(@aws-sdk|@smithy|@aws-crypto|fast-xml-parser|bowser)\//.test(url)) return 'AWS SDK (@aws-sdk, @smithy)';
   if (url.includes('/lib/protocol/')) return 'record codec (lib/protocol)';
-  if (url.includes('/lib/local/gateway')) return 'gateway / HTTP server';
+  if (url.includes('/local/gateway')) return 'gateway / HTTP server';
   if (url.includes('undici') || url.includes('/bench/')) return 'bench client (fetch/undici, driver)';
   if (/\/(lib|lambdas)\//.test(url) && !url.includes('node_modules')) return 'Tributary logic (lib/, handlers, with zod, middy, pino)';
   return undefined;

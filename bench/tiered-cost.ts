@@ -23,9 +23,9 @@ import path from 'node:path';
 
 process.env.LOG_LEVEL ??= 'warn';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const { startLocalStack } = await import('../lib/local/stack.js');
+const { startLocalStack } = await import('../local/stack.js');
 const { isQuick, resultsDir } = await import('./lib/report.js');
-const { sizeOf, takeCapacity, trackCapacity } = await import('../lib/storage/capacity.js');
+const { sizeOf, takeCapacity, trackCapacity } = await import('../lib/storage/metering.js');
 const { produce } = await import('../lib/log/produce.js');
 const { createTopic } = await import('../lib/cluster/topics.js');
 const { replicaStore } = await import('../lib/cluster/metadata.js');

@@ -19,14 +19,14 @@ import { barChart, sized, writeResult } from './lib/report.js';
 
 process.env.LOG_LEVEL ??= 'warn';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const { startLocalStack } = await import('../lib/local/stack.js');
+const { startLocalStack } = await import('../local/stack.js');
 const { createTopic } = await import('../lib/cluster/topics.js');
 const { replicaStore } = await import('../lib/cluster/metadata.js');
 const { appendToLeader } = await import('../lib/log/append.js');
 const { prepareBatches } = await import('../lib/log/batches.js');
 const { replicate } = await import('../lib/log/replicate.js');
 const { rollPartition } = await import('../lib/log/roll.js');
-const { fullSync } = await import('../lib/log/snapshot.js');
+const { fullSync } = await import('../lib/log/full-sync.js');
 const { deletePartition, queryBatches, readHead, tailStartOf } = await import('../lib/storage/replica.js');
 const { listSegments } = await import('../lib/storage/segments.js');
 const { topicPartitionKey } = await import('../lib/storage/model.js');

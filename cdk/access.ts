@@ -7,7 +7,8 @@
 import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
-import { COORDINATION_KEYS, type Access, type CoordinationKey, type FunctionSpec } from '../lib/functions.js';
+import { COORDINATION_KEYS, type CoordinationKey } from '../lib/storage/tables.js';
+import { type Access, type FunctionSpec } from '../lib/functions/catalog.js';
 
 export function grantTable(table: ITable, grantee: IGrantable, access: Access): void {
   if (access === 'read') table.grantReadData(grantee);

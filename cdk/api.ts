@@ -14,7 +14,7 @@ import type { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import type { StaticRouteSpec } from '../lib/http/console-routes.js';
+import type { StaticRouteSpec } from '../lib/http/static-routes.js';
 import type { RouteSpec } from '../lib/http/routes.js';
 import type { ApiAuthorization, ApiType, JwtAuthorizerProps } from './props.js';
 

@@ -9,8 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AssetHashType, DockerImage, type BundlingOptions } from 'aws-cdk-lib';
 import { Code } from 'aws-cdk-lib/aws-lambda';
-import type { FunctionSpec } from '../lib/functions.js';
-import { PROJECT_ROOT, bundleFunctions } from './esbuild.js';
+import type { FunctionSpec } from '../lib/functions/catalog.js';
+import { PROJECT_ROOT, bundleFunctions } from '../build/functions.js';
 
 /**
  * Builds every function once, on demand, into `dist/lambda-XXXXXX/<name>/` (inside the project,

@@ -11,7 +11,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import type { FunctionSpec } from '../lib/functions.js';
+import type { FunctionSpec } from '../lib/functions/catalog.js';
 import type { ClusterApi } from './api.js';
 import { CLUSTER_DIMENSION, CLUSTER_METRICS, METRICS_NAMESPACE, type ClusterMetricKey } from '../lib/metrics.js';
 import type { Monitoring } from './props.js';

@@ -1,6 +1,6 @@
 /** Lambda: consumer groups — REST Proxy v2 consumer instances, the native group protocol, offsets, lag. */
 import { consumerRoutes } from '../lib/http/consumer-routes.js';
-import { httpFunction } from '../lib/http/function.js';
+import { httpFunction } from '../lib/http/handler.js';
 import { groupRoutes } from '../lib/http/group-routes.js';
 
 export const handler = httpFunction('groups', { ...consumerRoutes, ...groupRoutes });

@@ -1,5 +1,5 @@
 /** Lambda: every produce route (REST Proxy v3 records and records:batch, v2 topics). */
-import { httpFunction } from '../lib/http/function.js';
+import { httpFunction } from '../lib/http/handler.js';
 import { produceRoutes } from '../lib/http/produce-routes.js';
 
 export const handler = httpFunction('produce', produceRoutes);

@@ -72,3 +72,33 @@ export function config(): TributaryConfig {
 export function resetConfig(): void {
   cached = undefined;
 }
+
+/** The environment variables the functions read (`config()` below, the controller loop, the console function). */
+export const ENVIRONMENT = {
+  coordinationTable: 'TRIBUTARY_COORDINATION_TABLE',
+  bucket: 'TRIBUTARY_BUCKET',
+  s3ForcePathStyle: 'TRIBUTARY_S3_FORCE_PATH_STYLE',
+  tickMs: 'TRIBUTARY_CONTROLLER_TICK_MS',
+  sessionTimeoutMs: 'TRIBUTARY_BROKER_SESSION_TIMEOUT_MS',
+  /** How often the lease holder sweeps the lag index (lib/orchestration/sweep.ts). Default: every tick. */
+  sweepMs: 'TRIBUTARY_SWEEP_MS',
+  /** Period of the sweep's full pass over every partition. Default 300000. */
+  sweepFullPassMs: 'TRIBUTARY_SWEEP_FULL_PASS_MS',
+  garbageMs: 'TRIBUTARY_GARBAGE_MS',
+  /** How callers authenticate, so the functions enforce ACLs: `iam`, `jwt`, `token` (local) or `none` (lib/security). */
+  auth: 'TRIBUTARY_AUTH',
+  /** Kafka's `super.users`: principals separated by `;`. */
+  superUsers: 'TRIBUTARY_SUPER_USERS',
+  /** With a JWT authorizer: the claim that names the principal (lib/http/principal.ts). Default `sub`. */
+  principalClaim: 'TRIBUTARY_PRINCIPAL_CLAIM',
+  /** The console function's built files. Default: `console/` beside its bundle (lib/http/console.ts). */
+  consoleDir: 'TRIBUTARY_CONSOLE_DIR',
+  /** With a JWT authorizer: the OIDC provider the console signs in with (its issuer URL), for /ui/config.json. */
+  consoleOidcIssuer: 'TRIBUTARY_CONSOLE_OIDC_ISSUER',
+  /** The console's OIDC client id (the construct's `jwtAuthorizer.consoleClientId`). */
+  consoleOidcClientId: 'TRIBUTARY_CONSOLE_OIDC_CLIENT_ID',
+  /** The scopes the console asks for, separated by spaces. */
+  consoleOidcScopes: 'TRIBUTARY_CONSOLE_OIDC_SCOPES',
+  /** Origins besides the issuer's the console's page may connect to (its provider's token or key endpoints), separated by spaces. */
+  consoleConnectOrigins: 'TRIBUTARY_CONSOLE_CONNECT_ORIGINS',
+} as const;

@@ -1,22 +1,10 @@
 /**
- * The one error hierarchy. Domain failures are `KafkaError`s named after Kafka's codes; HTTP-only
- * failures (a malformed body, an unknown route) are `HttpError`s. lib/http turns both into responses.
+ * The errors above the protocol. Domain failures are `KafkaError`s (lib/protocol/errors.ts: the
+ * error that carries one of Kafka's codes, defined beside the table of codes so the codec can throw
+ * it); HTTP-only failures (a malformed body, an unknown route) are `HttpError`s. lib/http turns both
+ * into responses.
  */
-import { KAFKA_ERRORS, type KafkaErrorName } from './protocol/errors.js';
-
-export class KafkaError extends Error {
-  override readonly name = 'KafkaError';
-  constructor(
-    readonly kafkaName: KafkaErrorName,
-    message?: string,
-    /** Where it happened: topic, partition, offsets... (logged, and shown in the message by callers). */
-    readonly context: Record<string, unknown> = {},
-  ) {
-    super(message ?? KAFKA_ERRORS[kafkaName].message);
-  }
-  get code(): number { return KAFKA_ERRORS[this.kafkaName].code; }
-  get retriable(): boolean { return KAFKA_ERRORS[this.kafkaName].retriable; }
-}
+import { KafkaError, type KafkaErrorName } from './protocol/errors.js';
 
 /** An error that exists only at the HTTP layer, with REST Proxy's error code. */
 export class HttpError extends Error {

@@ -5,14 +5,14 @@
  * stack's child processes (the DynamoDB Local JVMs, s3rver).
  */
 import fs from 'node:fs';
-import type { LocalStack } from '../../lib/local/stack.js';
-import type { StoreCall } from '../../lib/storage/capacity.js';
+import type { LocalStack } from '../../local/stack.js';
+import type { StoreCall } from '../../lib/storage/metering.js';
 import { isQuick } from './report.js';
 
 process.env.LOG_LEVEL ??= 'warn';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const { startLocalStack } = await import('../../lib/local/stack.js');
-const { observeRequests, sequentialRoundTrips } = await import('../../lib/storage/capacity.js');
+const { startLocalStack } = await import('../../local/stack.js');
+const { observeRequests, sequentialRoundTrips } = await import('../../lib/storage/metering.js');
 
 /**
  * The stack the load benchmarks measure: 3 brokers, each broker's replica table in its own

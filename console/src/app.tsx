@@ -5,7 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { Link, Route, Router, Switch, useLocation } from 'wouter-preact';
 import { useHashLocation } from 'wouter-preact/use-hash-location';
-import { loadConfig, onUnauthorized, resetCluster, session, type ConsoleConfig } from './api.js';
+import { loadConfig, onUnauthorized, resetCluster, session, type ConsoleConfig } from './common/api.js';
 import { completeOidcLogin, SignIn } from './pages/sign-in.js';
 import { ClusterPage } from './pages/cluster.js';
 import { TopicsPage } from './pages/topics.js';

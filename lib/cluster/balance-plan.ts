@@ -16,7 +16,7 @@
  * starts from, so planning again after applying a plan gives [] and a plan cut short by maxMoves
  * is continued by the next one.
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 
 export interface PlanBroker {
   readonly brokerId: number;

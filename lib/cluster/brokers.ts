@@ -5,7 +5,8 @@
  * removing one marks it `decommissioning`, the balancer moves every replica off it
  * (lib/cluster/balancer.ts), and the controller then empties its table and deregisters it.
  */
-import { HttpError, KafkaError } from '../errors.js';
+import { HttpError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 import { logger } from '../logger.js';
 import * as coordination from '../storage/coordination.js';
 import type { BrokerRecord, Lease, PartitionRecord } from '../storage/model.js';

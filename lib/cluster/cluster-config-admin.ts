@@ -3,7 +3,7 @@
  * consistent), where the controller and the data path read the cached `clusterConfigs()` of
  * lib/cluster/metadata.ts.
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 import * as coordination from '../storage/coordination.js';
 import { applyClusterConfigChanges, clusterConfigEntries, type ClusterConfigChange, type ClusterConfigEntry } from './cluster-configs.js';
 import { invalidateMetadata } from './metadata.js';

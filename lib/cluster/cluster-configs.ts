@@ -10,7 +10,7 @@
  * server.properties (their update mode is read-only). Tributary has no broker process and no
  * properties file, so here they are dynamic, like the rest.
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 import { bool, checkConfigValue, def, int, long, type ConfigDef } from './topic-configs.js';
 
 /** 10 MiB/s: Tributary's default for both reassignment throttles. */

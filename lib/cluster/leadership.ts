@@ -5,7 +5,7 @@
  * compare-and-set of the partition state under a new leader epoch, then the replicas are told
  * their roles at once, as the controller would (its next walk repeats what failed here).
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 import { logger } from '../logger.js';
 import * as coordination from '../storage/coordination.js';
 import { topicPartitionKey, type Lease, type PartitionRecord } from '../storage/model.js';

@@ -4,7 +4,7 @@
  * metadata version tells whether anything changed, and a changed version drops the whole cache.
  */
 import { config } from '../config.js';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 import { listAcls, type AclRecord } from '../storage/acls.js';
 import { listBrokers, listTopicPartitionCounts, markBrokerSuspect, readCluster, readClusterConfigs, readMetadataVersion, readTopic, type TopicWithPartitions } from '../storage/coordination.js';
 import type { BrokerRecord, ClusterRecord } from '../storage/model.js';

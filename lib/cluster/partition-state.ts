@@ -3,7 +3,7 @@
  * controller with AlterPartition) and leader election. Every change is a compare-and-set on the
  * partition epoch; a lost race re-reads and decides again.
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 import { logger } from '../logger.js';
 import { alterPartition, PartitionChanged, readPartition, type Lease, type PartitionChange } from '../storage/coordination.js';
 import type { PartitionRecord } from '../storage/model.js';

@@ -5,7 +5,7 @@
  * (Kafka's rack-alternated list), which keeps each partition's replicas on distinct racks when
  * there are at least as many racks as replicas.
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 
 export interface PlacementBroker {
   readonly brokerId: number;

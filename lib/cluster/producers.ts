@@ -1,5 +1,5 @@
 /** Idempotent producer ids (Kafka's InitProducerId): handed out by the coordination table. */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 import { initProducerId, UnknownProducer } from '../storage/coordination.js';
 
 /** A new producer id at epoch 0, or the next epoch of `existing` (UNKNOWN_PRODUCER_ID if never handed out). */

@@ -15,7 +15,7 @@
  * so a step decided on a stale state writes nothing, and a controller that dies between steps
  * leaves a state its successor continues from. A cancellation returns to the original replicas.
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 import { logger } from '../logger.js';
 import * as coordination from '../storage/coordination.js';
 import { topicPartitionKey, type BrokerRecord, type Lease, type PartitionRecord } from '../storage/model.js';

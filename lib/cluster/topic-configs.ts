@@ -3,7 +3,7 @@
  * Tributary's own `inline.max.bytes`. A topic stores only what was set on it; everything else is
  * the default here. Unknown names and bad values are INVALID_CONFIG, as in Kafka.
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 
 /** A value's problem, in words ("must be ..."), or null when it is valid. */
 export type Check = (v: string) => string | null;

@@ -3,7 +3,7 @@
  * describe, add partitions, delete (metadata first, then the data), and configs.
  */
 import { randomUUID } from 'node:crypto';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 import { logger } from '../logger.js';
 import * as coordination from '../storage/coordination.js';
 import { topicPartitionKey, type PartitionRecord, type TopicRecord } from '../storage/model.js';

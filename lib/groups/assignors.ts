@@ -6,7 +6,7 @@
  * Internally a partition is a dense integer id in (topic, partition) order and a member is its index
  * in memberId order, so sorting ids sorts partitions and every tie-break is by memberId.
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 
 export interface TopicPartition { readonly topic: string; readonly partition: number }
 

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { partitionCountsKnowing } from '../cluster/metadata.js';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 import { logger } from '../logger.js';
 import { listOffset, readFromLeader } from '../log/read.js';
 import * as store from '../storage/groups.js';

@@ -11,7 +11,7 @@
  * other members lose partitions only by being removed.
  */
 import { createHash } from 'node:crypto';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 import type { GroupMeta, MemberRecord, PartitionsByTopic, Subscription, TargetAssignment } from '../storage/groups.js';
 import { assign, tpKey, type AssignorName, type TopicPartition } from './assignors.js';
 

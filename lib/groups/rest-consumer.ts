@@ -5,7 +5,8 @@
  * balancer. A poll is the instance's heartbeat: it takes the assignment, auto-commits what the
  * previous poll returned, reads from the positions, and stores the new positions.
  */
-import { KafkaError, isKafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
+import { isKafkaError } from '../errors.js';
 import { config } from '../config.js';
 import { deadlineIn } from '../deadline.js';
 import { logger } from '../logger.js';

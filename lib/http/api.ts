@@ -7,7 +7,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import * as z from 'zod';
 import type { ZodType } from 'zod';
 import { MAX_TOPIC_NAME_LENGTH } from '../cluster/topics.js';
-import type { KafkaError} from '../errors.js';
+import type { KafkaError } from '../protocol/errors.js';
 import { HttpError, asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';

@@ -3,7 +3,8 @@
  * Accept header, and a v3 form with the next offset and high watermark), and partition offsets
  * (Kafka's ListOffsets: earliest, latest, by timestamp).
  */
-import { HttpError, KafkaError } from '../errors.js';
+import { HttpError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 import { clusterRecord } from '../cluster/metadata.js';
 import { fetchRecords, listOffset, readFromLeader, type FetchResult, type OffsetSpec, type ReadTarget } from '../log/read.js';
 import type { BatchRecord } from '../protocol/record-batch.js';

@@ -4,7 +4,8 @@
  * one record answers with that record's status, so a bad record is a 4xx and writes nothing.
  */
 import * as z from 'zod';
-import { HttpError, KafkaError } from '../errors.js';
+import { HttpError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 import { clusterRecord } from '../cluster/metadata.js';
 import { produce, produceNoAck, type Accepted, type Acks, type ProduceOutcome, type ProduceRecord } from '../log/produce.js';
 import { badRequest, errorResponse, intParam, intPathParam, invalidPayload, kafkaMessage, restErrorCode, parseJson, parseJsonStream, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';

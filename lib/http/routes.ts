@@ -29,19 +29,18 @@
  */
 import { anyOf, anyTopic, cluster, filtered, group, inBody, open, topic, type AccessRule } from './access.js';
 
-
-export type FunctionName = 'admin' | 'produce' | 'fetch' | 'groups';
+import type { ApiFunctionName } from '../functions/catalog.js';
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface RouteSpec {
   readonly method: Method;
   readonly path: string;
-  readonly fn: FunctionName;
+  readonly fn: ApiFunctionName;
   /** What the caller needs, checked before the handler runs (lib/http/access.ts). */
   readonly access: AccessRule;
 }
 
-const r = (method: Method, path: string, fn: FunctionName, access: AccessRule): RouteSpec => ({ method, path, fn, access });
+const r = (method: Method, path: string, fn: ApiFunctionName, access: AccessRule): RouteSpec => ({ method, path, fn, access });
 const C = '/v3/clusters/{cluster_id}';
 const T = `${C}/topics/{topic_name}`;
 const P = `${T}/partitions/{partition_id}`;

@@ -5,7 +5,8 @@
  * stored in S3 first.
  */
 import { randomUUID } from 'node:crypto';
-import { KafkaError, asKafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
+import { asKafkaError } from '../errors.js';
 import { withBaseOffset } from '../protocol/record-batch.js';
 import type { BatchRecord, ReplicaHead, StoredProducerState } from '../storage/model.js';
 import { logger } from '../logger.js';

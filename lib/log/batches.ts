@@ -3,7 +3,7 @@
  * checked against the topic's bounds, records split into batches no larger than
  * `max.message.bytes`, a record that cannot fit alone rejected with MESSAGE_TOO_LARGE.
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 import { encodeBatch, type Compression, type RecordHeader } from '../protocol/record-batch.js';
 
 export interface LogRecord {

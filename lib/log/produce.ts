@@ -5,7 +5,8 @@
  * deadline.
  */
 import { deadlineIn } from '../deadline.js';
-import { KafkaError, asKafkaError, isKafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
+import { asKafkaError, isKafkaError } from '../errors.js';
 import { partitionForKey } from '../protocol/murmur2.js';
 import type { RecordHeader } from '../protocol/record-batch.js';
 import { invalidateMetadata, replicaStore, reportBrokerFailure, requireTopic } from '../cluster/metadata.js';

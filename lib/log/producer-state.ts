@@ -11,7 +11,7 @@
  * transaction when they fit (lib/log/append.ts), so a request is one run however many batches
  * `max.message.bytes` split it into, and five runs cover Kafka's five in-flight requests.
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 
 /** How many recent runs per producer are remembered for duplicate detection (Kafka: 5 in-flight requests). */
 export const RECENT_BATCHES = 5;

@@ -5,7 +5,8 @@
 import { config } from '../config.js';
 import { deadlineIn } from '../deadline.js';
 import { invalidateMetadata, replicaStore, reportBrokerFailure, requireTopic } from '../cluster/metadata.js';
-import { KafkaError, asKafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
+import { asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
 import { topicPartitionKey } from '../storage/model.js';

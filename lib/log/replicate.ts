@@ -7,7 +7,8 @@
  */
 import { editCount, settleLeave, shrinkWithCount } from '../cluster/isr-count.js';
 import { cachedBrokers, cachedTopic, invalidateMetadata, replicaStore } from '../cluster/metadata.js';
-import { KafkaError, asKafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
+import { asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
 import { alterPartition, markLagging, PartitionChanged, readPartition } from '../storage/coordination.js';

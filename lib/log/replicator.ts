@@ -18,7 +18,7 @@ import { markLagging, topicNameById } from '../storage/coordination.js';
 import { numericConfig } from '../cluster/topic-configs.js';
 import { replicate } from './replicate.js';
 import { rollPartition } from './roll.js';
-import { fullSync } from './snapshot.js';
+import { fullSync } from './full-sync.js';
 
 /** A change to a replica table item, as a stream record names it. */
 export interface ReplicaChange {
@@ -27,6 +27,30 @@ export interface ReplicaChange {
   readonly off: number;
   /** Opaque position of the change in its stream (reported back on failure). */
   readonly position: string;
+}
+
+/** What the replicator reads of a DynamoDB Streams record (Lambda's event shape, which the local stream poller plays too). */
+export interface ReplicaStreamRecord {
+  readonly eventName?: string;
+  readonly eventSourceARN?: string;
+  readonly dynamodb?: {
+    readonly Keys?: { readonly [key: string]: { readonly S?: string; readonly N?: string } };
+    readonly SequenceNumber?: string;
+  };
+}
+
+/** `arn:aws:dynamodb:<region>:<account>:table/<name>/stream/<label>` → `<name>`. */
+const tableOf = (arn: string | undefined): string => /:table\/([^/]+)\//.exec(arn ?? '')?.[1] ?? '';
+
+/** The log changes stream records hold (deletes are truncations' and retention's echoes). */
+export function changesOf(records: readonly ReplicaStreamRecord[]): ReplicaChange[] {
+  return records.flatMap((r) => {
+    const tp = r.dynamodb?.Keys?.tp?.S;
+    const off = r.dynamodb?.Keys?.off?.N;
+    const position = r.dynamodb?.SequenceNumber;
+    return tp && off !== undefined && position && r.eventName !== 'REMOVE'
+      ? [{ table: tableOf(r.eventSourceARN), tp, off: Number(off), position }] : [];
+  });
 }
 
 const topicNames = new Map<string, string | null>();

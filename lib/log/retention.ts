@@ -10,7 +10,7 @@
  * Every write is conditional and monotonic, so two passes at once, or a pass racing a roll or a
  * compaction, leave the same state as one pass would (a lost tombstone is retaken by the next).
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 import { numericConfig, stringConfig } from '../cluster/topic-configs.js';
 import { listBrokers, readTopic } from '../storage/coordination.js';
 import { topicPartitionKey, type PartitionRecord, type ReplicaHead, type TopicRecord } from '../storage/model.js';

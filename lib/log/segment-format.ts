@@ -26,7 +26,7 @@
  * Encoding is deterministic: the same batches give the same bytes, whoever rolls them.
  */
 import { crc32c } from '@aws-crypto/crc32c';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 import { readBatchHeader, withBaseOffset } from '../protocol/record-batch.js';
 
 export const SEGMENT_FORMAT_VERSION = 1;

@@ -14,7 +14,7 @@
  * ObjectMissing from lib/storage; lib/log/read.ts decides whether that is a stale segment list
  * (compaction, retention) or a lost segment.
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
 import { PARTITION_LEADER_EPOCH_OFFSET, crcMismatch, decodeBatch } from '../protocol/record-batch.js';

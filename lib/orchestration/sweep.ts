@@ -35,7 +35,7 @@ import { cachedTopic, replicaStore } from '../cluster/metadata.js';
 import { asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
 import { replicate, type ReplicateResult } from '../log/replicate.js';
-import { fullSync } from '../log/snapshot.js';
+import { fullSync } from '../log/full-sync.js';
 import { clearLagging, listLagging, listTopicNames, markLagging, type LagMark } from '../storage/coordination.js';
 import { topicPartitionKey, type ReplicaHead } from '../storage/model.js';
 import { clearLagFlag, readHead, readHeads } from '../storage/replica.js';

@@ -1,6 +1,8 @@
 /**
  * Kafka's wire error codes as one table (kafka/common/protocol/Errors.java): name, code, whether a
- * client may retry, and how the HTTP API reports each one (status and Confluent REST Proxy error code).
+ * client may retry, and how the HTTP API reports each one (status and Confluent REST Proxy error code);
+ * and `KafkaError`, the error that carries one of them — the base every domain failure uses, from the
+ * codec up (lib/errors.ts adds the HTTP-only errors and the mapping of store failures).
  */
 
 export interface KafkaErrorSpec {
@@ -77,6 +79,17 @@ export const KAFKA_ERRORS = {
 
 export type KafkaErrorName = keyof typeof KAFKA_ERRORS;
 
-export function kafkaErrorByCode(code: number): KafkaErrorName | undefined {
-  return (Object.keys(KAFKA_ERRORS) as KafkaErrorName[]).find((n) => KAFKA_ERRORS[n].code === code);
+/** A failure named after one of Kafka's error codes; `retriable` says whether a client may try again. */
+export class KafkaError extends Error {
+  override readonly name = 'KafkaError';
+  constructor(
+    readonly kafkaName: KafkaErrorName,
+    message?: string,
+    /** Where it happened: topic, partition, offsets... (logged, and shown in the message by callers). */
+    readonly context: Record<string, unknown> = {},
+  ) {
+    super(message ?? KAFKA_ERRORS[kafkaName].message);
+  }
+  get code(): number { return KAFKA_ERRORS[this.kafkaName].code; }
+  get retriable(): boolean { return KAFKA_ERRORS[this.kafkaName].retriable; }
 }

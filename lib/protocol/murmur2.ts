@@ -10,7 +10,7 @@
  * All arithmetic is Java int arithmetic: Math.imul for the wrapping multiply, `| 0` to stay signed.
  */
 
-import { KafkaError } from '../errors.js';
+import { KafkaError } from './errors.js';
 
 const SEED = 0x9747b28c | 0;
 const M = 0x5bd1e995;

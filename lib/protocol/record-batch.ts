@@ -31,7 +31,7 @@
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { crc32c } from '@aws-crypto/crc32c';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from './errors.js';
 import { ByteReader, ByteWriter, sizeOfVarint, sizeOfVarlong } from './varint.js';
 
 export interface RecordHeader { key: string; value: Buffer | null }

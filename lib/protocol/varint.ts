@@ -11,7 +11,7 @@
  * Reading past the end is a KafkaError CORRUPT_MESSAGE, never a RangeError: every byte the reader hands
  * out has been checked against its window first, because what it reads came off a wire or out of storage.
  */
-import { KafkaError } from '../errors.js';
+import { KafkaError } from './errors.js';
 
 const INT32_MIN = -0x8000_0000;
 const INT32_MAX = 0x7fff_ffff;

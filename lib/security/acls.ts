@@ -4,7 +4,7 @@
  * lib/storage/acls.ts keeps the bindings, lib/security/authorizer.ts reads them and calls `decide`.
  */
 import { isIP } from 'node:net';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 
 export const RESOURCE_TYPES = ['TOPIC', 'GROUP', 'CLUSTER', 'TRANSACTIONAL_ID'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];

@@ -16,7 +16,7 @@
  * instance that made it. Checking costs no store request per call in between.
  */
 import { cachedAcls } from '../cluster/metadata.js';
-import { KafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
 import { logger } from '../logger.js';
 import type { KafkaErrorName } from '../protocol/errors.js';
 import { decide, type AclBinding, type AclOperation, type ResourceType } from './acls.js';

@@ -12,7 +12,7 @@ import { Agent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { config } from '../config.js';
 import { answerBySignal } from '../deadline.js';
-import { countCapacity, countS3Requests, traceStoreCalls } from './capacity.js';
+import { countCapacity, countS3Requests, traceStoreCalls } from './metering.js';
 
 const documentClients = new Map<string, DynamoDBDocumentClient>();
 let s3: S3Client | undefined;

@@ -9,7 +9,7 @@
  */
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config.js';
-import { DEPLOYED_BROKERS_ITEM } from '../functions.js';
+import { DEPLOYED_BROKERS_ITEM } from './tables.js';
 import { dynamo } from './clients.js';
 import type { BrokerRecord, ClusterRecord, Lease, PartitionRecord, TopicRecord } from './model.js';
 import { ConditionFailed, MAX_TRANSACTION_ITEMS, transactWrite } from './transact.js';

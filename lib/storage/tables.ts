@@ -1,6 +1,7 @@
 /**
  * Table definitions — the one source for the local stack (which creates them) and the CDK
- * construct (which deploys them). What the items hold: docs/architecture.md, "Components".
+ * construct (which deploys them), with the keys of the coordination table's item families. What the
+ * items hold: docs/architecture.md, "Storage".
  */
 
 export type KeyType = 'S' | 'N' | 'B';
@@ -37,3 +38,47 @@ export function replicaTableSpec(brokerId: number, prefix = DEFAULT_TABLE_PREFIX
     stream: 'NEW_IMAGE',
   };
 }
+
+/**
+ * The coordination table's partition keys, one per item family (lib/storage/coordination/, groups.ts,
+ * segments.ts, acls.ts, quotas.ts), as IAM `StringLike` patterns of `dynamodb:LeadingKeys`: what a function may write is named
+ * with these, and its role can write items under no other key.
+ */
+export const COORDINATION_KEYS = {
+  /** `cluster`/`meta`: the cluster id and the metadata version every metadata change bumps. */
+  cluster: 'cluster',
+  brokers: 'brokers',
+  /** The topic list, the collision keys, topic ids → names. */
+  topicList: 'topics',
+  topicKeys: 'topic-keys',
+  topicIds: 'topic-ids',
+  /** A topic's meta item and its partition states. */
+  topic: 'topic#*',
+  producers: 'producers',
+  /** The controller lease. */
+  lease: 'controller',
+  lagging: 'lagging',
+  groupList: 'groups',
+  group: 'group#*',
+  offsets: 'offsets#*',
+  segments: 'seg#*',
+  /** Kafka ACLs, one item per binding (lib/storage/acls.ts). */
+  acls: 'acls',
+  /** The broker list the deployment writes (DEPLOYED_BROKERS_ITEM). */
+  deployment: 'deployment',
+  /** Client quotas per principal (lib/storage/quotas.ts). */
+  clientQuotas: 'client-quotas',
+  /** Per-second quota usage counters every HTTP function draws allowance from. */
+  quotaUsage: 'quota#*',
+} as const;
+
+export type CoordinationKey = keyof typeof COORDINATION_KEYS;
+
+/**
+ * The coordination table item in which a deployment names its brokers: `brokers` is JSON
+ * `[{brokerId, replicaTable, rack}]`, `version` changes with it. The CDK construct writes it on
+ * every create and update (64 brokers with long table names would not fit in the 4 KB a Lambda
+ * environment holds); the controller registers the brokers, and the cluster, once per version
+ * (lib/orchestration/controller-loop.ts).
+ */
+export const DEPLOYED_BROKERS_ITEM = { pk: 'deployment', sk: 'brokers' } as const;

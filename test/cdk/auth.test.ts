@@ -7,8 +7,9 @@ import { App, Stack } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { TributaryCluster } from '../../cdk/cluster.js';
 import type { TributaryClusterProps } from '../../cdk/props.js';
-import { ENVIRONMENT, FUNCTIONS } from '../../lib/functions.js';
-import { STATIC_ROUTES, staticRouteKey } from '../../lib/http/console-routes.js';
+import { ENVIRONMENT } from '../../lib/config.js';
+import { FUNCTIONS } from '../../lib/functions/catalog.js';
+import { STATIC_ROUTES, staticRouteKey } from '../../lib/http/static-routes.js';
 import { DEFAULT_ROUTE, ROUTES } from '../../lib/http/routes.js';
 import { logicalId, resourcesOf, synth, type Synthesized } from './synth.js';
 

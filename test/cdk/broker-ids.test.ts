@@ -5,7 +5,8 @@
  * (its table is retained by CloudFormation, not deleted).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEPLOYED_BROKERS_ITEM, FUNCTIONS } from '../../lib/functions.js';
+import { DEPLOYED_BROKERS_ITEM } from '../../lib/storage/tables.js';
+import { FUNCTIONS } from '../../lib/functions/catalog.js';
 import { replicaTableSpec } from '../../lib/storage/tables.js';
 import { permissionsOf } from './iam.js';
 import { logicalId, resourcesOf, synth, type Synthesized } from './synth.js';

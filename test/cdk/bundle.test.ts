@@ -9,7 +9,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FUNCTIONS } from '../../lib/functions.js';
+import { FUNCTIONS } from '../../lib/functions/catalog.js';
 import { logicalId, synth, type Synthesized } from './synth.js';
 
 const run = promisify(execFile);

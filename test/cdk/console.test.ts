@@ -10,8 +10,9 @@ import { describe, expect, it } from 'vitest';
 import { TributaryStack } from '../../cdk/stack.js';
 import { TributaryCluster } from '../../cdk/cluster.js';
 import type { TributaryClusterProps } from '../../cdk/props.js';
-import { ENVIRONMENT, functionSpec } from '../../lib/functions.js';
-import { STATIC_ROUTES, staticRouteKey } from '../../lib/http/console-routes.js';
+import { ENVIRONMENT } from '../../lib/config.js';
+import { functionSpec } from '../../lib/functions/catalog.js';
+import { STATIC_ROUTES, staticRouteKey } from '../../lib/http/static-routes.js';
 import { permissionsOf } from './iam.js';
 import { logicalId, resourcesOf, synth, testApp, type Synthesized } from './synth.js';
 

@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ITEM_WRITE_ACTIONS } from '../../cdk/access.js';
-import { COORDINATION_KEYS, FUNCTIONS, functionSpec, type FunctionName } from '../../lib/functions.js';
+import { COORDINATION_KEYS } from '../../lib/storage/tables.js';
+import { FUNCTIONS, functionSpec, type FunctionName } from '../../lib/functions/catalog.js';
 import { permissionsOf } from './iam.js';
 import { ROOT, logicalId, synth, type Synthesized } from './synth.js';
 

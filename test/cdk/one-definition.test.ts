@@ -5,8 +5,8 @@
  */
 import { DescribeTableCommand, DynamoDBClient, ListTablesCommand, type TableDescription } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { FUNCTIONS } from '../../lib/functions.js';
-import { STATIC_ROUTES, staticRouteKey } from '../../lib/http/console-routes.js';
+import { FUNCTIONS } from '../../lib/functions/catalog.js';
+import { STATIC_ROUTES, staticRouteKey } from '../../lib/http/static-routes.js';
 import { DEFAULT_ROUTE, ROUTES, routeKey } from '../../lib/http/routes.js';
 import { DEFAULT_TABLE_PREFIX, coordinationTableSpec, replicaTableSpec, type TableSpec } from '../../lib/storage/tables.js';
 import { logicalId, resourcesOf, synth, type Synthesized } from './synth.js';

@@ -1,7 +1,7 @@
 /** The REST API's payload 1.0 events reach the handlers as the HTTP API's 2.0 events would. */
 import type { APIGatewayProxyEvent, APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { acceptRestEvents, isRestEvent, toHttpApiEvent } from '../../cdk/runtime/rest-event.js';
+import { acceptRestEvents, isRestEvent, toHttpApiEvent } from '../../lib/http/rest-event.js';
 
 const restEvent = (o: Partial<APIGatewayProxyEvent> = {}): APIGatewayProxyEvent => ({
   resource: '/v3/clusters/{cluster_id}/topics/{topic_name}/records',

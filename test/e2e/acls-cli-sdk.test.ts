@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { useCli } from '../support/cli.js';
-import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ResourcePatternTypes, Tributary } from '../../lib/client/index.js';
+import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ResourcePatternTypes, Tributary } from '../../client/index.js';
 import { baseUrl, uniqueTopic } from '../support/api.js';
 
 const cli = useCli();

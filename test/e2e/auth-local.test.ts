@@ -9,9 +9,9 @@
 import fs from 'node:fs';
 import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usersCommands } from '../../lib/cli/users.js';
+import { usersCommands } from '../../cli/users.js';
 import { ROUTES, routeKey } from '../../lib/http/routes.js';
-import { addUser, ensureCredentials, RELOAD_INTERVAL_MS } from '../../lib/local/credentials.js';
+import { addUser, ensureCredentials, RELOAD_INTERVAL_MS } from '../../local/credentials.js';
 import { call, clusterId, createTopic, uniqueTopic, v3 } from '../support/api.js';
 import { startAuthGateway, type AuthGateway } from '../support/auth-gateway.js';
 

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { useCli } from '../support/cli.js';
 import { baseUrl, createTopic, uniqueTopic } from '../support/api.js';
-import { Tributary } from '../../lib/client/index.js';
+import { Tributary } from '../../client/index.js';
 
 const cli = useCli();
 

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { baseUrl, call, createTopic, uniqueTopic, v3, type Reply } from '../support/api.js';
-import { CompressionTypes, Tributary, TributaryError, type FetchLike } from '../../lib/client/index.js';
+import { CompressionTypes, Tributary, TributaryError, type FetchLike } from '../../client/index.js';
 
 const BINARY = 'application/octet-stream';
 

@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Tributary } from '../../lib/client/index.js';
+import { Tributary } from '../../client/index.js';
 import { ARTIFACTS_DIR, checkA11y, checkKeyboard, chromiumOf, launchBrowser, openPage, screenshot, timeToData, type ConsolePage, type KeyboardTarget } from '../support/browser.js';
 import { startFaultCluster, type FaultCluster } from '../support/cluster.js';
 

@@ -14,9 +14,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConsole } from '../../console/build.js';
-import { FUNCTIONS, ENVIRONMENT } from '../../lib/functions.js';
-import { startGateway, type Gateway } from '../../lib/local/gateway.js';
+import { buildConsole } from '../../build/console.js';
+import { FUNCTIONS } from '../../lib/functions/catalog.js';
+import { ENVIRONMENT } from '../../lib/config.js';
+import { startGateway, type Gateway } from '../../local/gateway.js';
 import { launchBrowser, openPage } from '../support/browser.js';
 import { restoreEnv } from '../support/env.js';
 

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConsole } from '../../console/build.js';
+import { buildConsole } from '../../build/console.js';
 import { startAuthGateway, type AuthGateway } from '../support/auth-gateway.js';
 import { launchBrowser, openPage } from '../support/browser.js';
 import { baseUrl } from '../support/api.js';

@@ -16,7 +16,7 @@ const started: ChildProcess[] = [];
 interface Cli { child: ChildProcess; url: string; stdout: () => string }
 
 function startCli(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Cli> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'lib/local/main.ts', ...args], { cwd: ROOT, env: { ...env, LOG_LEVEL: 'warn', TRIBUTARY_REQUEST_TIMEOUT_MS: '1500' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'local/main.ts', ...args], { cwd: ROOT, env: { ...env, LOG_LEVEL: 'warn', TRIBUTARY_REQUEST_TIMEOUT_MS: '1500' }, stdio: ['ignore', 'pipe', 'pipe'] });
   started.push(child);
   let out = '';
   let err = '';
@@ -32,7 +32,7 @@ function startCli(args: string[], env: NodeJS.ProcessEnv = process.env): Promise
 }
 
 function runCli(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'lib/local/main.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'local/main.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   started.push(child);
   let stdout = '';
   let stderr = '';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { useCli } from '../support/cli.js';
 import { baseUrl } from '../support/api.js';
-import { Tributary } from '../../lib/client/index.js';
+import { Tributary } from '../../client/index.js';
 
 const cli = useCli();
 

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeTieredLog } from '../../lib/log/segment-list.js';
 import { call, baseUrl, clusterId, createTopic, uniqueTopic, v3 } from '../support/api.js';
-import { Tributary, TributaryProtocolError, type KafkaMessage, type LogTiers } from '../../lib/client/index.js';
+import { Tributary, TributaryProtocolError, type KafkaMessage, type LogTiers } from '../../client/index.js';
 
 const admin = () => new Tributary({ url: baseUrl() }).admin();
 const text = (b: Uint8Array | null) => (b === null ? null : new TextDecoder().decode(b));

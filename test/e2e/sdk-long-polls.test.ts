@@ -6,7 +6,7 @@
  * SDK's fetch.
  */
 import { describe, expect, it } from 'vitest';
-import { Tributary, TributaryError, type FetchLike, type KafkaMessage } from '../../lib/client/index.js';
+import { Tributary, TributaryError, type FetchLike, type KafkaMessage } from '../../client/index.js';
 import { baseUrl, call, createTopic, uniqueTopic, v3 } from '../support/api.js';
 import { until } from '../support/cluster.js';
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { baseUrl, call, createTopic, uniqueTopic, v3 } from '../support/api.js';
-import { Tributary, TributaryProtocolError, partitionForKey, signV4, type FetchLike, type KafkaMessage } from '../../lib/client/index.js';
+import { Tributary, TributaryProtocolError, partitionForKey, signV4, type FetchLike, type KafkaMessage } from '../../client/index.js';
 
 const client = (extra: Partial<ConstructorParameters<typeof Tributary>[0]> = {}) => new Tributary({ url: baseUrl(), ...extra });
 const text = (b: Uint8Array | null) => (b === null ? null : new TextDecoder().decode(b));

@@ -11,12 +11,13 @@ import { handler as admin } from '../../lambdas/admin.js';
 import { handler as fetchFn } from '../../lambdas/fetch.js';
 import { handler as groups } from '../../lambdas/groups.js';
 import { handler as produce } from '../../lambdas/produce.js';
-import type { HttpHandler } from '../../lib/http/function.js';
-import { DEFAULT_ROUTE, matchRoute, routeKey, type FunctionName, type RouteSpec } from '../../lib/http/routes.js';
-import { lambdaContext } from '../../lib/local/gateway.js';
+import type { HttpHandler } from '../../lib/http/handler.js';
+import type { ApiFunctionName } from '../../lib/functions/catalog.js';
+import { DEFAULT_ROUTE, matchRoute, routeKey, type RouteSpec } from '../../lib/http/routes.js';
+import { lambdaContext } from '../../local/gateway.js';
 import type { Encoding } from './generators.js';
 
-const HANDLERS: Record<FunctionName, HttpHandler> = { admin, produce, fetch: fetchFn, groups };
+const HANDLERS: Record<ApiFunctionName, HttpHandler> = { admin, produce, fetch: fetchFn, groups };
 
 /** The functions' timeout (lib/functions.ts: 29 s for every HTTP function). */
 export const ROUTE_DEADLINE_MS = 29_000;

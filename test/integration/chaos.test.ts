@@ -8,8 +8,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FAULT_KINDS } from '../../lib/chaos/nemesis.js';
-import { runChaos } from '../../lib/chaos/run.js';
+import { FAULT_KINDS } from '../../chaos/faults.js';
+import { runChaos } from '../../chaos/run.js';
 
 // This seed's schedule over these kinds opens with drop-stream-batch, pause-copier (a gateway mid
 // acks=all copy) and kill-leader-after-ack: the schedule depends on the seed and the kinds alone.

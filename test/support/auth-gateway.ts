@@ -6,9 +6,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FUNCTIONS } from '../../lib/functions.js';
-import { ADMIN_PRINCIPAL, CredentialStore, addUser, ensureCredentials } from '../../lib/local/credentials.js';
-import { startGateway, type Gateway } from '../../lib/local/gateway.js';
+import { FUNCTIONS } from '../../lib/functions/catalog.js';
+import { ADMIN_PRINCIPAL, CredentialStore, addUser, ensureCredentials } from '../../local/credentials.js';
+import { startGateway, type Gateway } from '../../local/gateway.js';
 
 export interface AuthGateway {
   readonly gateway: Gateway;

@@ -24,7 +24,7 @@ export function useCli(): ((args: string[], stdin?: string) => Promise<CliRun>) 
   const main = path.join(dir, 'cli.mjs');
   beforeAll(async () => {
     await build({
-      entryPoints: [path.resolve(import.meta.dirname, '../../lib/cli/main.ts')], outfile: main, bundle: true, platform: 'node', format: 'esm',
+      entryPoints: [path.resolve(import.meta.dirname, '../../cli/main.ts')], outfile: main, bundle: true, platform: 'node', format: 'esm',
       target: 'node20', packages: 'external', logLevel: 'warning',
     });
   });

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { resetConfig } from '../../lib/config.js';
-import { startLocalStack, type LocalStack } from '../../lib/local/stack.js';
+import { startLocalStack, type LocalStack } from '../../local/stack.js';
 import { resetClients } from '../../lib/storage/clients.js';
 import type { BatchRecord } from '../../lib/storage/model.js';
 import { queryBatches, readHead, type ReplicaStoreRef } from '../../lib/storage/replica.js';

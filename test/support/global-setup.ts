@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { killStale } from '../../lib/local/processes.js';
-import { startLocalStack, type LocalStack } from '../../lib/local/stack.js';
+import { killStale } from '../../local/processes.js';
+import { startLocalStack, type LocalStack } from '../../local/stack.js';
 
 let stack: LocalStack | undefined;
 let workerStores: string | undefined;

@@ -19,7 +19,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { inject } from 'vitest';
-import { ProcessSupervisor } from '../../lib/local/processes.js';
+import { ProcessSupervisor } from '../../local/processes.js';
 
 export const STACKS_PER_STORE = 4;
 

@@ -1,8 +1,8 @@
 /** Kafka ACLs: every binding, creating one, deleting one (exactly that binding). */
-import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ResourcePatternTypes } from '../../../lib/client/index.js';
-import { cluster } from '../api.js';
-import { ActionForm, ConfirmButton, ErrorNote, Field, Loading, Page, Table } from '../components.js';
-import { usePoll } from '../poll.js';
+import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ResourcePatternTypes } from '../../../client/index.js';
+import { cluster } from '../common/api.js';
+import { ActionForm, ConfirmButton, ErrorNote, Field, Loading, Page, Table } from '../common/components.js';
+import { usePoll } from '../common/poll.js';
 
 const nameOf = (table: Record<string, number>, n: number): string => Object.entries(table).find(([, v]) => v === n)?.[0] ?? String(n);
 const choices = (table: Record<string, number>, skip: readonly string[]) => Object.keys(table).filter((k) => !skip.includes(k));

@@ -4,9 +4,9 @@
  * every 2 s; the broker list, which sums every broker's table, every 10 s.
  */
 import { Link } from 'wouter-preact';
-import { cluster } from '../api.js';
-import { ErrorNote, fmt, fmtBytes, fmtTime, ids, Loading, Page, Stats, Table } from '../components.js';
-import { usePoll } from '../poll.js';
+import { cluster } from '../common/api.js';
+import { ErrorNote, fmt, fmtBytes, fmtTime, ids, Loading, Page, Stats, Table } from '../common/components.js';
+import { usePoll } from '../common/poll.js';
 
 export function ClusterPage() {
   const meta = usePoll(() => cluster().admin.describeMetadata(), []);

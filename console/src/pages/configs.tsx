@@ -1,8 +1,8 @@
 /** A topic's configs: every value with its source; set or reset one (incrementally, as Kafka's IncrementalAlterConfigs). */
-import { cluster } from '../api.js';
-import { ActionForm, ErrorNote, Field, Loading, Page, Table } from '../components.js';
-import { ConfigResourceTypes } from '../../../lib/client/index.js';
-import { usePoll } from '../poll.js';
+import { cluster } from '../common/api.js';
+import { ActionForm, ErrorNote, Field, Loading, Page, Table } from '../common/components.js';
+import { ConfigResourceTypes } from '../../../client/index.js';
+import { usePoll } from '../common/poll.js';
 import { TopicNav } from './topic-nav.js';
 
 export function ConfigsPage({ topic }: { topic: string }) {

@@ -6,11 +6,11 @@
 import { useLocation } from 'wouter-preact';
 import { useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
-import type { ResetTo } from '../../../lib/client/index.js';
-import { cluster, isNotFound } from '../api.js';
-import { TimeChart } from '../chart.js';
-import { ActionForm, ConfirmButton, ErrorNote, Field, fmt, Loading, Page, Stats, Table } from '../components.js';
-import { usePoll, useSeries } from '../poll.js';
+import type { ResetTo } from '../../../client/index.js';
+import { cluster, isNotFound } from '../common/api.js';
+import { TimeChart } from '../common/chart.js';
+import { ActionForm, ConfirmButton, ErrorNote, Field, fmt, Loading, Page, Stats, Table } from '../common/components.js';
+import { usePoll, useSeries } from '../common/poll.js';
 
 export function GroupPage({ group }: { group: string }) {
   const state = usePoll(async () => {

@@ -1,8 +1,8 @@
 /** Consumer groups: each with its state, members and total lag. */
 import { Link } from 'wouter-preact';
-import { cluster } from '../api.js';
-import { ErrorNote, fmt, Loading, Page, Table } from '../components.js';
-import { usePoll } from '../poll.js';
+import { cluster } from '../common/api.js';
+import { ErrorNote, fmt, Loading, Page, Table } from '../common/components.js';
+import { usePoll } from '../common/poll.js';
 
 export function GroupsPage() {
   const groups = usePoll(async () => {

@@ -4,10 +4,10 @@
  * without a consumer group (nothing is committed), at most MAX_SCAN records per partition a search.
  */
 import { useState } from 'preact/hooks';
-import type { KafkaMessage } from '../../../lib/client/index.js';
-import { cluster } from '../api.js';
-import { ActionForm, Field, fmt, fmtTime, Page, Pretty, Table, textOf } from '../components.js';
-import { usePoll } from '../poll.js';
+import type { KafkaMessage } from '../../../client/index.js';
+import { cluster } from '../common/api.js';
+import { ActionForm, Field, fmt, fmtTime, Page, Pretty, Table, textOf } from '../common/components.js';
+import { usePoll } from '../common/poll.js';
 import { TopicNav } from './topic-nav.js';
 
 const MAX_SCAN = 5_000;

@@ -3,10 +3,10 @@
  * (a chart of every replica's log end offset and the high watermark while the page is open), and
  * its log segments in S3.
  */
-import { cluster } from '../api.js';
-import { TimeChart } from '../chart.js';
-import { ErrorNote, fmt, fmtBytes, fmtTime, ids, Loading, Page, Stats, Table } from '../components.js';
-import { usePoll, useSeries } from '../poll.js';
+import { cluster } from '../common/api.js';
+import { TimeChart } from '../common/chart.js';
+import { ErrorNote, fmt, fmtBytes, fmtTime, ids, Loading, Page, Stats, Table } from '../common/components.js';
+import { usePoll, useSeries } from '../common/poll.js';
 import { TopicNav } from './topic-nav.js';
 
 export function PartitionPage({ topic, partition }: { topic: string; partition: number }) {

@@ -1,8 +1,8 @@
 /** The produce form: one record, to a partition or wherever its key maps, with headers; acks=all. */
-import { cluster } from '../api.js';
-import { ActionForm, Field } from '../components.js';
-import { Page } from '../components.js';
-import { usePoll } from '../poll.js';
+import { cluster } from '../common/api.js';
+import { ActionForm, Field } from '../common/components.js';
+import { Page } from '../common/components.js';
+import { usePoll } from '../common/poll.js';
 import { TopicNav } from './topic-nav.js';
 
 /** `name: value` per line. */

@@ -5,8 +5,8 @@
  * without AWS credentials: the page says to deploy with the construct's jwtAuthorizer.
  */
 import { useState } from 'preact/hooks';
-import { cluster, describeError, resetCluster, session, type ConsoleConfig } from '../api.js';
-import { Field } from '../components.js';
+import { cluster, describeError, resetCluster, session, type ConsoleConfig } from '../common/api.js';
+import { Field } from '../common/components.js';
 
 type Oidc = NonNullable<ConsoleConfig['oidc']>;
 

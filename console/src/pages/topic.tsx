@@ -5,9 +5,9 @@
  */
 import { useState } from 'preact/hooks';
 import { Link, useLocation } from 'wouter-preact';
-import { cluster, isNotFound } from '../api.js';
-import { ActionForm, ConfirmButton, ErrorNote, Field, fmt, ids, Loading, Page, Table } from '../components.js';
-import { usePoll } from '../poll.js';
+import { cluster, isNotFound } from '../common/api.js';
+import { ActionForm, ConfirmButton, ErrorNote, Field, fmt, ids, Loading, Page, Table } from '../common/components.js';
+import { usePoll } from '../common/poll.js';
 import { TopicNav } from './topic-nav.js';
 
 export function TopicPage({ topic }: { topic: string }) {

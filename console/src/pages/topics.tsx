@@ -1,9 +1,9 @@
 /** Topics: the list (partitions, replication, health) and the form that creates one. */
 import { useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
-import { cluster } from '../api.js';
-import { ActionForm, ErrorNote, Field, fmt, Loading, Page, Table } from '../components.js';
-import { usePoll } from '../poll.js';
+import { cluster } from '../common/api.js';
+import { ActionForm, ErrorNote, Field, fmt, Loading, Page, Table } from '../common/components.js';
+import { usePoll } from '../common/poll.js';
 
 export function TopicsPage() {
   const meta = usePoll(() => cluster().admin.describeMetadata(), []);

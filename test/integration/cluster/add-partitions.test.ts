@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { assignReplicas, continuationStart } from '../../../lib/cluster/placement.js';
 import { addPartitions, addPartitionsHooks, createTopic, describeTopic, MAX_PARTITIONS } from '../../../lib/cluster/topics.js';
-import type { KafkaError } from '../../../lib/errors.js';
+import type { KafkaError } from '../../../lib/protocol/errors.js';
 import { partitionForKey } from '../../../lib/protocol/murmur2.js';
 import { listBrokers, listTopicPartitionCounts, readMetadataVersion, readTopic } from '../../../lib/storage/coordination.js';
 import { topicPartitionKey, type PartitionRecord } from '../../../lib/storage/model.js';

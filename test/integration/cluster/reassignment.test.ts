@@ -10,7 +10,7 @@ import { Controller } from '../../../lib/cluster/controller.js';
 import { electLeaderOf } from '../../../lib/cluster/leadership.js';
 import { cancelReassignment, completeReassignment, reassigning, startReassignment } from '../../../lib/cluster/reassignment.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
-import { KafkaError } from '../../../lib/errors.js';
+import { KafkaError } from '../../../lib/protocol/errors.js';
 import { produce } from '../../../lib/log/produce.js';
 import { ReplicationSweep } from '../../../lib/orchestration/sweep.js';
 import { acquireLease, alterPartition, listBrokers, markLagging, readPartition } from '../../../lib/storage/coordination.js';

@@ -7,7 +7,7 @@
  * Produce latency before and during the move is reported (measured, not asserted).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Tributary } from '../../../lib/client/index.js';
+import { Tributary } from '../../../client/index.js';
 import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
 
 let c: FaultCluster;

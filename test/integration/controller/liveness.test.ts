@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Controller, type ControllerOptions, type TickReport } from '../../../lib/cluster/controller.js';
 import { resetConfig } from '../../../lib/config.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
-import { takeCapacity, trackCapacity } from '../../../lib/storage/capacity.js';
+import { takeCapacity, trackCapacity } from '../../../lib/storage/metering.js';
 import { resetClients } from '../../../lib/storage/clients.js';
 import { acquireLease, listBrokers, readTopic } from '../../../lib/storage/coordination.js';
 import { topicPartitionKey, type BrokerRecord, type PartitionRecord } from '../../../lib/storage/model.js';

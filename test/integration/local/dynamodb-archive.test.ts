@@ -7,9 +7,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildDynamoDbLaunch, classPathManifest } from '../../../lib/local/dynamodb-archive.js';
-import { checkJava, defaultJvmFlags, dynamoDbCommand, dynamoDbJarDir } from '../../../lib/local/java.js';
-import { answersHttp, freePort } from '../../../lib/local/ports.js';
+import { buildDynamoDbLaunch, classPathManifest } from '../../../local/dynamodb-archive.js';
+import { checkJava, defaultJvmFlags, dynamoDbCommand, dynamoDbJarDir } from '../../../local/java.js';
+import { answersHttp, freePort } from '../../../local/ports.js';
 import { until } from '../../support/cluster.js';
 
 const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-archive-'));

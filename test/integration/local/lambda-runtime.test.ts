@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LAMBDA_PAYLOAD_LIMIT, LAMBDA_RESPONSE_LIMIT, LambdaRuntime, httpInvoker, type InvokeResult } from '../../../lib/local/lambda-runtime.js';
+import { LAMBDA_PAYLOAD_LIMIT, LAMBDA_RESPONSE_LIMIT, LambdaRuntime, httpInvoker, type InvokeResult } from '../../../local/lambda-runtime.js';
 
 const FIXTURE = { entry: 'test/fixtures/lambda/handler.ts', trigger: 'schedule', memoryMb: 128, timeoutSeconds: 10 } as const;
 let runtime: LambdaRuntime;

@@ -17,7 +17,7 @@ import {
   freePort,
   killStale,
   type ProcessInfo,
-} from '../../../lib/local/processes.js';
+} from '../../../local/processes.js';
 
 type Probe = { status: number } | { error: string };
 

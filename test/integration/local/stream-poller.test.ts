@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { StreamPoller, type PollerLog, type StreamsApi } from '../../../lib/local/stream-poller.js';
+import { StreamPoller, type PollerLog, type StreamsApi } from '../../../local/stream-poller.js';
 import { ensureTable } from '../../../lib/storage/admin.js';
 import { dynamo } from '../../../lib/storage/clients.js';
 import { resetConfig } from '../../../lib/config.js';

@@ -11,7 +11,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
-import { isKafkaError, type KafkaError } from '../../../lib/errors.js';
+import { isKafkaError } from '../../../lib/errors.js';
+import { type KafkaError } from '../../../lib/protocol/errors.js';
 import { appendToLeader, type AppendTarget } from '../../../lib/log/append.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
 import { batchBytes, fetchRecords, listOffset, type ReadTarget } from '../../../lib/log/read.js';

@@ -7,10 +7,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
-import { onFailure as replicatorOnFailure } from '../../../lambdas/replicator.js';
+import { changesOf, handOffToSweep } from '../../../lib/log/replicator.js';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
-import { StreamPoller } from '../../../lib/local/stream-poller.js';
+import { StreamPoller } from '../../../local/stream-poller.js';
 import { produce } from '../../../lib/log/produce.js';
 import { replicate } from '../../../lib/log/replicate.js';
 import { ReplicationSweep } from '../../../lib/orchestration/sweep.js';
@@ -105,8 +105,8 @@ describe('Replication sweep', () => {
         failures.push(e.Records.length);
         throw new Error('the replicator times out on every attempt');
       },
-      onFailure: async (...args: Parameters<typeof replicatorOnFailure>) => {
-        await replicatorOnFailure(...args);
+      onFailure: async (e: DynamoDBStreamEvent) => {
+        await handOffToSweep(changesOf(e.Records));
         handed++;
       },
     });

@@ -14,7 +14,7 @@ import { electLeader } from '../../../lib/cluster/partition-state.js';
 import { produce, type ProduceRecord } from '../../../lib/log/produce.js';
 import { fetchRecords } from '../../../lib/log/read.js';
 import { replicate } from '../../../lib/log/replicate.js';
-import { sequentialRoundTrips, traceCalls, type StoreCall } from '../../../lib/storage/capacity.js';
+import { sequentialRoundTrips, traceCalls, type StoreCall } from '../../../lib/storage/metering.js';
 import { dynamo } from '../../../lib/storage/clients.js';
 import { readHead, readProducerStates, setHeadIsr, setRole } from '../../../lib/storage/replica.js';
 import { useQuietCluster } from '../../support/cluster.js';

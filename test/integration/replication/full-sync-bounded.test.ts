@@ -15,7 +15,7 @@ import { appendToLeader } from '../../../lib/log/append.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
 import { produce } from '../../../lib/log/produce.js';
 import { copyStep, replicate } from '../../../lib/log/replicate.js';
-import { fullSync, type FullSyncStep } from '../../../lib/log/snapshot.js';
+import { fullSync, type FullSyncStep } from '../../../lib/log/full-sync.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { listKeys, readObject } from '../../../lib/storage/objects.js';
 import { listProducerStates, queryBatches, readHead, type ReplicaStoreRef } from '../../../lib/storage/replica.js';

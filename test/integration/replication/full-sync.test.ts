@@ -14,7 +14,7 @@ import { createTopic } from '../../../lib/cluster/topics.js';
 import { appendToLeader } from '../../../lib/log/append.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
 import { copyStep, replicate } from '../../../lib/log/replicate.js';
-import { FULL_SYNC_STALE_MS, fullSync } from '../../../lib/log/snapshot.js';
+import { FULL_SYNC_STALE_MS, fullSync } from '../../../lib/log/full-sync.js';
 import { ConditionFailed } from '../../../lib/storage/transact.js';
 import { topicPartitionKey, type BatchRecord } from '../../../lib/storage/model.js';
 import { deleteLog, deletePartition, emptyHead, fillClaimed, putHead, queryBatches, readHead, renewClaim, setRole, type ReplicaStoreRef } from '../../../lib/storage/replica.js';

@@ -11,7 +11,8 @@
  */
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { handler, onFailure } from '../../../lambdas/replicator.js';
+import { handler } from '../../../lambdas/replicator.js';
+import { changesOf, handOffToSweep } from '../../../lib/log/replicator.js';
 import { invalidateMetadata, replicaStore } from '../../../lib/cluster/metadata.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { produce } from '../../../lib/log/produce.js';
@@ -118,7 +119,7 @@ describe('Replicator (DynamoDB Streams → partial batch response)', () => {
     expect(before[partitions[0]!.leader]).toEqual({ leo: 2, hw: 0 });
   });
 
-  it('onFailure puts every partition of a given-up batch in the lag index', async () => {
+  it('handOffToSweep puts every partition of a given-up batch in the lag index', async () => {
     const name = `repl-${process.pid}-${n++}`;
     const { partitions } = await createTopic({ name, partitions: 2, replicationFactor: 3 });
     const a = await partitionWithData(name, partitions[0]!, 2);
@@ -126,7 +127,7 @@ describe('Replicator (DynamoDB Streams → partial batch response)', () => {
     await unmark(a.tp, b.tp);
     expect(await lagMarks()).not.toContain(a.tp);
 
-    await onFailure({ Records: [...a.changes(), ...b.changes(), record(a.leader.replicaTable, a.tp, -1, 'MODIFY')] });
+    await handOffToSweep(changesOf([...a.changes(), ...b.changes(), record(a.leader.replicaTable, a.tp, -1, 'MODIFY')]));
 
     const marks = (await coordination.listLagging()).filter((m) => m.topic === name);
     expect(marks.map((m) => m.partition).sort()).toEqual([0, 1]);

@@ -18,7 +18,7 @@ import { batchBytes } from '../../../lib/log/read.js';
 import { replicate } from '../../../lib/log/replicate.js';
 import { rollPartition } from '../../../lib/log/roll.js';
 import { FOOTER_BYTES, batchesOf, decodeFooter, decodeIndex, indexRange, readPlan } from '../../../lib/log/segment-format.js';
-import { fullSync } from '../../../lib/log/snapshot.js';
+import { fullSync } from '../../../lib/log/full-sync.js';
 import type { SnapshotManifest } from '../../../lib/log/snapshot-parts.js';
 import { decodeBatch } from '../../../lib/protocol/record-batch.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { resetConfig } from '../../../lib/config.js';
 import { HttpError } from '../../../lib/errors.js';
 import { chargeQuota, createQuotaEnforcer, DEFAULT_QUOTA_PRINCIPAL, quotaRate, type QuotaEnforcer } from '../../../lib/security/quotas.js';
-import { traceCalls } from '../../../lib/storage/capacity.js';
+import { traceCalls } from '../../../lib/storage/metering.js';
 import type { ClientQuotaValues } from '../../../lib/storage/quotas.js';
 
 let seconds = 0;

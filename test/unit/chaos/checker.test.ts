@@ -1,11 +1,11 @@
 import fc from 'fast-check';
-import { rng } from '../../../lib/chaos/recorder.js';
+import { rng } from '../../../chaos/recorder.js';
 import { describe, expect, it } from 'vitest';
-import { ANOMALY_KINDS, check, type AnomalyKind, type CheckReport } from '../../../lib/chaos/checker.js';
+import { ANOMALY_KINDS, check, type AnomalyKind, type CheckReport } from '../../../chaos/checker.js';
 import {
   parseHistory, toJsonl, type AssignmentEvent, type CommitEvent, type FinalCommitsEvent, type FinalReadEvent,
   type HistoryEvent, type Outcome, type PollEvent, type ReadEvent, type TP,
-} from '../../../lib/chaos/history.js';
+} from '../../../chaos/history.js';
 
 // ---- A model of the system that writes clean histories: one log per partition with a high
 // watermark, producers appending (acks=1 writes above the HW may be truncated away), readers and a

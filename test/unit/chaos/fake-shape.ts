@@ -1,4 +1,4 @@
-import type { ShapeControls } from '../../../lib/chaos/reshape.js';
+import type { ShapeControls } from '../../../chaos/reshape.js';
 
 /**
  * A cluster's shape as the admin API keeps it, in memory: registered brokers (a removal refused

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { check } from '../../../lib/chaos/checker.js';
-import type { HistoryEvent } from '../../../lib/chaos/history.js';
-import { Readability } from '../../../lib/chaos/liveness.js';
+import { check } from '../../../chaos/checker.js';
+import type { HistoryEvent } from '../../../chaos/history.js';
+import { Readability } from '../../../chaos/liveness.js';
 
 type Draft = HistoryEvent extends infer E ? (E extends HistoryEvent ? Omit<E, 'id'> : never) : never;
 const history = (...drafts: Draft[]): HistoryEvent[] => drafts.map((d, i) => ({ ...d, id: i + 1 }) as HistoryEvent);

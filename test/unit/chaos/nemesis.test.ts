@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { FaultProxy } from '../../../lib/local/fault-proxy.js';
-import type { LocalStack } from '../../../lib/local/stack.js';
-import type { FaultEvent } from '../../../lib/chaos/history.js';
-import { FAULT_KINDS, Nemesis, type NemesisControls, type PlannedFault } from '../../../lib/chaos/nemesis.js';
-import { generators, Recorder } from '../../../lib/chaos/recorder.js';
+import type { FaultProxy } from '../../../local/fault-proxy.js';
+import type { LocalStack } from '../../../local/stack.js';
+import type { FaultEvent } from '../../../chaos/history.js';
+import { FAULT_KINDS, type PlannedFault } from '../../../chaos/faults.js';
+import { Nemesis, type NemesisControls } from '../../../chaos/nemesis.js';
+import { generators, Recorder } from '../../../chaos/recorder.js';
 import { fakeShape } from './fake-shape.js';
 
 // A stack whose processes only answer: the nemesis's choices are what is under test, not the faults.

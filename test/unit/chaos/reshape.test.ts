@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { PlannedFault } from '../../../lib/chaos/nemesis.js';
-import { Reshaper } from '../../../lib/chaos/reshape.js';
+import type { PlannedFault } from '../../../chaos/faults.js';
+import { Reshaper } from '../../../chaos/reshape.js';
 import { fakeShape } from './fake-shape.js';
 
 const clock = { hold: async () => undefined, waitFor: async (ok: () => Promise<boolean>) => ok() };

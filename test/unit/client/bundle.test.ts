@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 describe('the SDK bundled for a browser', () => {
   it('holds no server module and no Node built-in, and its entry chunk stays under 40 KB gzipped', async () => {
     const out = await build({
-      entryPoints: ['lib/client/index.ts'], bundle: true, platform: 'browser', format: 'esm', splitting: true,
+      entryPoints: ['client/index.ts'], bundle: true, platform: 'browser', format: 'esm', splitting: true,
       outdir: 'out', write: false, minify: true, metafile: true, logLevel: 'silent',
     });
     const inputs = Object.keys(out.metafile.inputs);

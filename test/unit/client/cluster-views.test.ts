@@ -4,7 +4,7 @@
  * page's offset of a segment list.
  */
 import { describe, expect, it } from 'vitest';
-import { clusterMetadata, controllerDescription, nextFromOffset, partitionDescription, segmentDescription, tierBounds } from '../../../lib/client/cluster-views.js';
+import { clusterMetadata, controllerDescription, nextFromOffset, partitionDescription, segmentDescription, tierBounds } from '../../../client/cluster-views.js';
 
 describe('Function: partitionDescription', () => {
   it('gives -1 for a partition without a leader, reads a leader link, and names the replicas from their states when `replicas` is a link', () => {

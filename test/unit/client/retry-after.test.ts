@@ -4,9 +4,9 @@
  * API sends over quota (the server side is tested in test/e2e/client-quotas.test.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { TributaryProtocolError } from '../../../lib/client/errors.js';
-import { withRetry } from '../../../lib/client/retry.js';
-import { Transport } from '../../../lib/client/transport.js';
+import { TributaryProtocolError } from '../../../client/errors.js';
+import { withRetry } from '../../../client/retry.js';
+import { Transport } from '../../../client/transport.js';
 
 const overQuota = () => new Response(JSON.stringify({ error_code: 429, message: 'Too many requests: User:alice is over its quota of 5 requests/s (request_rate); retry in 1 s.' }), {
   status: 429, headers: { 'content-type': 'application/json', 'retry-after': '1' },

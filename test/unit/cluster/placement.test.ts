@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { assignReplicas, continuationStart, rackAlternated } from '../../../lib/cluster/placement.js';
-import type { KafkaError } from '../../../lib/errors.js';
+import type { KafkaError } from '../../../lib/protocol/errors.js';
 
 const brokers = (n: number, racks?: string[]) => Array.from({ length: n }, (_, i) => ({ brokerId: i, rack: racks?.[i] ?? null }));
 

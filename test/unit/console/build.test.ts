@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildConsole, buildConsoleSync } from '../../../console/build.js';
+import { buildConsole, buildConsoleSync } from '../../../build/console.js';
 
 const FIXTURE = path.resolve(import.meta.dirname, '../../fixtures/console');
 const dirs: string[] = [];

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { KafkaError } from '../../../lib/errors.js';
+import type { KafkaError } from '../../../lib/protocol/errors.js';
 import { ASSIGNORS, assign, tpKey, type Assignment, type AssignorMember, type TopicPartition } from '../../../lib/groups/assignors.js';
 
 const TOPICS = ['a', 'b', 'c', 'd', 'e'];

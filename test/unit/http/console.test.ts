@@ -10,11 +10,11 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConsole, type BuiltConsole } from '../../../console/build.js';
-import { consoleConfig, consoleHandler, contentSecurityPolicy } from '../../../lib/http/console.js';
-import { matchStaticRoute, staticRouteKey } from '../../../lib/http/console-routes.js';
+import { buildConsole, type BuiltConsole } from '../../../build/console.js';
+import { consoleConfig, consoleHandler, contentSecurityPolicy } from '../../../lib/http/console-server.js';
+import { matchStaticRoute, staticRouteKey } from '../../../lib/http/static-routes.js';
 import { handler as catchAll } from '../../../lambdas/admin.js';
-import { lambdaContext } from '../../../lib/local/gateway.js';
+import { lambdaContext } from '../../../local/gateway.js';
 
 const FIXTURE = path.resolve(import.meta.dirname, '../../fixtures/console');
 let dir: string;

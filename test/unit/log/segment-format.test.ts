@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { crc32c } from '@aws-crypto/crc32c';
 import { describe, expect, it } from 'vitest';
-import { rng } from '../../../lib/chaos/recorder.js';
+import { rng } from '../../../chaos/recorder.js';
 import { isKafkaError } from '../../../lib/errors.js';
 import {
   FOOTER_BYTES, INDEX_ENTRY_BYTES, InvalidSegmentInput, SEGMENT_FORMAT_VERSION, SegmentCorrupt, SegmentVersionUnsupported,

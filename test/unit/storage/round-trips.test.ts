@@ -1,6 +1,6 @@
 /** The sequential round trips of a traced piece of work: the longest chain of calls, each sent after the one before answered. */
 import { describe, expect, it } from 'vitest';
-import { sequentialRoundTrips, type StoreCall } from '../../../lib/storage/capacity.js';
+import { sequentialRoundTrips, type StoreCall } from '../../../lib/storage/metering.js';
 
 const call = (start: number, end: number, op = 'GetItem'): StoreCall => ({ service: 'dynamodb', op, start, end });
 

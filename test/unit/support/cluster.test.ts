@@ -1,7 +1,7 @@
 /** The fault tests' helpers: `until` says why it gave up and does not retry a mistake; isolated brokers run only in the multi-process phase. */
 import { describe, expect, it } from 'vitest';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { startLocalStack } from '../../../lib/local/stack.js';
+import { startLocalStack } from '../../../local/stack.js';
 import { dynamo } from '../../../lib/storage/clients.js';
 import { startFaultCluster, until } from '../../support/cluster.js';
 import { STACKS_PER_STORE, workerStore } from '../../support/worker-store.js';

@@ -1,0 +1,108 @@
+/**
+ * Every Lambda function of a cluster: its handler file, what triggers it, and what it may touch —
+ * the one catalog the CDK construct deploys from and the local stack runs from. The HTTP routes
+ * each function serves are in lib/http/routes.ts and lib/http/static-routes.ts; the environment
+ * they read is ENVIRONMENT in lib/config.ts.
+ */
+import { COORDINATION_KEYS, type CoordinationKey } from '../storage/tables.js';
+
+/** The functions that serve the Kafka API's routes (lib/http/routes.ts). */
+export type ApiFunctionName = 'admin' | 'produce' | 'fetch' | 'groups';
+/** The function that serves the console's static files (lib/http/static-routes.ts). */
+export type StaticFunctionName = 'console';
+export type HttpFunctionName = ApiFunctionName | StaticFunctionName;
+export type FunctionName = HttpFunctionName | 'replicator' | 'controller';
+
+export type Access = 'none' | 'read' | 'write';
+
+export interface FunctionSpec {
+  readonly name: FunctionName;
+  /** Handler file, relative to the project root; it exports `handler`. */
+  readonly entry: string;
+  readonly description: string;
+  /** What invokes it: the HTTP API, the replica tables' streams, or a schedule. */
+  readonly trigger: 'http' | 'streams' | 'schedule';
+  readonly memoryMb: number;
+  readonly timeoutSeconds: number;
+  /** What it does to the coordination table, the replica tables and the bucket. */
+  readonly coordination: Access;
+  /**
+   * With `coordination: 'write'`, the partition keys of the items it writes (the code paths it
+   * runs call these writers); `'any'` only for the controller, which writes them all.
+   */
+  readonly coordinationWrites: readonly CoordinationKey[] | 'any';
+  readonly replicas: Access;
+  /** Bucket prefixes it reads and writes (`data/`, `snapshots/`). */
+  readonly bucketRead: readonly string[];
+  readonly bucketWrite: readonly string[];
+  /**
+   * Its bundle carries the built console (console/build.ts) in `console/` beside `index.mjs`.
+   * @default false
+   */
+  readonly bundlesConsole?: boolean;
+}
+
+const spec = (s: FunctionSpec): FunctionSpec => s;
+
+export const FUNCTIONS: readonly FunctionSpec[] = [
+  spec({
+    name: 'admin', entry: 'lambdas/admin.ts', description: 'Clusters, brokers, topics, partitions, configs',
+    trigger: 'http', memoryMb: 512, timeoutSeconds: 29, coordination: 'write', replicas: 'write', bucketRead: [], bucketWrite: ['data/'],
+    // Topics (create, delete, configs, partitions), DeleteRecords (segment tombstones), suspect reports,
+    // ACLs, client quotas; and, like every HTTP function, the quota usage counters (lib/security/quotas.ts).
+    coordinationWrites: ['cluster', 'topicList', 'topicKeys', 'topicIds', 'topic', 'segments', 'brokers', 'acls', 'clientQuotas', 'quotaUsage'],
+  }),
+  spec({
+    name: 'produce', entry: 'lambdas/produce.ts', description: 'Produce records (REST Proxy v3 and v2) and producer ids',
+    trigger: 'http', memoryMb: 1024, timeoutSeconds: 29, coordination: 'write', replicas: 'write', bucketRead: [], bucketWrite: ['data/'],
+    // acks=all ISR changes (partition state + metadata version), producer ids, lag marks, suspect reports.
+    coordinationWrites: ['cluster', 'topic', 'producers', 'lagging', 'brokers', 'quotaUsage'],
+  }),
+  spec({
+    name: 'fetch', entry: 'lambdas/fetch.ts', description: 'Fetch records and list offsets',
+    trigger: 'http', memoryMb: 1024, timeoutSeconds: 29, coordination: 'write', replicas: 'read', bucketRead: ['data/', 'segments/'], bucketWrite: [],
+    // Suspect reports and quota usage counters only: no lease, no partition state.
+    coordinationWrites: ['brokers', 'quotaUsage'],
+  }),
+  spec({
+    name: 'groups', entry: 'lambdas/groups.ts', description: 'Consumer groups: REST Proxy v2 consumers, the group protocol, offsets, lag',
+    trigger: 'http', memoryMb: 1024, timeoutSeconds: 29, coordination: 'write', replicas: 'read', bucketRead: ['data/', 'segments/'], bucketWrite: [],
+    // Groups, members, committed offsets, suspect reports: no lease, no partition state.
+    coordinationWrites: ['groupList', 'group', 'offsets', 'brokers', 'quotaUsage'],
+  }),
+  spec({
+    // The console's static files and /ui/config.json (lib/http/console.ts): no store at all, and
+    // no authorizer on its routes (lib/http/console-routes.ts).
+    name: 'console', entry: 'lambdas/console.ts', description: 'Static files of the web console under /ui/, and /ui/config.json',
+    trigger: 'http', memoryMb: 128, timeoutSeconds: 5, coordination: 'none', coordinationWrites: [], replicas: 'none', bucketRead: [], bucketWrite: [],
+    bundlesConsole: true,
+  }),
+  spec({
+    name: 'replicator', entry: 'lambdas/replicator.ts', description: 'Copies new batches from leaders to followers (DynamoDB Streams), rolls table tails into S3 segments',
+    trigger: 'streams', memoryMb: 1024, timeoutSeconds: 120, coordination: 'write', replicas: 'write', bucketRead: ['data/', 'snapshots/', 'segments/'], bucketWrite: ['snapshots/', 'segments/'],
+    // ISR expands (partition state + metadata version), lag marks, segment rolls, suspect reports.
+    coordinationWrites: ['cluster', 'topic', 'lagging', 'segments', 'brokers'],
+  }),
+  spec({
+    name: 'controller', entry: 'lambdas/controller.ts', description: 'Holds the controller lease: broker liveness, elections, ISR, replication sweep, log maintenance (rolls, retention, compaction, garbage)',
+    trigger: 'schedule', memoryMb: 512, timeoutSeconds: 70, coordination: 'write', replicas: 'write', bucketRead: ['data/', 'snapshots/', 'segments/'], bucketWrite: ['snapshots/', 'segments/', 'data/'],
+    coordinationWrites: 'any',
+  }),
+];
+
+/**
+ * The coordination table's stream records that invoke the controller between its scheduled runs
+ * (a Lambda event source filter pattern, applied as AWS applies it by the local stack's poller):
+ * a data path's report that a broker's store failed (`suspectAt`, written at most once per
+ * SUSPECT_REPORT_MS per broker). So a failure is judged within seconds, not at the next minute.
+ */
+export const CONTROLLER_WAKE_PATTERN = {
+  eventName: ['INSERT', 'MODIFY'],
+  dynamodb: { Keys: { pk: { S: [COORDINATION_KEYS.brokers] } }, NewImage: { suspectAt: { N: [{ exists: true }] } } },
+} as const;
+
+export function functionSpec(name: FunctionName): FunctionSpec {
+  const f = FUNCTIONS.find((x) => x.name === name);
+  if (!f) throw new Error(`no function named ${name}`);
+  return f;
+}
