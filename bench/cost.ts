@@ -20,6 +20,7 @@
  * construct gives each function (cdk/cluster.ts `memorySize: spec.memoryMb`, from lib/functions.ts).
  * Run: `npm run bench -- cost` (`--quick` for the smoke form); results in bench/results/cost.{json,md,svg}.
  */
+import type { FunctionName } from '../lib/functions/catalog.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { StoreCall } from '../lib/storage/metering.js';
@@ -32,13 +33,14 @@ const { startLocalStack } = await import('../local/stack.js');
 const { StreamPoller } = await import('../local/stream-poller.js');
 const { lambdaContext } = await import('../local/gateway.js');
 const { observeRequests, sequentialRoundTrips, sizeOf, takeCapacity, trackCapacity } = await import('../lib/storage/metering.js');
-const { FUNCTIONS } = await import('../lib/functions/catalog.js');
+const { FUNCTIONS, functionSpec } = await import('../lib/functions/catalog.js');
 const { ROUTES, routeKey } = await import('../lib/http/routes.js');
 const { createTopic } = await import('../lib/cluster/topics.js');
 const { replicaStore } = await import('../lib/cluster/metadata.js');
 const { numericConfig } = await import('../lib/cluster/topic-configs.js');
 const { rollPartition } = await import('../lib/log/roll.js');
-const { queryBatches, readHead } = await import('../lib/storage/replica.js');
+const { queryBatches } = await import('../lib/storage/replica/reads.js');
+const { readHead } = await import('../lib/storage/replica/head.js');
 const { listSegments } = await import('../lib/storage/segments.js');
 const { topicPartitionKey } = await import('../lib/storage/model.js');
 const { replicaTableSpec } = await import('../lib/storage/tables.js');
@@ -53,7 +55,7 @@ const GiB = 2 ** 30;
 const MONTH_S = 730 * 3600;
 const RETENTION_DAYS = 7;
 const API_STEP = PRICE.apiGateway.meteringStepBytes.value;
-const memoryGb = (fn: string) => (FUNCTIONS.find((f) => f.name === fn)?.memoryMb ?? 1024) / 1024;
+const memoryGb = (fn: string) => functionSpec(fn as FunctionName).memoryMb / 1024;
 // The construct sets each function's memory from the catalog; fail loudly if that ever changes.
 if (!fs.readFileSync(path.join(import.meta.dirname, '..', 'cdk', 'cluster.ts'), 'utf8').includes('memorySize: spec.memoryMb')) {
   throw new Error('cdk/cluster.ts no longer sets memorySize from lib/functions.ts: read the memory sizes from where it does');
@@ -343,7 +345,7 @@ const mskPerGb = ALTERNATIVES.mskServerless.gbIn.value + ALTERNATIVES.mskServerl
 const PASSES_PER_MONTH = MONTH_S / 60;
 const idleScale = PASSES_PER_MONTH / PASSES;
 const idleCounted = scale(dollars({ ...idle, lambda: Object.fromEntries(Object.entries(idle.lambda).filter(([fn]) => fn !== 'controller')) }), idleScale);
-const controllerSpec = FUNCTIONS.find((f) => f.name === 'controller')!;
+const controllerSpec = functionSpec('controller');
 const passMeanMs = passMs.reduce((a, b) => a + b, 0) / Math.max(1, passMs.length);
 const controllerMonth: Dollars = {
   ddbWrite: 0, ddbRead: 0, s3: 0, api: 0,

@@ -16,7 +16,8 @@ const { replicaStore } = await import('../lib/cluster/metadata.js');
 const { appendToLeader } = await import('../lib/log/append.js');
 const { prepareBatches } = await import('../lib/log/batches.js');
 const { fullSync } = await import('../lib/log/full-sync.js');
-const { deletePartition, readHead } = await import('../lib/storage/replica.js');
+const { deletePartition } = await import('../lib/storage/replica/deletion.js');
+const { readHead } = await import('../lib/storage/replica/head.js');
 const { topicPartitionKey } = await import('../lib/storage/model.js');
 
 const RECORDS = Number(process.env.FULL_SYNC_RECORDS ?? sized(20_000, 1000));

@@ -16,9 +16,10 @@ const { createTopic } = await import('../lib/cluster/topics.js');
 const { replicaStore } = await import('../lib/cluster/metadata.js');
 const { appendToLeader } = await import('../lib/log/append.js');
 const { prepareBatches } = await import('../lib/log/batches.js');
-const { replicate } = await import('../lib/log/replicate.js');
+const { replicate } = await import('../lib/log/commit.js');
 const { fullSync } = await import('../lib/log/full-sync.js');
-const { deletePartition, readHead } = await import('../lib/storage/replica.js');
+const { deletePartition } = await import('../lib/storage/replica/deletion.js');
+const { readHead } = await import('../lib/storage/replica/head.js');
 const { topicPartitionKey } = await import('../lib/storage/model.js');
 const { listKeys, readObject } = await import('../lib/storage/objects.js');
 

@@ -18,7 +18,7 @@ const { replicaStore } = await import('../lib/cluster/metadata.js');
 const { produce } = await import('../lib/log/produce.js');
 const { rollPartition } = await import('../lib/log/roll.js');
 const { listSegments } = await import('../lib/storage/segments.js');
-const { readHead, tailStartOf } = await import('../lib/storage/replica.js');
+const { readHead, tailStartOf } = await import('../lib/storage/replica/head.js');
 const { topicPartitionKey } = await import('../lib/storage/model.js');
 const { takeCapacity, trackCapacity } = await import('../lib/storage/metering.js');
 

@@ -16,13 +16,15 @@ const { createTopic } = await import('../lib/cluster/topics.js');
 const { replicaStore } = await import('../lib/cluster/metadata.js');
 const { appendToLeader } = await import('../lib/log/append.js');
 const { prepareBatches } = await import('../lib/log/batches.js');
-const { replicate } = await import('../lib/log/replicate.js');
+const { replicate } = await import('../lib/log/commit.js');
 const { fetchRecords } = await import('../lib/log/read.js');
 const { encodeSegment } = await import('../lib/log/segment-format.js');
 const { clearSegmentCaches } = await import('../lib/log/segment-reader.js');
 const { topicPartitionKey } = await import('../lib/storage/model.js');
 const { putObject, readRange } = await import('../lib/storage/objects.js');
-const { advanceTailStart, queryBatches, readHead, tailStartOf } = await import('../lib/storage/replica.js');
+const { advanceTailStart } = await import('../lib/storage/replica/tail.js');
+const { queryBatches } = await import('../lib/storage/replica/reads.js');
+const { readHead, tailStartOf } = await import('../lib/storage/replica/head.js');
 const { commitSegment, listSegments, registerPending, segmentObjectKey } = await import('../lib/storage/segments.js');
 
 const RECORDS = Number(process.env.SEGMENT_READ_RECORDS ?? sized(20_000, 2000));

@@ -26,7 +26,7 @@ const { replicaStore } = await import('../lib/cluster/metadata.js');
 const { ensureTable } = await import('../lib/storage/admin.js');
 const { dynamo } = await import('../lib/storage/clients.js');
 const { topicPartitionKey } = await import('../lib/storage/model.js');
-const { queryBatches } = await import('../lib/storage/replica.js');
+const { queryBatches } = await import('../lib/storage/replica/reads.js');
 const { encodeBatch } = await import('../lib/protocol/record-batch.js');
 const { produce } = await import('../lib/log/produce.js');
 

@@ -1,6 +1,7 @@
 /**
  * `npm run chaos -- [--duration 10m] [--seed N] [--dir DIR] [--faults kill-broker,net-drop,...] [--quiet-bound 20s] [--segment-bytes 32768]`:
  * a chaos run on the local stack, then its summary; exits 1 when the checker found anomalies.
+ * `npm run chaos -- --check DIR/history.jsonl` judges a recorded history again, with no cluster.
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -18,10 +19,11 @@ const USAGE = `Usage: npm run chaos -- [options]
                            reassign       move a partition's replica to another broker; complete or cancel
   --quiet-bound 20s      how long acknowledged records have to become readable in a quiet phase
   --segment-bytes N      segment.bytes of the run's topics
+  --check FILE           judge a recorded history.jsonl again (no cluster is started)
   --help                 show this help`;
-let values: { duration?: string; seed?: string; dir?: string; faults?: string; 'quiet-bound'?: string; 'segment-bytes'?: string; help?: boolean };
+let values: { duration?: string; seed?: string; dir?: string; faults?: string; 'quiet-bound'?: string; 'segment-bytes'?: string; check?: string; help?: boolean };
 try {
-  ({ values } = parseArgs({ options: { duration: { type: 'string' }, seed: { type: 'string' }, dir: { type: 'string' }, faults: { type: 'string' }, 'quiet-bound': { type: 'string' }, 'segment-bytes': { type: 'string' }, help: { type: 'boolean' } } }));
+  ({ values } = parseArgs({ options: { duration: { type: 'string' }, seed: { type: 'string' }, dir: { type: 'string' }, faults: { type: 'string' }, 'quiet-bound': { type: 'string' }, 'segment-bytes': { type: 'string' }, check: { type: 'string' }, help: { type: 'boolean' } } }));
 } catch (err) {
   process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
   process.exit(2);
@@ -29,6 +31,18 @@ try {
 if (values.help) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
+}
+if (values.check) {
+  const fs = await import('node:fs');
+  const { parseHistory } = await import('./history.js');
+  const { check } = await import('./checker.js');
+  const report = check(parseHistory(fs.readFileSync(values.check, 'utf8')));
+  const lines = [
+    `${values.check}: ${report.anomalies.length} anomalies`,
+    ...report.anomalies.slice(0, 20).map((a) => `  ${a.kind}: ${a.message} [events ${a.events.join(', ')}]`),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  process.exit(report.anomalies.length > 0 ? 1 : 0);
 }
 const seed = values.seed ? Number(values.seed) : Math.floor(Math.random() * 2 ** 31);
 const dir = path.resolve(values.dir ?? path.join('.tributary', 'chaos', `${new Date().toISOString().replace(/[:.]/g, '-')}-seed-${seed}`));

@@ -1,6 +1,6 @@
 /** The history of a chaos run: every operation with its start, end, outcome and values, one JSON line each. */
 import fs from 'node:fs';
-import type { HistoryEvent } from './history.js';
+import { toJsonl, type HistoryEvent } from './history.js';
 
 type Draft = HistoryEvent extends infer E ? (E extends HistoryEvent ? Omit<E, 'id'> : never) : never;
 
@@ -16,7 +16,7 @@ export class Recorder {
   add(e: Draft): HistoryEvent {
     const event = { ...e, id: this.next++ } as HistoryEvent;
     this.events.push(event);
-    if (this.out !== undefined) fs.writeSync(this.out, `${JSON.stringify(event)}\n`);
+    if (this.out !== undefined) fs.writeSync(this.out, toJsonl([event]));
     return event;
   }
 

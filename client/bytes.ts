@@ -1,17 +1,15 @@
 /**
- * Bytes without Node: UTF-8 through TextEncoder/TextDecoder and base64 through btoa/atob, which
+ * Bytes without Node: UTF-8 through TextEncoder and base64 through btoa/atob, which
  * Node 20, browsers and edge runtimes all have. Values come back as Buffers where Buffer exists
  * (kafkajs users call `message.value.toString()`), else as Uint8Arrays.
  */
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 /** What a key, value or header value may be: text (sent as UTF-8), bytes, or Kafka's null. */
 export type Bytes = string | Uint8Array | null | undefined;
 
 export const utf8 = (s: string): Uint8Array => encoder.encode(s);
-export const fromUtf8 = (b: Uint8Array): string => decoder.decode(b);
 
 export function toBase64(b: Uint8Array): string {
   let s = '';

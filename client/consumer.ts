@@ -7,89 +7,10 @@
  */
 import type { Connection, FetchResult, KafkaMessage } from './connection.js';
 import { TributaryError, TributaryProtocolError, isRetriable } from './errors.js';
-import { backoff, sleep, withRetry, type RetryOptions } from './retry.js';
+import { backoff, sleep, withRetry } from './retry.js';
+import type { ConsumerConfig, ConsumerEvent, ConsumerRunConfig, TopicPartition, TopicPartitionOffset } from './consumer-types.js';
+import { LongPollTurns } from './long-poll-turns.js';
 
-export interface TopicPartition { readonly topic: string; readonly partition: number }
-export interface TopicPartitionOffset extends TopicPartition { readonly offset: string }
-
-/** Called around rebalances, with the partitions concerned. */
-export interface RebalanceListener {
-  /** New partitions this member now reads. */
-  onPartitionsAssigned?(partitions: TopicPartition[]): void | Promise<void>;
-  /** Partitions taken away; their offsets are committed after this returns. */
-  onPartitionsRevoked?(partitions: TopicPartition[]): void | Promise<void>;
-  /** Partitions lost without a chance to commit (the member was fenced or its session expired). */
-  onPartitionsLost?(partitions: TopicPartition[]): void | Promise<void>;
-}
-
-export interface ConsumerConfig {
-  readonly groupId: string;
-  /** Kafka's `session.timeout.ms`; heartbeats come every third of it. @default 45000 */
-  readonly sessionTimeout?: number;
-  /** The server-side assignor. @default 'sticky' */
-  readonly assignor?: 'sticky' | 'range' | 'roundrobin';
-  /** Longest wait of one fetch for new records (kafkajs's `maxWaitTimeInMs`). @default 5000 */
-  readonly maxWaitTimeInMs?: number;
-  /**
-   * How many of this consumer's fetches may wait for new records at once. In Lambda a waiting
-   * fetch holds a function instance (and a unit of account concurrency) for its whole wait, so by
-   * default the partitions at their log end take turns: one long-polls, the others check with a
-   * fetch that does not wait each time a wait ends. A record on a partition that is not waiting is
-   * then read within `maxWaitTimeInMs`; `Infinity` long-polls every partition (Kafka's latency, one
-   * instance held per owned partition). A partition with records to read never waits for a turn.
-   * @default 1
-   */
-  readonly longPolls?: number;
-  /** @default 1048576 */
-  readonly maxBytesPerPartition?: number;
-  readonly retry?: RetryOptions;
-  readonly rebalanceListener?: RebalanceListener;
-}
-
-export interface EachMessagePayload {
-  readonly topic: string;
-  readonly partition: number;
-  readonly message: KafkaMessage;
-  heartbeat(): Promise<void>;
-  pause(): () => void;
-}
-
-export interface Batch {
-  readonly topic: string;
-  readonly partition: number;
-  readonly highWatermark: string;
-  readonly messages: KafkaMessage[];
-  firstOffset(): string | null;
-  lastOffset(): string;
-}
-
-export interface EachBatchPayload {
-  readonly batch: Batch;
-  /** Marks `offset` as processed: the next commit covers it. */
-  resolveOffset(offset: string): void;
-  heartbeat(): Promise<void>;
-  commitOffsetsIfNecessary(): Promise<void>;
-  isRunning(): boolean;
-  isStale(): boolean;
-  pause(): () => void;
-}
-
-export interface ConsumerRunConfig {
-  readonly eachMessage?: (payload: EachMessagePayload) => Promise<void>;
-  readonly eachBatch?: (payload: EachBatchPayload) => Promise<void>;
-  /** With `eachBatch`: every message of the batch is resolved when it returns. @default true */
-  readonly eachBatchAutoResolve?: boolean;
-  /** @default true */
-  readonly autoCommit?: boolean;
-  /** @default 5000 */
-  readonly autoCommitInterval?: number;
-  /** Commit after this many resolved messages as well. @default none */
-  readonly autoCommitThreshold?: number;
-  /** Partitions whose callbacks may run at the same time. @default 1 */
-  readonly partitionsConsumedConcurrently?: number;
-}
-
-export type ConsumerEvent = 'consumer.group_join' | 'consumer.commit_offsets' | 'consumer.crash' | 'consumer.rebalancing';
 
 interface PartitionState {
   readonly topic: string;
@@ -109,57 +30,6 @@ interface PartitionState {
 /** Commits again after STALE_MEMBER_EPOCH at most this often (waiting 0.1, 0.2, ... s for the heartbeat's new epoch). */
 const STALE_COMMIT_RETRIES = 5;
 
-/**
- * The turns of a consumer's partitions at their log end (`ConsumerConfig.longPolls`): at most
- * `capacity` of them long-poll at once, in the order they asked; the others wait for a turn to end.
- */
-class LongPollTurns {
-  private readonly holders = new Set<PartitionState>();
-  private readonly queue: PartitionState[] = [];
-  private ended: { promise: Promise<void>; resolve: () => void } = LongPollTurns.signal();
-
-  constructor(private readonly capacity: number) {}
-
-  private static signal() {
-    let resolve = () => {};
-    const promise = new Promise<void>((r) => { resolve = r; });
-    return { promise, resolve };
-  }
-
-  /** Whether `p` may long-poll now; if not, it is in line for a turn. */
-  take(p: PartitionState): boolean {
-    if (this.holders.has(p)) return true;
-    const place = this.queue.indexOf(p);
-    // (a partition whose turn just ended asks again behind those already in line)
-    if (this.holders.size + (place >= 0 ? place : this.queue.length) < this.capacity) {
-      if (place >= 0) this.queue.splice(place, 1);
-      this.holders.add(p);
-      return true;
-    }
-    if (place < 0) this.queue.push(p);
-    return false;
-  }
-
-  /** `p`'s turn is over (its wait ended); the partitions in line check again. */
-  end(p: PartitionState): void {
-    if (!this.holders.delete(p)) return;
-    const ended = this.ended;
-    this.ended = LongPollTurns.signal();
-    ended.resolve();
-  }
-
-  /** `p` has records to read, is paused or was revoked: out of line. */
-  leave(p: PartitionState): void {
-    this.end(p);
-    const place = this.queue.indexOf(p);
-    if (place >= 0) this.queue.splice(place, 1);
-  }
-
-  /** Resolves when a turn ends. */
-  get nextEnd(): Promise<void> {
-    return this.ended.promise;
-  }
-}
 const key = (t: string, p: number) => `${t}\u0000${p}`;
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -191,7 +61,7 @@ export class Consumer {
   private heartbeatBusy: Promise<void> = Promise.resolve();
   private slots = 1;
   private readonly slotQueue: (() => void)[] = [];
-  private readonly turns: LongPollTurns;
+  private readonly turns: LongPollTurns<PartitionState>;
   private lastCommitAt = Date.now();
   private uncommitted = 0;
 

@@ -5,10 +5,11 @@
  */
 export { Tributary, type TributaryConfig } from './tributary.js';
 export { Producer, CompressionTypes, MAX_BATCH_ENTRIES, type ProducerConfig, type ProducerRecord, type Message, type RecordMetadata, type Acks } from './producer.js';
-export {
-  Consumer, type ConsumerConfig, type ConsumerRunConfig, type EachMessagePayload, type EachBatchPayload, type Batch,
-  type RebalanceListener, type TopicPartition, type TopicPartitionOffset, type ConsumerEvent,
-} from './consumer.js';
+export { Consumer } from './consumer.js';
+export type {
+  ConsumerConfig, ConsumerRunConfig, EachMessagePayload, EachBatchPayload, Batch,
+  RebalanceListener, TopicPartition, TopicPartitionOffset, ConsumerEvent,
+} from './consumer-types.js';
 export {
   Admin, ConfigResourceTypes, type ITopicConfig, type PartitionMetadata, type ConfigEntry, type BrokerDescription, type GroupLag, type ResetTo,
   type ClientQuotas, type ClientQuotaEntry, type FetchMessagesOptions,

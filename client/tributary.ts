@@ -5,7 +5,8 @@
 import { Admin } from './admin.js';
 import type { AuthConfig } from './auth.js';
 import { Connection } from './connection.js';
-import { Consumer, type ConsumerConfig } from './consumer.js';
+import { Consumer } from './consumer.js';
+import { type ConsumerConfig } from './consumer-types.js';
 import { Producer, type ProducerConfig } from './producer.js';
 import type { RetryOptions } from './retry.js';
 import { Transport, type FetchLike } from './transport.js';

@@ -11,7 +11,8 @@
  * them within one of each other (where racks allow), and preferred leaders within one by reordering.
  */
 import { logger } from '../logger.js';
-import * as coordination from '../storage/coordination.js';
+import * as balancerStore from '../storage/coordination/balancer.js';
+import * as leaseStore from '../storage/coordination/lease.js';
 import type { BrokerRecord, Lease, PartitionRecord } from '../storage/model.js';
 import type { EffectiveClusterConfigs } from './cluster-configs.js';
 import { leaderImbalance, planBalance, replicaMoves, type PlanBroker, type PlanPartition } from './balance-plan.js';
@@ -62,7 +63,7 @@ const planBrokers = (brokers: readonly BrokerRecord[]): PlanBroker[] =>
 
 export class Balancer {
   private lastLeaderCheckAt: number | undefined;
-  private status: coordination.BalancerStatus | undefined;
+  private status: balancerStore.BalancerStatus | undefined;
 
   /**
    * One pass over the cluster as `placed` describes it (every partition, as the controller's walk
@@ -79,7 +80,7 @@ export class Balancer {
     let remaining = 0;
     // Read afresh each pass, never kept from an earlier one: another controller may have written
     // it since (a controller that regains the lease would otherwise trust what it last wrote).
-    this.status = await coordination.readBalancerStatus();
+    this.status = await balancerStore.readBalancerStatus();
     // A plan once begun runs to its end (within one), not only until the spread is back within the tolerance.
     const begun = this.status.status !== 'IDLE';
     const planning = (cfg['tributary.balancer.enable'] || draining) && (moving.length > 0 || begun || needsBalance(pb, parts));
@@ -129,7 +130,7 @@ export class Balancer {
           await electLeaderOf(topic, p.partition, 'PREFERRED', lease);
           elected++;
         } catch (err) {
-          if (err instanceof coordination.LeaseLost) throw err;
+          if (err instanceof leaseStore.LeaseLost) throw err;
           logger.debug({ event: 'preferred-election-skipped', topic, partition: p.partition, err: (err as Error).message }, 'preferred leader election skipped');
         }
       }
@@ -140,8 +141,8 @@ export class Balancer {
 
   /** Keeps the status item current: a plan's total is fixed when it begins; done counts what is no longer remaining. */
   private async record(lease: Lease, remaining: number, now: number): Promise<void> {
-    const before = this.status ?? await coordination.readBalancerStatus();
-    let next: coordination.BalancerStatus;
+    const before = this.status ?? await balancerStore.readBalancerStatus();
+    let next: balancerStore.BalancerStatus;
     if (remaining === 0) next = { status: 'IDLE', movesDone: before.status === 'IDLE' ? before.movesDone : before.movesTotal, movesTotal: before.movesTotal, ...(before.lastPlanAt !== undefined ? { lastPlanAt: before.lastPlanAt } : {}) };
     else if (before.status === 'IDLE') next = { status: 'MOVING', movesDone: 0, movesTotal: remaining, lastPlanAt: now };
     else {
@@ -149,10 +150,10 @@ export class Balancer {
       next = { status: 'MOVING', movesDone: total - remaining, movesTotal: total, lastPlanAt: now };
     }
     if (next.status === before.status && next.movesDone === before.movesDone && next.movesTotal === before.movesTotal) return;
-    await coordination.writeBalancerStatus(lease, next);
+    await balancerStore.writeBalancerStatus(lease, next);
     this.status = next;
   }
 }
 
 /** The balancer's status as the controller last wrote it (IDLE, nothing planned, when never). */
-export const balancerStatus = coordination.readBalancerStatus;
+export const balancerStatus = balancerStore.readBalancerStatus;

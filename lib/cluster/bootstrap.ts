@@ -3,7 +3,8 @@
  * registrations. Idempotent: run at every start of the local stack, and by the deployment in AWS.
  */
 import { randomUUID } from 'node:crypto';
-import { createCluster, readCluster, registerBroker } from '../storage/coordination.js';
+import { createCluster, readCluster } from '../storage/coordination/cluster.js';
+import { registerBroker } from '../storage/coordination/brokers.js';
 import type { ClusterRecord } from '../storage/model.js';
 
 export interface BrokerRegistration {

@@ -3,9 +3,9 @@
  * broker reads show it; a balancer weighs brokers by it.
  */
 import { asKafkaError } from '../errors.js';
-import * as coordination from '../storage/coordination.js';
+import * as brokerStore from '../storage/coordination/brokers.js';
 import { topicPartitionKey } from '../storage/model.js';
-import { readHeads } from '../storage/replica.js';
+import { readHeads } from '../storage/replica/head.js';
 import { listTopics } from './topics.js';
 
 export interface BrokerLoad {
@@ -28,7 +28,7 @@ export interface BrokerLoad {
  * the topics name but the cluster does not register are included without bytes.
  */
 export async function brokerLoads(brokerIds?: readonly number[]): Promise<Map<number, BrokerLoad>> {
-  const [brokers, topics] = await Promise.all([coordination.listBrokers(), listTopics()]);
+  const [brokers, topics] = await Promise.all([brokerStore.listBrokers(), listTopics()]);
   const wanted = (id: number) => brokerIds === undefined || brokerIds.includes(id);
   const counts = new Map<number, { replicas: number; leaders: number; tps: string[] }>();
   const entry = (id: number) => {

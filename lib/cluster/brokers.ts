@@ -8,9 +8,11 @@
 import { HttpError } from '../errors.js';
 import { KafkaError } from '../protocol/errors.js';
 import { logger } from '../logger.js';
-import * as coordination from '../storage/coordination.js';
+import * as brokerStore from '../storage/coordination/brokers.js';
+import * as deploymentStore from '../storage/coordination/deployment.js';
+import * as leaseStore from '../storage/coordination/lease.js';
 import type { BrokerRecord, Lease, PartitionRecord } from '../storage/model.js';
-import { emptyStore } from '../storage/replica.js';
+import { emptyStore } from '../storage/replica/deletion.js';
 import { invalidateMetadata } from './metadata.js';
 import { targetReplicas } from './reassignment.js';
 import { listTopics } from './topics.js';
@@ -26,7 +28,7 @@ export interface AddBroker {
 
 /** The table (and store) a new broker gets: the deployment's in AWS, the local provisioner's otherwise. */
 async function provision(brokerId: number, rack: string | null): Promise<{ replicaTable: string; endpoint?: string }> {
-  const deployed = await coordination.readDeployedBrokers();
+  const deployed = await deploymentStore.readDeployedBrokers();
   if (deployed) {
     const d = deployed.brokers.find((b) => b.brokerId === brokerId);
     if (!d) {
@@ -48,8 +50,8 @@ async function provision(brokerId: number, rack: string | null): Promise<{ repli
  * Errors: INVALID_REQUEST for a bad id or a broker that exists with another rack.
  */
 export async function addBroker(input: AddBroker): Promise<{ broker: BrokerRecord; created: boolean }> {
-  const brokers = await coordination.listBrokers();
-  const deployed = await coordination.readDeployedBrokers();
+  const brokers = await brokerStore.listBrokers();
+  const deployed = await deploymentStore.readDeployedBrokers();
   const rack = input.rack ?? null;
   const id = input.brokerId ?? Math.max(0, ...brokers.map((b) => b.brokerId), ...(deployed?.brokers.map((b) => b.brokerId) ?? [])) + 1;
   if (!Number.isInteger(id) || id < 0 || id > 2 ** 31 - 1) throw new KafkaError('INVALID_REQUEST', `Broker id ${id} is not a non-negative 32-bit integer.`);
@@ -60,9 +62,9 @@ export async function addBroker(input: AddBroker): Promise<{ broker: BrokerRecor
     return { broker: existing, created: false };
   }
   const table = await provision(id, rack);
-  await coordination.registerBroker({ brokerId: id, rack, ...table });
+  await brokerStore.registerBroker({ brokerId: id, rack, ...table });
   invalidateMetadata();
-  const broker = (await coordination.listBrokers()).find((b) => b.brokerId === id) as BrokerRecord;
+  const broker = (await brokerStore.listBrokers()).find((b) => b.brokerId === id) as BrokerRecord;
   logger.info({ event: 'broker-added', broker: id, rack, replicaTable: table.replicaTable }, 'broker added');
   return { broker, created: true };
 }
@@ -80,7 +82,7 @@ const widest = (topics: readonly { partitions: readonly PartitionRecord[] }[]) =
  * Idempotent. Errors: 404 when not registered.
  */
 export async function removeBroker(brokerId: number): Promise<BrokerRecord> {
-  const [brokers, topics] = await Promise.all([coordination.listBrokers(), listTopics()]);
+  const [brokers, topics] = await Promise.all([brokerStore.listBrokers(), listTopics()]);
   const b = brokers.find((x) => x.brokerId === brokerId);
   if (!b) throw new HttpError(404, 404, `Broker ${brokerId} cannot be found.`);
   if (b.decommissioning) return b;
@@ -89,7 +91,7 @@ export async function removeBroker(brokerId: number): Promise<BrokerRecord> {
   if (staying < rf) {
     throw new KafkaError('INVALID_REPLICATION_FACTOR', `Cannot remove broker ${brokerId}: a partition has ${rf} replicas and only ${staying} broker${staying === 1 ? '' : 's'} would remain. Lower its replication factor (a reassignment) or add a broker first.`);
   }
-  await coordination.markDecommissioning(brokerId);
+  await brokerStore.markDecommissioning(brokerId);
   invalidateMetadata();
   logger.info({ event: 'broker-decommissioning', broker: brokerId }, 'broker removal started: its replicas move elsewhere');
   return { ...b, decommissioning: true };
@@ -109,12 +111,12 @@ export async function deregisterDrained(
     if (!b.decommissioning || named.has(b.brokerId) || b.state !== 'alive') continue;
     try {
       const items = await emptyStore(b);
-      if (await coordination.deregisterBroker(lease, b.brokerId)) {
+      if (await brokerStore.deregisterBroker(lease, b.brokerId)) {
         out.push(b.brokerId);
         logger.info({ event: 'broker-removed', broker: b.brokerId, itemsDeleted: items }, 'broker removed: drained, table emptied, deregistered');
       }
     } catch (err) {
-      if (err instanceof coordination.LeaseLost) throw err;
+      if (err instanceof leaseStore.LeaseLost) throw err;
       logger.warn({ event: 'broker-removal-failed', broker: b.brokerId, err }, 'could not finish removing a drained broker; the next pass tries again');
     }
   }

@@ -4,7 +4,7 @@
  * lib/cluster/metadata.ts.
  */
 import { KafkaError } from '../protocol/errors.js';
-import * as coordination from '../storage/coordination.js';
+import * as clusterConfigStore from '../storage/coordination/cluster-configs.js';
 import { applyClusterConfigChanges, clusterConfigEntries, type ClusterConfigChange, type ClusterConfigEntry } from './cluster-configs.js';
 import { invalidateMetadata } from './metadata.js';
 
@@ -13,7 +13,7 @@ const MAX_ATTEMPTS = 10;
 
 /** Every cluster config as stored now: set values and defaults, sorted by name. */
 export async function describeClusterConfigs(): Promise<ClusterConfigEntry[]> {
-  return clusterConfigEntries((await coordination.readClusterConfigs()).configs);
+  return clusterConfigEntries((await clusterConfigStore.readClusterConfigs()).configs);
 }
 
 /**
@@ -26,15 +26,15 @@ export async function describeClusterConfigs(): Promise<ClusterConfigEntry[]> {
  */
 export async function alterClusterConfigs(changes: readonly ClusterConfigChange[], o: { validateOnly?: boolean } = {}): Promise<ClusterConfigEntry[]> {
   for (let attempt = 1; ; attempt++) {
-    const stored = await coordination.readClusterConfigs();
+    const stored = await clusterConfigStore.readClusterConfigs();
     const next = applyClusterConfigChanges(stored.configs, changes);
     if (o.validateOnly || changes.length === 0) return clusterConfigEntries(next);
     try {
-      await coordination.writeClusterConfigs(next, stored.version);
+      await clusterConfigStore.writeClusterConfigs(next, stored.version);
       invalidateMetadata();
       return clusterConfigEntries(next);
     } catch (err) {
-      if (!(err instanceof coordination.ClusterConfigsChanged)) throw err;
+      if (!(err instanceof clusterConfigStore.ClusterConfigsChanged)) throw err;
       if (attempt >= MAX_ATTEMPTS) {
         throw new KafkaError('REQUEST_TIMED_OUT', `The cluster configs changed ${MAX_ATTEMPTS} times while this change was being applied; nothing was written.`);
       }

@@ -12,9 +12,14 @@
 import { randomUUID } from 'node:crypto';
 import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
-import * as coordination from '../storage/coordination.js';
-import { topicPartitionKey, type BrokerRecord, type PartitionRecord } from '../storage/model.js';
-import { probeStore, readHeads, setRole, writeIncarnation, type ReplicaStoreRef } from '../storage/replica.js';
+import * as brokerStore from '../storage/coordination/brokers.js';
+import * as clusterStore from '../storage/coordination/cluster.js';
+import * as leaseStore from '../storage/coordination/lease.js';
+import * as topicStore from '../storage/coordination/topics.js';
+import { topicPartitionKey, type BrokerRecord, type Lease, type PartitionRecord } from '../storage/model.js';
+import { probeStore, writeIncarnation } from '../storage/replica/incarnation.js';
+import { readHeads, setRole } from '../storage/replica/head.js';
+import { type ReplicaStoreRef } from '../storage/replica/store.js';
 import { ConditionFailed } from '../storage/transact.js';
 import { reconcile } from './election.js';
 import { invalidateMetadata } from './metadata.js';
@@ -79,7 +84,7 @@ export interface TickReport {
 }
 
 export class Controller {
-  private lease: coordination.Lease | undefined;
+  private lease: Lease | undefined;
   /** When the lease was last taken or renewed, on the tick's clock. */
   private renewedAt = 0;
   private readonly lastSeen = new Map<number, number>();
@@ -118,7 +123,7 @@ export class Controller {
   }
 
   /** The lease this controller holds, if any. */
-  get held(): coordination.Lease | undefined {
+  get held(): Lease | undefined {
     return this.lease;
   }
 
@@ -147,12 +152,12 @@ export class Controller {
     // does not grow per tick.
     if (now - this.lastWalkAt > WALK_EVERY_MS) this.scanNeeded = true;
     if (this.movingPartitions > 0 && now - this.lastWalkAt >= MOVE_WALK_MS) this.scanNeeded = true;
-    const lease = this.lease as coordination.Lease;
+    const lease = this.lease as Lease;
     try {
       // Read before the brokers: a change that lands after this read (a broker marked for
       // removal during the tick) leaves the version ahead of the walk's, so the next tick walks again.
-      const version = (await coordination.readMetadataVersion()) ?? 0;
-      const brokers = await coordination.listBrokers();
+      const version = (await clusterStore.readMetadataVersion()) ?? 0;
+      const brokers = await brokerStore.listBrokers();
       await this.o.hooks?.afterBrokersRead?.();
       const probes = await Promise.all(brokers.map((b) => probeStore(b, this.o.probeTimeoutMs)));
       const alive = new Set<number>();
@@ -169,7 +174,7 @@ export class Controller {
         const lostStore = seen && b.incarnation !== undefined && probe !== b.incarnation && !(probe !== null && b.pendingIncarnations?.includes(probe));
         const unseenFor = now - (this.lastSeen.get(b.brokerId) ?? now);
         if (b.state === 'alive' && (unseenFor > this.o.sessionTimeoutMs || lostStore)) {
-          await coordination.setBrokerState(lease, b.brokerId, 'fenced');
+          await brokerStore.setBrokerState(lease, b.brokerId, 'fenced');
           fencedAt.set(b.brokerId, unseenFor);
           if (lostStore) lostLog.add(b.brokerId);
           logger.warn({ event: 'broker-fenced', broker: b.brokerId, unseenMs: unseenFor, lostStore, controllerEpoch: lease.epoch }, lostStore ? 'broker fenced: its store lost its data' : 'broker fenced');
@@ -225,7 +230,7 @@ export class Controller {
       }
       return { role: 'controller', epoch: lease.epoch, ...report, moving: this.movingPartitions };
     } catch (err) {
-      if (err instanceof coordination.LeaseLost) {
+      if (err instanceof leaseStore.LeaseLost) {
         this.loseLease('a write was fenced');
         return { role: 'standby', ...report };
       }
@@ -242,9 +247,9 @@ export class Controller {
    * broker's under the lease. Returns false, writing nothing more, when the store's item changed
    * since the probe; throws `LeaseLost` when a newer controller wrote it.
    */
-  private async newIncarnation(lease: coordination.Lease, b: BrokerRecord, state: BrokerRecord['state'], replaces: string | null): Promise<boolean> {
+  private async newIncarnation(lease: Lease, b: BrokerRecord, state: BrokerRecord['state'], replaces: string | null): Promise<boolean> {
     const incarnation = randomUUID();
-    await coordination.addPendingIncarnation(lease, b.brokerId, incarnation);
+    await brokerStore.addPendingIncarnation(lease, b.brokerId, incarnation);
     await this.o.hooks?.beforeIncarnationWrite?.(b.brokerId);
     if (!(await writeIncarnation(b, { incarnation, controllerEpoch: lease.epoch, replaces }))) {
       // Either a newer controller stamped the store (then this one was deposed: renewing fails)...
@@ -253,7 +258,7 @@ export class Controller {
       logger.warn({ event: 'incarnation-write-failed', broker: b.brokerId, replaces, controllerEpoch: lease.epoch }, 'store incarnation changed since the probe');
       return false;
     }
-    await coordination.setBrokerState(lease, b.brokerId, state, incarnation);
+    await brokerStore.setBrokerState(lease, b.brokerId, state, incarnation);
     return true;
   }
 
@@ -264,18 +269,18 @@ export class Controller {
    */
   private async keepLease(force = false): Promise<void> {
     const lease = this.lease;
-    if (!lease) throw new coordination.LeaseLost('no lease held');
+    if (!lease) throw new leaseStore.LeaseLost('no lease held');
     const now = this.now();
     if (!force && now - this.renewedAt < this.o.leaseMs / 3) return;
-    const renewed = await coordination.renewLease(lease, this.o.leaseMs, now);
-    if (!renewed) throw new coordination.LeaseLost('the controller lease was taken over');
+    const renewed = await leaseStore.renewLease(lease, this.o.leaseMs, now);
+    if (!renewed) throw new leaseStore.LeaseLost('the controller lease was taken over');
     this.lease = renewed;
     this.renewedAt = now;
   }
 
   private async holdLease(now: number): Promise<boolean> {
     if (this.lease) {
-      const renewed = await coordination.renewLease(this.lease, this.o.leaseMs, now);
+      const renewed = await leaseStore.renewLease(this.lease, this.o.leaseMs, now);
       if (renewed) {
         this.lease = renewed;
         this.renewedAt = now;
@@ -283,7 +288,7 @@ export class Controller {
       }
       this.loseLease('renewal failed');
     }
-    const acquired = await coordination.acquireLease(this.o.id, this.o.leaseMs, now);
+    const acquired = await leaseStore.acquireLease(this.o.id, this.o.leaseMs, now);
     if (!acquired) return false;
     this.lease = acquired;
     this.renewedAt = now;
@@ -309,7 +314,7 @@ export class Controller {
    * Returns the elections made.
    */
   private async reconcilePartitions(
-    lease: coordination.Lease, version: number, brokers: readonly BrokerRecord[], alive: ReadonlySet<number>, returning: ReadonlySet<number>, lostLog: ReadonlySet<number>,
+    lease: Lease, version: number, brokers: readonly BrokerRecord[], alive: ReadonlySet<number>, returning: ReadonlySet<number>, lostLog: ReadonlySet<number>,
   ): Promise<number> {
     const stores = new Map<number, ReplicaStoreRef>(brokers.map((b) => [b.brokerId, b]));
     this.bytesOf.clear(); // (refilled by this walk's role pushes: a deleted topic's partitions drop out)
@@ -318,8 +323,8 @@ export class Controller {
     let underReplicated = 0;
     let moving = 0;
     const placed: { topic: string; p: PartitionRecord }[] = [];
-    for (const name of await coordination.listTopicNames()) {
-      const view = await coordination.readTopic(name);
+    for (const name of await topicStore.listTopicNames()) {
+      const view = await topicStore.readTopic(name);
       if (!view || view.topic.state !== 'active') continue;
       const unclean = stringConfig(view.topic.configs, 'unclean.leader.election.enable') === 'true';
       for (let i = 0; i < view.partitions.length; i += WALK_CHUNK) {
@@ -383,7 +388,7 @@ export class Controller {
    * are in the ISR, and deletes the copies removed replicas still hold. Returns the state after it.
    */
   private async advanceMoves(
-    lease: coordination.Lease, topic: string, p: PartitionRecord, alive: ReadonlySet<number>, stores: ReadonlyMap<number, ReplicaStoreRef>,
+    lease: Lease, topic: string, p: PartitionRecord, alive: ReadonlySet<number>, stores: ReadonlyMap<number, ReplicaStoreRef>,
   ): Promise<PartitionRecord> {
     if (!reassigning(p) && (p.purging?.length ?? 0) === 0) return p;
     await this.keepLease();

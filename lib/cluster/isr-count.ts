@@ -12,9 +12,10 @@
  * shrinker that died between the steps is repaired by the next `replicate` run, which settles
  * every `leaving` member the same way.
  */
-import { readPartition } from '../storage/coordination.js';
+import { readPartition } from '../storage/coordination/partitions.js';
 import type { PartitionRecord, ReplicaHead } from '../storage/model.js';
-import { readHead, setHeadIsr, type IsrCount, type ReplicaStoreRef } from '../storage/replica.js';
+import { readHead, setHeadIsr, type IsrCount } from '../storage/replica/head.js';
+import { type ReplicaStoreRef } from '../storage/replica/store.js';
 import { shrinkIsr, type IsrShrink } from './partition-state.js';
 
 type ReadState = (topic: string, partition: number) => Promise<PartitionRecord | undefined>;

@@ -7,9 +7,11 @@
  */
 import { KafkaError } from '../protocol/errors.js';
 import { logger } from '../logger.js';
-import * as coordination from '../storage/coordination.js';
+import * as brokerStore from '../storage/coordination/brokers.js';
+import * as topicStore from '../storage/coordination/topics.js';
 import { topicPartitionKey, type Lease, type PartitionRecord } from '../storage/model.js';
-import { setRole, type ReplicaStoreRef } from '../storage/replica.js';
+import { setRole } from '../storage/replica/head.js';
+import { type ReplicaStoreRef } from '../storage/replica/store.js';
 import { ConditionFailed } from '../storage/transact.js';
 import { changePartition } from './partition-state.js';
 import { stringConfig } from './topic-configs.js';
@@ -41,10 +43,10 @@ export function electionChoice(p: PartitionRecord, alive: ReadonlySet<number>, t
  * write when the controller elects. Errors: the KafkaErrors of `electionChoice`; `LeaseLost`.
  */
 export async function electLeaderOf(topic: string, partition: number, type: ElectionType, lease?: Lease): Promise<PartitionRecord> {
-  const view = await coordination.readTopic(topic);
+  const view = await topicStore.readTopic(topic);
   const p = view?.partitions[partition];
   if (!view || view.topic.state !== 'active' || !p) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of ${topic} not found.`, { topic, partition });
-  const brokers = await coordination.listBrokers();
+  const brokers = await brokerStore.listBrokers();
   const alive = new Set(brokers.filter((b) => b.state !== 'fenced').map((b) => b.brokerId));
   const unclean = stringConfig(view.topic.configs, 'unclean.leader.election.enable') === 'true';
   let failure: KafkaError | undefined;

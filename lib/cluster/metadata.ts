@@ -6,9 +6,12 @@
 import { config } from '../config.js';
 import { KafkaError } from '../protocol/errors.js';
 import { listAcls, type AclRecord } from '../storage/acls.js';
-import { listBrokers, listTopicPartitionCounts, markBrokerSuspect, readCluster, readClusterConfigs, readMetadataVersion, readTopic, type TopicWithPartitions } from '../storage/coordination.js';
+import { listBrokers, markBrokerSuspect } from '../storage/coordination/brokers.js';
+import { listTopicPartitionCounts, readTopic, type TopicWithPartitions } from '../storage/coordination/topics.js';
+import { readCluster, readMetadataVersion } from '../storage/coordination/cluster.js';
+import { readClusterConfigs } from '../storage/coordination/cluster-configs.js';
 import type { BrokerRecord, ClusterRecord } from '../storage/model.js';
-import type { ReplicaStoreRef } from '../storage/replica.js';
+import type { ReplicaStoreRef } from '../storage/replica/store.js';
 import { listClientQuotas, type ClientQuotaRecord } from '../storage/quotas.js';
 import { effectiveClusterConfigs, type EffectiveClusterConfigs } from './cluster-configs.js';
 

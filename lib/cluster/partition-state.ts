@@ -1,11 +1,13 @@
 /**
  * Changes to a partition's state: the ISR shrinking and growing (what Kafka's leader asks of the
- * controller with AlterPartition) and leader election. Every change is a compare-and-set on the
+ * controller with AlterPartition) and any change the controller decides (elections, reassignments)
+ * through `changePartition`. Every change is a compare-and-set on the
  * partition epoch; a lost race re-reads and decides again.
  */
 import { KafkaError } from '../protocol/errors.js';
 import { logger } from '../logger.js';
-import { alterPartition, PartitionChanged, readPartition, type Lease, type PartitionChange } from '../storage/coordination.js';
+import { alterPartition, PartitionChanged, readPartition, type PartitionChange } from '../storage/coordination/partitions.js';
+import { type Lease } from '../storage/model.js';
 import type { PartitionRecord } from '../storage/model.js';
 import { invalidateMetadata } from './metadata.js';
 
@@ -67,29 +69,6 @@ export async function shrinkIsr(topic: string, partition: number, brokerId: numb
   return { state, shrunk: wrote };
 }
 
-/** Adds a caught-up follower back to the ISR, under the leader epoch the caller saw. */
-export async function expandIsr(topic: string, partition: number, brokerId: number, leaderEpoch: number): Promise<PartitionRecord> {
-  const { state: next, wrote } = await change(topic, partition, (p) =>
-    p.leaderEpoch === leaderEpoch && !p.isr.includes(brokerId) && p.replicas.includes(brokerId)
-      ? { isr: p.replicas.filter((b) => p.isr.includes(b) || b === brokerId) } : undefined);
-  if (wrote) logger.info({ event: 'isr-expand', topic, partition, broker: brokerId, leaderEpoch, isr: next.isr }, 'ISR expand');
-  return next;
-}
-
-/**
- * Makes `leader` the partition's leader under a new leader epoch (tests; the controller decides
- * with `lib/cluster/election.ts` and writes with `changePartition`). Returns the new state;
- * replica heads are told separately (`setRole`).
- */
-export async function electLeader(topic: string, partition: number, leader: number, expect?: PartitionRecord): Promise<PartitionRecord> {
-  const before = expect ?? (await readPartition(topic, partition));
-  const { state: next } = await change(topic, partition, (p) => ({
-    leader, leaderEpoch: p.leaderEpoch + 1, isr: p.isr.includes(leader) ? p.isr : [...p.isr, leader],
-  }), before);
-  logger.info({ event: 'leader-elected', topic, partition, from: before?.leader, to: leader, leaderEpoch: next.leaderEpoch }, 'leader elected');
-  return next;
-}
-
 /**
  * A partition change: `decide` runs on the current state (re-read after a lost race). With the
  * controller's lease the write is fenced by it (errors: `LeaseLost`); without, the compare-and-set
@@ -101,5 +80,3 @@ export function changePartition(
   return change(topic, current.partition, decide, current, lease).then((c) => c.state);
 }
 
-/** A partition's state as stored now (strongly consistent). */
-export const readPartitionState = readPartition;

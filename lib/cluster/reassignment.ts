@@ -17,14 +17,17 @@
  */
 import { KafkaError } from '../protocol/errors.js';
 import { logger } from '../logger.js';
-import * as coordination from '../storage/coordination.js';
+import * as brokerStore from '../storage/coordination/brokers.js';
+import * as partitionStore from '../storage/coordination/partitions.js';
 import { topicPartitionKey, type BrokerRecord, type Lease, type PartitionRecord } from '../storage/model.js';
-import { deletePartition, setRole, type ReplicaStoreRef } from '../storage/replica.js';
+import { deletePartition } from '../storage/replica/deletion.js';
+import { setRole } from '../storage/replica/head.js';
+import { type ReplicaStoreRef } from '../storage/replica/store.js';
 import { ConditionFailed } from '../storage/transact.js';
 import { shrinkForController } from './isr-count.js';
 import { announceRoles } from './leadership.js';
 import { changePartition } from './partition-state.js';
-import type { PartitionChange } from '../storage/coordination.js';
+import type { PartitionChange } from '../storage/coordination/partitions.js';
 
 const none: readonly number[] = [];
 /** A list field as stored: absent when empty. */
@@ -79,7 +82,7 @@ export function checkTarget(p: PartitionRecord, target: readonly number[], broke
  * asks the sweep to bring the adding replicas up.
  */
 export async function startReassignment(topic: string, partition: number, target: readonly number[]): Promise<PartitionRecord> {
-  const [p, brokers] = await Promise.all([coordination.readPartition(topic, partition), coordination.listBrokers()]);
+  const [p, brokers] = await Promise.all([partitionStore.readPartition(topic, partition), brokerStore.listBrokers()]);
   if (!p) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of ${topic} not found.`, { topic, partition });
   checkTarget(p, target, brokers);
   let before = p;
@@ -102,7 +105,7 @@ export async function startReassignment(topic: string, partition: number, target
  * when no original replica is in sync to lead.
  */
 export async function cancelReassignment(topic: string, partition: number): Promise<PartitionRecord> {
-  const [p, brokers] = await Promise.all([coordination.readPartition(topic, partition), coordination.listBrokers()]);
+  const [p, brokers] = await Promise.all([partitionStore.readPartition(topic, partition), brokerStore.listBrokers()]);
   if (!p) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} of ${topic} not found.`, { topic, partition });
   const stores = new Map(brokers.map((b) => [b.brokerId, b as ReplicaStoreRef]));
   const alive = new Set(brokers.filter((b) => b.state !== 'fenced').map((b) => b.brokerId));

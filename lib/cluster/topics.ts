@@ -5,10 +5,14 @@
 import { randomUUID } from 'node:crypto';
 import { KafkaError } from '../protocol/errors.js';
 import { logger } from '../logger.js';
-import * as coordination from '../storage/coordination.js';
+import * as brokerStore from '../storage/coordination/brokers.js';
+import * as leaseStore from '../storage/coordination/lease.js';
+import * as topicStore from '../storage/coordination/topics.js';
 import { topicPartitionKey, type PartitionRecord, type TopicRecord } from '../storage/model.js';
 import { deletePrefix } from '../storage/objects.js';
-import { createHeads, deletePartition, emptyHead, putHead, type ReplicaStoreRef } from '../storage/replica.js';
+import { createHeads, emptyHead, putHead } from '../storage/replica/head.js';
+import { deletePartition } from '../storage/replica/deletion.js';
+import { type ReplicaStoreRef } from '../storage/replica/store.js';
 import { ConditionFailed } from '../storage/transact.js';
 import { invalidateMetadata } from './metadata.js';
 import { assignReplicas, continuationStart } from './placement.js';
@@ -45,11 +49,11 @@ export interface CreateTopicInput {
   readonly validateOnly?: boolean;
 }
 
-export type TopicDescription = coordination.TopicWithPartitions;
+export type TopicDescription = topicStore.TopicWithPartitions;
 
 export async function createTopic(input: CreateTopicInput): Promise<TopicDescription> {
   validateTopicName(input.name);
-  const brokers = (await coordination.listBrokers()).filter((b) => b.state === 'alive');
+  const brokers = (await brokerStore.listBrokers()).filter((b) => b.state === 'alive');
   const partitions = input.partitions ?? 1;
   const replicationFactor = input.replicationFactor ?? Math.min(3, brokers.length);
   if (!Number.isInteger(partitions) || partitions < 1 || partitions > MAX_PARTITIONS) {
@@ -59,7 +63,7 @@ export async function createTopic(input: CreateTopicInput): Promise<TopicDescrip
     throw new KafkaError('INVALID_REPLICATION_FACTOR', `Replication factor must be a positive integer, got ${replicationFactor}.`);
   }
   const configs = checkTopicConfigs(input.configs ?? []);
-  const existing = await coordination.listTopicNames();
+  const existing = await topicStore.listTopicNames();
   if (existing.includes(input.name)) throw new KafkaError('TOPIC_ALREADY_EXISTS', `Topic '${input.name}' already exists.`);
   const collides = existing.find((t) => collisionKey(t) === collisionKey(input.name));
   if (collides) {
@@ -78,10 +82,10 @@ export async function createTopic(input: CreateTopicInput): Promise<TopicDescrip
   if (input.validateOnly) return { topic, partitions: states };
 
   try {
-    await coordination.createTopic(topic, states, collisionKey(input.name));
+    await topicStore.createTopic(topic, states, collisionKey(input.name));
   } catch (err) {
-    if (err instanceof coordination.TopicExists) throw new KafkaError('TOPIC_ALREADY_EXISTS', `Topic '${input.name}' already exists.`);
-    if (err instanceof coordination.TopicCollides) {
+    if (err instanceof topicStore.TopicExists) throw new KafkaError('TOPIC_ALREADY_EXISTS', `Topic '${input.name}' already exists.`);
+    if (err instanceof topicStore.TopicCollides) {
       throw new KafkaError('INVALID_TOPIC_EXCEPTION', `Topic '${input.name}' collides with existing topic: ${err.existing}`);
     }
     throw err;
@@ -111,7 +115,7 @@ export const addPartitionsHooks: { beforeCommit?: (topic: string) => Promise<voi
  * Grows a topic to `count` partitions (Kafka's CreatePartitions). The new partitions are placed as
  * Kafka places them (its start index from partition 0's first replica, ids continuing from the
  * current count), on live brokers, with the topic's replication factor. Their replica heads are
- * written first, then the states and the count in one commit (coordination.addPartitions): a
+ * written first, then the states and the count in one commit (topicStore.addPartitions): a
  * request that dies midway leaves nothing visible, and its retry succeeds. Keys then map by
  * murmur2 over the new count, as in Kafka.
  * Errors: INVALID_PARTITIONS (not an increase, too many, or another request changed the count
@@ -123,7 +127,7 @@ export async function addPartitions(name: string, count: number, options: AddPar
     throw new KafkaError('INVALID_PARTITIONS', `Number of partitions must be an integer between 1 and ${MAX_PARTITIONS}, got ${count}.`);
   }
   notAnIncrease(topic.partitions, count);
-  const brokers = (await coordination.listBrokers()).filter((b) => b.state === 'alive');
+  const brokers = (await brokerStore.listBrokers()).filter((b) => b.state === 'alive');
   const first = partitions[0]?.replicas[0] ?? 0;
   const assignment = assignReplicas(brokers, count - topic.partitions, topic.replicationFactor, continuationStart(brokers, first), topic.partitions);
   const added: PartitionRecord[] = assignment.map((replicas, i) => ({
@@ -134,13 +138,13 @@ export async function addPartitions(name: string, count: number, options: AddPar
   if (options.validateOnly) return grown;
 
   try {
-    await coordination.addPartitions(name, topic.topicId, topic.partitions, added, async () => {
+    await topicStore.addPartitions(name, topic.topicId, topic.partitions, added, async () => {
       await writeNewHeads(brokers, topic.topicId, added);
       await addPartitionsHooks.beforeCommit?.(name);
     });
   } catch (err) {
-    if (err instanceof coordination.TopicChanged) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Topic ${name} not found.`, { topic: name });
-    if (err instanceof coordination.PartitionCountChanged) {
+    if (err instanceof topicStore.TopicChanged) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Topic ${name} not found.`, { topic: name });
+    if (err instanceof topicStore.PartitionCountChanged) {
       notAnIncrease(err.current, count);
       throw new KafkaError('INVALID_PARTITIONS', err.current === topic.partitions
         ? `Another request is adding partitions to topic ${name}; nothing was added by this one.`
@@ -179,7 +183,7 @@ async function writeNewHeads(brokers: readonly ReplicaStoreRef[], topicId: strin
 
 /** A topic as stored now (strongly consistent); UNKNOWN_TOPIC_OR_PARTITION when absent. */
 export async function describeTopic(name: string): Promise<TopicDescription> {
-  const view = await coordination.readTopic(name);
+  const view = await topicStore.readTopic(name);
   if (!view || view.topic.state !== 'active') {
     throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Topic ${name} not found.`, { topic: name });
   }
@@ -187,8 +191,8 @@ export async function describeTopic(name: string): Promise<TopicDescription> {
 }
 
 export async function listTopics(): Promise<TopicDescription[]> {
-  const names = (await coordination.listTopicNames()).sort();
-  const views = await Promise.all(names.map((n) => coordination.readTopic(n)));
+  const names = (await topicStore.listTopicNames()).sort();
+  const views = await Promise.all(names.map((n) => topicStore.readTopic(n)));
   return views.filter((v): v is TopicDescription => v !== undefined && v.topic.state === 'active');
 }
 
@@ -200,13 +204,13 @@ export async function listTopics(): Promise<TopicDescription[]> {
 export async function deleteTopic(name: string): Promise<void> {
   const { topic, partitions } = await describeTopic(name);
   try {
-    await coordination.deleteTopic(name, topic.topicId, topic.partitions, collisionKey(name));
+    await topicStore.deleteTopic(name, topic.topicId, topic.partitions, collisionKey(name));
   } catch (err) {
-    if (err instanceof coordination.TopicChanged) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Topic ${name} not found.`, { topic: name });
+    if (err instanceof topicStore.TopicChanged) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Topic ${name} not found.`, { topic: name });
     throw err;
   }
   invalidateMetadata(name);
-  const stores = new Map((await coordination.listBrokers()).map((b) => [b.brokerId, b as ReplicaStoreRef]));
+  const stores = new Map((await brokerStore.listBrokers()).map((b) => [b.brokerId, b as ReplicaStoreRef]));
   const purges = partitions.flatMap((p) => p.replicas.map(async (id) => {
     const store = stores.get(id);
     if (store) await deletePartition(store, topicPartitionKey(topic.topicId, p.partition));
@@ -236,9 +240,9 @@ export async function alterTopicConfigs(topicName: string, changes: readonly Con
     }
   }
   try {
-    await coordination.writeTopicConfigs(topicName, topic.topicId, next);
+    await topicStore.writeTopicConfigs(topicName, topic.topicId, next);
   } catch (err) {
-    if (err instanceof coordination.TopicChanged) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Topic ${topicName} not found.`, { topic: topicName });
+    if (err instanceof topicStore.TopicChanged) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Topic ${topicName} not found.`, { topic: topicName });
     throw err;
   }
   invalidateMetadata(topicName);
@@ -246,7 +250,7 @@ export async function alterTopicConfigs(topicName: string, changes: readonly Con
 }
 
 /** Every registered broker, as stored now. */
-export const describeBrokers = coordination.listBrokers;
+export const describeBrokers = brokerStore.listBrokers;
 
 /** The controller lease as stored now: who holds it, under which epoch, until when (undefined: none yet). */
-export const describeController = coordination.readLease;
+export const describeController = leaseStore.readLease;

@@ -79,10 +79,3 @@ export function packChunks<T>(units: readonly (readonly T[])[], cost: (t: T) => 
   close();
   return out;
 }
-
-/** The items and estimated bytes of a chunk, as packChunks counts them (for tests and logs). */
-export function chunkLoad<T>(chunk: readonly T[], cost: (t: T) => ChunkCost): { items: number; bytes: number } {
-  const producers = new Set(chunk.flatMap((b) => { const p = cost(b).producerId; return p === undefined ? [] : [p]; }));
-  const bytes = chunk.reduce((sum, b) => sum + cost(b).inlineBytes + BATCH_ITEM_OVERHEAD, 0) + producers.size * PRODUCER_ITEM_BYTES;
-  return { items: 1 + chunk.length + producers.size, bytes };
-}

@@ -28,7 +28,7 @@ import {
 import { ByteReader } from '../protocol/varint.js';
 import { topicPartitionKey } from '../storage/model.js';
 import { readObject, readRange, putObject } from '../storage/objects.js';
-import { readHead, tailStartOf } from '../storage/replica.js';
+import { readHead, tailStartOf } from '../storage/replica/head.js';
 import { listSegments, replaceSegments, segmentObjectKey, type SegmentRecord } from '../storage/segments.js';
 import { MAX_TRANSACTION_ITEMS } from '../storage/transact.js';
 import {
@@ -89,14 +89,6 @@ export function cleaningPlan(configs: Readonly<Record<string, string>>, segments
   const due = isCompacted(configs) && anyDirty
     && (dirtyRatio >= numericConfig(configs, 'min.cleanable.dirty.ratio') || now - oldestDirty > numericConfig(configs, 'max.compaction.lag.ms'));
   return { firstDirtyOffset: firstDirtyOffset >= 0 ? firstDirtyOffset : (segments[0]?.baseOffset ?? 0), cleanable, cleanBytes, dirtyBytes, dirtyRatio, due };
-}
-
-/**
- * The cheap check for the maintenance pass: does this partition need a compaction pass now?
- * Pure: give it the topic's configs and the partition's live segments (one `listSegments` Query).
- */
-export function compactionDue(configs: Readonly<Record<string, string>>, segments: readonly SegmentRecord[], now = Date.now()): boolean {
-  return cleaningPlan(configs, segments, now).due;
 }
 
 /** A test's window between the steps of a pass (to interleave a retention or another compaction). */

@@ -20,7 +20,9 @@
  */
 import { cachedBrokers, replicaStore } from '../cluster/metadata.js';
 import type { BatchRecord, FollowerProgress, ReplicaHead, StoredProducerState } from '../storage/model.js';
-import { copyBatches, headFromItem, recordCommit, type ReplicaStoreRef } from '../storage/replica.js';
+import { copyBatches, recordCommit } from '../storage/replica/batches.js';
+import { headFromItem } from '../storage/replica/head.js';
+import { type ReplicaStoreRef } from '../storage/replica/store.js';
 import { ConditionFailed, MAX_TRANSACTION_ITEMS } from '../storage/transact.js';
 import { highWatermarkMoved } from './hw-signal.js';
 

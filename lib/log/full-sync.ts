@@ -28,9 +28,12 @@ import { randomUUID } from 'node:crypto';
 import { logger } from '../logger.js';
 import type { BatchRecord, ReplicaHead } from '../storage/model.js';
 import { putObject, readObject } from '../storage/objects.js';
-import {
-  claimHead, deleteLog, emptyHead, fillClaimed, listProducerStates, putHead, queryBatches, readHead, releaseClaim, renewClaim, type ReplicaStoreRef, tailStartOf,
-} from '../storage/replica.js';
+import { claimHead, fillClaimed, releaseClaim, renewClaim } from '../storage/replica/claims.js';
+import { deleteLog } from '../storage/replica/deletion.js';
+import { emptyHead, putHead, readHead, tailStartOf } from '../storage/replica/head.js';
+import { listProducerStates } from '../storage/replica/producer-states.js';
+import { queryBatches } from '../storage/replica/reads.js';
+import { type ReplicaStoreRef } from '../storage/replica/store.js';
 import { ConditionFailed } from '../storage/transact.js';
 import { truncateState } from './producer-state.js';
 import { SnapshotWriter, readManifest, readParts, type SnapshotManifest } from './snapshot-parts.js';

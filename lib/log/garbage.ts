@@ -20,10 +20,12 @@
  */
 import { numericConfig } from '../cluster/topic-configs.js';
 import { logger } from '../logger.js';
-import { listBrokers, listTopicNames, readTopic } from '../storage/coordination.js';
+import { listBrokers } from '../storage/coordination/brokers.js';
+import { listTopicNames, readTopic } from '../storage/coordination/topics.js';
 import { topicPartitionKey, type PartitionRecord, type TopicRecord } from '../storage/model.js';
 import { deleteObjects, listObjects, type ListedObject } from '../storage/objects.js';
-import { batchPointerKeys, type ReplicaStoreRef } from '../storage/replica.js';
+import { batchPointerKeys } from '../storage/replica/deletion.js';
+import { type ReplicaStoreRef } from '../storage/replica/store.js';
 import { abandonPending, claimOrphan, listSegments, removeSegmentItem, tombstoneSegments, type SegmentRecord } from '../storage/segments.js';
 
 /** The least time between an object leaving the log and its deletion, whatever a topic sets. */

@@ -12,13 +12,13 @@ import type { RecordHeader } from '../protocol/record-batch.js';
 import { invalidateMetadata, replicaStore, reportBrokerFailure, requireTopic } from '../cluster/metadata.js';
 import { numericConfig, stringConfig } from '../cluster/topic-configs.js';
 import { topicPartitionKey } from '../storage/model.js';
-import type { TopicWithPartitions } from '../storage/coordination.js';
+import type { TopicWithPartitions } from '../storage/coordination/topics.js';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
 import { AppendOutcomeUnknown, appendToLeader } from './append.js';
 import { isCompacted } from './compaction.js';
-import { replicateShared, type Appended } from './replicate.js';
+import { replicateShared, type Appended } from './commit.js';
 import { checkRecord, prepareBatches, type ProducerTag, type BatchOptions, type LogRecord, type PreparedBatch } from './batches.js';
 
 export interface ProduceRecord extends LogRecord {

@@ -11,12 +11,13 @@
  */
 import { config } from '../config.js';
 import { cachedBrokers, cachedTopic, replicaStore } from '../cluster/metadata.js';
-import { readHead } from '../storage/replica.js';
+import { readHead } from '../storage/replica/head.js';
 import { asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
-import { markLagging, topicNameById } from '../storage/coordination.js';
+import { markLagging } from '../storage/coordination/lag-index.js';
+import { topicNameById } from '../storage/coordination/topics.js';
 import { numericConfig } from '../cluster/topic-configs.js';
-import { replicate } from './replicate.js';
+import { replicate } from './commit.js';
 import { rollPartition } from './roll.js';
 import { fullSync } from './full-sync.js';
 

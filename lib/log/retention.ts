@@ -12,9 +12,12 @@
  */
 import { KafkaError } from '../protocol/errors.js';
 import { numericConfig, stringConfig } from '../cluster/topic-configs.js';
-import { listBrokers, readTopic } from '../storage/coordination.js';
+import { listBrokers } from '../storage/coordination/brokers.js';
+import { readTopic } from '../storage/coordination/topics.js';
 import { topicPartitionKey, type PartitionRecord, type ReplicaHead, type TopicRecord } from '../storage/model.js';
-import { advanceTailStart, batchBoundsBelow, raiseLogStart, readHead, tailStartOf, type ReplicaStoreRef } from '../storage/replica.js';
+import { advanceTailStart, batchBoundsBelow, raiseLogStart } from '../storage/replica/tail.js';
+import { readHead, tailStartOf } from '../storage/replica/head.js';
+import { type ReplicaStoreRef } from '../storage/replica/store.js';
 import { listSegments, tombstoneSegments, type SegmentRecord } from '../storage/segments.js';
 
 /** A partition as retention sees it: the topic, its state, the leader's and the followers' stores. */

@@ -19,7 +19,10 @@ import { emitMetric } from '../metrics.js';
 import type { BatchRecord, ReplicaHead } from '../storage/model.js';
 import { topicPartitionKey } from '../storage/model.js';
 import { putObject } from '../storage/objects.js';
-import { advanceTailStart, correctTailBytes, queryBatches, readHead, tailStartOf, type ReplicaStoreRef } from '../storage/replica.js';
+import { advanceTailStart, correctTailBytes } from '../storage/replica/tail.js';
+import { queryBatches } from '../storage/replica/reads.js';
+import { readHead, tailStartOf } from '../storage/replica/head.js';
+import { type ReplicaStoreRef } from '../storage/replica/store.js';
 import { commitSegment, listSegments, registerPending, segmentObjectKey, type SegmentRecord } from '../storage/segments.js';
 import { encodeSegment, type SegmentBatchInput } from './segment-format.js';
 

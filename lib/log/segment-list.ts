@@ -4,7 +4,8 @@
  * For display only: a fetch uses segment-reader.ts's cached list of live segments, never this.
  */
 import { topicPartitionKey } from '../storage/model.js';
-import { readHead, tailStartOf, type ReplicaStoreRef } from '../storage/replica.js';
+import { readHead, tailStartOf } from '../storage/replica/head.js';
+import { type ReplicaStoreRef } from '../storage/replica/store.js';
 import { listSegments, type SegmentRecord, type SegmentState } from '../storage/segments.js';
 
 /** Which registry items to list: one state, or every state (`all`). */

@@ -207,14 +207,6 @@ export async function readSegment(seg: SegmentRecord, fromOffset: number, maxByt
 }
 
 /**
- * Batch bytes of one live segment from `fromOffset`, up to `maxBytes` (at least one batch), with
- * real offsets, verified. Errors as readSegment.
- */
-export async function readSegmentBatches(seg: SegmentRecord, fromOffset: number, maxBytes: number): Promise<Buffer[]> {
-  return (await readSegment(seg, fromOffset, maxBytes)).batches;
-}
-
-/**
  * Kafka's ListOffsets by timestamp within one segment: the first record at or after `fromOffset`
  * (default: the segment's start) whose timestamp is ≥ `timestamp`, or undefined. The time index
  * finds the batch (from the segment's start), the in-memory offset index otherwise; one ranged

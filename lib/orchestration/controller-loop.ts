@@ -8,7 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
-import { markLagging, readDeployedBrokers, readRegisteredDeployment, writeRegisteredDeployment } from '../storage/coordination.js';
+import { markLagging } from '../storage/coordination/lag-index.js';
+import { readDeployedBrokers, readRegisteredDeployment, writeRegisteredDeployment } from '../storage/coordination/deployment.js';
 import { bootstrapCluster } from '../cluster/bootstrap.js';
 import { Controller, type TickReport } from '../cluster/controller.js';
 import { ReplicationSweep, type SweepReport } from './sweep.js';

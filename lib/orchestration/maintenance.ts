@@ -17,7 +17,7 @@ import { collectGarbage, type GarbageResult } from '../log/garbage.js';
 import { applyRetention } from '../log/retention.js';
 import { rollDue, rollPartition, type RollResult } from '../log/roll.js';
 import type { ReplicaHead } from '../storage/model.js';
-import { tailStartOf } from '../storage/replica.js';
+import { tailStartOf } from '../storage/replica/head.js';
 
 export interface MaintenanceReport {
   readonly rolled: number;

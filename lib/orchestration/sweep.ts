@@ -34,11 +34,12 @@ import { config } from '../config.js';
 import { cachedTopic, replicaStore } from '../cluster/metadata.js';
 import { asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
-import { replicate, type ReplicateResult } from '../log/replicate.js';
+import { replicate, type ReplicateResult } from '../log/commit.js';
 import { fullSync } from '../log/full-sync.js';
-import { clearLagging, listLagging, listTopicNames, markLagging, type LagMark } from '../storage/coordination.js';
+import { clearLagging, listLagging, markLagging, type LagMark } from '../storage/coordination/lag-index.js';
+import { listTopicNames } from '../storage/coordination/topics.js';
 import { topicPartitionKey, type ReplicaHead } from '../storage/model.js';
-import { clearLagFlag, readHead, readHeads } from '../storage/replica.js';
+import { clearLagFlag, readHead, readHeads } from '../storage/replica/head.js';
 import { collectGarbageLogged, maintainPartition, maintenanceDue } from './maintenance.js';
 
 export interface SweepOptions {

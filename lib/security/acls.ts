@@ -55,8 +55,6 @@ export interface AclFilter {
   readonly permission: AclPermission | 'ANY';
 }
 
-export const MATCH_ALL: AclFilter = { resourceType: 'ANY', patternType: 'ANY', operation: 'ANY', permission: 'ANY' };
-
 /** One request to authorize: a principal from a host doing one operation on one named resource. */
 export interface AclRequest {
   readonly principal: string;

@@ -3,11 +3,24 @@
  * binding's canonical string, so one Query reads them all and an equal binding is the same item.
  * Every write bumps the metadata version in its transaction: caches that check the version
  * (lib/cluster/metadata.ts) see a change within their max age.
+ *
+ * Conditional writes:
+ * - `createAcls(records)`: transactions of [bumpVersion, up to 99 Puts].
+ *   Condition: the cluster exists (the bump's `attribute_exists(pk)`); none on the bindings (one
+ *   stored already is written again unchanged).
+ *   Effect: one item per binding; bumps metadataVersion once per transaction.
+ *   Fails: `ConditionFailed` when the cluster was never bootstrapped.
+ * - `deleteAcls(records)`: transactions of [bumpVersion, up to 99 Deletes].
+ *   Condition: each binding's item exists (`attribute_exists(pk)`), and the cluster does.
+ *   Effect: the items deleted; bumps metadataVersion.
+ *   Fails: no error for a binding deleted first by someone else: the transaction is retried
+ *   without it, and it is left out of the result; `ConditionFailed` when the cluster does not exist.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config.js';
 import { dynamo } from './clients.js';
-import { bumpVersion } from './coordination.js';
+import { bumpVersion } from './coordination/table.js';
+import { ACLS_PK } from './tables.js';
 import { ConditionFailed, MAX_TRANSACTION_ITEMS, transactWrite } from './transact.js';
 
 /** A stored binding, as lib/security/acls.ts validated it (Kafka's enum names as strings). */
@@ -21,7 +34,6 @@ export interface AclRecord {
   readonly permission: string;
 }
 
-const ACLS_PK = 'acls';
 const table = (): string => config().coordinationTable;
 
 /** The item's sort key: the binding's fields in a fixed order, JSON-encoded (names may hold any character). */

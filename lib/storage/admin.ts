@@ -1,10 +1,9 @@
 /**
- * Creating the stores themselves (tables and bucket) — what the local stack does at start and
- * what CloudFormation does in AWS, from the same table definitions.
+ * Creating the tables themselves — what the local stack does at start and what CloudFormation does
+ * in AWS, from the same table definitions (the local S3 server creates its bucket at start).
  */
 import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, UpdateTableCommand, ResourceInUseException, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
-import { CreateBucketCommand } from '@aws-sdk/client-s3';
-import { dynamo, s3Client } from './clients.js';
+import { dynamo } from './clients.js';
 import type { TableSpec } from './tables.js';
 
 /**
@@ -72,12 +71,3 @@ export async function dropTables(endpoint: string, specs: readonly TableSpec[]):
   }));
 }
 
-/** Creates the bucket if it does not exist. */
-export async function ensureBucket(name: string): Promise<void> {
-  try {
-    await s3Client().send(new CreateBucketCommand({ Bucket: name }));
-  } catch (err) {
-    const n = (err as Error).name;
-    if (n !== 'BucketAlreadyOwnedByYou' && n !== 'BucketAlreadyExists') throw err;
-  }
-}

@@ -7,21 +7,48 @@
  * REST consumer's positions — so a steady-state heartbeat rewrites one small item);
  * `group#<g>`/`target#<targetId>#<n>` (the target assignment of one group epoch, immutable, split
  * into chunks that each stay far below DynamoDB's 400 KB item limit);
- * `offsets#<g>`/`<topic>#<partition>` (committed offsets).
+ * `offsets#<g>`/`<topic>#<partition>` (committed offsets). Group writes are not metadata: none
+ * bumps the metadata version.
+ *
+ * Conditional writes:
+ * - `writeGroup(w)`: one transaction [meta Put, the group list entry (a new group), member Puts
+ *   and Deletes], after unconditional Puts of a new target's chunks.
+ *   Condition: the meta item is still at `expectVer` (`ver = :v`; a new group: none,
+ *   `attribute_not_exists(pk)`); each member written or deleted still has the liveness it was
+ *   decided from (`lastHeartbeatAt = :hb`; a new member: `attribute_not_exists(pk)`).
+ *   Effect: the meta item with `ver` + 1 and its target reference; the members; the replaced
+ *   target's chunks deleted after the transaction.
+ *   Fails: `GroupChanged` (the new chunks are deleted); `Error` for more than MAX_MEMBER_WRITES
+ *   members; a store error when the outcome is unknown.
+ * - `updateMember(groupId, memberId, fields, memberEpoch?)`: one UpdateItem.
+ *   Condition: the member exists (`attribute_exists(pk)`), with `memberEpoch` when given
+ *   (`AND memberEpoch = :epoch`).
+ *   Effect: the given fields set.
+ *   Fails: `UnknownMember`.
+ * - `createMember(groupId, m)`: one PutItem.
+ *   Condition: no such member (`attribute_not_exists(pk)`).
+ *   Effect: the member item.
+ *   Fails: `MemberExists`.
+ * - `commitOffsets(groupId, offsets, fence, force, list)`: one transaction [the fence's
+ *   ConditionCheck of the member item, the group list entry (with `list`), one Put per offset].
+ *   Condition: with a fence, the member still has `memberEpoch` and owns every partition committed
+ *   (`memberEpoch = :e AND contains(#owned.#t, :p) ...`); unless `force`, each offset is not below
+ *   the committed one (`attribute_not_exists(pk) OR #o <= :o`).
+ *   Effect: the committed offsets; with `list`, the group listed.
+ *   Fails: `CommitRejected` with its reason: `member`, `ownership`, or `backwards` (and the offset's
+ *   index).
+ * `deleteMember` and `deleteGroupItems` delete unconditionally.
  */
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand, DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
 import { dynamo } from './clients.js';
+import { groupPk, memberSk, offsetsPk, targetSk } from './tables.js';
 import { ConditionFailed, MAX_TRANSACTION_ITEMS, transactWrite } from './transact.js';
 
 const table = (): string => config().coordinationTable;
 const db = () => dynamo();
-const groupPk = (g: string): string => `group#${g}`;
-const offsetsPk = (g: string): string => `offsets#${g}`;
-const memberSk = (m: string): string => `member#${m}`;
-const targetSk = (id: string, n: number): string => `target#${id}#${String(n).padStart(4, '0')}`;
 /** Characters of serialized target per chunk item: at most 4 UTF-8 bytes each, so under 400 KB. */
 const TARGET_CHUNK_CHARS = 90_000;
 

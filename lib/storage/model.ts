@@ -180,9 +180,6 @@ export interface StoredProducerState {
   readonly ver: number;
 }
 
-/** Producer states of a partition live beside its log, under their own partition key. */
-export const producersKey = (tp: string): string => `${tp}#producers`;
-
 /** The controller lease: who holds it, under which epoch, until when (ms since epoch, holder's clock). */
 export interface Lease {
   readonly holder: string;

@@ -6,18 +6,28 @@
  * Keys: `client-quotas`/`<principal>` (one Query lists them all; `<default>` is Kafka's default
  * entity); `quota#<principal>`/`<kind>#<epoch second>` for the usage of one kind in one second,
  * with `expiresAt` (epoch seconds) for the table's TTL.
+ *
+ * Conditional writes:
+ * - `putClientQuota(principal, values)`: one transaction [bumpVersion, Put].
+ *   Condition: the cluster exists; none on the item (concurrent writers: the last one wins).
+ *   Effect: `client-quotas`/`<principal>` holds exactly `values`; bumps metadataVersion.
+ *   Fails: `ConditionFailed` when the cluster does not exist.
+ * - `deleteClientQuota(principal)`: one transaction [bumpVersion, Delete].
+ *   Condition: the item exists (`attribute_exists(pk)`), and the cluster does.
+ *   Effect: the item deleted; bumps metadataVersion.
+ *   Fails: `ClientQuotaNotFound` (a lost race included).
+ * `drawQuotaUsage` is an unconditional atomic ADD: concurrent draws serialize on the counter.
  */
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config.js';
 import { dynamo } from './clients.js';
-import { bumpVersion } from './coordination.js';
+import { bumpVersion } from './coordination/table.js';
+import { CLIENT_QUOTAS_PK, quotaUsagePk } from './tables.js';
 import { ConditionFailed, transactWrite } from './transact.js';
 
 const table = (): string => config().coordinationTable;
 const db = () => dynamo();
 
-export const CLIENT_QUOTAS_PK = 'client-quotas';
-const usagePk = (principal: string): string => `quota#${principal}`;
 
 /** Kafka's quota keys; each optional (unset = no limit of that kind, or the default entity's). */
 export interface ClientQuotaValues {
@@ -106,7 +116,7 @@ const USAGE_TTL_SECONDS = 120;
 export async function drawQuotaUsage(principal: string, kind: string, second: number, amount: number): Promise<number> {
   const out = await db().send(new UpdateCommand({
     TableName: table(),
-    Key: { pk: usagePk(principal), sk: `${kind}#${second}` },
+    Key: { pk: quotaUsagePk(principal), sk: `${kind}#${second}` },
     UpdateExpression: 'ADD used :a SET expiresAt = :ttl',
     ExpressionAttributeValues: { ':a': amount, ':ttl': second + USAGE_TTL_SECONDS },
     ReturnValues: 'UPDATED_NEW',

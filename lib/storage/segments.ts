@@ -13,10 +13,48 @@
  * - `deleted`: tombstoned (retention, DeleteRecords, a compaction's replaced input). The garbage
  *   pass deletes the object once `deletedAt` is older than its grace period, then the item, so a
  *   fetch or a snapshot install that read the list just before can still read the object.
+ * No write here bumps the metadata version.
+ *
+ * Conditional writes:
+ * - `registerPending(s)`: one PutItem.
+ *   Condition: no item at the base offset (`attribute_not_exists(pk)`).
+ *   Effect: a `pending` item, generation 0.
+ *   Fails: returns false (another roller's item is there).
+ * - `commitSegment(s, details)`: one UpdateItem.
+ *   Condition: the item is `pending` or already `live`, with this range's end and object key
+ *   (`(#state = :pending OR #state = :live) AND endOffset = :end AND #key = :key`).
+ *   Effect: `state` = live, and the details.
+ *   Fails: returns false.
+ * - `tombstoneSegments(segments, at)`: one UpdateItem per segment.
+ *   Condition: still `live` under the generation read (`#state = :live AND generation = :gen`).
+ *   Effect: `state` = deleted, `deletedAt`.
+ *   Fails: that segment is skipped; returns how many were tombstoned.
+ * - `replaceSegments(old, replacement, at)`: one transaction [Put of the replacement over the first
+ *   old item, Put of that item's tombstone at `<sk>.g<generation>`, Updates of the other old items].
+ *   Condition: every old item still `live` under the generation read
+ *   (`#state = :live AND generation = :gen`); no item at the tombstone's key
+ *   (`attribute_not_exists(pk)`).
+ *   Effect: the replacement `live`; the rest, and the first one's tombstone, `deleted` at `at`.
+ *   Fails: returns false (nothing changed); `Error` for a replacement that does not cover the
+ *   range exactly, or too many segments.
+ * - `removeSegmentItem(s)`: one DeleteItem.
+ *   Condition: the item is still in the state read (`#state = :state`).
+ *   Effect: the item deleted.
+ *   Fails: returns false.
+ * - `abandonPending(s, at)`: one UpdateItem.
+ *   Condition: still `pending` with the `createdAt` read (`#state = :pending AND createdAt = :created`).
+ *   Effect: `state` = deleted, `deletedAt`.
+ *   Fails: returns false.
+ * - `claimOrphan(o, at, fence?)`: one PutItem.
+ *   Condition: no item at the base offset's key (with `fence`, at `<sk>.g<fence>`):
+ *   `attribute_not_exists(pk)`.
+ *   Effect: a `deleted` item naming the object.
+ *   Fails: returns undefined.
  */
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config.js';
 import { dynamo } from './clients.js';
+import { segmentSk, segmentsPk } from './tables.js';
 import { transactWrite, ConditionFailed, MAX_TRANSACTION_ITEMS } from './transact.js';
 
 export type SegmentState = 'pending' | 'live' | 'deleted';
@@ -60,8 +98,6 @@ export interface SegmentRecord {
 const table = (): string => config().coordinationTable;
 const db = () => dynamo();
 
-export const segmentsPk = (topicId: string, partition: number): string => `seg#${topicId}#${partition}`;
-const segmentSk = (baseOffset: number): string => String(baseOffset).padStart(20, '0');
 const keyOf = (s: Pick<SegmentRecord, 'topicId' | 'partition' | 'baseOffset'>) => ({ pk: segmentsPk(s.topicId, s.partition), sk: segmentSk(s.baseOffset) });
 
 /** The object key of a segment: a roll's (generation 0) or a compaction's rewrite. */

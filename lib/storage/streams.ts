@@ -132,11 +132,6 @@ export async function describeStream(streamArn: string, endpoint?: string, o?: S
   return { streamArn, status, shards };
 }
 
-/** Every shard of a stream (see `describeStream`). */
-export async function listShards(streamArn: string, endpoint?: string, o?: StreamCallOptions): Promise<StreamShard[]> {
-  return (await describeStream(streamArn, endpoint, o)).shards;
-}
-
 export type ShardIteratorType = 'TRIM_HORIZON' | 'LATEST' | 'AFTER_SEQUENCE_NUMBER' | 'AT_SEQUENCE_NUMBER';
 
 /** A shard iterator; `seq` is required for the `*_SEQUENCE_NUMBER` types. */

@@ -82,3 +82,78 @@ export type CoordinationKey = keyof typeof COORDINATION_KEYS;
  * (lib/orchestration/controller-loop.ts).
  */
 export const DEPLOYED_BROKERS_ITEM = { pk: 'deployment', sk: 'brokers' } as const;
+
+/*
+ * Replica table keys (lib/storage/replica/): a partition's items share `tp` (topicPartitionKey),
+ * its head sits at `off = HEAD_OFFSET`, each record batch at `off = lastOffset`.
+ */
+
+/** The sort key of a partition's head item: below every batch item, whose `off` is a last offset (≥ 0). */
+export const HEAD_OFFSET = -1;
+
+/**
+ * The key of the item that names a replica store's incarnation (whose accounting its contents
+ * belong to): `incarnation`, and `controllerEpoch`, the lease epoch of the controller that wrote it.
+ */
+export const INCARNATION_KEY = { tp: '__incarnation__', off: HEAD_OFFSET };
+
+/** Producer states of a partition live beside its log, under their own partition key. */
+export const producersKey = (tp: string): string => `${tp}#producers`;
+
+/*
+ * Coordination table keys (lib/storage/coordination/, groups.ts, segments.ts, acls.ts, quotas.ts):
+ * every partition key below is one of COORDINATION_KEYS or matches its `*` pattern, so what a
+ * function's role may write (by those patterns) and what the modules write name the same items.
+ */
+
+/** `cluster`/`meta`: the cluster id and the metadata version every metadata change bumps. */
+export const CLUSTER_KEY = { pk: COORDINATION_KEYS.cluster, sk: 'meta' } as const;
+
+/** `cluster`/`configs`: the cluster-wide broker configs (Kafka's `--entity-default`), only the ones set. */
+export const CLUSTER_CONFIGS_KEY = { pk: COORDINATION_KEYS.cluster, sk: 'configs' } as const;
+
+/** `cluster`/`balancer`: the balancer's status. */
+export const BALANCER_KEY = { pk: COORDINATION_KEYS.cluster, sk: 'balancer' } as const;
+
+/** `topic#<name>` (COORDINATION_KEYS.topic): a topic's `meta` item and its partition states, so one Query returns the topic whole. */
+export const topicPk = (name: string): string => `topic#${name}`;
+
+/** `p#<00000n>`: a partition state's sort key under topicPk, zero-padded so a Query returns them in partition order. */
+export const partitionSk = (p: number): string => `p#${String(p).padStart(6, '0')}`;
+
+/** `controller`/`lease`: the controller lease. */
+export const LEASE_KEY = { pk: COORDINATION_KEYS.lease, sk: 'lease' } as const;
+
+/** The lag index: `lagging`/`<topicId>#<partition>`, one mark per partition whose followers lag. */
+export const LAG_PK = COORDINATION_KEYS.lagging;
+export const lagKey = (topicId: string, partition: number) => ({ pk: LAG_PK, sk: `${topicId}#${partition}` });
+
+/** `deployment`/`registered`: which version of the deployment's broker list (DEPLOYED_BROKERS_ITEM) the controller registered. */
+export const REGISTERED_KEY = { pk: COORDINATION_KEYS.deployment, sk: 'registered' } as const;
+
+/** `group#<g>` (COORDINATION_KEYS.group): a consumer group's `meta` item, members and target chunks. */
+export const groupPk = (g: string): string => `group#${g}`;
+
+/** `offsets#<g>` (COORDINATION_KEYS.offsets): a group's committed offsets, sort key `<topic>#<partition>`. */
+export const offsetsPk = (g: string): string => `offsets#${g}`;
+
+/** `member#<memberId>`: a group member's sort key under groupPk. */
+export const memberSk = (m: string): string => `member#${m}`;
+
+/** `target#<targetId>#<nnnn>`: chunk `n` of a target assignment under groupPk, zero-padded so the chunks sort in order. */
+export const targetSk = (id: string, n: number): string => `target#${id}#${String(n).padStart(4, '0')}`;
+
+/** `seg#<topicId>#<partition>` (COORDINATION_KEYS.segments): a partition's segment registry. */
+export const segmentsPk = (topicId: string, partition: number): string => `seg#${topicId}#${partition}`;
+
+/** A segment's sort key (and its object key's name): the 20-digit base offset, so a Query returns segments in offset order. */
+export const segmentSk = (baseOffset: number): string => String(baseOffset).padStart(20, '0');
+
+/** `acls`: Kafka ACLs, one item per binding (sort key: aclSortKey in lib/storage/acls.ts). */
+export const ACLS_PK = COORDINATION_KEYS.acls;
+
+/** `client-quotas`/`<principal>`: a principal's client quotas (`<default>`: Kafka's default entity). */
+export const CLIENT_QUOTAS_PK = COORDINATION_KEYS.clientQuotas;
+
+/** `quota#<principal>` (COORDINATION_KEYS.quotaUsage): a principal's per-second usage counters, sort key `<kind>#<epoch second>`. */
+export const quotaUsagePk = (principal: string): string => `quota#${principal}`;

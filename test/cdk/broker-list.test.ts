@@ -11,7 +11,9 @@ import { resetConfig } from '../../lib/config.js';
 import { registerDeployedBrokers } from '../../lib/orchestration/controller-loop.js';
 import { ensureTable } from '../../lib/storage/admin.js';
 import { dynamo } from '../../lib/storage/clients.js';
-import { acquireLease, deregisterBroker, listBrokers, markDecommissioning, readCluster, readMetadataVersion } from '../../lib/storage/coordination.js';
+import { acquireLease } from '../../lib/storage/coordination/lease.js';
+import { deregisterBroker, listBrokers, markDecommissioning } from '../../lib/storage/coordination/brokers.js';
+import { readCluster, readMetadataVersion } from '../../lib/storage/coordination/cluster.js';
 import { coordinationTableSpec } from '../../lib/storage/tables.js';
 import { resourcesOf, synth } from './synth.js';
 

@@ -9,9 +9,10 @@
  * a failover is belongs to `npm run bench -- failover`, not here.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { LeaseLost, readLease, setBrokerState } from '../../lib/storage/coordination.js';
+import { LeaseLost, readLease } from '../../lib/storage/coordination/lease.js';
+import { setBrokerState } from '../../lib/storage/coordination/brokers.js';
 import { listKeys } from '../../lib/storage/objects.js';
-import { readHead } from '../../lib/storage/replica.js';
+import { readHead } from '../../lib/storage/replica/head.js';
 import { logFingerprint, replicaLog, startFaultCluster, startProducers as startProducersOn, type Acked, type FaultCluster } from '../support/cluster.js';
 
 const SESSION_MS = 4000;

@@ -1,7 +1,8 @@
 /** Drives a balancer to rest in tests: `step` runs one sweep and one controller tick. */
 import { reassigning } from '../../lib/cluster/reassignment.js';
 import { listTopics } from '../../lib/cluster/topics.js';
-import { listBrokers, readBalancerStatus } from '../../lib/storage/coordination.js';
+import { listBrokers } from '../../lib/storage/coordination/brokers.js';
+import { readBalancerStatus } from '../../lib/storage/coordination/balancer.js';
 
 const placement = async () => new Map((await listTopics()).flatMap((d) => d.partitions.map((p) => [`${d.topic.name}/${p.partition}`, p] as const)));
 

@@ -10,7 +10,9 @@ import { resetConfig } from '../../lib/config.js';
 import { startLocalStack, type LocalStack } from '../../local/stack.js';
 import { resetClients } from '../../lib/storage/clients.js';
 import type { BatchRecord } from '../../lib/storage/model.js';
-import { queryBatches, readHead, type ReplicaStoreRef } from '../../lib/storage/replica.js';
+import { queryBatches } from '../../lib/storage/replica/reads.js';
+import { readHead } from '../../lib/storage/replica/head.js';
+import { type ReplicaStoreRef } from '../../lib/storage/replica/store.js';
 import { restoreEnv } from './env.js';
 import { workerStore } from './worker-store.js';
 

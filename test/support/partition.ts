@@ -1,12 +1,15 @@
 /**
- * One RF 3 partition on the quiet cluster for the fast-commit tests: its stores, an acks=all
- * `send` of one-record-per-value batches, and whether every replica's log is the same.
+ * Partitions for the replication tests: one RF 3 partition on the quiet cluster (its stores, an
+ * acks=all `send` of one-record-per-value batches, whether every replica's log is the same), and a
+ * leader election forced on one.
  */
 import { replicaStore } from '../../lib/cluster/metadata.js';
+import { changePartition } from '../../lib/cluster/partition-state.js';
 import { createTopic } from '../../lib/cluster/topics.js';
 import { produce, type ProduceRecord } from '../../lib/log/produce.js';
-import { topicPartitionKey } from '../../lib/storage/model.js';
-import type { ReplicaStoreRef } from '../../lib/storage/replica.js';
+import { readPartition } from '../../lib/storage/coordination/partitions.js';
+import { topicPartitionKey, type PartitionRecord } from '../../lib/storage/model.js';
+import type { ReplicaStoreRef } from '../../lib/storage/replica/store.js';
 import { logFingerprint, replicaLog } from './cluster.js';
 
 let n = 0;
@@ -27,4 +30,15 @@ export async function rf3Partition(prefix: string, o: { minIsr?: number } = {}) 
     return logs.every((l) => JSON.stringify(l) === JSON.stringify(logs[0]));
   };
   return { name, topic, p0, tp, store, followers, send, logsEqual };
+}
+
+/**
+ * Makes `leader` the partition's leader under a new leader epoch (adding it to the ISR), as the
+ * controller's election writes it: a compare-and-set on the partition epoch, from `expect` when
+ * given. The replicas' heads are told separately (`setRole`).
+ */
+export async function electLeader(topic: string, partition: number, leader: number, expect?: PartitionRecord): Promise<PartitionRecord> {
+  const current = expect ?? (await readPartition(topic, partition));
+  if (!current) throw new Error(`partition ${partition} of ${topic} not found`);
+  return changePartition(topic, current, (p) => ({ leader, leaderEpoch: p.leaderEpoch + 1, isr: p.isr.includes(leader) ? p.isr : [...p.isr, leader] }));
 }

@@ -9,9 +9,11 @@ import { assignReplicas, continuationStart } from '../../../lib/cluster/placemen
 import { addPartitions, addPartitionsHooks, createTopic, describeTopic, MAX_PARTITIONS } from '../../../lib/cluster/topics.js';
 import type { KafkaError } from '../../../lib/protocol/errors.js';
 import { partitionForKey } from '../../../lib/protocol/murmur2.js';
-import { listBrokers, listTopicPartitionCounts, readMetadataVersion, readTopic } from '../../../lib/storage/coordination.js';
+import { listBrokers } from '../../../lib/storage/coordination/brokers.js';
+import { listTopicPartitionCounts, readTopic } from '../../../lib/storage/coordination/topics.js';
+import { readMetadataVersion } from '../../../lib/storage/coordination/cluster.js';
 import { topicPartitionKey, type PartitionRecord } from '../../../lib/storage/model.js';
-import { readHead } from '../../../lib/storage/replica.js';
+import { readHead } from '../../../lib/storage/replica/head.js';
 import { call, createTopic as createTopicHttp, uniqueTopic, v3 } from '../../support/api.js';
 import { until } from '../../support/cluster.js';
 

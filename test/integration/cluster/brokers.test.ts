@@ -12,9 +12,12 @@ import { Controller } from '../../../lib/cluster/controller.js';
 import { createTopic, listTopics } from '../../../lib/cluster/topics.js';
 import { produce } from '../../../lib/log/produce.js';
 import { ReplicationSweep } from '../../../lib/orchestration/sweep.js';
-import { listBrokers, markLagging, readBalancerStatus, writeBalancerStatus } from '../../../lib/storage/coordination.js';
+import { listBrokers } from '../../../lib/storage/coordination/brokers.js';
+import { markLagging } from '../../../lib/storage/coordination/lag-index.js';
+import { readBalancerStatus, writeBalancerStatus } from '../../../lib/storage/coordination/balancer.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
-import { queryBatches, readHead } from '../../../lib/storage/replica.js';
+import { queryBatches } from '../../../lib/storage/replica/reads.js';
+import { readHead } from '../../../lib/storage/replica/head.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
 const cluster = useQuietCluster({ brokers: 3 });

@@ -8,9 +8,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { alterClusterConfigs } from '../../../lib/cluster/cluster-config-admin.js';
 import { clusterConfigs, metadataCheckDue, replicaStore } from '../../../lib/cluster/metadata.js';
-import { ClusterConfigsChanged, readClusterConfigs, writeClusterConfigs } from '../../../lib/storage/coordination.js';
+import { ClusterConfigsChanged, readClusterConfigs, writeClusterConfigs } from '../../../lib/storage/coordination/cluster-configs.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
-import { readHead } from '../../../lib/storage/replica.js';
+import { readHead } from '../../../lib/storage/replica/head.js';
 import { call, clusterId, createTopic, uniqueTopic, v3, type Reply } from '../../support/api.js';
 
 const TOUCHED = ['auto.leader.rebalance.enable', 'leader.imbalance.per.broker.percentage', 'leader.replication.throttled.rate',

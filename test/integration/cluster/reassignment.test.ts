@@ -13,9 +13,13 @@ import { createTopic } from '../../../lib/cluster/topics.js';
 import { KafkaError } from '../../../lib/protocol/errors.js';
 import { produce } from '../../../lib/log/produce.js';
 import { ReplicationSweep } from '../../../lib/orchestration/sweep.js';
-import { acquireLease, alterPartition, listBrokers, markLagging, readPartition } from '../../../lib/storage/coordination.js';
+import { acquireLease } from '../../../lib/storage/coordination/lease.js';
+import { alterPartition, readPartition } from '../../../lib/storage/coordination/partitions.js';
+import { listBrokers } from '../../../lib/storage/coordination/brokers.js';
+import { markLagging } from '../../../lib/storage/coordination/lag-index.js';
 import { topicPartitionKey, type PartitionRecord } from '../../../lib/storage/model.js';
-import { queryBatches, readHead } from '../../../lib/storage/replica.js';
+import { queryBatches } from '../../../lib/storage/replica/reads.js';
+import { readHead } from '../../../lib/storage/replica/head.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
 const cluster = useQuietCluster({ brokers: 4 });

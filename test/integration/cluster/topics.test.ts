@@ -3,9 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { createTopic, deleteTopic, describeTopic, alterTopicConfigs } from '../../../lib/cluster/topics.js';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { produce } from '../../../lib/log/produce.js';
-import { readTopic, listBrokers } from '../../../lib/storage/coordination.js';
+import { readTopic } from '../../../lib/storage/coordination/topics.js';
+import { listBrokers } from '../../../lib/storage/coordination/brokers.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
-import { queryBatches, readHead } from '../../../lib/storage/replica.js';
+import { queryBatches } from '../../../lib/storage/replica/reads.js';
+import { readHead } from '../../../lib/storage/replica/head.js';
 
 let n = 0;
 const name = (p: string) => `${p}-${process.pid}-${Date.now()}-${n++}`;

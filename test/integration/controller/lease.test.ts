@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Controller } from '../../../lib/cluster/controller.js';
-import { acquireLease, LeaseLost, readLease, renewLease, setBrokerState } from '../../../lib/storage/coordination.js';
+import { acquireLease, LeaseLost, readLease, renewLease } from '../../../lib/storage/coordination/lease.js';
+import { setBrokerState } from '../../../lib/storage/coordination/brokers.js';
 import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
 
 // A private stack without controller loops: these controllers tick by hand, with made-up clocks.

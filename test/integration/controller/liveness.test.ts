@@ -14,9 +14,12 @@ import { resetConfig } from '../../../lib/config.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { takeCapacity, trackCapacity } from '../../../lib/storage/metering.js';
 import { resetClients } from '../../../lib/storage/clients.js';
-import { acquireLease, listBrokers, readTopic } from '../../../lib/storage/coordination.js';
+import { acquireLease } from '../../../lib/storage/coordination/lease.js';
+import { listBrokers } from '../../../lib/storage/coordination/brokers.js';
+import { readTopic } from '../../../lib/storage/coordination/topics.js';
 import { topicPartitionKey, type BrokerRecord, type PartitionRecord } from '../../../lib/storage/model.js';
-import { probeStore, readHead, writeIncarnation } from '../../../lib/storage/replica.js';
+import { probeStore, writeIncarnation } from '../../../lib/storage/replica/incarnation.js';
+import { readHead } from '../../../lib/storage/replica/head.js';
 import { startFaultCluster, type FaultCluster } from '../../support/cluster.js';
 
 let c: FaultCluster;

@@ -8,14 +8,14 @@ import { describe, expect, it } from 'vitest';
 import { cachedTopic, replicaStore } from '../../../lib/cluster/metadata.js';
 import { resetConfig } from '../../../lib/config.js';
 import { produce } from '../../../lib/log/produce.js';
-import { createTopic as writeTopic, deleteTopic } from '../../../lib/storage/coordination.js';
-import { deletePartition } from '../../../lib/storage/replica.js';
+import { createTopic as writeTopic, deleteTopic } from '../../../lib/storage/coordination/topics.js';
+import { deletePartition } from '../../../lib/storage/replica/deletion.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { withAnswerBy } from '../../../lib/deadline.js';
 import { produceNoAck } from '../../../lib/log/produce.js';
 import { fetchRecords } from '../../../lib/log/read.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
-import { readHead } from '../../../lib/storage/replica.js';
+import { readHead } from '../../../lib/storage/replica/head.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
 useQuietCluster();

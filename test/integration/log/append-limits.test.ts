@@ -13,7 +13,8 @@ import { appendToLeader, type AppendTarget } from '../../../lib/log/append.js';
 import { prepareBatches, type PreparedBatch } from '../../../lib/log/batches.js';
 import { dynamo } from '../../../lib/storage/clients.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
-import { readHead, readProducerStates } from '../../../lib/storage/replica.js';
+import { readHead } from '../../../lib/storage/replica/head.js';
+import { readProducerStates } from '../../../lib/storage/replica/producer-states.js';
 
 const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
 let n = 0;

@@ -16,7 +16,8 @@ import { initProducer } from '../../../lib/cluster/producers.js';
 import { config } from '../../../lib/config.js';
 import { dynamo } from '../../../lib/storage/clients.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
-import { queryBatches, readHead } from '../../../lib/storage/replica.js';
+import { queryBatches } from '../../../lib/storage/replica/reads.js';
+import { readHead } from '../../../lib/storage/replica/head.js';
 
 const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
 const batchOf = (...values: string[]) => prepareBatches(values.map((v) => ({ key: null, value: Buffer.from(v), headers: [] })), opts);

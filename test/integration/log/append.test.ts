@@ -9,10 +9,12 @@ import { createTopic } from '../../../lib/cluster/topics.js';
 import { appendToLeader, type AppendTarget } from '../../../lib/log/append.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
 import { fetchRecords, listOffset } from '../../../lib/log/read.js';
-import { replicate } from '../../../lib/log/replicate.js';
+import { replicate } from '../../../lib/log/commit.js';
 import { decodeBatch } from '../../../lib/protocol/record-batch.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
-import { appendBatches, queryBatches, readHead, setRole } from '../../../lib/storage/replica.js';
+import { appendBatches } from '../../../lib/storage/replica/batches.js';
+import { queryBatches } from '../../../lib/storage/replica/reads.js';
+import { readHead, setRole } from '../../../lib/storage/replica/head.js';
 import { ConditionFailed } from '../../../lib/storage/transact.js';
 import { useQuietCluster } from '../../support/cluster.js';
 

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { isKafkaError } from '../../../lib/errors.js';
-import { cleaningPlan, compactPartition, compactionDue } from '../../../lib/log/compaction.js';
+import { cleaningPlan, compactPartition } from '../../../lib/log/compaction.js';
 import { produce } from '../../../lib/log/produce.js';
 import { batchBytes } from '../../../lib/log/read.js';
 import { rollPartition } from '../../../lib/log/roll.js';
@@ -22,7 +22,8 @@ import {
 } from '../../../lib/storage/segments.js';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
-import { queryBatches, readHead, tailStartOf } from '../../../lib/storage/replica.js';
+import { queryBatches } from '../../../lib/storage/replica/reads.js';
+import { readHead, tailStartOf } from '../../../lib/storage/replica/head.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
 useQuietCluster();
@@ -168,7 +169,7 @@ describe('Function: compactPartition', () => {
     expect(at?.baseOffset).toBe(30);
     expect(batches.find((b) => b.baseOffset === at?.baseOffset)?.records[0]?.offset).toBe(31);
     // Nothing left to do: the log is clean.
-    expect(compactionDue({ 'cleanup.policy': 'compact' }, segments, T0 + 1)).toBe(false);
+    expect(cleaningPlan({ 'cleanup.policy': 'compact' }, segments, T0 + 1).due).toBe(false);
   });
 
   it('keeps tombstones for delete.retention.ms and through a first cleaning, then drops them with every older value of their key', async () => {
@@ -230,12 +231,12 @@ describe('Function: compactPartition', () => {
     const plan = cleaningPlan({ 'cleanup.policy': 'compact', 'min.cleanable.dirty.ratio': '0.5' }, small, T0 + 1);
     expect(plan.dirtyRatio).toBeGreaterThan(0);
     expect(plan.dirtyRatio).toBeLessThan(0.5);
-    expect(compactionDue({ 'cleanup.policy': 'compact', 'min.cleanable.dirty.ratio': '0.5' }, small, T0 + 1)).toBe(false);
+    expect(cleaningPlan({ 'cleanup.policy': 'compact', 'min.cleanable.dirty.ratio': '0.5' }, small, T0 + 1).due).toBe(false);
     expect((await compactPartition(p.name, 0, { now: T0 + 1 })).skipped).toBe('not-due');
     expect((await listSegments(p.topicId, 0)).map((s) => s.key)).toEqual([...clean.map((s) => s.key), small[1]?.key]);
 
     await roll(p, singles(60, 60, 'c'));
-    expect(compactionDue({ 'cleanup.policy': 'compact', 'min.cleanable.dirty.ratio': '0.5' }, await listSegments(p.topicId, 0), T0 + 1)).toBe(true);
+    expect(cleaningPlan({ 'cleanup.policy': 'compact', 'min.cleanable.dirty.ratio': '0.5' }, await listSegments(p.topicId, 0), T0 + 1).due).toBe(true);
     const r = await compactPartition(p.name, 0, { now: T0 + 1 });
     expect(r.segmentsReplaced).toBe(3);
     expect((await consume(p)).records).toEqual(latestPerKey(p));
@@ -280,8 +281,8 @@ describe('Function: compactPartition', () => {
     expect(cleaningPlan(configs, segments, T0 + 1010)).toMatchObject({ firstDirtyOffset: 90, dirtyRatio: 0.1, due: false });
     expect(cleaningPlan(configs, segments, T0 + 1011).due).toBe(true);
     // min.compaction.lag.ms still holds it back.
-    expect(compactionDue({ ...configs, 'min.compaction.lag.ms': '5000' }, segments, T0 + 2000)).toBe(false);
-    expect(compactionDue({ 'cleanup.policy': 'delete', 'min.cleanable.dirty.ratio': '0' }, segments, T0 + 2000)).toBe(false);
+    expect(cleaningPlan({ ...configs, 'min.compaction.lag.ms': '5000' }, segments, T0 + 2000).due).toBe(false);
+    expect(cleaningPlan({ 'cleanup.policy': 'delete', 'min.cleanable.dirty.ratio': '0' }, segments, T0 + 2000).due).toBe(false);
   });
 
   it('compacts cleanup.policy=compact,delete topics too, and leaves delete-only topics alone', async () => {

@@ -9,7 +9,10 @@ import { createTopic } from '../../../lib/cluster/topics.js';
 import { produce } from '../../../lib/log/produce.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { putObject } from '../../../lib/storage/objects.js';
-import { advanceTailStart, queryBatches, readHead, tailStartOf, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
+import { advanceTailStart } from '../../../lib/storage/replica/tail.js';
+import { queryBatches } from '../../../lib/storage/replica/reads.js';
+import { readHead, tailStartOf } from '../../../lib/storage/replica/head.js';
+import { type ReplicaStoreRef } from '../../../lib/storage/replica/store.js';
 import { commitSegment, registerPending, segmentObjectKey, type SegmentRecord } from '../../../lib/storage/segments.js';
 
 export interface Partition {

@@ -12,7 +12,8 @@ import { collectGarbage, GARBAGE_GRACE_FLOOR_MS } from '../../../lib/log/garbage
 import { applyRetention } from '../../../lib/log/retention.js';
 import { rollPartition } from '../../../lib/log/roll.js';
 import { listKeys, putObject } from '../../../lib/storage/objects.js';
-import { queryBatches, readHead } from '../../../lib/storage/replica.js';
+import { queryBatches } from '../../../lib/storage/replica/reads.js';
+import { readHead } from '../../../lib/storage/replica/head.js';
 import { claimOrphan, commitSegment, listSegments, registerPending, removeSegmentItem, replaceSegments, segmentObjectKey, tombstoneSegments } from '../../../lib/storage/segments.js';
 import { useQuietCluster } from '../../support/cluster.js';
 import { partitionWith, produceBatch, rollTo, type Partition } from './fake-roll.js';

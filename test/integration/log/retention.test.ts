@@ -9,7 +9,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { applyRetention, deleteRecords } from '../../../lib/log/retention.js';
-import { queryBatches, raiseLogStart, readHead, tailStartOf } from '../../../lib/storage/replica.js';
+import { queryBatches } from '../../../lib/storage/replica/reads.js';
+import { raiseLogStart } from '../../../lib/storage/replica/tail.js';
+import { readHead, tailStartOf } from '../../../lib/storage/replica/head.js';
 import { listSegments, replaceSegments, segmentObjectKey, tombstoneSegments } from '../../../lib/storage/segments.js';
 import { useQuietCluster } from '../../support/cluster.js';
 import { heads, partitionWith, produceBatch, rollTo, type Partition } from './fake-roll.js';

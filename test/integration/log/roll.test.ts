@@ -15,7 +15,10 @@ import { FOOTER_BYTES, batchesOf, decodeFooter, decodeIndex, indexRange, readPla
 import { decodeBatch } from '../../../lib/protocol/record-batch.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { readObject } from '../../../lib/storage/objects.js';
-import { correctTailBytes, queryBatches, readHead, tailStartOf, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
+import { correctTailBytes } from '../../../lib/storage/replica/tail.js';
+import { queryBatches } from '../../../lib/storage/replica/reads.js';
+import { readHead, tailStartOf } from '../../../lib/storage/replica/head.js';
+import { type ReplicaStoreRef } from '../../../lib/storage/replica/store.js';
 import { commitSegment, listSegments, registerPending, segmentObjectKey } from '../../../lib/storage/segments.js';
 import { useQuietCluster } from '../../support/cluster.js';
 

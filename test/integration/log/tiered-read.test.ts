@@ -16,15 +16,18 @@ import { type KafkaError } from '../../../lib/protocol/errors.js';
 import { appendToLeader, type AppendTarget } from '../../../lib/log/append.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
 import { batchBytes, fetchRecords, listOffset, type ReadTarget } from '../../../lib/log/read.js';
-import { replicate } from '../../../lib/log/replicate.js';
+import { replicate } from '../../../lib/log/commit.js';
 import { rollPartition } from '../../../lib/log/roll.js';
 import { decodeFooter, encodeSegment, FOOTER_BYTES, type SegmentBatchInput } from '../../../lib/log/segment-format.js';
-import { clearSegmentCaches, readSegmentBatches, TAIL_READ_BYTES } from '../../../lib/log/segment-reader.js';
+import { clearSegmentCaches, readSegment, TAIL_READ_BYTES } from '../../../lib/log/segment-reader.js';
 import { decodeBatch } from '../../../lib/protocol/record-batch.js';
 import type { BatchRecord } from '../../../lib/storage/model.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { deletePrefix, putObject, readObject } from '../../../lib/storage/objects.js';
-import { advanceTailStart, queryBatches, raiseLogStart, readHead, tailStartOf, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
+import { advanceTailStart, raiseLogStart } from '../../../lib/storage/replica/tail.js';
+import { queryBatches } from '../../../lib/storage/replica/reads.js';
+import { readHead, tailStartOf } from '../../../lib/storage/replica/head.js';
+import { type ReplicaStoreRef } from '../../../lib/storage/replica/store.js';
 import {
   commitSegment, listSegments, registerPending, replaceSegments, segmentObjectKey, tombstoneSegments, type SegmentRecord,
 } from '../../../lib/storage/segments.js';
@@ -186,7 +189,7 @@ describe('Function: fetchRecords over segments and the table', () => {
 
     // Segment bytes are the table's batch bytes, byte for byte (external ones rebased to their offsets).
     for (const seg of segments) {
-      const got = await readSegmentBatches(seg, seg.baseOffset, BIG);
+      const got = (await readSegment(seg, seg.baseOffset, BIG)).batches;
       expect(got.map((b) => b.toString('hex'))).toEqual(p.batches.filter((b) => b.baseOffset >= seg.baseOffset && b.lastOffset < seg.endOffset).map((b) => p.bytes.get(b.baseOffset)!.toString('hex')));
     }
   });

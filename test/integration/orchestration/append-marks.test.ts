@@ -10,12 +10,12 @@ import type { MiddlewareStack } from '@smithy/types';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { produce } from '../../../lib/log/produce.js';
-import { replicate } from '../../../lib/log/replicate.js';
+import { replicate } from '../../../lib/log/commit.js';
 import { ReplicationSweep } from '../../../lib/orchestration/sweep.js';
 import { dynamo } from '../../../lib/storage/clients.js';
-import { clearLagging, listLagging } from '../../../lib/storage/coordination.js';
+import { clearLagging, listLagging } from '../../../lib/storage/coordination/lag-index.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
-import { clearLagFlag, readHead } from '../../../lib/storage/replica.js';
+import { clearLagFlag, readHead } from '../../../lib/storage/replica/head.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
 useQuietCluster();

@@ -7,7 +7,7 @@ import type { Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { handler } from '../../../lambdas/controller.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
-import { acquireLease, readLease } from '../../../lib/storage/coordination.js';
+import { acquireLease, readLease } from '../../../lib/storage/coordination/lease.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
 useQuietCluster();

@@ -12,11 +12,11 @@ import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { StreamPoller } from '../../../local/stream-poller.js';
 import { produce } from '../../../lib/log/produce.js';
-import { replicate } from '../../../lib/log/replicate.js';
+import { replicate } from '../../../lib/log/commit.js';
 import { ReplicationSweep } from '../../../lib/orchestration/sweep.js';
-import { clearLagging, listLagging, markLagging } from '../../../lib/storage/coordination.js';
+import { clearLagging, listLagging, markLagging } from '../../../lib/storage/coordination/lag-index.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
-import { readHead } from '../../../lib/storage/replica.js';
+import { readHead } from '../../../lib/storage/replica/head.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
 const cluster = useQuietCluster();

@@ -13,11 +13,12 @@ import { invalidateMetadata, replicaStore } from '../../../lib/cluster/metadata.
 import { shrinkIsr } from '../../../lib/cluster/partition-state.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { produce } from '../../../lib/log/produce.js';
-import { replicate } from '../../../lib/log/replicate.js';
+import { replicate } from '../../../lib/log/commit.js';
 import { replicateChanges } from '../../../lib/log/replicator.js';
-import { listBrokers, readPartition, registerBroker } from '../../../lib/storage/coordination.js';
+import { listBrokers, registerBroker } from '../../../lib/storage/coordination/brokers.js';
+import { readPartition } from '../../../lib/storage/coordination/partitions.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
-import { readHead } from '../../../lib/storage/replica.js';
+import { readHead } from '../../../lib/storage/replica/head.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
 /** A TCP relay to `port` that counts the bytes clients send through it; paused, it forwards nothing either way. */

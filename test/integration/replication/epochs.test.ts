@@ -7,14 +7,18 @@
  */
 import { describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
-import { electLeader } from '../../../lib/cluster/partition-state.js';
+import { electLeader } from '../../support/partition.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { appendToLeader } from '../../../lib/log/append.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
 import { produce } from '../../../lib/log/produce.js';
-import { copyStep, LeaderUnavailable, replicate } from '../../../lib/log/replicate.js';
+import { copyStep, LeaderUnavailable } from '../../../lib/log/copy.js';
+import { replicate } from '../../../lib/log/commit.js';
 import { topicPartitionKey, type ReplicaHead } from '../../../lib/storage/model.js';
-import { queryBatches, readHead, setRole, truncateLog, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
+import { queryBatches } from '../../../lib/storage/replica/reads.js';
+import { readHead, setRole } from '../../../lib/storage/replica/head.js';
+import { truncateLog } from '../../../lib/storage/replica/truncation.js';
+import { type ReplicaStoreRef } from '../../../lib/storage/replica/store.js';
 import { ConditionFailed } from '../../../lib/storage/transact.js';
 import { useQuietCluster } from '../../support/cluster.js';
 

@@ -5,13 +5,16 @@
  * the steps of the race run meanwhile, then the call goes on.
  */
 import { describe, expect, it } from 'vitest';
-import { electLeader } from '../../../lib/cluster/partition-state.js';
 import { fetchRecords } from '../../../lib/log/read.js';
-import { replicate } from '../../../lib/log/replicate.js';
+import { replicate } from '../../../lib/log/commit.js';
 import { dynamo } from '../../../lib/storage/clients.js';
-import { advanceHighWatermark, copyBatches, queryBatches, readHead, setRole, truncateLog, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
+import { advanceHighWatermark, copyBatches } from '../../../lib/storage/replica/batches.js';
+import { queryBatches } from '../../../lib/storage/replica/reads.js';
+import { readHead, setRole } from '../../../lib/storage/replica/head.js';
+import { truncateLog } from '../../../lib/storage/replica/truncation.js';
+import { type ReplicaStoreRef } from '../../../lib/storage/replica/store.js';
 import { useQuietCluster } from '../../support/cluster.js';
-import { rf3Partition } from '../../support/partition.js';
+import { electLeader, rf3Partition } from '../../support/partition.js';
 
 useQuietCluster();
 

@@ -10,15 +10,15 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { resetConfig } from '../../../lib/config.js';
 import { metadataCheckDue } from '../../../lib/cluster/metadata.js';
 import { initProducer } from '../../../lib/cluster/producers.js';
-import { electLeader } from '../../../lib/cluster/partition-state.js';
 import { produce, type ProduceRecord } from '../../../lib/log/produce.js';
 import { fetchRecords } from '../../../lib/log/read.js';
-import { replicate } from '../../../lib/log/replicate.js';
+import { replicate } from '../../../lib/log/commit.js';
 import { sequentialRoundTrips, traceCalls, type StoreCall } from '../../../lib/storage/metering.js';
 import { dynamo } from '../../../lib/storage/clients.js';
-import { readHead, readProducerStates, setHeadIsr, setRole } from '../../../lib/storage/replica.js';
+import { readHead, setHeadIsr, setRole } from '../../../lib/storage/replica/head.js';
+import { readProducerStates } from '../../../lib/storage/replica/producer-states.js';
 import { useQuietCluster } from '../../support/cluster.js';
-import { rf3Partition } from '../../support/partition.js';
+import { electLeader, rf3Partition } from '../../support/partition.js';
 
 useQuietCluster();
 // The metadata cache checks its version once a `metadataMaxAgeMs` (1 s by default): a test that

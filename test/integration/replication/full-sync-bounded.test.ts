@@ -14,11 +14,15 @@ import { createTopic } from '../../../lib/cluster/topics.js';
 import { appendToLeader } from '../../../lib/log/append.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
 import { produce } from '../../../lib/log/produce.js';
-import { copyStep, replicate } from '../../../lib/log/replicate.js';
+import { copyStep } from '../../../lib/log/copy.js';
+import { replicate } from '../../../lib/log/commit.js';
 import { fullSync, type FullSyncStep } from '../../../lib/log/full-sync.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { listKeys, readObject } from '../../../lib/storage/objects.js';
-import { listProducerStates, queryBatches, readHead, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
+import { listProducerStates } from '../../../lib/storage/replica/producer-states.js';
+import { queryBatches } from '../../../lib/storage/replica/reads.js';
+import { readHead } from '../../../lib/storage/replica/head.js';
+import { type ReplicaStoreRef } from '../../../lib/storage/replica/store.js';
 import { logFingerprint, replicaLog, useQuietCluster } from '../../support/cluster.js';
 
 const cluster = useQuietCluster();

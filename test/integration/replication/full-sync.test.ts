@@ -9,15 +9,20 @@
  */
 import { describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
-import { electLeader } from '../../../lib/cluster/partition-state.js';
+import { electLeader } from '../../support/partition.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { appendToLeader } from '../../../lib/log/append.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
-import { copyStep, replicate } from '../../../lib/log/replicate.js';
+import { copyStep } from '../../../lib/log/copy.js';
+import { replicate } from '../../../lib/log/commit.js';
 import { FULL_SYNC_STALE_MS, fullSync } from '../../../lib/log/full-sync.js';
 import { ConditionFailed } from '../../../lib/storage/transact.js';
 import { topicPartitionKey, type BatchRecord } from '../../../lib/storage/model.js';
-import { deleteLog, deletePartition, emptyHead, fillClaimed, putHead, queryBatches, readHead, renewClaim, setRole, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
+import { deleteLog, deletePartition } from '../../../lib/storage/replica/deletion.js';
+import { emptyHead, putHead, readHead, setRole } from '../../../lib/storage/replica/head.js';
+import { fillClaimed, renewClaim } from '../../../lib/storage/replica/claims.js';
+import { queryBatches } from '../../../lib/storage/replica/reads.js';
+import { type ReplicaStoreRef } from '../../../lib/storage/replica/store.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
 useQuietCluster();

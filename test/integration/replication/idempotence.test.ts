@@ -4,12 +4,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
-import { electLeader } from '../../../lib/cluster/partition-state.js';
+import { electLeader } from '../../support/partition.js';
 import { initProducer } from '../../../lib/cluster/producers.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { produce } from '../../../lib/log/produce.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
-import { readHead, setRole } from '../../../lib/storage/replica.js';
+import { readHead, setRole } from '../../../lib/storage/replica/head.js';
 
 let n = 0;
 const records = (from: number, count: number, partition = 0) =>

@@ -9,7 +9,8 @@ import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { produce } from '../../../lib/log/produce.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
-import { advanceHighWatermark, readHead, setHeadIsr, setRole } from '../../../lib/storage/replica.js';
+import { advanceHighWatermark } from '../../../lib/storage/replica/batches.js';
+import { readHead, setHeadIsr, setRole } from '../../../lib/storage/replica/head.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
 useQuietCluster();

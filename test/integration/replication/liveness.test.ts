@@ -8,7 +8,7 @@
  * judges replica.lag.time.max.ms by the clock. The time to converge is measured and printed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readHead } from '../../../lib/storage/replica.js';
+import { readHead } from '../../../lib/storage/replica/head.js';
 import { startFaultCluster, type Acked, type FaultCluster } from '../../support/cluster.js';
 
 // The session timeout is long on purpose: fencing (and the controller's catch-up after unfencing)

@@ -5,15 +5,17 @@
  */
 import { describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
-import { electLeader, shrinkIsr } from '../../../lib/cluster/partition-state.js';
+import { shrinkIsr } from '../../../lib/cluster/partition-state.js';
+import { electLeader } from '../../support/partition.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { produce } from '../../../lib/log/produce.js';
 import { beginLeave, settleLeave, shrinkWithCount } from '../../../lib/cluster/isr-count.js';
-import { joinIsr, replicate } from '../../../lib/log/replicate.js';
+import { joinIsr, replicate } from '../../../lib/log/commit.js';
 import { ReplicationSweep } from '../../../lib/orchestration/sweep.js';
-import { alterPartition, listLagging, PartitionChanged, readPartition } from '../../../lib/storage/coordination.js';
+import { alterPartition, PartitionChanged, readPartition } from '../../../lib/storage/coordination/partitions.js';
+import { listLagging } from '../../../lib/storage/coordination/lag-index.js';
 import { topicPartitionKey, type PartitionRecord } from '../../../lib/storage/model.js';
-import { readHead, setHeadIsr } from '../../../lib/storage/replica.js';
+import { readHead, setHeadIsr } from '../../../lib/storage/replica/head.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
 useQuietCluster();

@@ -7,15 +7,17 @@
  */
 import { describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
-import { electLeader } from '../../../lib/cluster/partition-state.js';
+import { electLeader } from '../../support/partition.js';
 import { initProducer } from '../../../lib/cluster/producers.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { appendToLeader } from '../../../lib/log/append.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
 import { produce } from '../../../lib/log/produce.js';
-import { copyStep } from '../../../lib/log/replicate.js';
+import { copyStep } from '../../../lib/log/copy.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
-import { readHead, readProducerStates, setRole, truncateLog } from '../../../lib/storage/replica.js';
+import { readHead, setRole } from '../../../lib/storage/replica/head.js';
+import { readProducerStates } from '../../../lib/storage/replica/producer-states.js';
+import { truncateLog } from '../../../lib/storage/replica/truncation.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
 useQuietCluster();

@@ -17,9 +17,13 @@ import { invalidateMetadata, replicaStore } from '../../../lib/cluster/metadata.
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { produce } from '../../../lib/log/produce.js';
 import { replicateChanges } from '../../../lib/log/replicator.js';
-import * as coordination from '../../../lib/storage/coordination.js';
-import { producersKey, topicPartitionKey, type PartitionRecord } from '../../../lib/storage/model.js';
-import { queryBatches, readHead } from '../../../lib/storage/replica.js';
+import * as brokerStore from '../../../lib/storage/coordination/brokers.js';
+import * as lagIndex from '../../../lib/storage/coordination/lag-index.js';
+import * as topicStore from '../../../lib/storage/coordination/topics.js';
+import { producersKey } from '../../../lib/storage/tables.js';
+import { topicPartitionKey, type PartitionRecord } from '../../../lib/storage/model.js';
+import { queryBatches } from '../../../lib/storage/replica/reads.js';
+import { readHead } from '../../../lib/storage/replica/head.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
 useQuietCluster();
@@ -62,10 +66,10 @@ async function partitionWithData(name: string, p: PartitionRecord, count: number
   return { tp, leader, leo: head.leo, changes, state };
 }
 
-const lagMarks = async () => (await coordination.listLagging()).map((m) => `${m.topicId}#${m.partition}`);
+const lagMarks = async () => (await lagIndex.listLagging()).map((m) => `${m.topicId}#${m.partition}`);
 /** Takes the marks the appends left (the first append to a caught-up partition marks it; only the sweep clears). */
 const unmark = async (...tps: string[]) => {
-  for (const m of await coordination.listLagging()) if (tps.includes(`${m.topicId}#${m.partition}`)) await coordination.clearLagging(m.topicId, m.partition, m.markedAt);
+  for (const m of await lagIndex.listLagging()) if (tps.includes(`${m.topicId}#${m.partition}`)) await lagIndex.clearLagging(m.topicId, m.partition, m.markedAt);
 };
 
 describe('Replicator (DynamoDB Streams → partial batch response)', () => {
@@ -129,7 +133,7 @@ describe('Replicator (DynamoDB Streams → partial batch response)', () => {
 
     await handOffToSweep(changesOf([...a.changes(), ...b.changes(), record(a.leader.replicaTable, a.tp, -1, 'MODIFY')]));
 
-    const marks = (await coordination.listLagging()).filter((m) => m.topic === name);
+    const marks = (await lagIndex.listLagging()).filter((m) => m.topic === name);
     expect(marks.map((m) => m.partition).sort()).toEqual([0, 1]);
     expect(new Set(marks.map((m) => m.topicId))).toEqual(new Set([partitions[0]!.topicId]));
   });
@@ -145,13 +149,13 @@ describe('Replicator (DynamoDB Streams → partial batch response)', () => {
     // A partition led by a broker whose replica table is unreachable: every read of its leader's
     // store fails (ResourceNotFoundException, a store failure as the code classifies it).
     const missingTable = `tributary-missing-${process.pid}`;
-    await coordination.registerBroker({ brokerId: 99, replicaTable: missingTable, rack: 'r-missing' });
+    await brokerStore.registerBroker({ brokerId: 99, replicaTable: missingTable, rack: 'r-missing' });
     const badName = `repl-bad-${process.pid}-${n++}`;
     const badTopic = {
       name: badName, topicId: `bad-${process.pid}-${Date.now()}`, partitions: 1, replicationFactor: 1, configs: {},
       createdAt: new Date().toISOString(), state: 'active' as const,
     };
-    await coordination.createTopic(badTopic, [{ topicId: badTopic.topicId, partition: 0, leader: 99, leaderEpoch: 0, replicas: [99], isr: [99], partitionEpoch: 0 }], badName);
+    await topicStore.createTopic(badTopic, [{ topicId: badTopic.topicId, partition: 0, leader: 99, leaderEpoch: 0, replicas: [99], isr: [99], partitionEpoch: 0 }], badName);
     invalidateMetadata();
     const badTp = topicPartitionKey(badTopic.topicId, 0);
     const bad0 = record(missingTable, badTp, 0);
@@ -169,6 +173,6 @@ describe('Replicator (DynamoDB Streams → partial batch response)', () => {
     const marks = await lagMarks();
     expect(marks).toContain(badTp);
     expect(marks).not.toContain(good.tp);
-    expect((await coordination.listLagging()).find((m) => m.topicId === badTopic.topicId)).toMatchObject({ topic: badName, partition: 0 });
+    expect((await lagIndex.listLagging()).find((m) => m.topicId === badTopic.topicId)).toMatchObject({ topic: badName, partition: 0 });
   });
 });

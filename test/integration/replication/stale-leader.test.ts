@@ -9,9 +9,11 @@ import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { appendToLeader } from '../../../lib/log/append.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
-import { copyStep, replicate } from '../../../lib/log/replicate.js';
+import { copyStep } from '../../../lib/log/copy.js';
+import { replicate } from '../../../lib/log/commit.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
-import { readHead, setRole, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
+import { readHead, setRole } from '../../../lib/storage/replica/head.js';
+import { type ReplicaStoreRef } from '../../../lib/storage/replica/store.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
 const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };

@@ -5,13 +5,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
-import { electLeader } from '../../../lib/cluster/partition-state.js';
+import { electLeader } from '../../support/partition.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { appendToLeader } from '../../../lib/log/append.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
-import { copyStep, replicate } from '../../../lib/log/replicate.js';
+import { copyStep } from '../../../lib/log/copy.js';
+import { replicate } from '../../../lib/log/commit.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
-import { readHead, setRole, truncateLog, type ReplicaStoreRef } from '../../../lib/storage/replica.js';
+import { readHead, setRole } from '../../../lib/storage/replica/head.js';
+import { truncateLog } from '../../../lib/storage/replica/truncation.js';
+import { type ReplicaStoreRef } from '../../../lib/storage/replica/store.js';
 import { logFingerprint, replicaLog, useQuietCluster } from '../../support/cluster.js';
 
 const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };

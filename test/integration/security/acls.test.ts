@@ -9,7 +9,7 @@ import { createAcls, deleteAcls, describeAcls } from '../../../lib/security/acl-
 import { bindingKey, validateFilter, type AclBinding } from '../../../lib/security/acls.js';
 import { authorize, requireAccess } from '../../../lib/security/authorizer.js';
 import * as store from '../../../lib/storage/acls.js';
-import { readMetadataVersion } from '../../../lib/storage/coordination.js';
+import { readMetadataVersion } from '../../../lib/storage/coordination/cluster.js';
 import { isKafkaError } from '../../../lib/errors.js';
 import { KAFKA_ERRORS } from '../../../lib/protocol/errors.js';
 import { uniqueTopic } from '../../support/api.js';

@@ -3,7 +3,14 @@
  * the worst legal loads, in order, and never splitting a caller's batches that fit one transaction.
  */
 import { describe, expect, it } from 'vitest';
-import { CHUNK_MAX_BYTES, chunkLoad, packChunks, TRANSACTION_MAX_BYTES, TRANSACTION_MAX_ITEMS, type ChunkCost } from '../../../lib/log/append-chunks.js';
+import { BATCH_ITEM_OVERHEAD, CHUNK_MAX_BYTES, packChunks, PRODUCER_ITEM_BYTES, TRANSACTION_MAX_BYTES, TRANSACTION_MAX_ITEMS, type ChunkCost } from '../../../lib/log/append-chunks.js';
+
+/** The items and estimated bytes of a chunk, as packChunks counts them, worked out again on their own. */
+function chunkLoad<T>(chunk: readonly T[], cost: (t: T) => ChunkCost): { items: number; bytes: number } {
+  const producers = new Set(chunk.flatMap((b) => { const p = cost(b).producerId; return p === undefined ? [] : [p]; }));
+  const bytes = chunk.reduce((sum, b) => sum + cost(b).inlineBytes + BATCH_ITEM_OVERHEAD, 0) + producers.size * PRODUCER_ITEM_BYTES;
+  return { items: 1 + chunk.length + producers.size, bytes };
+}
 
 interface B { readonly id: number; readonly inlineBytes: number; readonly producerId?: number }
 const cost = (b: B): ChunkCost => b;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { highWatermarkOf } from '../../../lib/log/replicate.js';
+import { highWatermarkOf } from '../../../lib/log/commit.js';
 import type { ReplicaHead } from '../../../lib/storage/model.js';
 
 const head = (h: Partial<ReplicaHead>): ReplicaHead => ({

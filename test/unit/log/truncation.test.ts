@@ -3,7 +3,7 @@
  * arithmetic over the two leader-epoch caches.
  */
 import { describe, expect, it } from 'vitest';
-import { endOffsetForEpoch, truncationOffset } from '../../../lib/log/replicate.js';
+import { endOffsetForEpoch, truncationOffset } from '../../../lib/log/copy.js';
 import type { ReplicaHead } from '../../../lib/storage/model.js';
 
 const head = (h: Partial<ReplicaHead>): ReplicaHead => ({

@@ -1,0 +1,105 @@
+/**
+ * Removing items from a replica table — a deleted partition, a full sync's restart, a removed
+ * broker's whole table — and listing the S3 objects a partition's batch items point to (the
+ * garbage pass keeps those).
+ *
+ * Conditional writes:
+ * - `deleteLog` — condition, in every transaction: the head still holds this full sync's claim
+ *   (`snapshotting = :t`). Effect: the partition's batch items and producer states deleted, up to
+ *   99 a transaction; the head kept. Failure: throws `ConditionFailed` (index 0 carries the
+ *   current head); that transaction deleted nothing, earlier ones stay deleted.
+ * - `deletePartition` and `emptyStore` — no condition: batched deletes of a partition's head,
+ *   batches and producer states, or of every item in the table (returning how many).
+ */
+import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { HEAD_OFFSET, producersKey } from '../tables.js';
+import { MAX_TRANSACTION_ITEMS, transactWrite } from '../transact.js';
+import { batchWriteAll, client, type ReplicaStoreRef } from './store.js';
+
+/** Deletes a partition from a replica table: its head, every batch, every producer state. */
+export async function deletePartition(store: ReplicaStoreRef, tp: string): Promise<void> {
+  for (const key of [tp, producersKey(tp)]) await deleteAll(store, key);
+}
+
+/**
+ * Deletes a partition's batches and producer states, keeping its head, for the full sync that
+ * holds the claim `claimedAt`: each transaction of deletes checks the claim, so a claimant that
+ * lost it (paused, then taken over) deletes nothing of what its successor wrote.
+ * Condition: the head's `snapshotting` is `claimedAt`. Errors: `ConditionFailed`.
+ */
+export async function deleteLog(store: ReplicaStoreRef, tp: string, claimedAt: number): Promise<void> {
+  const check = { ConditionCheck: { TableName: store.replicaTable, Key: { tp, off: HEAD_OFFSET }, ConditionExpression: 'snapshotting = :t', ExpressionAttributeValues: { ':t': claimedAt } } };
+  const remove = async (keys: Record<string, unknown>[]) => {
+    for (let i = 0; i < keys.length; i += MAX_TRANSACTION_ITEMS - 1) {
+      await transactWrite(client(store), [check, ...keys.slice(i, i + MAX_TRANSACTION_ITEMS - 1).map((Key) => ({ Delete: { TableName: store.replicaTable, Key } }))]);
+    }
+  };
+  await deleteAll(store, tp, 0, remove);
+  await deleteAll(store, producersKey(tp), undefined, remove);
+}
+
+/** Deletes every item under `key` (from offset `fromOff` on), a page of keys at a time (`remove`: unconditional batch deletes by default). */
+async function deleteAll(
+  store: ReplicaStoreRef, key: string, fromOff?: number,
+  remove: (keys: Record<string, unknown>[]) => Promise<void> = (keys) => batchWriteAll(store, keys.map((Key) => ({ DeleteRequest: { Key } }))),
+): Promise<void> {
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await client(store).send(new QueryCommand({
+      TableName: store.replicaTable,
+      KeyConditionExpression: fromOff === undefined ? 'tp = :tp' : 'tp = :tp AND off >= :from',
+      ExpressionAttributeValues: { ':tp': key, ...(fromOff === undefined ? {} : { ':from': fromOff }) },
+      ProjectionExpression: 'tp, off',
+      // (what a failed sync wrote just before it gave its claim up must be seen)
+      ConsistentRead: true,
+      ExclusiveStartKey: start,
+    }));
+    await remove((out.Items ?? []).map((k) => ({ tp: k.tp, off: k.off })));
+    start = out.LastEvaluatedKey;
+  } while (start);
+}
+
+/**
+ * The `data/` objects a replica's table points to for a partition (large batches kept in S3):
+ * a paged, strongly consistent Query of the batch items projecting `s3` (the garbage pass keeps
+ * every object named here). Reads every batch item of the table tail (billed by item size).
+ */
+export async function batchPointerKeys(store: ReplicaStoreRef, tp: string): Promise<Set<string>> {
+  const keys = new Set<string>();
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await client(store).send(new QueryCommand({
+      TableName: store.replicaTable,
+      KeyConditionExpression: 'tp = :tp AND off >= :zero',
+      FilterExpression: 'attribute_exists(s3)',
+      ExpressionAttributeNames: { '#s3': 's3' },
+      ExpressionAttributeValues: { ':tp': tp, ':zero': 0 },
+      ProjectionExpression: '#s3',
+      ConsistentRead: true,
+      ExclusiveStartKey: start,
+    }));
+    for (const item of out.Items ?? []) {
+      const key = (item.s3 as { key?: unknown } | undefined)?.key;
+      if (typeof key === 'string') keys.add(key);
+    }
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return keys;
+}
+
+/**
+ * Deletes every item of a broker's replica table (a removed broker's, once nothing refers to it), a
+ * page of keys at a time. Returns the items deleted.
+ */
+export async function emptyStore(store: ReplicaStoreRef): Promise<number> {
+  let deleted = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await client(store).send(new ScanCommand({ TableName: store.replicaTable, ProjectionExpression: 'tp, #o', ExpressionAttributeNames: { '#o': 'off' }, ExclusiveStartKey: start }));
+    const keys = out.Items ?? [];
+    await batchWriteAll(store, keys.map((Key) => ({ DeleteRequest: { Key } })));
+    deleted += keys.length;
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return deleted;
+}

@@ -1,0 +1,158 @@
+/**
+ * The table tail's bounds: `tailStart` moves up once a roll put the batches below it in S3 (or
+ * retention dropped them), the log start offset rises, the roll trigger's byte count is corrected.
+ *
+ * Conditional writes:
+ * - `advanceTailStart` — condition: the replica holds everything below `end`, its tail starts
+ *   below it, and no full sync fills it (`leo >= :end AND (attribute_not_exists(tailStart) OR
+ *   tailStart < :end) AND attribute_not_exists(snapshotting)`). Effect: `tailStart = end`,
+ *   `tailBytes` less the dropped batches' bytes, `tailSince = now`; then every batch item below
+ *   `end` deleted, unconditionally; returns true. Failure: returns false — after deleting the
+ *   items below `end` when the head already says `tailStart >= end` (finishing a call that
+ *   stopped between the two steps), having deleted nothing otherwise.
+ * - `correctTailBytes` — condition: the head exists (`attribute_exists(tp)`). Effect: `tailBytes +
+ *   delta`. Failure: nothing written, no error.
+ * - `raiseLogStart` — condition: the log start moves up and the replica holds the offset
+ *   (`logStartOffset < :o AND leo >= :o`). Effect: `logStartOffset = offset`, and `tailStart` =
+ *   the old log start when it had none. Failure: returns false.
+ *
+ * `batchBoundsBelow` reads, strongly consistent.
+ */
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { HEAD_OFFSET } from '../tables.js';
+import { readHead } from './head.js';
+import { batchWriteAll, client, type ReplicaStoreRef } from './store.js';
+
+/**
+ * A roll's last step on one replica (or retention dropping batches wholly below the log start):
+ * the table stops holding [tailStart, end), which is now in live S3 segments (or deleted).
+ *
+ *   1. the head: `tailStart = end`, `tailBytes` less the bytes of the batches below `end`,
+ *      `tailSince` now
+ *   2. every batch item below `end`, deleted (unconditionally: what is below a raised tailStart is
+ *      in S3 or gone; a reader that read the head before 1 and misses them falls back to segments)
+ *
+ * Condition (1): the replica holds everything below `end` (`leo >= end`), its tailStart is below
+ * `end` (never moves back), and no full sync fills it. A replica that fails it is skipped (false):
+ * a lagging one gets the leader's segment list through a full sync, a later pass retries the rest.
+ * `end` must be a batch boundary; `known`: the batches below it, when the caller read them (else a
+ * Query finds them). Returns whether the head moved (the deletes run either way when
+ * the head already says `end` or more, so a crash between 1 and 2 is finished by the next call).
+ */
+export async function advanceTailStart(
+  store: ReplicaStoreRef, tp: string, end: number, now = Date.now(), known?: readonly { readonly off: number; readonly sizeBytes: number }[],
+): Promise<boolean> {
+  // (batch items have the same keys on every replica: a roller that read the leader's passes them, saving a Query per replica)
+  const below = known ?? await batchKeysBelow(store, tp, end);
+  const dropped = below.reduce((n, b) => n + b.sizeBytes, 0);
+  let moved = true;
+  try {
+    await client(store).send(new UpdateCommand({
+      TableName: store.replicaTable,
+      Key: { tp, off: HEAD_OFFSET },
+      UpdateExpression: 'SET tailStart = :end, tailBytes = if_not_exists(tailBytes, :dropped) - :dropped, tailSince = :now',
+      ConditionExpression: 'leo >= :end AND (attribute_not_exists(tailStart) OR tailStart < :end) AND attribute_not_exists(snapshotting)',
+      ExpressionAttributeValues: { ':end': end, ':dropped': dropped, ':now': now },
+    }));
+  } catch (err) {
+    if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+    moved = false;
+    const head = await readHead(store, tp);
+    if (!head || (head.tailStart ?? 0) < end) return false;
+  }
+  // (a 16 MiB tail of 1 KiB batches is ~650 BatchWriteItem calls: a few at once)
+  const deletes = below.map((b) => ({ DeleteRequest: { Key: { tp, off: b.off } } }));
+  const CHUNK = 25 * 40;
+  const chunks = Array.from({ length: Math.ceil(deletes.length / CHUNK) }, (_, i) => deletes.slice(i * CHUNK, (i + 1) * CHUNK));
+  for (let i = 0; i < chunks.length; i += 4) await Promise.all(chunks.slice(i, i + 4).map((c) => batchWriteAll(store, c)));
+  return moved;
+}
+
+/** The keys and sizes of every batch item wholly below `end` (keyed by last offset: `off < end`). */
+async function batchKeysBelow(store: ReplicaStoreRef, tp: string, end: number): Promise<{ off: number; sizeBytes: number }[]> {
+  const out: { off: number; sizeBytes: number }[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const res = await client(store).send(new QueryCommand({
+      TableName: store.replicaTable,
+      KeyConditionExpression: 'tp = :tp AND off BETWEEN :zero AND :last',
+      ExpressionAttributeValues: { ':tp': tp, ':zero': 0, ':last': end - 1 },
+      ProjectionExpression: 'off, sizeBytes',
+      ConsistentRead: true,
+      ExclusiveStartKey: start,
+    }));
+    out.push(...(res.Items ?? []).map((i) => ({ off: i.off as number, sizeBytes: (i.sizeBytes as number | undefined) ?? 0 })));
+    start = res.LastEvaluatedKey;
+  } while (start);
+  return out;
+}
+
+/**
+ * Corrects a head's `tailBytes` (a roll trigger that drifted: a truncation or a full sync does not
+ * keep it exact) by `delta`, relative to the value the caller read: appends since add their own.
+ * Condition: the head exists. Errors: store failures only.
+ */
+export async function correctTailBytes(store: ReplicaStoreRef, tp: string, delta: number): Promise<void> {
+  try {
+    await client(store).send(new UpdateCommand({
+      TableName: store.replicaTable, Key: { tp, off: HEAD_OFFSET },
+      UpdateExpression: 'ADD tailBytes :d', ConditionExpression: 'attribute_exists(tp)', ExpressionAttributeValues: { ':d': delta },
+    }));
+  } catch (err) {
+    if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+  }
+}
+
+/**
+ * Raises a replica's log start offset (retention, DeleteRecords); never moves it back. A head
+ * without `tailStart` gets its old log start as `tailStart` in the same write: the table still
+ * holds the batches from there, and a roller must start at a batch boundary, not at an offset
+ * DeleteRecords chose inside a batch.
+ * Condition: `logStartOffset < offset` and the replica holds the offset (`leo >= offset`; one that
+ * does not will take the leader's log start with a full sync). Returns false when it failed.
+ */
+export async function raiseLogStart(store: ReplicaStoreRef, tp: string, offset: number): Promise<boolean> {
+  try {
+    await client(store).send(new UpdateCommand({
+      TableName: store.replicaTable,
+      Key: { tp, off: HEAD_OFFSET },
+      UpdateExpression: 'SET tailStart = if_not_exists(tailStart, logStartOffset), logStartOffset = :o',
+      ConditionExpression: 'logStartOffset < :o AND leo >= :o',
+      ExpressionAttributeValues: { ':o': offset },
+    }));
+    return true;
+  } catch (err) {
+    if ((err as Error).name === 'ConditionalCheckFailedException') return false;
+    throw err;
+  }
+}
+
+/** A batch's offsets and size, without its bytes. */
+export interface BatchBounds {
+  readonly baseOffset: number;
+  readonly lastOffset: number;
+  readonly sizeBytes: number;
+}
+
+/**
+ * The batches a replica's table holds whose last offset is in [fromOffset, below) — the batches
+ * wholly below `below` (DeleteRecords drops them) — in offset order, without their bytes.
+ */
+export async function batchBoundsBelow(store: ReplicaStoreRef, tp: string, fromOffset: number, below: number): Promise<BatchBounds[]> {
+  const out: BatchBounds[] = [];
+  if (below <= fromOffset) return out;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const res = await client(store).send(new QueryCommand({
+      TableName: store.replicaTable,
+      KeyConditionExpression: 'tp = :tp AND off BETWEEN :from AND :last',
+      ExpressionAttributeValues: { ':tp': tp, ':from': Math.max(0, fromOffset), ':last': below - 1 },
+      ProjectionExpression: 'baseOffset, lastOffset, sizeBytes',
+      ConsistentRead: true,
+      ExclusiveStartKey: start,
+    }));
+    for (const item of res.Items ?? []) out.push({ baseOffset: item.baseOffset as number, lastOffset: item.lastOffset as number, sizeBytes: item.sizeBytes as number });
+    start = res.LastEvaluatedKey;
+  } while (start);
+  return out;
+}
