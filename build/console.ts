@@ -6,7 +6,7 @@
  * console/index.html with the hashed names in place of `./app.js` and `./app.css`.
  *
  * Who runs it: `npm run build:console` (into dist/console/), the local stack at start, and the
- * bundling of the `console` function (cdk/esbuild.ts), whose bundle carries the files in `console/`.
+ * bundling of the `console` function (build/functions.ts), whose bundle carries the files in `console/`.
  * Everything but index.html has a content hash in its name, so the server may cache it for a year.
  */
 import fs from 'node:fs';

@@ -1,13 +1,13 @@
 /**
  * The one esbuild call that bundles the functions as they are deployed: the CDK construct's
  * assets (cdk/bundling.ts), the cold-start bench and the local stack's Lambda-fidelity mode
- * (lib/local/lambda-runtime.ts) all build with it, so what runs locally is what deploys.
+ * (local/lambda-runtime.ts) all build with it, so what runs locally is what deploys.
  *
  * Output per function: `<name>/index.mjs` (ESM, Node 22, minified, with a `require` shim for the
  * CommonJS dependencies) and `index.mjs.map` (used when the construct's `sourceMaps` prop turns on
  * `--enable-source-maps`). HTTP functions are wrapped so that they take REST API (payload 1.0)
  * events too; see runtime/rest-event.ts. A function whose catalog entry has `bundlesConsole`
- * also gets the built console (console/build.ts) in `<name>/console/`, where it serves it from.
+ * also gets the built console (build/console.ts) in `<name>/console/`, where it serves it from.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -3,7 +3,7 @@
  * catch-all, each to the function the table names. An HTTP API (payload 2.0, what the handlers
  * speak), or a REST API with the same paths for LocalStack's free plan (its payload 1.0 events are
  * rewritten by runtime/rest-event.ts, which the bundler wraps around every HTTP function).
- * The console's static routes (lib/http/console-routes.ts) join them with no authorizer.
+ * The console's static routes (lib/http/static-routes.ts) join them with no authorizer.
  */
 import { Duration, Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';

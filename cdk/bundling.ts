@@ -3,7 +3,7 @@
  * runs ONE esbuild call for every function of the catalog (they share most of their code, so one
  * call costs about what one function costs), and each function's asset then takes its own output.
  * When the stack is synthesized without bundling (`aws:cdk:bundling-stacks: []`), nothing runs.
- * What the bundles hold: cdk/esbuild.ts.
+ * What the bundles hold: build/functions.ts.
  */
 import fs from 'node:fs';
 import path from 'node:path';

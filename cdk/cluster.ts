@@ -1,8 +1,8 @@
 /**
  * `TributaryCluster`: a whole Tributary cluster as one construct — the coordination table, one
  * replica table per broker, the bucket, one Lambda function per entry of the function catalog
- * (lib/functions.ts) with exactly the access its entry names, the API built from the route table
- * (lib/http/routes.ts), the console under `<api url>ui/` (lib/http/console.ts; its routes need no
+ * (lib/functions/catalog.ts) with exactly the access its entry names, the API built from the route table
+ * (lib/http/routes.ts), the console under `<api url>ui/` (lib/http/console-server.ts; its routes need no
  * credentials), the replicator's stream event sources, the controller's schedule, alarms
  * and a dashboard. The broker list goes into the coordination table (a custom resource's PutItem),
  * where the controller reads it: a Lambda environment holds 4 KB. Tables come from lib/storage/tables.ts, the same definitions the local stack
@@ -119,7 +119,7 @@ export class TributaryCluster extends Construct {
   readonly consoleUrl: string;
   /**
    * Writes the broker list into the coordination table on every create and update
-   * (DEPLOYED_BROKERS_ITEM in lib/functions.ts); the controller registers the brokers from it.
+   * (DEPLOYED_BROKERS_ITEM in lib/storage/tables.ts); the controller registers the brokers from it.
    */
   readonly brokerList: cr.AwsCustomResource;
   /** Where stream batches the replicator gave up on are recorded. */
@@ -383,7 +383,7 @@ export class TributaryCluster extends Construct {
       });
       // An invocation throttled behind the running one is superseded by the next minute's.
       fn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
-      // Between runs, a data path's suspect report wakes it (lib/functions.ts, CONTROLLER_WAKE_PATTERN):
+      // Between runs, a data path's suspect report wakes it (lib/functions/catalog.ts, CONTROLLER_WAKE_PATTERN):
       // only those records of the coordination table's stream invoke it; a failed wake is not
       // retried, the next scheduled run covers it.
       fn.addEventSource(new DynamoEventSource(this.coordinationTable, {
@@ -406,7 +406,7 @@ export class TributaryCluster extends Construct {
     for (const prefix of new Set([...spec.bucketRead, ...spec.bucketWrite])) {
       Validations.of(fn.role as iam.Role).acknowledge({
         id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${prefix}*]`,
-        reason: `The ${spec.name} function reads or writes objects whose keys are created at run time under ${prefix}, the prefix its catalog entry names (lib/functions.ts); listing is limited to the same prefixes by an s3:prefix condition.`,
+        reason: `The ${spec.name} function reads or writes objects whose keys are created at run time under ${prefix}, the prefix its catalog entry names (lib/functions/catalog.ts); listing is limited to the same prefixes by an s3:prefix condition.`,
       });
     }
   }

@@ -1,10 +1,10 @@
 /**
  * The nemesis: a seeded schedule of real faults, one at a time — SIGKILL and restart a broker's
  * store (with its data, or empty), SIGSTOP a broker store or a controller past its timeout, kill
- * a gateway process mid-request, network faults through a broker's proxy, and the faults of issue
- * 11: a leader's store killed right after it acknowledged an acks=all write, a copier paused
+ * a gateway process mid-request, network faults through a broker's proxy; faults aimed at
+ * replication: a leader's store killed right after it acknowledged an acks=all write, a copier paused
  * mid-replication and resumed after the others moved on, stream batches the replicator never
- * gets; and faults that reshape the cluster through its admin API (lib/chaos/reshape.ts): a broker
+ * gets; and faults that reshape the cluster through its admin API (chaos/reshape.ts): a broker
  * added and removed again, a broker removed for good, a partition reassigned. Every fault acts on a
  * process by its pid (through the supervisor) or on the cluster's shape, and goes to the history;
  * after each one the run holds a quiet phase (no writes) to judge liveness.

@@ -1,5 +1,5 @@
 /**
- * A chaos run (issues 7 and 11): a private local stack with one DynamoDB Local process per broker,
+ * A chaos run: a private local stack with one DynamoDB Local process per broker,
  * two controller processes with skewed clocks, two gateways in their own processes and a fault
  * proxy in front of every broker store; the workload and the nemesis for `durationMs`, with a
  * quiet phase after every fault; then heal, wait for the cluster to recover, read everything back,

@@ -1,7 +1,7 @@
 /**
  * `tributary users add <principal>`: a user of a local cluster started with `--auth`, appended to
  * `<data-dir>/credentials.json` with a new token, which is printed (and only here). The running
- * gateway accepts it within 2 s (lib/local/credentials.ts).
+ * gateway accepts it within 2 s (local/credentials.ts).
  */
 import type { Command } from 'commander';
 import { addUser, credentialsPath } from '../local/credentials.js';

@@ -91,7 +91,7 @@ export const ENVIRONMENT = {
   superUsers: 'TRIBUTARY_SUPER_USERS',
   /** With a JWT authorizer: the claim that names the principal (lib/http/principal.ts). Default `sub`. */
   principalClaim: 'TRIBUTARY_PRINCIPAL_CLAIM',
-  /** The console function's built files. Default: `console/` beside its bundle (lib/http/console.ts). */
+  /** The console function's built files. Default: `console/` beside its bundle (lib/http/console-server.ts). */
   consoleDir: 'TRIBUTARY_CONSOLE_DIR',
   /** With a JWT authorizer: the OIDC provider the console signs in with (its issuer URL), for /ui/config.json. */
   consoleOidcIssuer: 'TRIBUTARY_CONSOLE_OIDC_ISSUER',

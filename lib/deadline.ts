@@ -3,7 +3,7 @@
  * that is the sooner of the function's own timeout and the API's 30 s integration limit, less a
  * margin for writing the answer: a long poll, and retries across a leader change, stop there and
  * answer with what they have instead of being cut off (a 504 and a frozen container). The HTTP
- * function wrapper (lib/http/function.ts) sets it for each request; code outside a request (the
+ * function wrapper (lib/http/handler.ts) sets it for each request; code outside a request (the
  * controller, tests, benches) has none and keeps its own deadlines.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';

@@ -2,7 +2,7 @@
  * The HTTP gateway alone, in its own process (`gateway-process.ts --port P [--lambda]`): the fault
  * harness kills it mid-request, as a Lambda that crashes after a write but before its response.
  * It serves the same handlers as the local stack's gateway, with the environment it was started
- * with: in this process, or with `--lambda` as Lambda runs them (lib/local/lambda-runtime.ts), in
+ * with: in this process, or with `--lambda` as Lambda runs them (local/lambda-runtime.ts), in
  * execution environments of its own — started as a process group (ProcessSpec.group), so that
  * killing or pausing the gateway kills or pauses its environments with it.
  */

@@ -6,7 +6,7 @@
  * (`--auth`), the gateway is also the API's Lambda authorizer: every API route needs a known
  * bearer token (401 with 40101 before any function runs), and the principal goes into the event as
  * `requestContext.authorizer.lambda.principal`, where lib/http/principal.ts reads it. The console's
- * static routes (lib/http/console-routes.ts) have no authorizer here either, as in AWS.
+ * static routes (lib/http/static-routes.ts) have no authorizer here either, as in AWS.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -27,7 +27,7 @@ export interface ControlResponse {
 export interface GatewayOptions {
   readonly host: string;
   readonly port: number;
-  /** The HTTP functions: the API's (lib/http/routes.ts) and the console's (lib/http/console-routes.ts). */
+  /** The HTTP functions: the API's (lib/http/routes.ts) and the console's (lib/http/static-routes.ts). */
   readonly functions: Readonly<Record<HttpFunctionName, HttpHandler>>;
   readonly maxRequestBytes: number;
   /** The 413 body for a request over `maxRequestBytes`. @default the REST Proxy's error shape */

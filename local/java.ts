@@ -109,7 +109,7 @@ export interface Command { file: string; args: string[]; cwd?: string }
 
 /**
  * `java … -jar DynamoDBLocal.jar -sharedDb -disableTelemetry -port P (-inMemory | -dbPath DIR)`, run
- * in the jar's directory; with a prepared `launch` (lib/local/dynamodb-archive.ts), its jar and
+ * in the jar's directory; with a prepared `launch` (local/dynamodb-archive.ts), its jar and
  * class data archive instead of the shipped jar.
  */
 export function dynamoDbCommand(

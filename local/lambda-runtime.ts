@@ -2,8 +2,8 @@
  * The local stack's Lambda-fidelity mode (docs/architecture.md, "The local stack"): every function
  * runs as AWS runs it, so code that only works in one long-lived process fails here first.
  *
- * - Bundles: each function is built as the CDK deploys it (cdk/esbuild.ts) and loaded by a fresh
- *   `node` process per execution environment (lib/local/lambda-worker.ts), with the function's
+ * - Bundles: each function is built as the CDK deploys it (build/functions.ts) and loaded by a fresh
+ *   `node` process per execution environment (local/lambda-worker.ts), with the function's
  *   memory as its heap limit. Its init is a cold start, counted and timed.
  * - Freezing: an environment that has answered is stopped (SIGSTOP) until its next invocation, so
  *   work a handler leaves running after its answer does not happen until then, or never.
@@ -26,7 +26,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { PROJECT_ROOT, bundleFunctions, type BundledFunction } from '../build/functions.js';
 import type { FunctionSpec } from '../lib/functions/catalog.js';
 
-/** A function the runtime runs: the catalog's (lib/functions.ts), or a test's. */
+/** A function the runtime runs: the catalog's (lib/functions/catalog.ts), or a test's. */
 export type LambdaFunction = BundledFunction & Pick<FunctionSpec, 'memoryMb' | 'timeoutSeconds'>;
 import { logger } from '../lib/logger.js';
 

@@ -1,12 +1,12 @@
 /**
  * One Lambda execution environment of the local stack's Lambda-fidelity mode
- * (lib/local/lambda-runtime.ts): a Node process that loads one function's deployed bundle (its
+ * (local/lambda-runtime.ts): a Node process that loads one function's deployed bundle (its
  * init, timed as Lambda's cold start), then runs one invocation at a time as the runtime sends
  * them over IPC, with a Lambda context whose remaining time counts down to the function's
  * timeout. Between invocations the runtime freezes this process (SIGSTOP), so nothing the handler
  * left running after its answer makes progress until the next invocation, as in AWS.
  *
- * Bundled by the same esbuild call as the functions (cdk/esbuild.ts) and run with plain `node`.
+ * Bundled by the same esbuild call as the functions (build/functions.ts) and run with plain `node`.
  */
 import { pathToFileURL } from 'node:url';
 

@@ -7,7 +7,7 @@ import net from 'node:net';
 
 /**
  * A failure of the local stack the user can act on; the message is one clear sentence. Defined here
- * (the lowest module of lib/local) and re-exported by processes.ts.
+ * (the lowest module of local/) and re-exported by processes.ts.
  */
 export class LocalStackError extends Error {
   override readonly name = 'LocalStackError';

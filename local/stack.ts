@@ -65,7 +65,7 @@ export interface LocalStackOptions {
   /** Fault harness: a stream batch for which this returns true never reaches the replicator (a lost event). */
   readonly dropDelivery?: () => boolean;
   /**
-   * Lambda-fidelity mode (lib/local/lambda-runtime.ts): every function runs from its deployed
+   * Lambda-fidelity mode (local/lambda-runtime.ts): every function runs from its deployed
    * bundle in worker processes, frozen between invocations, with Lambda's concurrency, timeouts
    * and payload limits, and API Gateway's answers when Lambda fails. Off: the handlers run in
    * this process (faster to start, and benchmarks can trace their store calls).
@@ -83,7 +83,7 @@ export interface LocalStackOptions {
    * `--auth`: every API route needs `Authorization: Bearer <token>` of a user in
    * `<data-dir>/credentials.json` (created with `User:admin`, a super user, when absent; re-read
    * within 2 s of a change), and the functions run with `TRIBUTARY_AUTH=token` and
-   * `TRIBUTARY_SUPER_USERS=User:admin`, so ACLs are enforced (lib/local/credentials.ts).
+   * `TRIBUTARY_SUPER_USERS=User:admin`, so ACLs are enforced (local/credentials.ts).
    * @default false: open on `host`, every caller `User:ANONYMOUS`, nothing enforced
    */
   readonly auth?: boolean;
@@ -110,7 +110,7 @@ export interface LocalStack {
   readonly consoleUrl: string;
   /**
    * The console as built at start into `<data-dir>/console` (in-process mode); with `lambda`,
-   * the console function's bundle carries its own build (cdk/esbuild.ts) and this is undefined.
+   * the console function's bundle carries its own build (build/functions.ts) and this is undefined.
    */
   readonly console: BuiltConsole | undefined;
   readonly dataDir: string;

@@ -1,6 +1,6 @@
 /**
  * Client quota administration (Kafka's DescribeClientQuotas / AlterClientQuotas for user
- * entities): what lib/http/v3-client-quotas.ts serves. Enforcement is lib/security/quotas.ts.
+ * entities): what lib/http/client-quota-routes.ts serves. Enforcement is lib/security/quotas.ts.
  */
 import { deleteClientQuota, listClientQuotas, putClientQuota, ClientQuotaNotFound, type ClientQuotaRecord, type ClientQuotaValues } from '../storage/quotas.js';
 import { invalidateMetadata } from './metadata.js';

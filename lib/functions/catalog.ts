@@ -36,7 +36,7 @@ export interface FunctionSpec {
   readonly bucketRead: readonly string[];
   readonly bucketWrite: readonly string[];
   /**
-   * Its bundle carries the built console (console/build.ts) in `console/` beside `index.mjs`.
+   * Its bundle carries the built console (build/console.ts) in `console/` beside `index.mjs`.
    * @default false
    */
   readonly bundlesConsole?: boolean;
@@ -71,8 +71,8 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     coordinationWrites: ['groupList', 'group', 'offsets', 'brokers', 'quotaUsage'],
   }),
   spec({
-    // The console's static files and /ui/config.json (lib/http/console.ts): no store at all, and
-    // no authorizer on its routes (lib/http/console-routes.ts).
+    // The console's static files and /ui/config.json (lib/http/console-server.ts): no store at all, and
+    // no authorizer on its routes (lib/http/static-routes.ts).
     name: 'console', entry: 'lambdas/console.ts', description: 'Static files of the web console under /ui/, and /ui/config.json',
     trigger: 'http', memoryMb: 128, timeoutSeconds: 5, coordination: 'none', coordinationWrites: [], replicas: 'none', bucketRead: [], bucketWrite: [],
     bundlesConsole: true,

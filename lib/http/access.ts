@@ -1,5 +1,5 @@
 /**
- * What each route needs from the authorizer (issue 17): the vocabulary of the access column of
+ * What each route needs from the authorizer: the vocabulary of the access column of
  * lib/http/routes.ts.
  *
  * A route declares one rule, built from:

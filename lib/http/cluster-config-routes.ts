@@ -3,7 +3,7 @@
  * `--entity-type brokers --entity-default`, in Confluent's KafkaClusterConfig shape; and each
  * broker's view of them (`/brokers/{id}/configs`, read-only: Tributary has no per-broker
  * overrides, so a broker's configs are the cluster-wide ones plus its fixed `broker.id` and
- * `broker.rack`). Served by the admin function beside lib/http/v3-admin.ts's routes.
+ * `broker.rack`). Served by the admin function beside lib/http/admin-routes.ts's routes.
  */
 import * as z from 'zod';
 import { HttpError } from '../errors.js';

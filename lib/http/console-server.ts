@@ -1,5 +1,5 @@
 /**
- * The console function: serves the built console (console/build.ts) under `/ui/` and its
+ * The console function: serves the built console (build/console.ts) under `/ui/` and its
  * `/ui/config.json`, with no credentials asked (the routes have no authorizer: the files hold no
  * data; the app's API calls carry the credentials).
  *

@@ -14,7 +14,7 @@
  * CLUSTER DESCRIBE; broker add/remove, reassignments, elect-leader → CLUSTER ALTER.
  *
  * The checks that depend on a body (`inBody`), made where the handler parses it:
- * - `POST /v3/clusters/{c}/topics`: CLUSTER CREATE or TOPIC CREATE on `topic_name` (v3-admin.ts);
+ * - `POST /v3/clusters/{c}/topics`: CLUSTER CREATE or TOPIC CREATE on `topic_name` (admin-routes.ts);
  * - `POST .../consumer-groups/{g}/offsets:commit`: TOPIC READ per committed topic (group-routes.ts);
  * - `POST .../consumer-groups/{g}/offsets:reset`: TOPIC READ per topic reset (group-routes.ts);
  * - `POST .../consumer-groups/{g}/heartbeat`: TOPIC DESCRIBE per subscribed topic name; a regex

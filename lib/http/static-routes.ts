@@ -3,7 +3,7 @@
  * when every API route needs IAM or a JWT (the files hold no data; the app's API calls carry the
  * credentials). They are not Kafka API routes — no ACL rule, no request quota, no store — so they
  * are not in ROUTES (lib/http/routes.ts); the CDK's API (cdk/api.ts), the REST adapter
- * (cdk/runtime/rest-event.ts) and the local gateway (lib/local/gateway.ts) read this list as they
+ * (lib/http/rest-event.ts) and the local gateway (local/gateway.ts) read this list as they
  * read that one. Paths use API Gateway's syntax: `{proxy+}` is a greedy variable.
  */
 import type { StaticFunctionName } from '../functions/catalog.js';

@@ -1,11 +1,11 @@
 /**
- * The fast commit of acks=all (issue 13): after the leader's append, every follower the leader's
+ * The fast commit of acks=all: after the leader's append, every follower the leader's
  * high watermark counts is written in parallel from the batches this instance just appended —
  * still in memory — under the follower's expected log end and the leader's epoch, then the
  * leader's high watermark moves: three sequential round trips in all (append, copies, high
  * watermark), no reads. Anything it cannot prove from what it holds — a follower whose log end it
  * cannot learn or whose batches are no longer in memory, a count (ISR) that changed, a member the
- * metadata says is down or no longer in the partition state's ISR — falls back to `replicate` (lib/log/replicate.ts), which reads everything
+ * metadata says is down or no longer in the partition state's ISR — falls back to `replicate` (lib/log/commit.ts), which reads everything
  * and decides the ISR.
  *
  * Why it is safe: every write is conditional. A follower copy holds only if the follower's head

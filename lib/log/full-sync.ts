@@ -1,5 +1,5 @@
 /**
- * Full sync via snapshot (docs/architecture.md, "Replication"; seed 3.1.2.1): for a follower that
+ * Full sync via snapshot (docs/architecture.md, "Replication"): for a follower that
  * is empty, wiped, behind the leader's log start, or diverged. Bounded: the snapshot is written to
  * and read from S3 in parts (lib/log/snapshot-parts.ts), never held whole in memory. Safe to fail:
  * the follower's log is not touched until the snapshot is complete.

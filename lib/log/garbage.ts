@@ -1,5 +1,5 @@
 /**
- * The garbage pass (issue 12): deletes S3 objects of the log that nothing refers to any more —
+ * The garbage pass: deletes S3 objects of the log that nothing refers to any more —
  * found by reference, never by age alone, and only once they are older than a grace period, so a
  * fetch or a full sync that read a segment list or a table pointer just before can still read them.
  *

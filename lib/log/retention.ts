@@ -1,5 +1,5 @@
 /**
- * Retention and DeleteRecords (issue 12): how the log's start moves forward.
+ * Retention and DeleteRecords: how the log's start moves forward.
  *
  * Both follow one order, so no reader ever finds a hole:
  *   1. raise `logStartOffset` on every replica, the leader first (never backwards): from then on

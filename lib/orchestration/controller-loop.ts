@@ -77,7 +77,7 @@ let registeredVersion: string | undefined;
 
 /**
  * In AWS the deployment writes its broker list into the coordination table
- * (DEPLOYED_BROKERS_ITEM, lib/functions.ts); the controller registers the brokers a version of the
+ * (DEPLOYED_BROKERS_ITEM, lib/functions/catalog.ts); the controller registers the brokers a version of the
  * list adds (all of them the first time, with the cluster), and records the version it registered
  * (`deployment`/`registered`): a broker removed through the API (DELETE .../brokers/{id}) whose id
  * is still listed is not registered again by the next controller, only by POST .../brokers.

@@ -1,6 +1,6 @@
 /**
  * DynamoDB Streams reads (DescribeStream, GetShardIterator, GetRecords) for the local stack's
- * stream poller (lib/local/stream-poller.ts), which plays Lambda's event source mapping. Records
+ * stream poller (local/stream-poller.ts), which plays Lambda's event source mapping. Records
  * come out exactly as Lambda hands them to a function in a `DynamoDBStreamEvent`: plain JSON,
  * attribute values in DynamoDB JSON with binary as base64 strings, `ApproximateCreationDateTime`
  * in epoch seconds, and `eventSourceARN` set to the stream ARN.

@@ -1,5 +1,5 @@
 /**
- * The console's one way to the cluster: the project's SDK (lib/client), pointed at the origin the
+ * The console's one way to the cluster: the project's SDK (client/), pointed at the origin the
  * console was served from, with the credentials config.json asks for (none, a bearer token, or an
  * OIDC login whose token the API's JWT authorizer accepts).
  */
