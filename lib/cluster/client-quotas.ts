@@ -2,7 +2,7 @@
  * Client quota administration (Kafka's DescribeClientQuotas / AlterClientQuotas for user
  * entities): what lib/http/client-quota-routes.ts serves. Enforcement is lib/security/quotas.ts.
  */
-import { deleteClientQuota, listClientQuotas, putClientQuota, ClientQuotaNotFound, type ClientQuotaRecord, type ClientQuotaValues } from '../storage/quotas.js';
+import { deleteClientQuota, listClientQuotas, putClientQuota, ClientQuotaNotFound, type ClientQuotaRecord, type ClientQuotaValues } from '../storage/coordination/quotas.js';
 import { invalidateMetadata } from './metadata.js';
 
 export { ClientQuotaNotFound as ClientQuotaMissing };

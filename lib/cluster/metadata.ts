@@ -5,14 +5,14 @@
  */
 import { config } from '../config.js';
 import { KafkaError } from '../protocol/errors.js';
-import { listAcls, type AclRecord } from '../storage/acls.js';
+import { listAcls, type AclRecord } from '../storage/coordination/acls.js';
 import { listBrokers, markBrokerSuspect } from '../storage/coordination/brokers.js';
 import { listTopicPartitionCounts, readTopic, type TopicWithPartitions } from '../storage/coordination/topics.js';
 import { readCluster, readMetadataVersion } from '../storage/coordination/cluster.js';
 import { readClusterConfigs } from '../storage/coordination/cluster-configs.js';
 import type { BrokerRecord, ClusterRecord } from '../storage/model.js';
 import type { ReplicaStoreRef } from '../storage/replica/store.js';
-import { listClientQuotas, type ClientQuotaRecord } from '../storage/quotas.js';
+import { listClientQuotas, type ClientQuotaRecord } from '../storage/coordination/quotas.js';
 import { effectiveClusterConfigs, type EffectiveClusterConfigs } from './cluster-configs.js';
 
 let version: number | undefined;
@@ -134,7 +134,7 @@ export async function clusterConfigs(): Promise<EffectiveClusterConfigs> {
 }
 
 /**
- * Every stored ACL binding (lib/storage/acls.ts), for the authorizer. Cached like the rest of the
+ * Every stored ACL binding (lib/storage/coordination/acls.ts), for the authorizer. Cached like the rest of the
  * metadata: every ACL write bumps the metadata version, so a change reaches this instance within
  * `metadataMaxAgeMs` (at once after its own write, which calls `metadataCheckDue`), and the ACLs
  * are reread at most once per `metadataMaxAgeMs` however often the version moves.

@@ -9,8 +9,8 @@ import { partitionCountsKnowing } from '../cluster/metadata.js';
 import { KafkaError } from '../protocol/errors.js';
 import { logger } from '../logger.js';
 import { listOffset, readFromLeader } from '../log/read.js';
-import * as store from '../storage/groups.js';
-import type { CommittedOffset, GroupMeta, MemberRecord, Subscription, TargetAssignment } from '../storage/groups.js';
+import * as store from '../storage/coordination/groups.js';
+import type { CommittedOffset, GroupMeta, MemberRecord, Subscription, TargetAssignment } from '../storage/coordination/groups.js';
 import { ASSIGNORS, tpKey, type AssignorName, type TopicPartition } from './assignors.js';
 import { emptyMeta, expired, keysOf, planHeartbeat, subscribedTopics, targetKeys, type HeartbeatRequest, type TopicFilter } from './membership.js';
 

@@ -6,13 +6,13 @@
  * out of `owned`, or left, or expired); the group epoch moves with membership and subscriptions.
  *
  * Per-member data lives in the member records, never in the group's meta: what a member owns is
- * its record's `owned`, and the target assignment is stored apart (see lib/storage/groups.ts), so
+ * its record's `owned`, and the target assignment is stored apart (see lib/storage/coordination/groups.ts), so
  * the meta item stays small for any group. A heartbeat changes only its own member's ownership;
  * other members lose partitions only by being removed.
  */
 import { createHash } from 'node:crypto';
 import { KafkaError } from '../protocol/errors.js';
-import type { GroupMeta, MemberRecord, PartitionsByTopic, Subscription, TargetAssignment } from '../storage/groups.js';
+import type { GroupMeta, MemberRecord, PartitionsByTopic, Subscription, TargetAssignment } from '../storage/coordination/groups.js';
 import { assign, tpKey, type AssignorName, type TopicPartition } from './assignors.js';
 
 export interface HeartbeatRequest {

@@ -29,7 +29,7 @@ import { ByteReader } from '../protocol/varint.js';
 import { topicPartitionKey } from '../storage/model.js';
 import { readObject, readRange, putObject } from '../storage/objects.js';
 import { readHead, tailStartOf } from '../storage/replica/head.js';
-import { listSegments, replaceSegments, segmentObjectKey, type SegmentRecord } from '../storage/segments.js';
+import { listSegments, replaceSegments, segmentObjectKey, type SegmentRecord } from '../storage/coordination/segments.js';
 import { MAX_TRANSACTION_ITEMS } from '../storage/transact.js';
 import {
   batchesOf, decodeFooter, decodeIndex, encodeSegment, indexRange, readPlan, verifyBatchRegion,

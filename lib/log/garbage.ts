@@ -26,7 +26,7 @@ import { topicPartitionKey, type PartitionRecord, type TopicRecord } from '../st
 import { deleteObjects, listObjects, type ListedObject } from '../storage/objects.js';
 import { batchPointerKeys } from '../storage/replica/deletion.js';
 import { type ReplicaStoreRef } from '../storage/replica/store.js';
-import { abandonPending, claimOrphan, listSegments, removeSegmentItem, tombstoneSegments, type SegmentRecord } from '../storage/segments.js';
+import { abandonPending, claimOrphan, listSegments, removeSegmentItem, tombstoneSegments, type SegmentRecord } from '../storage/coordination/segments.js';
 
 /** The least time between an object leaving the log and its deletion, whatever a topic sets. */
 export const GARBAGE_GRACE_FLOOR_MS = 10 * 60_000;

@@ -16,7 +16,7 @@ import { ObjectMissing, readRange } from '../storage/objects.js';
 import { firstBatchAtOrAfter, queryBatches } from '../storage/replica/reads.js';
 import { readHead, readHeads, tailStartOf } from '../storage/replica/head.js';
 import { type ReplicaStoreRef } from '../storage/replica/store.js';
-import { segmentFor, type SegmentRecord } from '../storage/segments.js';
+import { segmentFor, type SegmentRecord } from '../storage/coordination/segments.js';
 import { firstOffsetAtOrAfterTime, liveSegments, readSegment } from './segment-reader.js';
 import { knownHighWatermark, noteHighWatermark, sleepUntilMoved } from './hw-signal.js';
 

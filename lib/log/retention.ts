@@ -18,7 +18,7 @@ import { topicPartitionKey, type PartitionRecord, type ReplicaHead, type TopicRe
 import { advanceTailStart, batchBoundsBelow, raiseLogStart } from '../storage/replica/tail.js';
 import { readHead, tailStartOf } from '../storage/replica/head.js';
 import { type ReplicaStoreRef } from '../storage/replica/store.js';
-import { listSegments, tombstoneSegments, type SegmentRecord } from '../storage/segments.js';
+import { listSegments, tombstoneSegments, type SegmentRecord } from '../storage/coordination/segments.js';
 
 /** A partition as retention sees it: the topic, its state, the leader's and the followers' stores. */
 interface PartitionView {

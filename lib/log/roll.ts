@@ -23,7 +23,7 @@ import { advanceTailStart, correctTailBytes } from '../storage/replica/tail.js';
 import { queryBatches } from '../storage/replica/reads.js';
 import { readHead, tailStartOf } from '../storage/replica/head.js';
 import { type ReplicaStoreRef } from '../storage/replica/store.js';
-import { commitSegment, listSegments, registerPending, segmentObjectKey, type SegmentRecord } from '../storage/segments.js';
+import { commitSegment, listSegments, registerPending, segmentObjectKey, type SegmentRecord } from '../storage/coordination/segments.js';
 import { encodeSegment, type SegmentBatchInput } from './segment-format.js';
 
 /** A pending claim older than this is taken over (its roller died between (a) and (c)). */

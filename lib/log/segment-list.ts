@@ -6,14 +6,14 @@
 import { topicPartitionKey } from '../storage/model.js';
 import { readHead, tailStartOf } from '../storage/replica/head.js';
 import { type ReplicaStoreRef } from '../storage/replica/store.js';
-import { listSegments, type SegmentRecord, type SegmentState } from '../storage/segments.js';
+import { listSegments, type SegmentRecord, type SegmentState } from '../storage/coordination/segments.js';
 
 /** Which registry items to list: one state, or every state (`all`). */
 export type SegmentStateFilter = SegmentState | 'all';
 
 const ALL_STATES: readonly SegmentState[] = ['live', 'pending', 'deleted'];
 
-/** One registry item as the route shows it: lib/storage/segments.ts's `SegmentRecord` without its partition and replica-only fields (times in ms since the epoch). */
+/** One registry item as the route shows it: lib/storage/coordination/segments.ts's `SegmentRecord` without its partition and replica-only fields (times in ms since the epoch). */
 export type SegmentInfo = Pick<SegmentRecord, 'baseOffset' | 'endOffset' | 'key' | 'generation' | 'state' | 'createdAt' | 'deletedAt' | 'sizeBytes' | 'recordCount' | 'batchCount' | 'minTimestamp' | 'maxTimestamp'>;
 
 /** A page of a partition's segments and the leader's view of the tiers. */

@@ -19,7 +19,7 @@ import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
 import { PARTITION_LEADER_EPOCH_OFFSET, crcMismatch, decodeBatch } from '../protocol/record-batch.js';
 import { readRange, readTail } from '../storage/objects.js';
-import { listSegments, type SegmentRecord } from '../storage/segments.js';
+import { listSegments, type SegmentRecord } from '../storage/coordination/segments.js';
 import {
   FOOTER_BYTES, batchesOf, decodeFooter, decodeIndex, entryForTimestamp, indexRange, readPlan, SegmentCorrupt,
   type IndexEntry, type SegmentIndex,

@@ -3,7 +3,7 @@
  * together. Who may call these (CLUSTER ALTER / DESCRIBE) is checked where requests enter.
  */
 import { metadataCheckDue } from '../cluster/metadata.js';
-import * as store from '../storage/acls.js';
+import * as store from '../storage/coordination/acls.js';
 import { compareBindings, matchesFilter, validateBinding, type AclBinding, type AclFilter, type AclInput } from './acls.js';
 
 const stored = async (): Promise<AclBinding[]> => (await store.listAcls()) as AclBinding[];

@@ -1,7 +1,7 @@
 /**
  * Kafka's ACL model and its matcher, pure: bindings and filters with Kafka's names, their
  * validation, and the decision Kafka's `AclAuthorizer` makes for one request. No I/O here:
- * lib/storage/acls.ts keeps the bindings, lib/security/authorizer.ts reads them and calls `decide`.
+ * lib/storage/coordination/acls.ts keeps the bindings, lib/security/authorizer.ts reads them and calls `decide`.
  */
 import { isIP } from 'node:net';
 import { KafkaError } from '../protocol/errors.js';

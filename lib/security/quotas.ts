@@ -3,7 +3,7 @@
  * across Lambda instances without a store call on the common path.
  *
  * Each instance keeps, per principal and kind, an allowance for the current second, drawn in
- * chunks from a shared per-second counter (lib/storage/quotas.ts `drawQuotaUsage`, an atomic ADD)
+ * chunks from a shared per-second counter (lib/storage/coordination/quotas.ts `drawQuotaUsage`, an atomic ADD)
  * and spent in memory. When the allowance runs low (under half a chunk) the next draw starts in
  * the background; it runs while the request does its own work and is awaited before the handler
  * returns (`settleQuotaDraws`: Lambda freezes the instance after the response). Only a request
@@ -20,7 +20,7 @@
  */
 import { HttpError } from '../errors.js';
 import { cachedClientQuotas } from '../cluster/metadata.js';
-import { drawQuotaUsage, type ClientQuotaValues } from '../storage/quotas.js';
+import { drawQuotaUsage, type ClientQuotaValues } from '../storage/coordination/quotas.js';
 
 export type QuotaKind = 'produce' | 'fetch' | 'request';
 

@@ -87,7 +87,7 @@ export interface ReplicaHead {
   readonly logStartOffset: number;
   /**
    * The first offset this replica's table holds (absent: `logStartOffset`); [logStartOffset,
-   * tailStart) is in the partition's live S3 segments (lib/storage/segments.ts). Never moves back.
+   * tailStart) is in the partition's live S3 segments (lib/storage/coordination/segments.ts). Never moves back.
    */
   readonly tailStart?: number;
   /** Bytes of batches in the table at and above `tailStart` (a roll's trigger; an estimate after a truncation). */

@@ -40,8 +40,7 @@ export function replicaTableSpec(brokerId: number, prefix = DEFAULT_TABLE_PREFIX
 }
 
 /**
- * The coordination table's partition keys, one per item family (lib/storage/coordination/, groups.ts,
- * segments.ts, acls.ts, quotas.ts), as IAM `StringLike` patterns of `dynamodb:LeadingKeys`: what a function may write is named
+ * The coordination table's partition keys, one per item family (lib/storage/coordination/), as IAM `StringLike` patterns of `dynamodb:LeadingKeys`: what a function may write is named
  * with these, and its role can write items under no other key.
  */
 export const COORDINATION_KEYS = {
@@ -62,11 +61,11 @@ export const COORDINATION_KEYS = {
   group: 'group#*',
   offsets: 'offsets#*',
   segments: 'seg#*',
-  /** Kafka ACLs, one item per binding (lib/storage/acls.ts). */
+  /** Kafka ACLs, one item per binding (lib/storage/coordination/acls.ts). */
   acls: 'acls',
   /** The broker list the deployment writes (DEPLOYED_BROKERS_ITEM). */
   deployment: 'deployment',
-  /** Client quotas per principal (lib/storage/quotas.ts). */
+  /** Client quotas per principal (lib/storage/coordination/quotas.ts). */
   clientQuotas: 'client-quotas',
   /** Per-second quota usage counters every HTTP function draws allowance from. */
   quotaUsage: 'quota#*',
@@ -101,7 +100,7 @@ export const INCARNATION_KEY = { tp: '__incarnation__', off: HEAD_OFFSET };
 export const producersKey = (tp: string): string => `${tp}#producers`;
 
 /*
- * Coordination table keys (lib/storage/coordination/, groups.ts, segments.ts, acls.ts, quotas.ts):
+ * Coordination table keys (lib/storage/coordination/):
  * every partition key below is one of COORDINATION_KEYS or matches its `*` pattern, so what a
  * function's role may write (by those patterns) and what the modules write name the same items.
  */
@@ -149,7 +148,7 @@ export const segmentsPk = (topicId: string, partition: number): string => `seg#$
 /** A segment's sort key (and its object key's name): the 20-digit base offset, so a Query returns segments in offset order. */
 export const segmentSk = (baseOffset: number): string => String(baseOffset).padStart(20, '0');
 
-/** `acls`: Kafka ACLs, one item per binding (sort key: aclSortKey in lib/storage/acls.ts). */
+/** `acls`: Kafka ACLs, one item per binding (sort key: aclSortKey in lib/storage/coordination/acls.ts). */
 export const ACLS_PK = COORDINATION_KEYS.acls;
 
 /** `client-quotas`/`<principal>`: a principal's client quotas (`<default>`: Kafka's default entity). */

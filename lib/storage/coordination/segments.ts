@@ -52,10 +52,10 @@
  *   Fails: returns undefined.
  */
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '../config.js';
-import { dynamo } from './clients.js';
-import { segmentSk, segmentsPk } from './tables.js';
-import { transactWrite, ConditionFailed, MAX_TRANSACTION_ITEMS } from './transact.js';
+import { config } from '../../config.js';
+import { dynamo } from '../clients.js';
+import { segmentSk, segmentsPk } from '../tables.js';
+import { transactWrite, ConditionFailed, MAX_TRANSACTION_ITEMS } from '../transact.js';
 
 export type SegmentState = 'pending' | 'live' | 'deleted';
 

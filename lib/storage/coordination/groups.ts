@@ -41,11 +41,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand, DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '../config.js';
-import { logger } from '../logger.js';
-import { dynamo } from './clients.js';
-import { groupPk, memberSk, offsetsPk, targetSk } from './tables.js';
-import { ConditionFailed, MAX_TRANSACTION_ITEMS, transactWrite } from './transact.js';
+import { config } from '../../config.js';
+import { logger } from '../../logger.js';
+import { dynamo } from '../clients.js';
+import { groupPk, memberSk, offsetsPk, targetSk } from '../tables.js';
+import { ConditionFailed, MAX_TRANSACTION_ITEMS, transactWrite } from '../transact.js';
 
 const table = (): string => config().coordinationTable;
 const db = () => dynamo();

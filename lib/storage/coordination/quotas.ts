@@ -19,11 +19,11 @@
  * `drawQuotaUsage` is an unconditional atomic ADD: concurrent draws serialize on the counter.
  */
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '../config.js';
-import { dynamo } from './clients.js';
-import { bumpVersion } from './coordination/table.js';
-import { CLIENT_QUOTAS_PK, quotaUsagePk } from './tables.js';
-import { ConditionFailed, transactWrite } from './transact.js';
+import { config } from '../../config.js';
+import { dynamo } from '../clients.js';
+import { bumpVersion } from './table.js';
+import { CLIENT_QUOTAS_PK, quotaUsagePk } from '../tables.js';
+import { ConditionFailed, transactWrite } from '../transact.js';
 
 const table = (): string => config().coordinationTable;
 const db = () => dynamo();

@@ -17,11 +17,11 @@
  *   without it, and it is left out of the result; `ConditionFailed` when the cluster does not exist.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '../config.js';
-import { dynamo } from './clients.js';
-import { bumpVersion } from './coordination/table.js';
-import { ACLS_PK } from './tables.js';
-import { ConditionFailed, MAX_TRANSACTION_ITEMS, transactWrite } from './transact.js';
+import { config } from '../../config.js';
+import { dynamo } from '../clients.js';
+import { bumpVersion } from './table.js';
+import { ACLS_PK } from '../tables.js';
+import { ConditionFailed, MAX_TRANSACTION_ITEMS, transactWrite } from '../transact.js';
 
 /** A stored binding, as lib/security/acls.ts validated it (Kafka's enum names as strings). */
 export interface AclRecord {
