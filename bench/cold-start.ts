@@ -1,6 +1,6 @@
 /**
- * Cold starts (issue 14): each function's bundle as the CDK deploys it (cdk/esbuild.ts: one
- * esbuild call, ESM, minified, source map beside it), its size, and the time a fresh Node process
+ * Cold starts: each function's bundle as the CDK deploys it (cdk/bundling.ts, build/functions.ts:
+ * one esbuild call, ESM, minified, source map beside it), its size, and the time a fresh Node process
  * takes to load it — the module init a cold Lambda pays before its first event, measured on this
  * machine's Node (Lambda's arm64 Node 22 differs; the ranking and the ratios are what carry over).
  * Each load runs in a new process with storage settings pointing nowhere; the baseline is an

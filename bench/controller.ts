@@ -8,17 +8,16 @@
  * the fault tests' faster settings). Quick: 10 and 100 partitions, no failover.
  * Run: `npm run bench -- controller`; results in bench/results/controller.{md,json,svg}.
  */
+import './lib/env.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { byOperation, isQuick, lineChart, sized, totalRequests, writeResult, type Table } from './lib/report.js';
-
-process.env.LOG_LEVEL ??= 'warn';
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const { startLocalStack } = await import('../local/stack.js');
-const { takeCapacity, trackCapacity } = await import('../lib/storage/metering.js');
-const { createTopic } = await import('../lib/cluster/topics.js');
-const { Controller } = await import('../lib/cluster/controller.js');
+import { startQuietStack } from './lib/quiet-stack.js';
+import { startLocalStack } from '../local/stack.js';
+import { takeCapacity, trackCapacity } from '../lib/storage/metering.js';
+import { createTopic } from '../lib/cluster/topics.js';
+import { Controller } from '../lib/cluster/controller.js';
 
 const SIZES = sized([10, 100, 1000, 10_000], [10, 100]);
 const STEADY_TICKS = 3;
@@ -27,7 +26,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // 1. Tick cost.
 // No stream replicator: its background calls would be counted as the tick's.
-const stack = await startLocalStack({ port: 0, brokers: 3, inMemory: true, controllers: 0, replicator: false });
+const stack = await startQuietStack();
 const rows: (string | number)[][] = [];
 const points: Record<string, unknown>[] = [];
 const data: Record<string, unknown>[] = [];

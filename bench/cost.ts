@@ -1,5 +1,5 @@
 /**
- * The cost and latency model (issue 13): what Tributary costs in AWS per GB produced and read once,
+ * The cost and latency model: what Tributary costs in AWS per GB produced and read once,
  * per month at 1 MB/s, 10 MB/s and idle, next to Kinesis Data Streams on-demand and MSK Serverless;
  * the modelled AWS latency of each path from its counted sequential round trips; and the analytic
  * per-partition ceiling DynamoDB's 1,000 WCU/s per item imposes.
@@ -17,37 +17,30 @@
  * DynamoDB write units as DynamoDB bills them (lib/storage/capacity.ts billedWriteUnits), read units
  * as reported; S3 requests by command and PUT bytes; HTTP API requests in 512 KB steps (request +
  * response bodies); Lambda invocations and GB-seconds = measured handler time × the memory the CDK
- * construct gives each function (cdk/cluster.ts `memorySize: spec.memoryMb`, from lib/functions.ts).
+ * construct gives each function (cdk/cluster.ts `memorySize: spec.memoryMb`, from lib/functions/catalog.ts).
  * Run: `npm run bench -- cost` (`--quick` for the smoke form); results in bench/results/cost.{json,md,svg}.
  */
-import type { FunctionName } from '../lib/functions/catalog.js';
+import './lib/env.js';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { StoreCall } from '../lib/storage/metering.js';
-
-process.env.LOG_LEVEL ??= 'warn';
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const { isQuick, writeResult } = await import('./lib/report.js');
-const { ALTERNATIVES, DDB_ITEM_OVERHEAD_BYTES, DDB_PARTITION_WCU_PER_SECOND, LATENCY, PRICE, S3_GET_TIER, S3_PUT_TIER, latencyKind, pricesNote } = await import('./prices.js');
-const { startLocalStack } = await import('../local/stack.js');
-const { StreamPoller } = await import('../local/stream-poller.js');
-const { lambdaContext } = await import('../local/gateway.js');
-const { observeRequests, sequentialRoundTrips, sizeOf, takeCapacity, trackCapacity } = await import('../lib/storage/metering.js');
-const { FUNCTIONS, functionSpec } = await import('../lib/functions/catalog.js');
-const { ROUTES, routeKey } = await import('../lib/http/routes.js');
-const { createTopic } = await import('../lib/cluster/topics.js');
-const { replicaStore } = await import('../lib/cluster/metadata.js');
-const { numericConfig } = await import('../lib/cluster/topic-configs.js');
-const { rollPartition } = await import('../lib/log/roll.js');
-const { queryBatches } = await import('../lib/storage/replica/reads.js');
-const { readHead } = await import('../lib/storage/replica/head.js');
-const { listSegments } = await import('../lib/storage/segments.js');
-const { topicPartitionKey } = await import('../lib/storage/model.js');
-const { replicaTableSpec } = await import('../lib/storage/tables.js');
-const { runController } = await import('../lib/orchestration/controller-loop.js');
-const replicator = await import('../lambdas/replicator.js');
-const { changesOf, handOffToSweep } = await import('../lib/log/replicator.js');
-type Totals = ReturnType<typeof takeCapacity>;
+import { isQuick, writeResult } from './lib/report.js';
+import { ALTERNATIVES, DDB_ITEM_OVERHEAD_BYTES, DDB_PARTITION_WCU_PER_SECOND, LATENCY, PRICE, S3_GET_TIER, S3_PUT_TIER, pricesNote } from './prices.js';
+import { addTotals, s3Tier, zeroTotals } from './lib/capacity.js';
+import { pathRow } from './lib/latency-model.js';
+import { leaderOf, rollAll, tableLog } from './lib/partition.js';
+import { startQuietStack } from './lib/quiet-stack.js';
+import { StreamPoller } from '../local/stream-poller.js';
+import { lambdaContext } from '../local/gateway.js';
+import { observeRequests, sizeOf, takeCapacity, trackCapacity, type CapacityTotals as Totals, type StoreCall } from '../lib/storage/metering.js';
+import { FUNCTIONS, functionSpec, type FunctionName } from '../lib/functions/catalog.js';
+import { ROUTES, routeKey } from '../lib/http/routes.js';
+import { createTopic } from '../lib/cluster/topics.js';
+import { numericConfig } from '../lib/cluster/topic-configs.js';
+import { listSegments } from '../lib/storage/coordination/segments.js';
+import { replicaTableSpec } from '../lib/storage/tables.js';
+import { runController } from '../lib/orchestration/controller-loop.js';
+import * as replicator from '../lambdas/replicator.js';
+import { changesOf, handOffToSweep } from '../lib/log/replicator.js';
 
 const quick = isQuick();
 const KiB = 1024;
@@ -58,7 +51,7 @@ const API_STEP = PRICE.apiGateway.meteringStepBytes.value;
 const memoryGb = (fn: string) => functionSpec(fn as FunctionName).memoryMb / 1024;
 // The construct sets each function's memory from the catalog; fail loudly if that ever changes.
 if (!fs.readFileSync(path.join(import.meta.dirname, '..', 'cdk', 'cluster.ts'), 'utf8').includes('memorySize: spec.memoryMb')) {
-  throw new Error('cdk/cluster.ts no longer sets memorySize from lib/functions.ts: read the memory sizes from where it does');
+  throw new Error('cdk/cluster.ts no longer sets memorySize from lib/functions/catalog.ts: read the memory sizes from where it does');
 }
 
 interface Size { label: string; records: number; requests: number }
@@ -69,7 +62,7 @@ const SIZES: Size[] = [
 ];
 const LATENCY_SAMPLES = quick ? 5 : 50;
 
-const stack = await startLocalStack({ port: 0, brokers: 3, inMemory: true, controllers: 0, replicator: false });
+const stack = await startQuietStack();
 const C = `${stack.url}/v3/clusters/${stack.clusterId}`;
 
 // --- What every phase counts ----------------------------------------------------------------------
@@ -82,7 +75,6 @@ interface Phase {
   /** Stream records (INSERT/MODIFY) the replicator was given. */
   streamRecords: number;
 }
-const zeroTotals = (): Totals => ({ readUnits: 0, writeUnits: 0, billedWriteUnits: 0, requests: {}, s3Requests: {}, s3PutBytes: 0 });
 const newPhase = (): Phase => ({ store: zeroTotals(), api: { requests: 0, metered: 0, requestBytes: 0, responseBytes: 0 }, lambda: {}, streamRecords: 0 });
 let current = newPhase();
 const invoked = (fn: string, ms: number) => {
@@ -91,14 +83,6 @@ const invoked = (fn: string, ms: number) => {
   l.ms += ms;
   l.billedMs += Math.max(1, Math.ceil(ms));
 };
-function addTotals(into: Totals, t: Totals): void {
-  into.readUnits += t.readUnits;
-  into.writeUnits += t.writeUnits;
-  into.billedWriteUnits += t.billedWriteUnits;
-  into.s3PutBytes += t.s3PutBytes;
-  for (const [k, v] of Object.entries(t.requests)) into.requests[k] = (into.requests[k] ?? 0) + v;
-  for (const [k, v] of Object.entries(t.s3Requests)) into.s3Requests[k] = (into.s3Requests[k] ?? 0) + v;
-}
 /** Ends the current phase: store totals since its start, once the replicator has gone quiet. */
 async function endPhase(): Promise<Phase> {
   await quiet();
@@ -180,7 +164,7 @@ interface SizeRun {
 
 async function runSize(size: Size): Promise<SizeRun> {
   const topic = `cost-${size.records}`;
-  const { topic: t, partitions } = await createTopic({ name: topic, partitions: 1, replicationFactor: 3 });
+  const created = await createTopic({ name: topic, partitions: 1, replicationFactor: 3 });
   await quiet();
   trackCapacity(true);
   takeCapacity();
@@ -198,32 +182,27 @@ async function runSize(size: Size): Promise<SizeRun> {
 
   // What the table holds, before the roll moves it (not counted).
   trackCapacity(false);
-  const tp = topicPartitionKey(t.topicId, 0);
-  const leader = await replicaStore(partitions[0]!.leader);
-  const head = (await readHead(leader, tp))!;
-  const batches = await queryBatches(leader, tp, { fromOffset: 0, toOffset: head.leo - 1, maxBytes: Number.MAX_SAFE_INTEGER });
+  const { tp, leader } = await leaderOf(created);
+  const { head, batches } = await tableLog(leader, tp, 0);
   const batchItemBytes = batches.reduce((n, b) => n + sizeOf({ tp, off: b.lastOffset, ...b }), 0) / Math.max(1, batches.length);
   trackCapacity(true);
   takeCapacity();
 
   const started = performance.now();
-  for (;;) {
-    const r = await rollPartition(topic, 0, { force: true, maxSegments: 64 });
-    if (r.rolled === 0) break;
-  }
+  await rollAll(topic, { force: true, maxSegments: 64 });
   // In AWS the replicator rolls a tail that reached segment.bytes, inside an invocation it already had.
   const rollMs = performance.now() - started;
   const roll = await endPhase();
   (roll.lambda.replicator ??= { invocations: 0, ms: 0, billedMs: 0 }).ms += rollMs;
   roll.lambda.replicator.billedMs += Math.ceil(rollMs);
   trackCapacity(false);
-  const segments = await listSegments(t.topicId, 0, { states: ['live'] });
+  const segments = await listSegments(created.topic.topicId, 0, { states: ['live'] });
   return {
     size, payload: end * KiB, phases: { produce, fetch: fetchPhase, roll }, produceServed, fetchServed,
     headBytes: sizeOf({ off: -1, ...head }), batchItemBytes, batchesPerRequest: batches.length / size.requests,
     segmentBytes: segments.reduce((n, s) => n + (s.sizeBytes ?? 0), 0),
     s3Bytes: produce.store.s3PutBytes + fetchPhase.store.s3PutBytes + roll.store.s3PutBytes,
-    segmentBytesSetting: numericConfig(t.configs, 'segment.bytes'),
+    segmentBytesSetting: numericConfig(created.topic.configs, 'segment.bytes'),
   };
 }
 const started = performance.now();
@@ -263,7 +242,7 @@ current = newPhase();
 
 // --- Idle: scheduled controller passes over a quiet cluster -----------------------------------------
 
-// What the issue sizes idle for: 10 topics of 6 partitions, no clients. In AWS a schedule invokes the
+// The idle cluster a month is priced for: 10 topics of 6 partitions, no clients. In AWS a schedule invokes the
 // controller every minute and each invocation is one pass (lambdas/controller.ts: tick while there is
 // work, one sweep pass, return). Here each pass is that same loop, its clock moved a minute on
 // (TRIBUTARY_CLOCK_SKEW_MS), so the lease and the brokers' sessions see the gap a schedule leaves.
@@ -307,7 +286,6 @@ const seconds = (performance.now() - started) / 1000;
 
 // --- Pricing -------------------------------------------------------------------------------------
 
-const s3Tier = (t: Totals, tier: ReadonlySet<string>) => Object.entries(t.s3Requests).reduce((n, [k, v]) => n + (tier.has(k) ? v : 0), 0);
 interface Dollars { ddbWrite: number; ddbRead: number; s3: number; lambdaRequests: number; lambdaCompute: number; api: number }
 const COMPONENTS: { key: keyof Dollars; label: string }[] = [
   { key: 'ddbWrite', label: 'DynamoDB writes' }, { key: 'ddbRead', label: 'DynamoDB reads' }, { key: 's3', label: 'S3 requests' },
@@ -394,65 +372,6 @@ function monthly(g: typeof perGb[number], rate: typeof RATES[number]) {
 
 // --- Latency model -------------------------------------------------------------------------------
 
-/**
- * One request's modelled AWS latency: each store call takes its published latency, and starts once
- * every call that had answered before it was sent (here) has answered (in the model) — calls in
- * flight together overlap, calls made one after another add up. Plus the gateway and the warm invoke.
- */
-function modelled(calls: readonly StoreCall[], which: 'p50Ms' | 'highMs'): { ms: number; chain: string[] } {
-  const sorted = [...calls].sort((a, b) => a.start - b.start);
-  const end: number[] = [];
-  const pred: number[] = [];
-  sorted.forEach((c, i) => {
-    let at = 0;
-    let from = -1;
-    for (let j = 0; j < i; j++) {
-      if (sorted[j]!.end <= c.start && end[j]! > at) {
-        at = end[j]!;
-        from = j;
-      }
-    }
-    end[i] = at + LATENCY[latencyKind(c.service, c.op)][which];
-    pred[i] = from;
-  });
-  let last = end.reduce((best, e, i) => (e > (end[best] ?? -1) ? i : best), -1);
-  const chain: string[] = [];
-  for (; last >= 0; last = pred[last]!) chain.unshift(`${sorted[last]!.service === 's3' ? 'S3 ' : ''}${sorted[last]!.op}`);
-  return { ms: Math.max(0, ...end) + LATENCY.apiGateway[which] + LATENCY.lambdaWarmInvoke[which], chain };
-}
-/** Handler time here outside any store call: JSON, base64, the codec (this machine, shared cores). */
-function computeMs(s: Served): number {
-  const spans = [...s.calls].sort((a, b) => a.start - b.start);
-  let busy = 0;
-  let until = -Infinity;
-  for (const c of spans) {
-    if (c.end <= until) continue;
-    busy += c.end - Math.max(c.start, until);
-    until = c.end;
-  }
-  return Math.max(0, s.ms - busy);
-}
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
-const mostCommon = (xs: string[]) => {
-  const n = new Map<string, number>();
-  for (const x of xs) n.set(x, (n.get(x) ?? 0) + 1);
-  return [...n.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? '';
-};
-function pathRow(name: string, reqs: Served[]) {
-  const p50 = reqs.map((s) => modelled(s.calls, 'p50Ms'));
-  const high = reqs.map((s) => modelled(s.calls, 'highMs'));
-  const compute = median(reqs.map(computeMs));
-  return {
-    name,
-    roundTrips: median(reqs.map((s) => sequentialRoundTrips(s.calls))),
-    calls: median(reqs.map((s) => s.calls.length)),
-    chain: mostCommon(p50.map((m) => m.chain.join(' → '))),
-    model: median(p50.map((m) => m.ms)),
-    high: median(high.map((m) => m.ms)),
-    compute,
-    local: median(reqs.map((s) => s.ms)),
-  };
-}
 const paths = [
   pathRow('produce acks=1, 1 KiB', acks1Served),
   pathRow('produce acks=all, 1 KiB', acksAllServed),
@@ -513,7 +432,7 @@ const phaseTable = {
       + `S3: ${(['produce', 'fetch', 'roll'] as const).map((ph) => `${ph} ${Object.entries(r.phases[ph].store.s3Requests).map(([op, v]) => `${op} ${v}`).join(', ') || '-'}`).join('; ')}; `
       + `HTTP bytes per request: produce ${fmt(r.phases.produce.api.requestBytes / r.size.requests)} in, fetch pages ${fmt(r.phases.fetch.api.responseBytes / Math.max(1, r.phases.fetch.api.requests))} out`),
     'DynamoDB requests leave out DescribeTable: the local stream poller\'s shard discovery (Lambda\'s event source mapping does it for free in AWS; it bills no units).',
-    `Lambda GB-s = handler time measured here (rounded up to 1 ms per invocation) × the function's memory (lib/functions.ts, deployed by cdk/cluster.ts): ${FUNCTIONS.map((f) => `${f.name} ${f.memoryMb} MB`).join(', ')}. Time here is DynamoDB Local on 2 shared cores, not AWS: it is the uncertain part of the Lambda line.`,
+    `Lambda GB-s = handler time measured here (rounded up to 1 ms per invocation) × the function's memory (lib/functions/catalog.ts, deployed by cdk/cluster.ts): ${FUNCTIONS.map((f) => `${f.name} ${f.memoryMb} MB`).join(', ')}. Time here is DynamoDB Local on 2 shared cores, not AWS: it is the uncertain part of the Lambda line.`,
   ],
 };
 const monthRows = perGb.flatMap((g) => RATES.map((rate) => {

@@ -1,5 +1,5 @@
 /**
- * End to end (issue 13's target: p50 and p99 ≤ 2 × the acks=all produce p50): one producer sends
+ * End to end (the target: p50 and p99 ≤ 2 × the acks=all produce p50): one producer sends
  * 1 KiB records with acks=all, one after another; one consumer long-polls for them as a client
  * would, and each record's latency runs from the start of its produce request to the moment the
  * consumer has its response. Two consumers, one at a time:
@@ -8,10 +8,10 @@
  *                GET /consumers/.../records?timeout=5000 (lib/groups/rest-consumer.ts poll)
  * Run: `npm run bench -- end-to-end [--quick]`.
  */
+import './lib/env.js';
 import { isQuick, writeResult, type Table } from './lib/report.js';
 import { RequestRecorder, STACK_NOTE, formatCalls, http, pct, startBenchStack, summarize } from './lib/load.js';
-
-const { createTopic } = await import('../lib/cluster/topics.js');
+import { createTopic } from '../lib/cluster/topics.js';
 
 const quick = isQuick();
 const SECONDS = quick ? 2 : 30;
@@ -105,7 +105,7 @@ const table: Table = {
   title: 'Produce (acks=all) to delivery, ms',
   columns: ['consumer', 'records sent', 'received', 'produce p50', 'produce p99', 'end-to-end p50', 'end-to-end p99', 'e2e p50 / produce p50', 'e2e p99 / produce p50', 'consumer requests'],
   rows: phases.map(row),
-  notes: ['Target (issue 13): end-to-end p50 and p99 ≤ 2 × the acks=all produce p50 of the same run.'],
+  notes: ['Target: end-to-end p50 and p99 ≤ 2 × the acks=all produce p50 of the same run.'],
 };
 const consumerCalls: Table = {
   title: 'Store calls per consumer request (the gateway\'s request observer)',

@@ -9,23 +9,16 @@
  * the rounds. Quick (a smoke form: the stores still start): one round, one controller process.
  * Run: `npm run bench -- failover`; results in bench/results/failover.{md,json,svg}.
  */
+import { SESSION_MS, TICK_MS } from './lib/fault-settings.js';
+import './lib/env.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { barChart, percentile, sized, writeResult } from './lib/report.js';
+import { startLocalStack } from '../local/stack.js';
 
-const SESSION_MS = 4000;
-const TICK_MS = 500;
 const SLACK_MS = 2500;
 const ROUNDS = sized(5, 1);
-process.env.LOG_LEVEL ??= 'silent';
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-Object.assign(process.env, {
-  TRIBUTARY_BROKER_SESSION_TIMEOUT_MS: String(SESSION_MS), TRIBUTARY_CONTROLLER_TICK_MS: String(TICK_MS),
-  TRIBUTARY_BROKER_PROBE_TIMEOUT_MS: '1500', TRIBUTARY_REPLICA_LAG_TIME_MAX_MS: '2000',
-  TRIBUTARY_REQUEST_TIMEOUT_MS: '15000', TRIBUTARY_STORE_TIMEOUT_MS: '2000',
-});
-const { startLocalStack } = await import('../local/stack.js');
 
 interface Round { round: number; leader: number; newLeader: number; electedMs: number; firstAcksAllMs: number; failed: number }
 const rounds: Round[] = [];

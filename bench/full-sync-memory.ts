@@ -6,32 +6,20 @@
  * Quick: 1,000 records. Run: `npm run bench -- full-sync-memory` (the runner exposes the GC);
  * results in bench/results/full-sync-memory.{md,json,svg}.
  */
+import './lib/env.js';
 import { lineChart, sized, writeResult } from './lib/report.js';
-
-process.env.LOG_LEVEL ??= 'warn';
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const { startLocalStack } = await import('../local/stack.js');
-const { createTopic } = await import('../lib/cluster/topics.js');
-const { replicaStore } = await import('../lib/cluster/metadata.js');
-const { appendToLeader } = await import('../lib/log/append.js');
-const { prepareBatches } = await import('../lib/log/batches.js');
-const { fullSync } = await import('../lib/log/full-sync.js');
-const { deletePartition } = await import('../lib/storage/replica/deletion.js');
-const { readHead } = await import('../lib/storage/replica/head.js');
-const { topicPartitionKey } = await import('../lib/storage/model.js');
+import { appendKiBRecords, createPartition, followerOf } from './lib/partition.js';
+import { startQuietStack } from './lib/quiet-stack.js';
+import { fullSync } from '../lib/log/full-sync.js';
+import { deletePartition } from '../lib/storage/replica/deletion.js';
+import { readHead } from '../lib/storage/replica/head.js';
 
 const RECORDS = Number(process.env.FULL_SYNC_RECORDS ?? sized(20_000, 1000));
-const stack = await startLocalStack({ port: 0, brokers: 3, inMemory: true, controllers: 0, replicator: false });
-const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
-const { topic, partitions } = await createTopic({ name: 'sync-memory', partitions: 1, replicationFactor: 3 });
-const p = partitions[0]!;
-const tp = topicPartitionKey(topic.topicId, 0);
-const leader = (await replicaStore(p.leader))!;
-const follower = (await replicaStore(p.replicas.find((r) => r !== p.leader)!))!;
-const target = { leader, topicId: topic.topicId, partition: 0, tp, leaderEpoch: p.leaderEpoch, inlineMaxBytes: 8192 };
-for (let i = 0; i < RECORDS; i += 50) {
-  await appendToLeader(target, Array.from({ length: Math.min(50, RECORDS - i) }, (_, j) => prepareBatches([{ key: null, value: Buffer.alloc(1024, (i + j) % 251), headers: [] }], opts)[0]!));
-}
+const stack = await startQuietStack();
+const p = await createPartition('sync-memory');
+const { tp, leader } = p;
+const follower = await followerOf(p);
+await appendKiBRecords(p, RECORDS);
 await deletePartition(follower, tp);
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -65,7 +53,7 @@ const mib = (n: number) => Math.round((n / 2 ** 20) * 10) / 10;
 await writeResult({
   scenario: 'full-sync-memory',
   title: 'Memory and time of one full sync',
-  description: `A follower that lost its log gets a partition of ${RECORDS.toLocaleString('en-US')} one-record batches of 1 KiB back from the leader (lib/log/snapshot.ts fullSync). `
+  description: `A follower that lost its log gets a partition of ${RECORDS.toLocaleString('en-US')} one-record batches of 1 KiB back from the leader (lib/log/full-sync.ts). `
     + `Peak growth of the JS heap and of the memory outside it (Buffers) over the sync, sampled every 2 ms, from a baseline taken after a GC (GC exposed: ${gc !== undefined}). `
     + 'Local stack (DynamoDB Local in memory, one process; s3rver; no replicator), RF 3.',
   tables: [{

@@ -3,19 +3,17 @@
  * and a REST consumer poll, counted with ReturnConsumedCapacity on the local stack.
  * Quick: a few repetitions of each. Run: `npm run bench -- groups`; results in bench/results/groups.{md,json,svg}.
  */
+import './lib/env.js';
 import { barChart, byOperation, sized, totalRequests, writeResult } from './lib/report.js';
-
-process.env.LOG_LEVEL ??= 'warn';
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const { startLocalStack } = await import('../local/stack.js');
-const { takeCapacity, trackCapacity } = await import('../lib/storage/metering.js');
-const { createTopic } = await import('../lib/cluster/topics.js');
-const { produce } = await import('../lib/log/produce.js');
-const groups = await import('../lib/groups/coordinator.js');
-const rest = await import('../lib/groups/rest-consumer.js');
+import { counted } from './lib/capacity.js';
+import { startQuietStack } from './lib/quiet-stack.js';
+import { createTopic } from '../lib/cluster/topics.js';
+import { produce } from '../lib/log/produce.js';
+import * as groups from '../lib/groups/coordinator.js';
+import * as rest from '../lib/groups/rest-consumer.js';
 
 // No stream replicator: its background reads would be counted as the operations' (produce uses acks=all, which replicates inline).
-const stack = await startLocalStack({ port: 0, brokers: 3, inMemory: true, controllers: 0, replicator: false });
+const stack = await startQuietStack();
 const rows: (string | number)[][] = [];
 const points: Record<string, unknown>[] = [];
 const data: Record<string, unknown>[] = [];
@@ -32,11 +30,9 @@ for (let round = 0; round < 5; round++) {
 }
 if ((await groups.describeGroup('bench')).state !== 'Stable') throw new Error('group did not settle');
 const measure = async (what: string, n: number, fn: (i: number) => Promise<unknown>) => {
-  trackCapacity(true);
-  takeCapacity();
-  for (let i = 0; i < n; i++) await fn(i);
-  const c = takeCapacity();
-  trackCapacity(false);
+  const c = await counted(async () => {
+    for (let i = 0; i < n; i++) await fn(i);
+  });
   const reqs = totalRequests(c.requests) / n;
   rows.push([what, reqs, byOperation(c.requests, n), c.readUnits / n, c.writeUnits / n, c.billedWriteUnits / n]);
   data.push({ operation: what, repetitions: n, requests: reqs, byOperation: c.requests, readUnits: c.readUnits / n, writeUnits: c.writeUnits / n, billedWriteUnits: c.billedWriteUnits / n });

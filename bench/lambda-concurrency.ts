@@ -1,5 +1,5 @@
 /**
- * Writers on one partition, in the local stack's two modes (issue 14): the handlers in one
+ * Writers on one partition, in the local stack's two modes: the handlers in one
  * process, and Lambda-fidelity mode, where each concurrent request is its own execution
  * environment with its own caches (docs/architecture.md, "Lambda-fidelity mode"). The same
  * closed-loop writers (each sends its next 1-record produce when the last is answered) for a fixed

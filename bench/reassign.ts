@@ -1,5 +1,5 @@
 /**
- * Moving replicas (issue 15's "Done when"): how long moving one replica of a 100,000-record
+ * Moving replicas: how long moving one replica of a 100,000-record
  * partition takes, throttled at the default `follower.replication.throttled.rate` (10 MiB/s) and
  * unthrottled, against the raw work the same move needs (reading the leader's table tail and
  * writing it to the new broker's table, timed in the same run); and how many replicas the balancer
@@ -10,34 +10,26 @@
  * Quick: 5,000 records.
  * Run: `npm run bench -- reassign`; results in bench/results/reassign.{md,json,svg}.
  */
+import './lib/env.js';
 import { barChart, sized, writeResult } from './lib/report.js';
-
-process.env.LOG_LEVEL ??= 'warn';
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const { startLocalStack } = await import('../local/stack.js');
-const { createTopic } = await import('../lib/cluster/topics.js');
-const { replicaStore, invalidateMetadata } = await import('../lib/cluster/metadata.js');
-const { alterClusterConfigs } = await import('../lib/cluster/cluster-config-admin.js');
-const { startReassignment, reassigning } = await import('../lib/cluster/reassignment.js');
-const { Controller } = await import('../lib/cluster/controller.js');
-const { appendToLeader } = await import('../lib/log/append.js');
-const { prepareBatches } = await import('../lib/log/batches.js');
-const { replicate } = await import('../lib/log/commit.js');
-const { rollPartition } = await import('../lib/log/roll.js');
-const { ReplicationSweep } = await import('../lib/orchestration/sweep.js');
-const { markLagging } = await import('../lib/storage/coordination/lag-index.js');
-const { readPartition } = await import('../lib/storage/coordination/partitions.js');
-const { copyBatches } = await import('../lib/storage/replica/batches.js');
-const { emptyHead, putHead, readHead, tailStartOf } = await import('../lib/storage/replica/head.js');
-const { queryBatches } = await import('../lib/storage/replica/reads.js');
-const { topicPartitionKey } = await import('../lib/storage/model.js');
-const { assignReplicas } = await import('../lib/cluster/placement.js');
-const { planBalance, movesLowerBound, replicaMoves } = await import('../lib/cluster/balance-plan.js');
+import { appendSmallRecords, createPartition, replicatePartition, rollAll, tableLog } from './lib/partition.js';
+import { startQuietStack } from './lib/quiet-stack.js';
+import { replicaStore, invalidateMetadata } from '../lib/cluster/metadata.js';
+import { alterClusterConfigs } from '../lib/cluster/cluster-config-admin.js';
+import { startReassignment, reassigning } from '../lib/cluster/reassignment.js';
+import { Controller } from '../lib/cluster/controller.js';
+import { ReplicationSweep } from '../lib/orchestration/sweep.js';
+import { markLagging } from '../lib/storage/coordination/lag-index.js';
+import { readPartition } from '../lib/storage/coordination/partitions.js';
+import { copyBatches } from '../lib/storage/replica/batches.js';
+import { emptyHead, putHead, readHead, tailStartOf } from '../lib/storage/replica/head.js';
+import { queryBatches } from '../lib/storage/replica/reads.js';
+import { assignReplicas } from '../lib/cluster/placement.js';
+import { planBalance, movesLowerBound, replicaMoves } from '../lib/cluster/balance-plan.js';
 
 const RECORDS = sized(100_000, 5000);
 const PER_BATCH = 500;
-const stack = await startLocalStack({ port: 0, brokers: 4, inMemory: true, controllers: 0, replicator: false });
-const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
+const stack = await startQuietStack(4);
 const rows: (string | number)[][] = [];
 const points: Record<string, unknown>[] = [];
 const mib = (n: number) => (n / 2 ** 20).toFixed(2);
@@ -46,23 +38,15 @@ const ctl = new Controller({ id: 'bench-reassign', tickMs: 1000, leaseMs: 3000, 
 
 /** A 1-partition topic on brokers 1, 2, 3 holding RECORDS records, rolled to segments while due. */
 async function partitionOnThree(name: string) {
-  const { topic } = await createTopic({ name, partitions: 1, replicationFactor: 3, configs: [{ name: 'segment.bytes', value: String(2 ** 20) }] });
-  let p = (await readPartition(name, 0))!;
-  if ([...p.replicas].sort().join() !== '1,2,3') throw new Error(`placed on ${p.replicas.join(',')}`); // (retried by the caller)
-  const tp = topicPartitionKey(topic.topicId, 0);
-  const leader = await replicaStore(p.leader);
-  const target = { topic: name, leader, topicId: topic.topicId, partition: 0, tp, leaderEpoch: p.leaderEpoch, inlineMaxBytes: 8192 };
-  const perCall = Math.max(1, Math.floor(2 ** 20 / (PER_BATCH * 110)));
-  for (let done = 0; done < RECORDS; done += PER_BATCH * perCall) {
-    const group = Array.from({ length: Math.min(perCall, (RECORDS - done) / PER_BATCH) }, (_, j) =>
-      prepareBatches(Array.from({ length: PER_BATCH }, (_, k) => ({ key: null, value: Buffer.from(`record-${done + j * PER_BATCH + k}-`.padEnd(100, 'x')), headers: [] })), opts)[0]!);
-    await appendToLeader(target, group);
-  }
-  const r = await replicate(name, topic.topicId, 0, { deadline: Date.now() + 600_000, lagTimeMaxMs: 600_000, shrinkOnFailure: false });
+  const created = await createPartition(name, { configs: [{ name: 'segment.bytes', value: String(2 ** 20) }] });
+  const { replicas } = created.state;
+  if ([...replicas].sort().join() !== '1,2,3') throw new Error(`placed on ${replicas.join(',')}`); // (retried by the caller)
+  await appendSmallRecords(created, RECORDS, PER_BATCH);
+  const r = await replicatePartition(created);
   if (r.highWatermark !== RECORDS) throw new Error(`replicated to ${r.highWatermark}`);
-  for (;;) if ((await rollPartition(name, 0, { maxSegments: 1000 })).rolled === 0) break;
-  p = (await readPartition(name, 0))!;
-  return { topicId: topic.topicId, tp, leader, p };
+  await rollAll(name, { maxSegments: 1000 });
+  const p = (await readPartition(name, 0))!;
+  return { topicId: created.topicId, tp: created.tp, leader: created.leader, p };
 }
 
 let n = 0;
@@ -82,8 +66,7 @@ for (const [label, rate] of [['throttled (10 MiB/s, the default)', undefined], [
   await alterClusterConfigs([{ name: 'follower.replication.throttled.rate', value: rate === undefined ? null : String(rate) }, { name: 'leader.replication.throttled.rate', value: rate === undefined ? null : String(rate) }]);
   invalidateMetadata();
   const { name, tp, leader, p } = await newPartition();
-  const lHead = (await readHead(leader, tp))!;
-  const tail = await queryBatches(leader, tp, { fromOffset: tailStartOf(lHead), toOffset: lHead.leo - 1, maxBytes: Number.MAX_SAFE_INTEGER });
+  const { head: lHead, batches: tail } = await tableLog(leader, tp);
   const tailBytes = tail.reduce((s, b) => s + b.sizeBytes, 0);
 
   // Baseline: the raw work of a move: read the leader's table tail, write it to broker 4's table.

@@ -5,23 +5,16 @@
  * Quick: 20 requests per acks, 3 cost samples, full syncs of 1,000 records.
  * Run: `npm run bench -- replication`; results in bench/results/replication.{md,json,svg}.
  */
+import './lib/env.js';
 import { barChart, byOperation, percentile, sized, writeResult } from './lib/report.js';
-
-process.env.LOG_LEVEL ??= 'warn';
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const { startLocalStack } = await import('../local/stack.js');
-const { takeCapacity, trackCapacity } = await import('../lib/storage/metering.js');
-const { produce } = await import('../lib/log/produce.js');
-const { createTopic } = await import('../lib/cluster/topics.js');
-const { replicaStore } = await import('../lib/cluster/metadata.js');
-const { appendToLeader } = await import('../lib/log/append.js');
-const { prepareBatches } = await import('../lib/log/batches.js');
-const { replicate } = await import('../lib/log/commit.js');
-const { fullSync } = await import('../lib/log/full-sync.js');
-const { deletePartition } = await import('../lib/storage/replica/deletion.js');
-const { readHead } = await import('../lib/storage/replica/head.js');
-const { topicPartitionKey } = await import('../lib/storage/model.js');
-const { listKeys, readObject } = await import('../lib/storage/objects.js');
+import { appendSmallRecords, createPartition, followerOf, latestSnapshot, replicatePartition } from './lib/partition.js';
+import { startLocalStack } from '../local/stack.js';
+import { takeCapacity, trackCapacity } from '../lib/storage/metering.js';
+import { produce } from '../lib/log/produce.js';
+import { createTopic } from '../lib/cluster/topics.js';
+import { fullSync } from '../lib/log/full-sync.js';
+import { deletePartition } from '../lib/storage/replica/deletion.js';
+import { readHead } from '../lib/storage/replica/head.js';
 
 const stack = await startLocalStack({ port: 0, brokers: 3, inMemory: true });
 const C = `${stack.url}/v3/clusters/${stack.clusterId}`;
@@ -64,22 +57,14 @@ trackCapacity(false);
 const median = [...samples].sort((a, b) => a.billedWriteUnits - b.billedWriteUnits)[Math.floor(samples.length / 2)]!;
 
 // 3. Full sync of SYNC_RECORDS records: built directly on the leader, then a wiped follower is synced.
-const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
 for (const perBatch of [100, 10]) {
   const name = `sync-${perBatch}`;
-  const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3 });
-  const p = partitions[0]!;
-  const tp = topicPartitionKey(topic.topicId, 0);
-  const leader = await replicaStore(p.leader);
-  const target = { leader, topicId: topic.topicId, partition: 0, tp, leaderEpoch: 0, inlineMaxBytes: 8192 };
+  const p = await createPartition(name);
+  const { tp, leader } = p;
   const batches = SYNC_RECORDS / perBatch;
-  for (let done = 0; done < batches; done += 500) {
-    const group = Array.from({ length: Math.min(500, batches - done) }, (_, j) =>
-      prepareBatches(Array.from({ length: perBatch }, (_, k) => ({ key: null, value: Buffer.from(`record-${done + j}-${k}-`.padEnd(100, 'x')), headers: [] })), opts)[0]!);
-    await appendToLeader(target, group);
-  }
-  await replicate(name, topic.topicId, 0, { deadline: Date.now() + 600_000, shrinkOnFailure: false, lagTimeMaxMs: 600_000 });
-  const follower = await replicaStore(p.replicas[1]!);
+  await appendSmallRecords(p, SYNC_RECORDS, perBatch, { perCall: 500 });
+  await replicatePartition(p);
+  const follower = await followerOf(p);
   await sleep(sized(3000, 500)); // let the stream-driven replication of the appends above settle
   // From wiping the follower to it holding all SYNC_RECORDS records (whoever runs the sync: this
   // bench, or the stream-driven replicator if it notices first).
@@ -92,9 +77,7 @@ for (const perBatch of [100, 10]) {
     await sleep(20);
   }
   const seconds = (performance.now() - started) / 1000;
-  // (the snapshot is a manifest naming its parts: its size is the parts' sum)
-  const manifests = (await listKeys(`snapshots/${tp.replace('#', '/')}/`)).filter((k) => k.endsWith('/manifest.json')).sort();
-  const bytes = (JSON.parse((await readObject(manifests[manifests.length - 1] as string)).toString('utf8')) as { bytes: number }).bytes;
+  const { bytes } = await latestSnapshot(tp);
   syncRows.push([name, batches, SYNC_RECORDS, Math.round(bytes / 1e5) / 10, seconds, Math.round(SYNC_RECORDS / seconds)]);
 }
 await stack.stop();

@@ -1,26 +1,24 @@
 /**
- * Scaling (issue 13's targets): (1) produce throughput, acks=all RF 3, one sequential writer per
- * partition, as partitions grow 1 → 4 → 16 → 64 (`--quick`: 1, 4); (2) what one fetch costs —
- * DynamoDB requests, read units, S3 requests, sequential round trips, latency — as one partition's
- * log grows 1,000 → 10,000 → 100,000 → 1,000,000 records (`--quick`: 1,000 and 3,000). Cost should
- * stay flat: a fetch reads from where it is asked, whatever lies before it.
+ * Scaling: (1) produce throughput, acks=all RF 3, one sequential writer per partition, as
+ * partitions grow 1 → 4 → 16 → 64 (`--quick`: 1, 4); (2) what one fetch costs — DynamoDB requests,
+ * read units, S3 requests, sequential round trips, latency — as one partition's log grows
+ * 1,000 → 10,000 → 100,000 → 1,000,000 records (`--quick`: 1,000 and 3,000). Cost should stay
+ * flat: a fetch reads from where it is asked, whatever lies before it.
  * The log is filled fast with lib/ calls (produce acks=all, 1,000 records of 100 bytes per request:
  * each batch over inline.max.bytes, so in S3 with a pointer in the tables) and rolled into S3
  * segments as segment.bytes says (rollPartition, as the controller's maintenance runs it), so
  * fetches from old offsets read segments and fetches at the tail read the table.
  * Run: `npm run bench -- scaling [--quick]`.
  */
+import './lib/env.js';
 import { isQuick, writeResult, type Table } from './lib/report.js';
 import { KIB_VALUE, RequestRecorder, STACK_NOTE, formatCalls, http, pct, runWriters, startBenchStack, summarize, type LoadRun } from './lib/load.js';
-
-const { createTopic } = await import('../lib/cluster/topics.js');
-const { replicaStore } = await import('../lib/cluster/metadata.js');
-const { produce } = await import('../lib/log/produce.js');
-const { rollPartition } = await import('../lib/log/roll.js');
-const { listSegments } = await import('../lib/storage/segments.js');
-const { readHead, tailStartOf } = await import('../lib/storage/replica/head.js');
-const { topicPartitionKey } = await import('../lib/storage/model.js');
-const { takeCapacity, trackCapacity } = await import('../lib/storage/metering.js');
+import { counted } from './lib/capacity.js';
+import { createPartition, rollAll } from './lib/partition.js';
+import { createTopic } from '../lib/cluster/topics.js';
+import { produce } from '../lib/log/produce.js';
+import { listSegments } from '../lib/storage/coordination/segments.js';
+import { readHead, tailStartOf } from '../lib/storage/replica/head.js';
 
 const quick = isQuick();
 const PARTITIONS = quick ? [1, 4] : [1, 4, 16, 64];
@@ -57,9 +55,7 @@ for (const n of PARTITIONS) {
 
 // 2. Fetch cost as one partition's log grows.
 const LOG = 'scale-log';
-const { topic, partitions: logPartitions } = await createTopic({ name: LOG, partitions: 1, replicationFactor: 3 });
-const logLeader = await replicaStore(logPartitions[0]!.leader);
-const tp = topicPartitionKey(topic.topicId, 0);
+const { topic, leader: logLeader, tp } = await createPartition(LOG);
 const records = (seed: number, count: number) => Array.from({ length: count }, (_, i) => ({ partition: 0, key: null, value: Buffer.alloc(FILL_VALUE_BYTES, (seed + i) % 251), headers: [] }));
 type Position = 'oldest' | 'middle' | 'tail';
 const POSITIONS: Position[] = ['oldest', 'middle', 'tail'];
@@ -81,9 +77,9 @@ for (const size of LOG_SIZES) {
     batches.push({ start: filled, count });
     filled += count;
     // Roll as the controller would, as segments come due (not forced: the tail stays in the tables).
-    if (filled % 100_000 === 0) while ((await rollPartition(LOG, 0, { maxSegments: 8 })).rolled > 0);
+    if (filled % 100_000 === 0) await rollAll(LOG, { maxSegments: 8 });
   }
-  while ((await rollPartition(LOG, 0, { maxSegments: 8 })).rolled > 0);
+  await rollAll(LOG, { maxSegments: 8 });
   const fillSeconds = (performance.now() - t) / 1000;
   const segments = await listSegments(topic.topicId, 0, { states: ['live'] });
   const leaderHead = await readHead(logLeader, tp);
@@ -95,20 +91,16 @@ for (const size of LOG_SIZES) {
       return b.start + Math.max(0, b.count - FETCH_RECORDS);
     };
     const label = `fetch ${position} @${size}`;
-    trackCapacity(true);
-    takeCapacity();
     const latencies: number[] = [];
     let got = 0;
-    await recorder.during(label, async () => {
+    const cap = await counted(() => recorder.during(label, async () => {
       for (let i = 0; i < FETCHES; i++) {
         const at = performance.now();
         const r = await http(`${C}/topics/${LOG}/partitions/0/records?offset=${batchAt(i)}&max_bytes=1`);
         latencies.push(performance.now() - at);
         got += (r.records as unknown[]).length;
       }
-    });
-    const cap = takeCapacity();
-    trackCapacity(false);
+    }));
     const s = summarize(recorder.byLabel.get(label) ?? []);
     costs.push({
       size, position, fetches: FETCHES, recordsPerFetch: got / FETCHES, p50: pct(latencies, 0.5), p99: pct(latencies, 0.99),

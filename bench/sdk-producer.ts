@@ -5,9 +5,10 @@
  * requests per 10,000 records. 1 KiB values, a 4-partition topic, RF 3, acks=all, idempotent.
  * Run: `npm run bench -- sdk-producer [--quick]`.
  */
+import './lib/env.js';
 import { isQuick, sized, writeResult, type Table } from './lib/report.js';
 import { STACK_NOTE, startBenchStack } from './lib/load.js';
-import { startLocalStack } from '../local/stack.js';
+import { startQuietStack } from './lib/quiet-stack.js';
 import { Tributary } from '../client/index.js';
 
 const quick = isQuick();
@@ -16,9 +17,7 @@ const PARTITIONS = 4;
 const SEND_SIZE = 100;
 const started = Date.now();
 // Quick: one in-memory store process (the whole run stays well under 15 s); full: the bench stack on disk.
-const stack = quick
-  ? await startLocalStack({ port: 0, brokers: 3, inMemory: true, controllers: 0, replicator: false })
-  : await startBenchStack();
+const stack = quick ? await startQuietStack() : await startBenchStack();
 
 interface Mode { name: string; records: number; config: Parameters<Tributary['producer']>[0] }
 const MODES: Mode[] = [

@@ -7,25 +7,18 @@
  * Run: `npm run bench -- segment-read`; results in bench/results/segment-read.{md,json,svg}.
  * `SEGMENT_READ_RECORDS` (default 20,000; quick 2,000) and `SEGMENT_READ_BATCH` (records per batch, default 1).
  */
+import './lib/env.js';
 import { barChart, sized, writeResult } from './lib/report.js';
-
-process.env.LOG_LEVEL ??= 'warn';
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const { startLocalStack } = await import('../local/stack.js');
-const { createTopic } = await import('../lib/cluster/topics.js');
-const { replicaStore } = await import('../lib/cluster/metadata.js');
-const { appendToLeader } = await import('../lib/log/append.js');
-const { prepareBatches } = await import('../lib/log/batches.js');
-const { replicate } = await import('../lib/log/commit.js');
-const { fetchRecords } = await import('../lib/log/read.js');
-const { encodeSegment } = await import('../lib/log/segment-format.js');
-const { clearSegmentCaches } = await import('../lib/log/segment-reader.js');
-const { topicPartitionKey } = await import('../lib/storage/model.js');
-const { putObject, readRange } = await import('../lib/storage/objects.js');
-const { advanceTailStart } = await import('../lib/storage/replica/tail.js');
-const { queryBatches } = await import('../lib/storage/replica/reads.js');
-const { readHead, tailStartOf } = await import('../lib/storage/replica/head.js');
-const { commitSegment, listSegments, registerPending, segmentObjectKey } = await import('../lib/storage/segments.js');
+import { appendKiBRecords, createPartition, replicatePartition } from './lib/partition.js';
+import { startQuietStack } from './lib/quiet-stack.js';
+import { fetchRecords } from '../lib/log/read.js';
+import { encodeSegment } from '../lib/log/segment-format.js';
+import { clearSegmentCaches } from '../lib/log/segment-reader.js';
+import { putObject, readRange } from '../lib/storage/objects.js';
+import { advanceTailStart } from '../lib/storage/replica/tail.js';
+import { queryBatches } from '../lib/storage/replica/reads.js';
+import { readHead, tailStartOf } from '../lib/storage/replica/head.js';
+import { commitSegment, listSegments, registerPending, segmentObjectKey } from '../lib/storage/coordination/segments.js';
 
 const RECORDS = Number(process.env.SEGMENT_READ_RECORDS ?? sized(20_000, 2000));
 const PER_BATCH = Number(process.env.SEGMENT_READ_BATCH ?? 1);
@@ -33,22 +26,11 @@ const SEGMENT_BYTES = sized(4, 1) * 2 ** 20;
 const PAGE = 2 ** 20;
 const MB = 1e6;
 
-const stack = await startLocalStack({ port: 0, brokers: 1, inMemory: true, controllers: 0, replicator: false });
-const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
-const name = 'segment-read';
-const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 1 });
-const p0 = partitions[0]!;
-const tp = topicPartitionKey(topic.topicId, 0);
-const leader = (await replicaStore(p0.leader))!;
-const target = { leader, topicId: topic.topicId, partition: 0, tp, leaderEpoch: p0.leaderEpoch, inlineMaxBytes: 8192 };
-for (let i = 0; i < RECORDS; i += 50 * PER_BATCH) {
-  const batches = [];
-  for (let b = i; b < Math.min(RECORDS, i + 50 * PER_BATCH); b += PER_BATCH) {
-    batches.push(...prepareBatches(Array.from({ length: Math.min(PER_BATCH, RECORDS - b) }, (_, j) => ({ key: null, value: Buffer.alloc(1024, (b + j) % 251), headers: [] })), opts));
-  }
-  await appendToLeader(target, batches);
-}
-await replicate(name, topic.topicId, 0, { deadline: Date.now() + 60_000, shrinkOnFailure: false, lagTimeMaxMs: 60_000 });
+const stack = await startQuietStack(1);
+const p = await createPartition('segment-read', { replicationFactor: 1 });
+const { topicId, tp, leader } = p;
+await appendKiBRecords(p, RECORDS, PER_BATCH);
+await replicatePartition(p, { ms: 60_000 });
 const hw = (await readHead(leader, tp))!.hw;
 
 interface Row { scenario: string; records: number; bytes: number; requests: number; seconds: number }
@@ -102,7 +84,7 @@ for (;;) {
     baseOffset: b.baseOffset, lastOffset: b.lastOffset, leaderEpoch: b.leaderEpoch, maxTimestamp: b.maxTimestamp, recordCount: b.recordCount,
     sizeBytes: b.sizeBytes, ...(b.data ? { bytes: b.data } : {}), ...(b.s3 ? { external: b.s3 } : {}),
   })));
-  const range = { topicId: topic.topicId, partition: 0, baseOffset: base, endOffset: end, key: segmentObjectKey(topic.topicId, 0, base) };
+  const range = { topicId, partition: 0, baseOffset: base, endOffset: end, key: segmentObjectKey(topicId, 0, base) };
   await registerPending({ ...range, createdAt: Date.now() });
   await putObject(range.key, encoded.body);
   const f = encoded.footer;
@@ -110,7 +92,7 @@ for (;;) {
   await advanceTailStart(leader, tp, end);
 }
 const rollSeconds = (performance.now() - rollStarted) / 1000;
-const segments = await listSegments(topic.topicId, 0);
+const segments = await listSegments(topicId, 0);
 
 // The segments: raw ranged GETs, then fetch cold and warm.
 await measure('segments: raw ranged GETs (1 MiB)', async () => {

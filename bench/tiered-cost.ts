@@ -1,11 +1,11 @@
 /**
- * What the tiered log costs per GB produced at RF 3 (issue 12's "Done when"), counted on the local
+ * What the tiered log costs per GB produced at RF 3, counted on the local
  * stack: DynamoDB write and read units (ReturnConsumedCapacity; write units by DynamoDB's billing
  * rules from item sizes) and S3 requests by command, for produce requests of 1 KiB (one 1 KiB
  * record), 64 KiB (one request of 64 records of 1 KiB) and 1 MiB (one request of 1024 records of
  * 1 KiB), in three phases:
  *   append     the leader's append (produce with acks=1: the large-batch PUT to `data/`, the table write)
- *   replicate  what acks=all adds: the ISR copy and the high-watermark updates (lib/log/replicate.ts
+ *   replicate  what acks=all adds: the ISR copy and the high-watermark updates (lib/log/commit.ts
  *              `replicate`, as the produce path's commit runs it), driven as its own call after each
  *              request so that each phase is counted apart; a cross-check line compares the sum
  *              with produce(acks=all) on the same requests
@@ -17,28 +17,20 @@
  * Run: `npm run bench -- tiered-cost` (TIERED_COST_MB=<n> to set MiB per size; the 1 KiB size
  * defaults to 4 MiB, the others to 16 MiB); results in bench/results/tiered-cost.md.
  */
+import './lib/env.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-
-process.env.LOG_LEVEL ??= 'warn';
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const { startLocalStack } = await import('../local/stack.js');
-const { isQuick, resultsDir } = await import('./lib/report.js');
-const { sizeOf, takeCapacity, trackCapacity } = await import('../lib/storage/metering.js');
-const { produce } = await import('../lib/log/produce.js');
-const { createTopic } = await import('../lib/cluster/topics.js');
-const { replicaStore } = await import('../lib/cluster/metadata.js');
-const { replicate } = await import('../lib/log/commit.js');
-const { rollPartition } = await import('../lib/log/roll.js');
-const { numericConfig } = await import('../lib/cluster/topic-configs.js');
-const { queryBatches } = await import('../lib/storage/replica/reads.js');
-const { readHead } = await import('../lib/storage/replica/head.js');
-const { listSegments } = await import('../lib/storage/segments.js');
-const { topicPartitionKey } = await import('../lib/storage/model.js');
-type Totals = ReturnType<typeof takeCapacity>;
-
-const { PRICE: LIST, PRICES_DATE, PRICES_REGION, S3_PUT_TIER, S3_GET_TIER, DDB_ITEM_OVERHEAD_BYTES } = await import('./prices.js');
+import { isQuick, resultsDir } from './lib/report.js';
+import { addTotals as add, counted, s3Tier, zeroTotals as zero } from './lib/capacity.js';
+import { createPartition, replicatePartition, rollAll, tableLog } from './lib/partition.js';
+import { startQuietStack } from './lib/quiet-stack.js';
+import { PRICE as LIST, PRICES_DATE, PRICES_REGION, S3_PUT_TIER, S3_GET_TIER, DDB_ITEM_OVERHEAD_BYTES } from './prices.js';
+import { sizeOf, takeCapacity, trackCapacity, type CapacityTotals as Totals } from '../lib/storage/metering.js';
+import { produce } from '../lib/log/produce.js';
+import { createTopic } from '../lib/cluster/topics.js';
+import { numericConfig } from '../lib/cluster/topic-configs.js';
+import { listSegments } from '../lib/storage/coordination/segments.js';
 
 // List prices from the one dated table (bench/prices.ts).
 const PRICE = {
@@ -57,23 +49,13 @@ const DDB_MAX_ITEM = 400 * 1024;
 const GiB = 2 ** 30;
 const KiB = 1024;
 
-const stack = await startLocalStack({ port: 0, brokers: 3, inMemory: true, controllers: 0, replicator: false });
+const stack = await startQuietStack();
 const lines: string[] = [];
 const out = (s: string) => {
   lines.push(s);
   process.stdout.write(`${s}\n`);
 };
 
-const zero = (): Totals => ({ readUnits: 0, writeUnits: 0, billedWriteUnits: 0, requests: {}, s3Requests: {}, s3PutBytes: 0 });
-function add(into: Totals, t: Totals): void {
-  into.readUnits += t.readUnits;
-  into.writeUnits += t.writeUnits;
-  into.billedWriteUnits += t.billedWriteUnits;
-  into.s3PutBytes += t.s3PutBytes;
-  for (const [k, v] of Object.entries(t.requests)) into.requests[k] = (into.requests[k] ?? 0) + v;
-  for (const [k, v] of Object.entries(t.s3Requests)) into.s3Requests[k] = (into.s3Requests[k] ?? 0) + v;
-}
-const s3Tier = (t: Totals, tier: ReadonlySet<string>) => Object.entries(t.s3Requests).reduce((n, [k, v]) => n + (tier.has(k) ? v : 0), 0);
 const dollars = (t: Totals) => t.billedWriteUnits * PRICE.wru + t.readUnits * PRICE.rru + s3Tier(t, S3_PUT_TIER) * PRICE.s3Put + s3Tier(t, S3_GET_TIER) * PRICE.s3Get;
 const ddbRequests = (t: Totals) => Object.values(t.requests).reduce((a, b) => a + b, 0);
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -110,10 +92,8 @@ const records = (n: number, seed: number) => Array.from({ length: n }, (_, i) =>
 
 async function measure(size: Size): Promise<Measured> {
   const name = `tiered-cost-${size.records}`;
-  const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3 });
-  const p = partitions[0]!;
-  const tp = topicPartitionKey(topic.topicId, 0);
-  const leader = await replicaStore(p.leader);
+  const p = await createPartition(name);
+  const { topic, tp, leader } = p;
   const requests = Math.max(1, Math.round((size.mib * 1024) / size.records));
   const phases = { append: zero(), replicate: zero(), roll: zero() };
   trackCapacity(true);
@@ -123,26 +103,18 @@ async function measure(size: Size): Promise<Measured> {
     add(phases.append, takeCapacity());
     if (!r?.ok) throw new Error(`request ${i} failed: ${r?.error.message}`);
     const end = r.offset + size.records;
-    const result = await replicate(name, topic.topicId, 0, { until: end, leaderEpoch: p.leaderEpoch, deadline: Date.now() + 60_000, shrinkOnFailure: true, lagTimeMaxMs: 60_000 });
+    const result = await replicatePartition(p, { ms: 60_000, until: end, leaderEpoch: p.state.leaderEpoch, shrinkOnFailure: true });
     if (result.highWatermark < end || result.isr.length !== 3) throw new Error(`replication of request ${i} stopped at ${result.highWatermark} (ISR ${result.isr.join(',')})`);
     add(phases.replicate, takeCapacity());
   }
   trackCapacity(false);
   // What the tables hold before the roll (one replica; the others hold the same items).
-  const head = (await readHead(leader, tp))!;
-  const batches = await queryBatches(leader, tp, { fromOffset: 0, toOffset: head.leo - 1, maxBytes: Number.MAX_SAFE_INTEGER });
+  const { head, batches } = await tableLog(leader, tp, 0);
   const itemBytes = batches.reduce((n, b) => n + sizeOf({ tp, off: b.lastOffset, ...b }) + DDB_ITEM_OVERHEAD, 0);
   const batchBytes = batches.reduce((n, b) => n + b.sizeBytes, 0);
   const payload = requests * size.records * KiB;
 
-  trackCapacity(true);
-  takeCapacity();
-  for (;;) {
-    const r = await rollPartition(name, 0, { force: true, maxSegments: 64 });
-    if (r.rolled === 0) break;
-  }
-  add(phases.roll, takeCapacity());
-  trackCapacity(false);
+  add(phases.roll, await counted(() => rollAll(name, { force: true, maxSegments: 64 })));
   const segments = await listSegments(topic.topicId, 0, { states: ['live'] });
   const segmentBytes = segments.reduce((n, s) => n + (s.sizeBytes ?? 0), 0);
   const rolledTo = segments[segments.length - 1]?.endOffset ?? 0;
@@ -162,15 +134,9 @@ async function measure(size: Size): Promise<Measured> {
 async function crossCheck(size: Size, requests: number): Promise<Totals> {
   const name = `tiered-check-${size.records}`;
   await createTopic({ name, partitions: 1, replicationFactor: 3 });
-  const total = zero();
-  trackCapacity(true);
-  takeCapacity();
-  for (let i = 0; i < requests; i++) {
-    await produce(name, records(size.records, i), { acks: 'all' });
-    add(total, takeCapacity());
-  }
-  trackCapacity(false);
-  return total;
+  return counted(async () => {
+    for (let i = 0; i < requests; i++) await produce(name, records(size.records, i), { acks: 'all' });
+  });
 }
 
 const started = performance.now();

@@ -4,19 +4,15 @@
  * round trips and store calls of each request the gateway served, and the CPU seconds of the
  * stack's child processes (the DynamoDB Local JVMs, s3rver).
  */
+import './env.js';
 import fs from 'node:fs';
-import type { LocalStack } from '../../local/stack.js';
-import type { StoreCall } from '../../lib/storage/metering.js';
+import { startLocalStack, type LocalStack } from '../../local/stack.js';
+import { observeRequests, sequentialRoundTrips, type StoreCall } from '../../lib/storage/metering.js';
 import { isQuick } from './report.js';
-
-process.env.LOG_LEVEL ??= 'warn';
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const { startLocalStack } = await import('../../local/stack.js');
-const { observeRequests, sequentialRoundTrips } = await import('../../lib/storage/metering.js');
 
 /**
  * The stack the load benchmarks measure: 3 brokers, each broker's replica table in its own
- * DynamoDB Local process ON DISK (as the issue asks for throughput comparisons), s3rver.
+ * DynamoDB Local process ON DISK (throughput is compared on stores that persist every write, as DynamoDB does), s3rver.
  * No stream replicator and no controller loops unless BENCH_BACKGROUND=1: on this 2-core machine
  * they would take CPU from the request path they do not belong to (in AWS they are other Lambdas);
  * nothing in these scenarios needs them (acks=all replicates inline, nothing fails over).
