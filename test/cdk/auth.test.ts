@@ -1,5 +1,5 @@
 /**
- * Template assertions for authentication (issue 17): IAM by default with TRIBUTARY_AUTH=iam on the
+ * Template assertions for authentication: IAM by default with TRIBUTARY_AUTH=iam on the
  * HTTP functions, or a JWT authorizer on every route with TRIBUTARY_AUTH=jwt and the principal
  * claim, and `superUsers` as Kafka's super.users.
  */

@@ -1,5 +1,5 @@
 /**
- * Template assertions for the console (issue 18): its routes reach the console function with no
+ * Template assertions for the console: its routes reach the console function with no
  * authorizer whatever the API's authorization (IAM, JWT; HTTP or REST API), its role touches no
  * table, stream, bucket or key, and with a JWT authorizer its environment names the OIDC provider
  * and client the app signs in with.

@@ -4,7 +4,7 @@
  * topic names, partition counts, replication factors and config values.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { call, clusterId, createTopic, uniqueTopic, v3, type Reply } from '../support/api.js';
+import { call, clusterId, createTopic, expectError, uniqueTopic, v3, type Reply } from '../support/api.js';
 
 const BROKERS = 3;
 const topicUrl = (t: string, rest = '') => v3(`/topics/${t}${rest}`);
@@ -13,12 +13,6 @@ const produceString = (t: string, data: string, partition?: number) =>
   call('POST', topicUrl(t, '/records'), { value: { type: 'STRING', data }, ...(partition !== undefined ? { partition_id: partition } : {}) });
 
 /** A Kafka-style error: the status, REST Proxy's `{error_code, message}` and nothing else. */
-function expectError(r: Reply, status: number, errorCode: number, message?: string | RegExp): void {
-  expect(r.status, r.text).toBe(status);
-  expect(r.body).toEqual({ error_code: errorCode, message: expect.any(String) });
-  if (message !== undefined) expect(r.body.message).toMatch(message);
-}
-
 async function expectNoTopic(t: string): Promise<void> {
   expectError(await call('GET', topicUrl(t)), 404, 40401, /UNKNOWN_TOPIC_OR_PARTITION/);
 }

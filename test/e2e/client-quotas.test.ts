@@ -13,16 +13,10 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { describe, expect, it } from 'vitest';
 import { handler as adminHandler } from '../../lambdas/admin.js';
 import { handler as produceHandler } from '../../lambdas/produce.js';
-import { call, clusterId, createTopic, uniqueTopic, v3, type Reply } from '../support/api.js';
+import { call, clusterId, createTopic, expectError, uniqueTopic, v3 } from '../support/api.js';
 
 const quotaUrl = (principal?: string) => v3(`/client-quotas${principal === undefined ? '' : `/${encodeURIComponent(principal)}`}`);
 const principal = (name: string) => `User:quota-e2e-${process.pid}-${name}`;
-
-function expectError(r: Reply, status: number, errorCode: number, message?: RegExp): void {
-  expect(r.status, r.text).toBe(status);
-  expect(r.body).toEqual({ error_code: errorCode, message: expect.any(String) });
-  if (message) expect(r.body.message).toMatch(message);
-}
 
 const context = { getRemainingTimeInMillis: () => 29_000 } as Context;
 

@@ -7,22 +7,14 @@ import { deflateSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { Sha256 } from '@aws-crypto/sha256-js';
-import { baseUrl, call, createTopic, uniqueTopic, v3, type Reply } from '../support/api.js';
+import { baseUrl, createTopic, expectError, readRecords, replyOf, uniqueTopic, v3, type Reply } from '../support/api.js';
 import { CompressionTypes, Tributary, TributaryError, type FetchLike } from '../../client/index.js';
 
 const BINARY = 'application/octet-stream';
 
 /** POSTs `body` as it is (bytes or text) with `headers`. */
 async function post(path: string, body: Uint8Array | string, headers: Record<string, string>): Promise<Reply> {
-  const res = await fetch(`${baseUrl()}${path}`, { method: 'POST', headers, body });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    /* not JSON */
-  }
-  return { status: res.status, body: parsed, text, headers: res.headers };
+  return replyOf(await fetch(`${baseUrl()}${path}`, { method: 'POST', headers, body }));
 }
 
 const batchOf = (n: number, prefix: string) => ({
@@ -33,20 +25,9 @@ const batchOf = (n: number, prefix: string) => ({
 async function values(topic: string, partitions: number): Promise<string[]> {
   const out: string[] = [];
   for (let p = 0; p < partitions; p++) {
-    for (let offset = 0; ;) {
-      const r = await call('GET', v3(`/topics/${topic}/partitions/${p}/records?offset=${offset}&max_bytes=4000000&format=string`));
-      expect(r.status, r.text).toBe(200);
-      out.push(...r.body.records.map((x: { value: { data: string } }) => x.value.data));
-      if (r.body.next_offset >= r.body.high_watermark) break;
-      offset = r.body.next_offset;
-    }
+    out.push(...(await readRecords(v3(`/topics/${topic}/partitions/${p}/records`))).map((x: { value: { data: string } }) => x.value.data));
   }
   return out;
-}
-
-function expectError(r: Reply, status: number, errorCode: number, message: RegExp): void {
-  expect(r.status, r.text).toBe(status);
-  expect(r.body).toEqual({ error_code: errorCode, message: expect.stringMatching(message) });
 }
 
 describe('Content-Encoding on produce requests (raw HTTP)', () => {

@@ -30,7 +30,7 @@ let browser: Browser;
 let tab: ConsolePage;
 let page: Page;
 let ui: string;
-/** Navigation to first data rendered, per page, for the note. */
+/** Navigation to first data rendered, per page: printed, and kept in the artifacts, after the run. */
 const loadTimes: { page: string; route: string; ms: number }[] = [];
 
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 /**
- * The console served by the same API, same origin (issue 18): the shared stack's gateway sends
+ * The console served by the same API, same origin: the shared stack's gateway sends
  * `/ui` and `/ui/...` to the console function — here in Lambda-fidelity mode, from its deployed
  * bundle and the build it carries — with the page's security headers, immutable hashed files,
  * ETags, the SPA fallback and config.json; under `--auth` the files need no token while the API does.

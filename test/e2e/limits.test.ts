@@ -7,12 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_HEADER_KEY_BYTES, MAX_HEADERS_PER_RECORD } from '../../lib/http/record-format.js';
 import { MAX_BATCH_ENTRIES, MAX_RECORDS_PER_REQUEST } from '../../lib/http/produce-routes.js';
-import { call, createTopic, uniqueTopic, v3, type Reply } from '../support/api.js';
-
-function expectError(r: Reply, status: number, errorCode: number, message: RegExp): void {
-  expect(r.status, r.text.slice(0, 300)).toBe(status);
-  expect(r.body).toEqual({ error_code: errorCode, message: expect.stringMatching(message) });
-}
+import { call, createTopic, expectError, uniqueTopic, v3 } from '../support/api.js';
 
 async function latest(topic: string): Promise<number> {
   const r = await call('GET', v3(`/topics/${topic}/partitions/0/offset`));

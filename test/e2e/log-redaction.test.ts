@@ -1,5 +1,5 @@
 /**
- * No secrets or record contents in logs (issue 17): requests carrying an Authorization header and
+ * No secrets or record contents in logs: requests carrying an Authorization header and
  * record keys, values and headers go through the real handlers at the debug level, with the log
  * sent to a file; the file holds none of them. And the logger redacts an Authorization header,
  * a token or a cookie wherever a log call passes one.

@@ -1,5 +1,5 @@
 /**
- * The walking skeleton end to end (issue 2's "Done when"): a 3-partition, RF 3 topic; 1,000 keyed
+ * The walking skeleton end to end: a 3-partition, RF 3 topic; 1,000 keyed
  * records produced in one batch and one at a time (streaming mode); every record read back from
  * the partition Kafka's partitioner picks, with its key, value, headers and offset.
  */
@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import type * as Kafkajs from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { MAX_WAIT_MS } from '../../lib/http/fetch-routes.js';
-import { call, createTopic, uniqueTopic, v3 } from '../support/api.js';
+import { call, createTopic, readRecords, uniqueTopic, v3 } from '../support/api.js';
 
 // kafkajs is the oracle for Kafka's default partitioner (a dev dependency only).
 const require = createRequire(import.meta.url);
@@ -19,17 +19,6 @@ const expectedPartition = (key: string, n: number): number => kafkaPartition({
 });
 
 interface Sent { key: string; value: string; header: string }
-
-async function readAll(topic: string, partition: number): Promise<any[]> {
-  const records: any[] = [];
-  for (let offset = 0; ; ) {
-    const r = await call('GET', v3(`/topics/${topic}/partitions/${partition}/records?offset=${offset}&max_bytes=65536&format=string`));
-    expect(r.status).toBe(200);
-    records.push(...r.body.records);
-    if (r.body.next_offset >= r.body.high_watermark) return records;
-    offset = r.body.next_offset;
-  }
-}
 
 describe('Produce and fetch over HTTP', () => {
   it('reads back 1,000 keyed records from the partitions Kafka would pick, with keys, values, headers and offsets', async () => {
@@ -60,7 +49,7 @@ describe('Produce and fetch over HTTP', () => {
       expect(rep.partition_id).toBe(expectedPartition((sent[i] as Sent).key, 3));
     });
 
-    const byPartition = await Promise.all([0, 1, 2].map((p) => readAll(topic, p)));
+    const byPartition = await Promise.all([0, 1, 2].map((p) => readRecords(v3(`/topics/${topic}/partitions/${p}/records`), { maxBytes: 65536 })));
     expect(byPartition.flat()).toHaveLength(1000);
     for (const [p, records] of byPartition.entries()) {
       records.forEach((rec, offset) => expect(rec.offset).toBe(offset));

@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeTieredLog } from '../../lib/log/segment-list.js';
 import { call, baseUrl, clusterId, createTopic, uniqueTopic, v3 } from '../support/api.js';
+import { until } from '../support/cluster.js';
 import { Tributary, TributaryProtocolError, type KafkaMessage, type LogTiers } from '../../client/index.js';
 
 const admin = () => new Tributary({ url: baseUrl() }).admin();
@@ -14,15 +15,8 @@ const text = (b: Uint8Array | null) => (b === null ? null : new TextDecoder().de
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+/** How `until` waits here: a check whose call fails ends the wait (the calls must not fail). */
+const NO_RETRY = { retry: false } as const;
 
 /** The error a call rejects with, and how long it took. */
 async function failure(p: Promise<unknown>): Promise<{ e: TributaryProtocolError; ms: number }> {
@@ -77,7 +71,7 @@ describe('Method: describePartitions', () => {
     const parts = await until('replicas caught up', async () => {
       const ps = await a.describePartitions(topic);
       return ps[1]?.replicaStates.every((r) => r.logEndOffset === 5 && r.isInSync) ? ps : undefined;
-    });
+    }, NO_RETRY);
     expect(parts.map((p) => p.partitionId)).toEqual([0, 1]);
     const [p0, p1] = parts;
     expect(p0).toMatchObject({ logStartOffset: 0, logEndOffset: 0, highWatermark: 0 });
@@ -111,7 +105,7 @@ describe('Method: describeSegments (GET …/partitions/{p}/segments)', () => {
     const tiers: LogTiers = await until('two segments rolled', async () => {
       const t = await a.describeLogTiers(topic, 0);
       return t.segments.length >= 2 && t.highWatermark === 8 && t.segments[t.segments.length - 1]?.endOffset === t.localLogStartOffset ? t : undefined;
-    });
+    }, NO_RETRY);
     const segs = tiers.segments;
     expect(tiers.logStartOffset).toBe(0);
     expect(tiers.highWatermark).toBe(8);
@@ -173,7 +167,7 @@ describe('Method: describeSegments (GET …/partitions/{p}/segments)', () => {
       last = seen;
       if (!same) await sleep(400);
       return settled && same ? t.segments : undefined;
-    });
+    }, NO_RETRY);
     const topicId = (await a.describeMetadata()).topics.find((t) => t.name === topic)?.topicId as string;
     const first = await describeTieredLog(topicId, 0, undefined, { limit: 2 });
     expect(first.segments.map((s) => s.baseOffset)).toEqual(segs.slice(0, 2).map((s) => s.baseOffset));

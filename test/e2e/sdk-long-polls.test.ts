@@ -1,5 +1,5 @@
 /**
- * The SDK consumer's waits take turns (`ConsumerConfig.longPolls`, issue 14): in Lambda a waiting
+ * The SDK consumer's waits take turns (`ConsumerConfig.longPolls`): in Lambda a waiting
  * fetch holds a function instance for its whole wait, so a consumer at the log end of several
  * partitions holds one waiting fetch by default, not one per partition — and still reads every
  * record produced to any of them. Against the shared local stack; the waits are counted at the

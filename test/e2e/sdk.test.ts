@@ -7,19 +7,15 @@ import { describe, expect, it } from 'vitest';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { baseUrl, call, createTopic, uniqueTopic, v3 } from '../support/api.js';
+import { until } from '../support/cluster.js';
 import { Tributary, TributaryProtocolError, partitionForKey, signV4, type FetchLike, type KafkaMessage } from '../../client/index.js';
 
 const client = (extra: Partial<ConstructorParameters<typeof Tributary>[0]> = {}) => new Tributary({ url: baseUrl(), ...extra });
 const text = (b: Uint8Array | null) => (b === null ? null : new TextDecoder().decode(b));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
+/** How `until` waits here: on what the test has seen so far, checked every 50 ms; a check that throws ends the wait. */
+const IN_MEMORY = { everyMs: 50, retry: false } as const;
 
 /** Every record of a topic, partition by partition, read with the SDK's fetch. */
 async function readAll(t: Tributary, topic: string): Promise<{ partition: number; message: KafkaMessage }[]> {
@@ -58,7 +54,7 @@ describe('Producer and consumer round trip', () => {
     const consumer = t.consumer({ groupId: uniqueTopic('sdk-rt-group'), sessionTimeout: 10_000 });
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
     await consumer.run({ eachMessage: async ({ message }) => { seen.push(text(message.value) as string); } });
-    await until('60 records', () => seen.length >= 60);
+    await until('60 records', () => seen.length >= 60, IN_MEMORY);
     await consumer.disconnect();
     expect(seen.sort()).toEqual(keys.map((_, i) => `value-${i}`).sort());
   });
@@ -148,13 +144,13 @@ describe('Consumer groups', () => {
       await sleep(2);
     };
     await a.run({ eachMessage: handler('a'), autoCommitInterval: 200 });
-    await until('a reads some', () => by.a > 20);
+    await until('a reads some', () => by.a > 20, IN_MEMORY);
     const b = make();
     await b.subscribe({ topics: [topic], fromBeginning: true });
     await b.run({ eachMessage: handler('b'), autoCommitInterval: 200 });
-    await until('both own partitions', () => a.assignment().length > 0 && b.assignment().length > 0 && a.assignment().length + b.assignment().length === 4);
+    await until('both own partitions', () => a.assignment().length > 0 && b.assignment().length > 0 && a.assignment().length + b.assignment().length === 4, IN_MEMORY);
     await producer.send({ topic, messages: Array.from({ length: total / 2 }, (_, i) => ({ key: `k${i + total / 2}`, value: `r${i + total / 2}` })) });
-    await until('every record', () => seen.size >= total, 45_000);
+    await until('every record', () => seen.size >= total, { ...IN_MEMORY, ms: 45_000 });
     await a.disconnect();
     await b.disconnect();
     expect(seen.size).toBe(total);
@@ -182,7 +178,7 @@ describe('Consumer groups', () => {
         }
       },
     });
-    await until('the re-read', () => offsets.length >= 15);
+    await until('the re-read', () => offsets.length >= 15, IN_MEMORY);
     expect(offsets).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 5, 6, 7, 8, 9]);
 
     consumer.pause([{ topic }]);
@@ -191,7 +187,7 @@ describe('Consumer groups', () => {
     await sleep(1000);
     expect(offsets).toHaveLength(15);
     consumer.resume([{ topic }]);
-    await until('the record sent while paused', () => offsets.length === 16);
+    await until('the record sent while paused', () => offsets.length === 16, IN_MEMORY);
     await consumer.disconnect();
   });
 
@@ -205,7 +201,7 @@ describe('Consumer groups', () => {
     const consumer = t.consumer({ groupId });
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
     await consumer.run({ eachMessage: async () => { n++; } });
-    await until('20 records', () => n >= 20);
+    await until('20 records', () => n >= 20, IN_MEMORY);
     await consumer.disconnect();
     const admin = t.admin();
     const lag = await admin.fetchGroupLag(groupId);
@@ -268,10 +264,10 @@ describe('A commit racing a heartbeat', () => {
     a.on('consumer.crash', (e) => crashes.push(e));
     await a.subscribe({ topics: [topic], fromBeginning: true });
     await a.run({ eachMessage: async () => {}, autoCommit: false });
-    await until('a owns both partitions', () => a.assignment().length === 2);
+    await until('a owns both partitions', () => a.assignment().length === 2, IN_MEMORY);
     // A second member joins: a is told to give a partition up, and the heartbeat after that moves its epoch on.
     expect((await call('POST', v3(`/consumer-groups/${groupId}/heartbeat`), { member_epoch: 0, subscribed_topic_names: [topic], session_timeout_ms: 60_000 })).status).toBe(200);
-    await until('the epoch-moving answer held back', () => held, 20_000);
+    await until('the epoch-moving answer held back', () => held, { ...IN_MEMORY, ms: 20_000 });
     setTimeout(release, 150);
     await a.commitOffsets([{ topic, partition: kept as number, offset: '1' }]);
     await a.disconnect();

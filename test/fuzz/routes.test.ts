@@ -1,5 +1,5 @@
 /**
- * Input that cannot hurt (issue 17): property-based fuzzing of every route in lib/http/routes.ts —
+ * Input that cannot hurt: property-based fuzzing of every route in lib/http/routes.ts —
  * path parameters, query strings, headers and bodies (mostly near-valid: a route's valid request
  * with fields mutated). Every answer is JSON (or empty for 204) with a 2xx/4xx status and, for an
  * error, exactly `{error_code, message}`; no handler throws or passes its deadline; a refused

@@ -1,5 +1,5 @@
 /**
- * A short chaos run in every test run (issues 7 and 11): real faults on a private stack, the
+ * A short chaos run in every test run: real faults on a private stack, the
  * workload, a quiet phase after each fault, and the checker's verdict on the history — zero
  * anomalies (safety and liveness), and the cluster recovers after the faults heal.
  * `npm run chaos -- --duration 30m --seed N` runs the long version.

@@ -1,5 +1,5 @@
 /**
- * Real faults on one private stack (issues 3 and 4): one DynamoDB Local process per broker and two
+ * Real faults on one private stack: one DynamoDB Local process per broker and two
  * controller loops in their own processes. Replication: a follower's store SIGKILLed and restarted
  * with its data (incremental sync) or empty (full sync) under load, and many producers on one
  * partition. Controller: a paused controller replaced and fenced, the leader's store SIGKILLed
@@ -13,6 +13,7 @@ import { LeaseLost, readLease } from '../../lib/storage/coordination/lease.js';
 import { setBrokerState } from '../../lib/storage/coordination/brokers.js';
 import { listKeys } from '../../lib/storage/objects.js';
 import { readHead } from '../../lib/storage/replica/head.js';
+import { readValues } from '../support/api.js';
 import { logFingerprint, replicaLog, startFaultCluster, startProducers as startProducersOn, type Acked, type FaultCluster } from '../support/cluster.js';
 
 const SESSION_MS = 4000;
@@ -70,13 +71,7 @@ async function expectConverged(name: string, tp: string, acked: readonly Acked[]
   const logs = await Promise.all(stores.map(async (s) => logFingerprint(await replicaLog(s, tp))));
   expect(logs[1]).toEqual(logs[0]);
   expect(logs[2]).toEqual(logs[0]);
-  const read: Map<number, string> = new Map();
-  for (let offset = 0; ;) {
-    const r = await c.call('GET', c.v3(`/topics/${name}/partitions/0/records?offset=${offset}&format=string&max_bytes=4000000`));
-    for (const rec of r.body.records) read.set(rec.offset, rec.value.data);
-    if (r.body.next_offset >= r.body.high_watermark) break;
-    offset = r.body.next_offset;
-  }
+  const read = await readValues(c.v3(`/topics/${name}/partitions/0/records`), { call: c.call });
   for (const a of acked) expect(read.get(a.offset), `acknowledged offset ${a.offset}`).toBe(a.value);
   expect(new Set(read.values()).size).toBe(read.size);
 }
@@ -204,13 +199,7 @@ describe('The controller with real processes', () => {
     const logs = await Promise.all([1, 2, 3].map(async (b) => logFingerprint(await replicaLog(c.store(b), tp))));
     expect(logs[1]).toEqual(logs[0]);
     expect(logs[2]).toEqual(logs[0]);
-    const read = new Map<number, string>();
-    for (let offset = 0; ;) {
-      const r = await c.call('GET', c.v3(`/topics/failover/partitions/0/records?offset=${offset}&format=string&max_bytes=4000000`));
-      for (const rec of r.body.records) read.set(rec.offset, rec.value.data);
-      if (r.body.next_offset >= r.body.high_watermark) break;
-      offset = r.body.next_offset;
-    }
+    const read = await readValues(c.v3('/topics/failover/partitions/0/records'), { call: c.call });
     for (const a of producers.acked) expect(read.get(a.offset), `acknowledged offset ${a.offset}`).toBe(a.value);
   });
 

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { FUNCTIONS } from '../../lib/functions/catalog.js';
 import { ADMIN_PRINCIPAL, CredentialStore, addUser, ensureCredentials } from '../../local/credentials.js';
 import { startGateway, type Gateway } from '../../local/gateway.js';
+import { replyOf, type Reply } from './api.js';
 
 export interface AuthGateway {
   readonly gateway: Gateway;
@@ -17,7 +18,7 @@ export interface AuthGateway {
   readonly adminToken: string;
   /** Adds a user and waits until the gateway accepts its token. */
   user(principal: string): Promise<string>;
-  call(method: string, p: string, token: string | undefined, body?: unknown): Promise<{ status: number; body: any; text: string; headers: Headers }>;
+  call(method: string, p: string, token: string | undefined, body?: unknown): Promise<Reply>;
   close(): Promise<void>;
 }
 
@@ -37,19 +38,11 @@ export async function startAuthGateway(): Promise<AuthGateway> {
     control: async () => ({ status: 200, body: { local: true } }),
   });
   const call: AuthGateway['call'] = async (method, p, token, body) => {
-    const res = await fetch(`${gateway.url}${p}`, {
+    return replyOf(await fetch(`${gateway.url}${p}`, {
       method,
       headers: { ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await res.text();
-    let parsed: any = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      /* several documents */
-    }
-    return { status: res.status, body: parsed, text, headers: res.headers };
+    }));
   };
   return {
     gateway, dir, file, adminToken, call,

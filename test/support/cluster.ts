@@ -110,8 +110,25 @@ const isPermanent = (err: unknown): boolean =>
 const describeError = (err: unknown): string =>
   err instanceof Error && err.cause !== undefined ? `${String(err)} (cause: ${String(err.cause)})` : String(err);
 
-/** The `until` of a fault cluster (see there), usable without one. */
-export async function until<T>(what: string, check: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
+export interface UntilOptions {
+  /** How long it waits. @default 30_000 */
+  readonly ms?: number;
+  /** The pause between two checks. @default 100 */
+  readonly everyMs?: number;
+  /**
+   * Whether a check that throws is tried again (a store or the gateway may be down mid-fault) or
+   * its error ends the wait at once (a check of what is in memory, or of a call that must not
+   * fail). @default true
+   */
+  readonly retry?: boolean;
+}
+
+/**
+ * The `until` of a fault cluster (see there), usable without one. The check may answer at once or
+ * in a promise; `o` is its timeout in ms, or the options.
+ */
+export async function until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, o: number | UntilOptions = {}): Promise<T> {
+  const { ms = 30_000, everyMs = 100, retry = true } = typeof o === 'number' ? { ms: o } : o;
   const started = Date.now();
   const deadline = started + ms;
   let last: { error: unknown } | { value: unknown } = { value: undefined };
@@ -122,7 +139,7 @@ export async function until<T>(what: string, check: () => Promise<T | undefined 
     const attempt = (async () => check())().then((value) => ({ value }), (error: unknown) => ({ error }));
     const outcome = await Promise.race([attempt, expired]).finally(() => clearTimeout(timer));
     if (outcome !== 'expired') {
-      if ('error' in outcome && isPermanent(outcome.error)) throw outcome.error;
+      if ('error' in outcome && (!retry || isPermanent(outcome.error))) throw outcome.error;
       if ('value' in outcome && outcome.value !== undefined && outcome.value !== false) return outcome.value as T;
       last = outcome;
     }
@@ -135,7 +152,7 @@ export async function until<T>(what: string, check: () => Promise<T | undefined 
       if ('error' in last) throw new Error(`timed out waiting for ${what} after ${after}; the check last threw ${describeError(last.error)}`, { cause: last.error });
       throw new Error(`timed out waiting for ${what} after ${after}; the check last returned ${String(last.value)}`);
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
 

@@ -1,18 +1,36 @@
 /**
- * Partitions for the replication tests: one RF 3 partition on the quiet cluster (its stores, an
- * acks=all `send` of one-record-per-value batches, whether every replica's log is the same), and a
- * leader election forced on one.
+ * Partitions for the storage and replication tests: a new partition as the append path's target
+ * on its leader; one RF 3 partition on the quiet cluster (its stores, an acks=all `send` of
+ * one-record-per-value batches, whether every replica's log is the same, whether every replica
+ * has caught up); and a leader election forced on one.
  */
 import { replicaStore } from '../../lib/cluster/metadata.js';
 import { changePartition } from '../../lib/cluster/partition-state.js';
 import { createTopic } from '../../lib/cluster/topics.js';
+import type { AppendTarget } from '../../lib/log/append.js';
 import { produce, type ProduceRecord } from '../../lib/log/produce.js';
 import { readPartition } from '../../lib/storage/coordination/partitions.js';
 import { topicPartitionKey, type PartitionRecord } from '../../lib/storage/model.js';
+import { readHead } from '../../lib/storage/replica/head.js';
 import type { ReplicaStoreRef } from '../../lib/storage/replica/store.js';
 import { logFingerprint, replicaLog } from './cluster.js';
 
 let n = 0;
+
+/**
+ * A new topic of one partition (RF `replicationFactor`, 1 by default), as the append path's target
+ * on its leader, with the topic's name.
+ */
+export async function newAppendTarget(prefix: string, o: { replicationFactor?: number; inlineMaxBytes?: number } = {}): Promise<AppendTarget & { name: string }> {
+  const { topic, partitions } = await createTopic({ name: `${prefix}-${process.pid}-${Date.now()}-${n++}`, partitions: 1, replicationFactor: o.replicationFactor ?? 1 });
+  const state = partitions[0];
+  if (!state) throw new Error('no partition');
+  return {
+    name: topic.name, leader: await replicaStore(state.leader), topicId: topic.topicId, partition: 0,
+    tp: topicPartitionKey(topic.topicId, 0), leaderEpoch: state.leaderEpoch, inlineMaxBytes: o.inlineMaxBytes ?? 8192,
+  };
+}
+
 export async function rf3Partition(prefix: string, o: { minIsr?: number } = {}) {
   const name = `${prefix}-${process.pid}-${n++}`;
   const { topic, partitions } = await createTopic({
@@ -29,7 +47,13 @@ export async function rf3Partition(prefix: string, o: { minIsr?: number } = {}) 
     const logs = await Promise.all(p0.replicas.map(async (b) => logFingerprint(await replicaLog(store(b), tp))));
     return logs.every((l) => JSON.stringify(l) === JSON.stringify(logs[0]));
   };
-  return { name, topic, p0, tp, store, followers, send, logsEqual };
+  /** Whether the first leader's high watermark is its log end, and every follower holds that whole log. */
+  const converged = async () => {
+    const l = (await readHead(store(p0.leader), tp))!;
+    const fs = await Promise.all(followers.map((b) => readHead(store(b), tp)));
+    return l.hw === l.leo && fs.every((f) => f?.leo === l.leo);
+  };
+  return { name, topic, p0, tp, store, followers, send, logsEqual, converged };
 }
 
 /**

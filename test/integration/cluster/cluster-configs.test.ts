@@ -11,7 +11,7 @@ import { clusterConfigs, metadataCheckDue, replicaStore } from '../../../lib/clu
 import { ClusterConfigsChanged, readClusterConfigs, writeClusterConfigs } from '../../../lib/storage/coordination/cluster-configs.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { readHead } from '../../../lib/storage/replica/head.js';
-import { call, clusterId, createTopic, uniqueTopic, v3, type Reply } from '../../support/api.js';
+import { call, clusterId, createTopic, expectError, uniqueTopic, v3 } from '../../support/api.js';
 
 const TOUCHED = ['auto.leader.rebalance.enable', 'leader.imbalance.per.broker.percentage', 'leader.replication.throttled.rate',
   'follower.replication.throttled.rate', 'tributary.balancer.enable'];
@@ -27,12 +27,6 @@ const configs = async (): Promise<Record<string, any>> => {
   return Object.fromEntries(r.body.data.map((c: any) => [c.name, c]));
 };
 const metadataVersion = async (): Promise<number> => (await call('GET', v3())).body.metadata_version;
-
-function expectError(r: Reply, status: number, errorCode: number, message?: RegExp): void {
-  expect(r.status, r.text).toBe(status);
-  expect(r.body).toEqual({ error_code: errorCode, message: expect.any(String) });
-  if (message) expect(r.body.message).toMatch(message);
-}
 
 describe('Route: GET /v3/clusters/{cluster_id}/broker-configs', () => {
   it("lists every cluster config in Confluent's KafkaClusterConfig shape", async () => {

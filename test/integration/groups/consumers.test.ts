@@ -10,7 +10,7 @@
  * heartbeat is moved back past its session (the clock, not a sleep that hopes).
  */
 import { describe, expect, it } from 'vitest';
-import { updateMember } from '../../../lib/storage/groups.js';
+import { updateMember } from '../../../lib/storage/coordination/groups.js';
 import { call, createTopic, uniqueTopic, v3 } from '../../support/api.js';
 
 /** Longer than this file can run: a session that cannot expire unless the test expires it. */

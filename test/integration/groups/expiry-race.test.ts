@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { heartbeat, heartbeatHooks } from '../../../lib/groups/coordinator.js';
-import * as store from '../../../lib/storage/groups.js';
+import * as store from '../../../lib/storage/coordination/groups.js';
 
 let n = 0;
 const unique = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${n++}`;

@@ -5,14 +5,14 @@
  * The lost answer is made by a hook on the real storage client that lets the request through to
  * DynamoDB Local and then fails the response as a socket timeout would — the store itself is real.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import type { MiddlewareStack } from '@smithy/types';
+import { describe, expect, it } from 'vitest';
 import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { config } from '../../../lib/config.js';
 import { heartbeat } from '../../../lib/groups/coordinator.js';
 import { dynamo } from '../../../lib/storage/clients.js';
-import * as store from '../../../lib/storage/groups.js';
+import * as store from '../../../lib/storage/coordination/groups.js';
+import { loseTransactResponses } from '../../support/store-hooks.js';
 
 let n = 0;
 const unique = (p: string) => `${p}-${process.pid}-${Date.now().toString(36)}-${n++}`;
@@ -36,31 +36,8 @@ async function stableGroup(): Promise<{ g: string; topic: string; memberId: stri
   return { g, topic, memberId: a.memberId, memberEpoch: a.memberEpoch };
 }
 
-const HOOK = 'test-lose-group-transact-responses';
-let armedStack: MiddlewareStack<any, any> | undefined;
-afterEach(() => {
-  armedStack?.remove(HOOK);
-  armedStack = undefined;
-});
-
-/**
- * The next `count` TransactWriteItems calls on group `g` reach the store (and apply, or fail
- * there), and then their responses are lost: the caller sees a socket timeout.
- */
-function loseGroupTransactResponses(g: string, count: number): () => number {
-  let lost = 0;
-  const stack = dynamo().middlewareStack as MiddlewareStack<any, any>;
-  stack.add((next, context) => async (args) => {
-    const input = args.input as { TransactItems?: unknown[] };
-    const ours = String(context.commandName).includes('TransactWrite') && JSON.stringify(input.TransactItems ?? []).includes(`group#${g}`);
-    if (!ours || lost >= count) return next(args);
-    lost++;
-    await next(args).catch(() => undefined);
-    throw Object.assign(new Error('socket timed out (response lost by the test hook)'), { name: 'TimeoutError', $metadata: {} });
-  }, { step: 'deserialize', name: HOOK, priority: 'low' });
-  armedStack = stack;
-  return () => lost;
-}
+/** The next `count` group transactions on `g` reach the store, and their answers are lost. */
+const loseGroupTransactResponses = (g: string, count: number) => loseTransactResponses(undefined, `group#${g}`, count);
 
 describe('Group target chunks', () => {
   it('where the meta item points at target chunks that do not exist, a heartbeat succeeds and the group gets a readable target again', async () => {

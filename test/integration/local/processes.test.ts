@@ -18,6 +18,7 @@ import {
   killStale,
   type ProcessInfo,
 } from '../../../local/processes.js';
+import { until } from '../../support/cluster.js';
 
 type Probe = { status: number } | { error: string };
 
@@ -81,14 +82,6 @@ function isAlive(pid: number): boolean {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
     throw err;
-  }
-}
-
-async function until(what: string, cond: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
   }
 }
 
@@ -247,7 +240,7 @@ describe('ProcessSupervisor with real DynamoDB Local and s3rver', () => {
       const stale = await other.start({ name: 'stale', role: 'stale store', kind: 'dynamodb', dataDir: null });
       expect(killStale([stale.pid!])).toEqual([stale.pid]);
       // the supervisor that owned it sees an unexpected exit
-      await until('the supervisor to see the stale store exit', () => other.get('stale')?.state === 'exited', 5000);
+      await until('the supervisor to see the stale store exit', () => other.get('stale')?.state === 'exited', { ms: 5000, everyMs: 25, retry: false });
       expect(isAlive(stale.pid!)).toBe(false);
       expect(await probe(stale.port)).toEqual({ error: 'ECONNREFUSED' });
     } finally {

@@ -16,6 +16,7 @@ import { dynamo } from '../../../lib/storage/clients.js';
 import { resetConfig } from '../../../lib/config.js';
 import { getRecords, latestStreamArn, resetStreamClients, shardIterator } from '../../../lib/storage/streams.js';
 import type { TableSpec } from '../../../lib/storage/tables.js';
+import { until } from '../../support/cluster.js';
 
 const endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB as string;
 let n = 0;
@@ -34,13 +35,8 @@ async function newTable(): Promise<string> {
 
 const put = (table: string, item: Record<string, unknown>) => dynamo(endpoint).send(new PutCommand({ TableName: table, Item: item }));
 
-async function waitFor(cond: () => boolean, timeoutMs = 8000, what = 'condition'): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+/** How `until` waits here: on what the test has recorded so far, checked every 10 ms; a check that throws ends the wait. */
+const IN_MEMORY = { everyMs: 10, retry: false } as const;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Entry = { level: string; obj: Record<string, unknown>; msg: string | undefined };
@@ -106,7 +102,7 @@ describe('Class: StreamPoller (DynamoDB Local streams)', () => {
         written.set(`k${k}#${i}`, Date.now());
       }
     }));
-    await waitFor(() => c.records.length >= 300, 10_000, '300 deliveries');
+    await until('300 deliveries', () => c.records.length >= 300, { ...IN_MEMORY, ms: 10_000 });
     await sleep(300);
 
     // The guarantee is Lambda's: at least once, in order, nothing skipped. A restart at
@@ -195,7 +191,7 @@ describe('Class: StreamPoller (DynamoDB Local streams)', () => {
     }));
     await poller.start();
     for (let i = 0; i < 20; i++) await put(table, { tp: 'a', off: i });
-    await waitFor(() => ok.length >= 20, 8000, '20 deliveries');
+    await until('20 deliveries', () => ok.length >= 20, { ...IN_MEMORY, ms: 8000 });
     expect(calls[0]?.length).toBeGreaterThan(0);
     expect(calls[1]).toEqual(calls[0]);
     expect(calls[2]).toEqual(calls[0]);
@@ -204,7 +200,7 @@ describe('Class: StreamPoller (DynamoDB Local streams)', () => {
 
     const before = calls.length;
     await put(table, { tp: 'poison', off: 0 });
-    await waitFor(() => handedOff.length >= 1, 8000, 'the poison batch handed off');
+    await until('the poison batch handed off', () => handedOff.length >= 1, { ...IN_MEMORY, ms: 8000 });
     await sleep(200);
     // three attempts, a refused hand-off, three more, then the destination takes it
     expect(calls.length).toBe(before + 6);
@@ -212,7 +208,7 @@ describe('Class: StreamPoller (DynamoDB Local streams)', () => {
     expect(entries.filter((e) => e.obj.event === 'stream-poller-handoff-failed')).toHaveLength(1);
     expect(entries.filter((e) => e.obj.event === 'stream-poller-batch-handed-off')).toHaveLength(1);
     for (let i = 20; i < 25; i++) await put(table, { tp: 'a', off: i });
-    await waitFor(() => ok.length >= 25, 5000, 'deliveries after the skipped batch');
+    await until('deliveries after the skipped batch', () => ok.length >= 25, { ...IN_MEMORY, ms: 5000 });
     expect(ok.map(keyOf)).toEqual(Array.from({ length: 25 }, (_, i) => `a#${i}`));
     await poller.stop();
   });
@@ -231,7 +227,7 @@ describe('Class: StreamPoller (DynamoDB Local streams)', () => {
     }));
     await poller.start();
     for (let i = 0; i < 10; i++) await put(table, { tp: 'b', off: i });
-    await waitFor(() => ok.length >= 10, 10_000, '10 deliveries');
+    await until('10 deliveries', () => ok.length >= 10, { ...IN_MEMORY, ms: 10_000 });
     expect(ok.map(keyOf)).toEqual(Array.from({ length: 10 }, (_, i) => `b#${i}`));
     expect(entries.filter((e) => e.obj.event === 'stream-poller-batch-stuck')).toHaveLength(2);
     await poller.stop();
@@ -255,7 +251,7 @@ describe('Class: StreamPoller (DynamoDB Local streams)', () => {
     const poller = track(new StreamPoller({ tables: [{ table, endpoint }], deliver: c.deliver, batchSize: 7, api }));
     await poller.start();
     for (let i = 0; i < 60; i++) await put(table, { tp: 'x', off: i });
-    await waitFor(() => c.records.length >= 60, 8000, '60 deliveries');
+    await until('60 deliveries', () => c.records.length >= 60, { ...IN_MEMORY, ms: 8000 });
     await sleep(200);
     expect(c.records.map(keyOf)).toEqual(Array.from({ length: 60 }, (_, i) => `x#${i}`));
     expect(types[0]).toBe('LATEST');
@@ -271,7 +267,7 @@ describe('Class: StreamPoller (DynamoDB Local streams)', () => {
     await poller.start();
     const arn1 = await latestStreamArn(s.name, endpoint);
     for (let i = 0; i < 3; i++) await put(s.name, { tp: 'old', off: i });
-    await waitFor(() => c.records.length >= 3, 5000, 'old stream deliveries');
+    await until('old stream deliveries', () => c.records.length >= 3, { ...IN_MEMORY, ms: 5000 });
     await dynamo(endpoint).send(new DeleteTableCommand({ TableName: s.name }));
     await ensureTable(s, endpoint);
     const arn2 = await latestStreamArn(s.name, endpoint);
@@ -279,7 +275,7 @@ describe('Class: StreamPoller (DynamoDB Local streams)', () => {
     // written before the poller has looked again: the new stream is read from TRIM_HORIZON
     for (let i = 0; i < 3; i++) await put(s.name, { tp: 'new', off: i });
     poller.refresh(s.name);
-    await waitFor(() => c.records.length >= 6, 5000, 'new stream deliveries');
+    await until('new stream deliveries', () => c.records.length >= 6, { ...IN_MEMORY, ms: 5000 });
     await sleep(200);
     expect(c.records.map(keyOf)).toEqual(['old#0', 'old#1', 'old#2', 'new#0', 'new#1', 'new#2']);
     expect(c.records.slice(3).every((r) => r.eventSourceARN === arn2)).toBe(true);
@@ -332,7 +328,7 @@ describe('Class: StreamPoller (DynamoDB Local streams)', () => {
         await poller.start();
         expect(Date.now() - t0).toBeLessThan(1500);
         for (let i = 0; i < 30; i++) await put(table, { tp: 'ok', off: i });
-        await waitFor(() => c.records.length >= 30, 5000, 'healthy table deliveries');
+        await until('healthy table deliveries', () => c.records.length >= 30, { ...IN_MEMORY, ms: 5000 });
         await sleep(500);
         expect(c.records.map(keyOf)).toEqual(Array.from({ length: 30 }, (_, i) => `ok#${i}`));
         expect(poller.running).toBe(true);
@@ -344,7 +340,7 @@ describe('Class: StreamPoller (DynamoDB Local streams)', () => {
         // as trimmed; the poller restarts it at TRIM_HORIZON, and the records above prove nothing was lost).
         expect(entries.filter((e) => e.obj.table === table && e.level !== 'debug' && e.obj.event !== 'stream-poller-trimmed')).toEqual([]);
         // Streams requests to the store that never answers fail with a timeout, and are retried
-        await waitFor(() => entries.some((e) => e.obj.table === 'silent'), 5000, 'a timeout on the silent store');
+        await until('a timeout on the silent store', () => entries.some((e) => e.obj.table === 'silent'), { ...IN_MEMORY, ms: 5000 });
         expect(entries.find((e) => e.obj.table === 'silent')).toMatchObject({ level: 'warn', obj: { kind: 'unavailable', err: { name: 'TimeoutError' } } });
         expect(held.length).toBeGreaterThan(0); // a request to the silent store is hanging right now
         const t1 = Date.now();
@@ -443,7 +439,7 @@ describe('Class: StreamPoller (scripted stream)', () => {
     expect(c.records.some((r) => r.dynamodb?.Keys?.tp?.S !== 'p')).toBe(false);
     f.close('p');
     f.close('c1');
-    await waitFor(() => c.records.length >= 12, 5000, 'all shards');
+    await until('all shards', () => c.records.length >= 12, { ...IN_MEMORY, ms: 5000 });
     await sleep(50);
     const order = c.records.map(keyOf);
     expect(order.filter((k) => k.startsWith('p#'))).toEqual(['p#2', 'p#3', 'p#4', 'p#5', 'p#6']);

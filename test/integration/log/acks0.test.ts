@@ -17,17 +17,16 @@ import { fetchRecords } from '../../../lib/log/read.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { readHead } from '../../../lib/storage/replica/head.js';
 import { useQuietCluster } from '../../support/cluster.js';
+import { newAppendTarget, rf3Partition } from '../../support/partition.js';
 
 useQuietCluster();
 
 describe('Produce with acks=0', () => {
   it('has written the records to the leader when it answers, and answers with no offsets', async () => {
-    const name = `acks0-${process.pid}`;
-    const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3 });
-    const leader = await replicaStore(partitions[0]!.leader);
+    const { name, p0, tp, store } = await rf3Partition('acks0');
     const out = await produceNoAck(name, ['a', 'b'].map((v) => ({ partition: 0, key: null, value: Buffer.from(v), headers: [] })));
     expect(out).toEqual([0, 1].map(() => ({ ok: true, partition: 0, offset: null, timestamp: null })));
-    expect((await readHead(leader, topicPartitionKey(topic.topicId, 0)))?.leo).toBe(2);
+    expect((await readHead(store(p0.leader), tp))?.leo).toBe(2);
   });
 });
 
@@ -73,10 +72,7 @@ describe('Each instance has its own metadata cache', () => {
 
 describe('A long poll inside a request', () => {
   it('stops at the request\'s answer-by time (the API\'s limit, the function\'s timeout), not at its own 25 s', async () => {
-    const name = `deadline-${process.pid}`;
-    const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 1 });
-    const leader = await replicaStore(partitions[0]!.leader);
-    const t = { leader, tp: topicPartitionKey(topic.topicId, 0), partition: 0 };
+    const t = await newAppendTarget('deadline');
     const started = Date.now();
     const out = await withAnswerBy(started + 300, () => fetchRecords(t, { offset: 0, maxBytes: 1000, maxWaitMs: 25_000 }));
     expect(out.records).toEqual([]);

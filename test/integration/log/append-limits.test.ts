@@ -5,35 +5,19 @@
  * idempotent request split into many batches by a small `max.message.bytes`, batches as large as
  * `inline.max.bytes` allows. A hook on the storage client records each append transaction's size.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import type { MiddlewareStack } from '@smithy/types';
-import { replicaStore } from '../../../lib/cluster/metadata.js';
-import { createTopic } from '../../../lib/cluster/topics.js';
+import { describe, expect, it } from 'vitest';
 import { appendToLeader, type AppendTarget } from '../../../lib/log/append.js';
 import { prepareBatches, type PreparedBatch } from '../../../lib/log/batches.js';
-import { dynamo } from '../../../lib/storage/clients.js';
-import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { readHead } from '../../../lib/storage/replica/head.js';
 import { readProducerStates } from '../../../lib/storage/replica/producer-states.js';
+import { BATCH_OPTIONS } from '../../support/batches.js';
+import { newAppendTarget } from '../../support/partition.js';
+import { hookStoreClient } from '../../support/store-hooks.js';
 
-const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
-let n = 0;
+const newPartition = (inlineMaxBytes?: number) => newAppendTarget('append-limits', { inlineMaxBytes });
 
-async function newPartition(inlineMaxBytes = 8192): Promise<AppendTarget> {
-  const { topic, partitions } = await createTopic({ name: `append-limits-${process.pid}-${Date.now()}-${n++}`, partitions: 1, replicationFactor: 1 });
-  const state = partitions[0]!;
-  return { leader: await replicaStore(state.leader), topicId: topic.topicId, partition: 0, tp: topicPartitionKey(topic.topicId, 0), leaderEpoch: state.leaderEpoch, inlineMaxBytes };
-}
-
-const idempotent = (producerId: number, values: readonly string[], maxMessageBytes = opts.maxMessageBytes, baseSequence = 0): PreparedBatch[] =>
-  prepareBatches(values.map((v) => ({ key: null, value: Buffer.from(v), headers: [] })), { ...opts, maxMessageBytes }, Date.now(), { producerId, producerEpoch: 0, baseSequence });
-
-const HOOK = 'test-record-transaction-sizes';
-let hooked: MiddlewareStack<any, any> | undefined;
-afterEach(() => {
-  hooked?.remove(HOOK);
-  hooked = undefined;
-});
+const idempotent = (producerId: number, values: readonly string[], maxMessageBytes = BATCH_OPTIONS.maxMessageBytes, baseSequence = 0): PreparedBatch[] =>
+  prepareBatches(values.map((v) => ({ key: null, value: Buffer.from(v), headers: [] })), { ...BATCH_OPTIONS, maxMessageBytes }, Date.now(), { producerId, producerEpoch: 0, baseSequence });
 
 /** Bytes as DynamoDB counts them, about: binary and strings by length, names, 8 per number. */
 function payloadBytes(v: unknown): number {
@@ -48,15 +32,13 @@ function payloadBytes(v: unknown): number {
 /** Records the item count and payload bytes of every append transaction on `t`'s partition. */
 function recordTransactions(t: AppendTarget): { items: number; bytes: number }[] {
   const seen: { items: number; bytes: number }[] = [];
-  const stack = dynamo(t.leader.endpoint).middlewareStack as MiddlewareStack<any, any>;
-  stack.add((next, context) => async (args) => {
+  hookStoreClient(t.leader.endpoint, 'initialize', (next, context) => async (args) => {
     const items = (args.input as { TransactItems?: unknown[] }).TransactItems;
     if (String(context.commandName).includes('TransactWrite') && items && JSON.stringify(items).includes(t.tp)) {
       seen.push({ items: items.length, bytes: payloadBytes(items) });
     }
     return next(args);
-  }, { step: 'initialize', name: HOOK, priority: 'low' });
-  hooked = stack;
+  });
   return seen;
 }
 
@@ -65,8 +47,8 @@ describe('Append transactions within DynamoDB\'s limits', () => {
     const t = await newPartition();
     const seen = recordTransactions(t);
     // One append in flight first, so the 99 queue behind it and go in as one group.
-    const plug = appendToLeader(t, prepareBatches([{ key: null, value: Buffer.from('plug'), headers: [] }], opts));
-    const producers = Array.from({ length: 99 }, (_, i) => 1_000_000 + n * 1000 + i);
+    const plug = appendToLeader(t, prepareBatches([{ key: null, value: Buffer.from('plug'), headers: [] }], BATCH_OPTIONS));
+    const producers = Array.from({ length: 99 }, (_, i) => 1_000_000 + i);
     const results = await Promise.all([plug, ...producers.map((p) => appendToLeader(t, idempotent(p, [`p${p}`])))]);
     expect(results.map((r) => r[0]?.baseOffset).sort((a, b) => (a as number) - (b as number))).toEqual(Array.from({ length: 100 }, (_, i) => i));
     expect((await readHead(t.leader, t.tp))?.leo).toBe(100);
@@ -93,8 +75,8 @@ describe('Append transactions within DynamoDB\'s limits', () => {
   it('where batches are as large as inline.max.bytes allows, from 12 idempotent producers at once, every transaction stays under 4 MB', async () => {
     const t = await newPartition(350_000);
     const seen = recordTransactions(t);
-    const big = (i: number) => idempotent(2_000_000 + n * 100 + i, [`${i}`.padEnd(349_000, 'x')]);
-    const plug = appendToLeader(t, prepareBatches([{ key: null, value: Buffer.from('plug'), headers: [] }], opts));
+    const big = (i: number) => idempotent(2_000_000 + i, [`${i}`.padEnd(349_000, 'x')]);
+    const plug = appendToLeader(t, prepareBatches([{ key: null, value: Buffer.from('plug'), headers: [] }], BATCH_OPTIONS));
     await Promise.all([plug, ...Array.from({ length: 12 }, (_, i) => appendToLeader(t, big(i)))]);
     expect((await readHead(t.leader, t.tp))?.leo).toBe(13);
     expect(Math.max(...seen.map((s) => s.bytes))).toBeLessThan(4 * 1024 * 1024);

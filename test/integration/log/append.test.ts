@@ -4,44 +4,27 @@
  * leaders are fenced, and reads see exactly what was acknowledged.
  */
 import { describe, expect, it } from 'vitest';
-import { replicaStore } from '../../../lib/cluster/metadata.js';
-import { createTopic } from '../../../lib/cluster/topics.js';
 import { appendToLeader, type AppendTarget } from '../../../lib/log/append.js';
-import { prepareBatches } from '../../../lib/log/batches.js';
 import { fetchRecords, listOffset } from '../../../lib/log/read.js';
 import { replicate } from '../../../lib/log/commit.js';
 import { decodeBatch } from '../../../lib/protocol/record-batch.js';
-import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { appendBatches } from '../../../lib/storage/replica/batches.js';
 import { queryBatches } from '../../../lib/storage/replica/reads.js';
 import { readHead, setRole } from '../../../lib/storage/replica/head.js';
 import { ConditionFailed } from '../../../lib/storage/transact.js';
+import { batchOf } from '../../support/batches.js';
 import { useQuietCluster } from '../../support/cluster.js';
+import { newAppendTarget } from '../../support/partition.js';
 
 // A quiet private stack (no stream poller, no controllers): the high watermarks asserted here are
 // the ones these tests move, never one the shared stack's background replicator moved first.
 useQuietCluster();
 
-const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
-const batchOf = (...values: string[]) => prepareBatches(values.map((v) => ({ key: null, value: Buffer.from(v), headers: [] })), opts);
-let n = 0;
-
-const names = new Map<string, string>();
-
-async function newPartition(rf = 1): Promise<AppendTarget> {
-  const { topic, partitions } = await createTopic({ name: `append-${process.pid}-${Date.now()}-${n++}`, partitions: 1, replicationFactor: rf });
-  const state = partitions[0];
-  if (!state) throw new Error('no partition');
-  names.set(topic.topicId, topic.name);
-  return {
-    leader: await replicaStore(state.leader), topicId: topic.topicId, partition: 0,
-    tp: topicPartitionKey(topic.topicId, 0), leaderEpoch: state.leaderEpoch, inlineMaxBytes: 8192,
-  };
-}
+const newPartition = () => newAppendTarget('append');
 
 /** Commits what was appended (the high watermark moves to the end of the single replica's log), then reads. */
-const values = async (t: AppendTarget, offset = 0) => {
-  await replicate(names.get(t.topicId) as string, t.topicId, 0, { deadline: Date.now() + 5000, shrinkOnFailure: false, lagTimeMaxMs: 30_000 });
+const values = async (t: AppendTarget & { name: string }, offset = 0) => {
+  await replicate(t.name, t.topicId, 0, { deadline: Date.now() + 5000, shrinkOnFailure: false, lagTimeMaxMs: 30_000 });
   return (await fetchRecords(t, { offset, maxBytes: 10_000_000, maxWaitMs: 0 })).records.map((r) => [r.offset, r.value?.toString()]);
 };
 

@@ -19,7 +19,7 @@ import { decodeBatch, encodeBatch, type DecodedBatch } from '../../../lib/protoc
 import { listKeys, putObject, readObject, readRange } from '../../../lib/storage/objects.js';
 import {
   commitSegment, listSegments, registerPending, segmentObjectKey, tombstoneSegments, type SegmentRecord,
-} from '../../../lib/storage/segments.js';
+} from '../../../lib/storage/coordination/segments.js';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { queryBatches } from '../../../lib/storage/replica/reads.js';

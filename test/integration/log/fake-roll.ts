@@ -13,7 +13,7 @@ import { advanceTailStart } from '../../../lib/storage/replica/tail.js';
 import { queryBatches } from '../../../lib/storage/replica/reads.js';
 import { readHead, tailStartOf } from '../../../lib/storage/replica/head.js';
 import { type ReplicaStoreRef } from '../../../lib/storage/replica/store.js';
-import { commitSegment, registerPending, segmentObjectKey, type SegmentRecord } from '../../../lib/storage/segments.js';
+import { commitSegment, registerPending, segmentObjectKey, type SegmentRecord } from '../../../lib/storage/coordination/segments.js';
 
 export interface Partition {
   readonly name: string;

@@ -1,5 +1,5 @@
 /**
- * The garbage pass (issue 12): objects are deleted by reference — never while a live or pending
+ * The tiered log's garbage pass: objects are deleted by reference — never while a live or pending
  * segment, a tombstone within its grace, or a table pointer names them — and only once older
  * than the grace period; every registry write is conditional, so it loses races to rollers safely.
  *
@@ -14,7 +14,7 @@ import { rollPartition } from '../../../lib/log/roll.js';
 import { listKeys, putObject } from '../../../lib/storage/objects.js';
 import { queryBatches } from '../../../lib/storage/replica/reads.js';
 import { readHead } from '../../../lib/storage/replica/head.js';
-import { claimOrphan, commitSegment, listSegments, registerPending, removeSegmentItem, replaceSegments, segmentObjectKey, tombstoneSegments } from '../../../lib/storage/segments.js';
+import { claimOrphan, commitSegment, listSegments, registerPending, removeSegmentItem, replaceSegments, segmentObjectKey, tombstoneSegments } from '../../../lib/storage/coordination/segments.js';
 import { useQuietCluster } from '../../support/cluster.js';
 import { partitionWith, produceBatch, rollTo, type Partition } from './fake-roll.js';
 

@@ -1,5 +1,5 @@
 /**
- * Retention and DeleteRecords (issue 12): the log start moves forward on every replica, segments
+ * Retention and DeleteRecords on the tiered log: the log start moves forward on every replica, segments
  * wholly below it are tombstoned, the table tail never expires, fetch below the log start is
  * OFFSET_OUT_OF_RANGE, and every lost race (two passes at once, a roll or a compaction in
  * between) leaves the log as one pass would.
@@ -12,7 +12,7 @@ import { applyRetention, deleteRecords } from '../../../lib/log/retention.js';
 import { queryBatches } from '../../../lib/storage/replica/reads.js';
 import { raiseLogStart } from '../../../lib/storage/replica/tail.js';
 import { readHead, tailStartOf } from '../../../lib/storage/replica/head.js';
-import { listSegments, replaceSegments, segmentObjectKey, tombstoneSegments } from '../../../lib/storage/segments.js';
+import { listSegments, replaceSegments, segmentObjectKey, tombstoneSegments } from '../../../lib/storage/coordination/segments.js';
 import { useQuietCluster } from '../../support/cluster.js';
 import { heads, partitionWith, produceBatch, rollTo, type Partition } from './fake-roll.js';
 

@@ -9,18 +9,15 @@ import { describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { produce } from '../../../lib/log/produce.js';
-import { batchBytes } from '../../../lib/log/read.js';
 import { PENDING_STALE_MS, rollPartition, type RollStep } from '../../../lib/log/roll.js';
-import { FOOTER_BYTES, batchesOf, decodeFooter, decodeIndex, indexRange, readPlan } from '../../../lib/log/segment-format.js';
-import { decodeBatch } from '../../../lib/protocol/record-batch.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
-import { readObject } from '../../../lib/storage/objects.js';
 import { correctTailBytes } from '../../../lib/storage/replica/tail.js';
 import { queryBatches } from '../../../lib/storage/replica/reads.js';
 import { readHead, tailStartOf } from '../../../lib/storage/replica/head.js';
 import { type ReplicaStoreRef } from '../../../lib/storage/replica/store.js';
-import { commitSegment, listSegments, registerPending, segmentObjectKey } from '../../../lib/storage/segments.js';
+import { commitSegment, listSegments, registerPending, segmentObjectKey } from '../../../lib/storage/coordination/segments.js';
 import { useQuietCluster } from '../../support/cluster.js';
+import { readTieredLog } from '../../support/segments.js';
 
 useQuietCluster();
 
@@ -40,47 +37,34 @@ async function setup(records: number, configs: Record<string, string> = {}) {
   return { name, topicId: topic.topicId, tp, leader, stores };
 }
 
-/** The records of a segment object, decoded through its footer and index. */
-async function segmentRecords(key: string) {
-  const body = await readObject(key);
-  const footer = decodeFooter(body.subarray(body.length - FOOTER_BYTES), body.length);
-  const r = indexRange(footer);
-  const index = decodeIndex(body.subarray(r.position, r.position + r.length), footer);
-  const plan = readPlan(index, footer.baseOffset, Number.MAX_SAFE_INTEGER);
-  const batches = await Promise.all(plan.ranges.map(async (range) => {
-    const from = range.key === undefined ? body : await readObject(range.key);
-    return batchesOf(index, range, from.subarray(range.position, range.position + range.length));
-  }));
-  return batches.flat().flatMap((b) => decodeBatch(b, { verifyCrc: true }).records);
-}
-
 /**
  * What a reader of `store` sees: live segments below the replica's tail start, its table from
  * there on. Returns the offsets read (in order) and each offset's value.
  */
 async function readerView(topicId: string, tp: string, store: ReplicaStoreRef) {
-  const head = (await readHead(store, tp))!;
-  const tailStart = tailStartOf(head);
   const offsets: number[] = [];
   const values = new Map<number, string>();
-  for (const seg of await listSegments(topicId, 0)) {
-    for (const r of await segmentRecords(seg.key)) {
-      if (r.offset >= tailStart) continue;
-      offsets.push(r.offset);
-      values.set(r.offset, r.value?.toString('hex') ?? '');
-    }
-  }
-  for (const b of await queryBatches(store, tp, { fromOffset: tailStart, toOffset: head.leo - 1, maxBytes: Number.MAX_SAFE_INTEGER })) {
-    for (const r of decodeBatch(await batchBytes(b)).records) {
-      if (r.offset < tailStart) continue;
-      offsets.push(r.offset);
-      values.set(r.offset, r.value?.toString('hex') ?? '');
-    }
-  }
+  const head = await readTieredLog(topicId, tp, store, (offset, value) => {
+    offsets.push(offset);
+    values.set(offset, value?.toString('hex') ?? '');
+  });
   return { offsets, values, head };
 }
 
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+
+/**
+ * Every replica of `s` reads offsets 0 to `records` - 1 with the values `before` read, and, where
+ * `tailStart` is given, has its tail start there.
+ */
+async function expectEveryReplicaReads(s: Awaited<ReturnType<typeof setup>>, before: Awaited<ReturnType<typeof readerView>>, records: number, tailStart?: number) {
+  for (const store of s.stores) {
+    const view = await readerView(s.topicId, s.tp, store!);
+    if (tailStart !== undefined) expect(view.head.tailStart).toBe(tailStart);
+    expect(view.offsets).toEqual(range(0, records));
+    expect(view.values).toEqual(before.values);
+  }
+}
 
 describe('rolling the table tail into S3 segments', () => {
   it('rolls whole batches below the high watermark into segments every replica shares, and trims every table', async () => {
@@ -96,11 +80,8 @@ describe('rolling the table tail into S3 segments', () => {
     segments.forEach((seg, i) => expect(seg.baseOffset).toBe(i === 0 ? 0 : segments[i - 1]!.endOffset));
     expect(segments[0]!.key).toBe(segmentObjectKey(s.topicId, 0, 0));
     const end = segments[segments.length - 1]!.endOffset;
+    await expectEveryReplicaReads(s, before, 60, end);
     for (const store of s.stores) {
-      const view = await readerView(s.topicId, s.tp, store!);
-      expect(view.head.tailStart).toBe(end);
-      expect(view.offsets).toEqual(range(0, 60));
-      expect(view.values).toEqual(before.values);
       // The table holds only the tail now.
       const items = await queryBatches(store!, s.tp, { fromOffset: 0, toOffset: 59, maxBytes: Number.MAX_SAFE_INTEGER });
       expect(items[0]?.baseOffset ?? end).toBeGreaterThanOrEqual(end);
@@ -166,11 +147,7 @@ describe('rolling the table tail into S3 segments', () => {
       const before = await readerView(s.topicId, s.tp, s.leader);
       class Crash extends Error {}
       await expect(rollPartition(s.name, 0, { force: true, hook: (at) => { if (at === step) throw new Crash(step); } })).rejects.toBeInstanceOf(Crash);
-      for (const store of s.stores) {
-        const view = await readerView(s.topicId, s.tp, store!);
-        expect(view.offsets).toEqual(range(0, 40));
-        expect(view.values).toEqual(before.values);
-      }
+      await expectEveryReplicaReads(s, before, 40);
       // The next roller (a stale claim is taken over once old enough) finishes and rolls the rest.
       const later = Date.now() + PENDING_STALE_MS + 1;
       await rollPartition(s.name, 0, { force: true, now: () => later });
@@ -178,12 +155,7 @@ describe('rolling the table tail into S3 segments', () => {
       expect(segments.every((g) => g.state === 'live')).toBe(true);
       segments.forEach((seg, i) => expect(seg.baseOffset).toBe(i === 0 ? 0 : segments[i - 1]!.endOffset));
       const end = segments[segments.length - 1]!.endOffset;
-      for (const store of s.stores) {
-        const view = await readerView(s.topicId, s.tp, store!);
-        expect(view.head.tailStart).toBe(end);
-        expect(view.offsets).toEqual(range(0, 40));
-        expect(view.values).toEqual(before.values);
-      }
+      await expectEveryReplicaReads(s, before, 40, end);
     });
   }
 

@@ -1,5 +1,5 @@
 /**
- * The tiered log at size (issue 12): 200,000 records with a small `segment.bytes` roll into
+ * The tiered log at size: 200,000 records with a small `segment.bytes` roll into
  * several segments; a reader from offset 0 gets every record in order, byte-identical to what was
  * produced, across the segments and the table tail; ListOffsets by timestamp finds what a linear
  * scan of the produced records finds.
@@ -12,7 +12,7 @@ import { createTopic } from '../../../lib/cluster/topics.js';
 import { produce } from '../../../lib/log/produce.js';
 import { fetchRecords, listOffset, readFromLeader } from '../../../lib/log/read.js';
 import { rollPartition } from '../../../lib/log/roll.js';
-import { listSegments } from '../../../lib/storage/segments.js';
+import { listSegments } from '../../../lib/storage/coordination/segments.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
 useQuietCluster();

@@ -30,14 +30,14 @@ import { readHead, tailStartOf } from '../../../lib/storage/replica/head.js';
 import { type ReplicaStoreRef } from '../../../lib/storage/replica/store.js';
 import {
   commitSegment, listSegments, registerPending, replaceSegments, segmentObjectKey, tombstoneSegments, type SegmentRecord,
-} from '../../../lib/storage/segments.js';
+} from '../../../lib/storage/coordination/segments.js';
+import { BATCH_OPTIONS } from '../../support/batches.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
 const cluster = useQuietCluster();
 /** The v3 fetch route, as a client sees it. */
 const httpFetch = (p: { name: string }, offset: number) => cluster().call('GET', cluster().v3(`/topics/${p.name}/partitions/0/records?offset=${offset}`));
 
-const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
 const T0 = 1_700_000_000_000;
 const BIG = 1e12;
 let n = 0;
@@ -82,7 +82,7 @@ async function setup(batchCount: number, stamp = (i: number) => T0 + ((i * 7919)
         timestamp: stamp(i),
         headers: i % 3 === 0 ? [{ key: 'h', value: Buffer.from(`v${i}`) }] : [],
       };
-    }), opts);
+    }), BATCH_OPTIONS);
   }).flat();
   for (let i = 0; i < prepared.length; i += 50) await appendToLeader(target, prepared.slice(i, i + 50));
   await replicate(name, topic.topicId, 0, { deadline: Date.now() + 30_000, shrinkOnFailure: false, lagTimeMaxMs: 60_000 });

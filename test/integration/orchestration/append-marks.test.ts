@@ -1,66 +1,44 @@
 /**
- * The append marks its partition in the lag index (issue 11): a stream delivery the replicator
+ * The append marks its partition in the lag index, for replication that converges without new
+ * writes: a stream delivery the replicator
  * never hears of must still leave the partition for the sweep. Driven step by step on a private
  * quiet stack (no stream poller, no controllers), so no replication run happens unless a test
  * makes one: only the append can have set a mark. Marks are written only on idle→active
  * transitions, and the sweep's two-step clear loses no mark to an append that lands in between.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import type { MiddlewareStack } from '@smithy/types';
-import { replicaStore } from '../../../lib/cluster/metadata.js';
-import { createTopic } from '../../../lib/cluster/topics.js';
-import { produce } from '../../../lib/log/produce.js';
+import { describe, expect, it } from 'vitest';
 import { replicate } from '../../../lib/log/commit.js';
 import { ReplicationSweep } from '../../../lib/orchestration/sweep.js';
-import { dynamo } from '../../../lib/storage/clients.js';
 import { clearLagging, listLagging } from '../../../lib/storage/coordination/lag-index.js';
-import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { clearLagFlag, readHead } from '../../../lib/storage/replica/head.js';
 import { useQuietCluster } from '../../support/cluster.js';
+import { rf3Partition } from '../../support/partition.js';
+import { hookStoreClient } from '../../support/store-hooks.js';
 
 useQuietCluster();
-
-const HOOK = 'test-count-lag-index-writes';
-let hooked: MiddlewareStack<any, any> | undefined;
-afterEach(() => {
-  hooked?.remove(HOOK);
-  hooked = undefined;
-});
 
 /** Counts every write to the coordination table's lag index from here on (of one topic's marks, if given). */
 function countIndexWrites(topicId?: string): { n: number } {
   const count = { n: 0 };
-  const stack = dynamo().middlewareStack as MiddlewareStack<any, any>;
-  stack.add((next, context) => async (args) => {
+  hookStoreClient(undefined, 'initialize', (next, context) => async (args) => {
     const input = args.input as { Item?: { pk?: unknown; sk?: unknown }; Key?: { pk?: unknown; sk?: unknown } };
     const item = input.Item ?? input.Key;
     const ours = topicId === undefined || String(item?.sk ?? '').startsWith(`${topicId}#`);
     if (/Put|Delete|Update/.test(String(context.commandName)) && item?.pk === 'lagging' && ours) count.n++;
     return next(args);
-  }, { step: 'initialize', name: HOOK, priority: 'low' });
-  hooked = stack;
+  });
   return count;
 }
 
-let n = 0;
 async function setup() {
-  const name = `marks-${process.pid}-${n++}`;
-  const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3 });
-  const p = partitions[0]!;
-  const tp = topicPartitionKey(topic.topicId, 0);
-  const leader = await replicaStore(p.leader);
-  const followers = await Promise.all(p.replicas.filter((r) => r !== p.leader).map((b) => replicaStore(b)));
+  const { name, topic, p0: p, tp, store, send: sendAll, converged } = await rf3Partition('marks');
+  const leader = store(p.leader);
   const send = async (count: number, tag = 'v') => {
-    const out = await produce(name, Array.from({ length: count }, (_, i) => ({ partition: 0, key: null, value: Buffer.from(`${tag}${i}`), headers: [] })), { acks: 1 });
+    const out = await sendAll(Array.from({ length: count }, (_, i) => `${tag}${i}`), { acks: 1 });
     expect(out.every((o) => o.ok)).toBe(true);
   };
   const marks = async () => (await listLagging()).filter((m) => m.topicId === topic.topicId);
   const head = async () => (await readHead(leader, tp))!;
-  const converged = async () => {
-    const l = await head();
-    const fs = await Promise.all(followers.map((f) => readHead(f, tp)));
-    return l.hw === l.leo && fs.every((f) => f?.leo === l.leo);
-  };
   return { name, topicId: topic.topicId, p, tp, leader, send, marks, head, converged };
 }
 

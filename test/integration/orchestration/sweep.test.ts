@@ -1,5 +1,5 @@
 /**
- * Replication liveness without new writes (issue 11), driven step by step on a private quiet
+ * Replication liveness without new writes, driven step by step on a private quiet
  * stack (no stream poller, no controllers): the lag index is set by the append (and by a run that
  * leaves a follower behind), only on a flip, and cleared only by the sweep; a stream batch that fails
  * on every attempt is handed to the sweep, which converges the partition; a partition the index
@@ -8,38 +8,25 @@
 import { describe, expect, it } from 'vitest';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { changesOf, handOffToSweep } from '../../../lib/log/replicator.js';
-import { replicaStore } from '../../../lib/cluster/metadata.js';
-import { createTopic } from '../../../lib/cluster/topics.js';
 import { StreamPoller } from '../../../local/stream-poller.js';
 import { produce } from '../../../lib/log/produce.js';
 import { replicate } from '../../../lib/log/commit.js';
 import { ReplicationSweep } from '../../../lib/orchestration/sweep.js';
 import { clearLagging, listLagging, markLagging } from '../../../lib/storage/coordination/lag-index.js';
-import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { readHead } from '../../../lib/storage/replica/head.js';
 import { useQuietCluster } from '../../support/cluster.js';
+import { rf3Partition } from '../../support/partition.js';
 
 const cluster = useQuietCluster();
 
-let n = 0;
 async function setup(records = 10) {
-  const name = `sweep-${process.pid}-${n++}`;
-  const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3 });
-  const p = partitions[0]!;
-  const tp = topicPartitionKey(topic.topicId, 0);
-  const leader = await replicaStore(p.leader);
-  const followers = await Promise.all(p.replicas.filter((r) => r !== p.leader).map((b) => replicaStore(b)));
+  const { name, topic, p0: p, tp, store, followers, send, converged } = await rf3Partition('sweep');
   if (records > 0) {
-    const out = await produce(name, Array.from({ length: records }, (_, i) => ({ partition: 0, key: null, value: Buffer.from(`v${i}`), headers: [] })), { acks: 1 });
+    const out = await send(Array.from({ length: records }, (_, i) => `v${i}`), { acks: 1 });
     expect(out.every((o) => o.ok)).toBe(true);
   }
   const marks = async () => (await listLagging()).filter((m) => m.topicId === topic.topicId);
-  const converged = async () => {
-    const l = (await readHead(leader, tp))!;
-    const fs = await Promise.all(followers.map((f) => readHead(f, tp)));
-    return l.hw === l.leo && fs.every((f) => f?.leo === l.leo);
-  };
-  return { name, topicId: topic.topicId, p, tp, leader, followers, marks, converged };
+  return { name, topicId: topic.topicId, p, tp, leader: store(p.leader), followers: followers.map(store), marks, converged };
 }
 
 const opts = { shrinkOnFailure: false, lagTimeMaxMs: 30_000 };

@@ -11,15 +11,14 @@ import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { invalidateMetadata, replicaStore } from '../../../lib/cluster/metadata.js';
 import { shrinkIsr } from '../../../lib/cluster/partition-state.js';
-import { createTopic } from '../../../lib/cluster/topics.js';
 import { produce } from '../../../lib/log/produce.js';
 import { replicate } from '../../../lib/log/commit.js';
 import { replicateChanges } from '../../../lib/log/replicator.js';
 import { listBrokers, registerBroker } from '../../../lib/storage/coordination/brokers.js';
 import { readPartition } from '../../../lib/storage/coordination/partitions.js';
-import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { readHead } from '../../../lib/storage/replica/head.js';
 import { useQuietCluster } from '../../support/cluster.js';
+import { rf3Partition } from '../../support/partition.js';
 
 /** A TCP relay to `port` that counts the bytes clients send through it; paused, it forwards nothing either way. */
 async function countingRelay(port: number) {
@@ -55,10 +54,7 @@ const cluster = useQuietCluster();
 
 describe('acks=all and replicas outside the ISR', () => {
   it('where a follower outside the ISR has its store paused, acks=all produces complete without ever contacting it', async () => {
-    const name = `acks-isr-${process.pid}`;
-    const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3 });
-    const p0 = partitions[0]!;
-    const tp = topicPartitionKey(topic.topicId, 0);
+    const { name, topic, p0, tp } = await rf3Partition('acks-isr');
     const out = p0.replicas.find((b) => b !== p0.leader)!;
     expect((await produce(name, [{ partition: 0, key: null, value: Buffer.from('before'), headers: [] }], { acks: 'all' }))[0]).toMatchObject({ ok: true, offset: 0 });
 

@@ -10,7 +10,6 @@ import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { electLeader } from '../../support/partition.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { appendToLeader } from '../../../lib/log/append.js';
-import { prepareBatches } from '../../../lib/log/batches.js';
 import { produce } from '../../../lib/log/produce.js';
 import { copyStep, LeaderUnavailable } from '../../../lib/log/copy.js';
 import { replicate } from '../../../lib/log/commit.js';
@@ -20,10 +19,9 @@ import { readHead, setRole } from '../../../lib/storage/replica/head.js';
 import { truncateLog } from '../../../lib/storage/replica/truncation.js';
 import { type ReplicaStoreRef } from '../../../lib/storage/replica/store.js';
 import { ConditionFailed } from '../../../lib/storage/transact.js';
+import { batchOf } from '../../support/batches.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
-const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
-const batchOf = (...values: string[]) => prepareBatches(values.map((v) => ({ key: null, value: Buffer.from(v), headers: [] })), opts);
 let n = 0;
 
 async function logOf(store: ReplicaStoreRef, tp: string): Promise<string[]> {

@@ -1,5 +1,5 @@
 /**
- * Review of the acks=all fast commit and the one-round-trip fetch (commit a66a4c6): interleavings
+ * Review of the acks=all fast commit and the one-round-trip fetch: interleavings
  * that break an invariant, each driven deterministically on a private quiet stack. A store call is
  * held at a gate (an SDK middleware on the shared client: the request is not sent until released),
  * the steps of the race run meanwhile, then the call goes on.

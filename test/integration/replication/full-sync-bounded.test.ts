@@ -23,11 +23,11 @@ import { listProducerStates } from '../../../lib/storage/replica/producer-states
 import { queryBatches } from '../../../lib/storage/replica/reads.js';
 import { readHead } from '../../../lib/storage/replica/head.js';
 import { type ReplicaStoreRef } from '../../../lib/storage/replica/store.js';
+import { BATCH_OPTIONS } from '../../support/batches.js';
 import { logFingerprint, replicaLog, useQuietCluster } from '../../support/cluster.js';
 
 const cluster = useQuietCluster();
 
-const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
 const KiB = 1024;
 let n = 0;
 
@@ -50,7 +50,7 @@ async function setup(records: number, followerHas: number) {
   const target = { leader, topicId: topic.topicId, partition: 0, tp, leaderEpoch: p0.leaderEpoch, inlineMaxBytes: 8192 };
   const append = async (from: number, to: number) => {
     for (let i = from; i < to; i += 25) {
-      const chunk = Array.from({ length: Math.min(25, to - i) }, (_, j) => prepareBatches([{ key: null, value: Buffer.alloc(KiB, (i + j) % 251), headers: [] }], opts)).flat();
+      const chunk = Array.from({ length: Math.min(25, to - i) }, (_, j) => prepareBatches([{ key: null, value: Buffer.alloc(KiB, (i + j) % 251), headers: [] }], BATCH_OPTIONS)).flat();
       await appendToLeader(target, chunk);
     }
   };
@@ -73,6 +73,28 @@ const snapshotKeys = async (tp: string) => (await listKeys(`snapshots/${tp.repla
 /** S3 killed through the stack's supervisor (requests are refused at once), and brought back on the same port with its objects. */
 const s3Down = () => cluster().stack.supervisor.kill('s3');
 const s3Up = () => cluster().stack.restart('s3');
+
+/**
+ * A full sync during which S3 dies at the second part of `phase` (and comes back after): it must
+ * fail, and S3 must have died.
+ */
+async function syncLosingS3At(phase: FullSyncStep['phase'], leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string): Promise<void> {
+  let killed = false;
+  try {
+    await expect(fullSync(leader, follower, tp, {
+      partBytes: 16 * KiB,
+      onStep: (s) => {
+        if (s.phase === phase && s.part === 2) {
+          killed = true;
+          s3Down();
+        }
+      },
+    })).rejects.toThrow();
+  } finally {
+    if (killed) await s3Up();
+  }
+  expect(killed).toBe(true);
+}
 
 describe('Function: fullSync (bounded, in parts)', () => {
   it('writes a partition larger than a part as several parts, none above the bound, and installs it byte-identical: batches, producer states, head', async () => {
@@ -128,21 +150,7 @@ describe('Function: fullSync (bounded, in parts)', () => {
   it('where S3 dies between two parts of the snapshot, the follower keeps its log and head exactly as they were, and its claim is released', async () => {
     const { tp, leader, follower } = await setup(80, 30);
     const before = await replicaState(follower, tp);
-    let killed = false;
-    try {
-      await expect(fullSync(leader, follower, tp, {
-        partBytes: 16 * KiB,
-        onStep: (s) => {
-          if (s.phase === 'build' && s.part === 2) {
-            killed = true;
-            s3Down();
-          }
-        },
-      })).rejects.toThrow();
-    } finally {
-      if (killed) await s3Up();
-    }
-    expect(killed).toBe(true);
+    await syncLosingS3At('build', leader, follower, tp);
     expect(await replicaState(follower, tp)).toEqual(before);
     expect(await fullSync(leader, follower, tp, { partBytes: 16 * KiB })).toBe(true);
     expect((await replicaState(follower, tp)).items).toEqual((await replicaState(leader, tp)).items);
@@ -150,21 +158,7 @@ describe('Function: fullSync (bounded, in parts)', () => {
 
   it('where S3 dies while the snapshot is installed, the follower is left claimed and given up: nothing copies into the half-installed log, and the next sync repairs it', async () => {
     const { tp, leader, follower } = await setup(80, 30);
-    let killed = false;
-    try {
-      await expect(fullSync(leader, follower, tp, {
-        partBytes: 16 * KiB,
-        onStep: (s) => {
-          if (s.phase === 'install' && s.part === 2) {
-            killed = true;
-            s3Down();
-          }
-        },
-      })).rejects.toThrow();
-    } finally {
-      if (killed) await s3Up();
-    }
-    expect(killed).toBe(true);
+    await syncLosingS3At('install', leader, follower, tp);
     const half = await replicaState(follower, tp);
     // Claimed and given up (renewed at 0: stale at once), its head an empty log.
     expect(half.head).toMatchObject({ leo: 0, hw: 0, snapshotRenewedAt: 0 });

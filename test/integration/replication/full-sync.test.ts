@@ -23,11 +23,11 @@ import { emptyHead, putHead, readHead, setRole } from '../../../lib/storage/repl
 import { fillClaimed, renewClaim } from '../../../lib/storage/replica/claims.js';
 import { queryBatches } from '../../../lib/storage/replica/reads.js';
 import { type ReplicaStoreRef } from '../../../lib/storage/replica/store.js';
+import { BATCH_OPTIONS } from '../../support/batches.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
 useQuietCluster();
 
-const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
 let n = 0;
 
 /** A partition whose leader holds `batches` one-record batches and whose follower lost its log. */
@@ -40,7 +40,7 @@ async function setup(batches: number) {
   const [leader, follower, other] = await Promise.all([leaderId, followerId, otherId].map((b) => replicaStore(b)));
   const target = { leader: leader!, topicId: topic.topicId, partition: 0, tp, leaderEpoch: p0.leaderEpoch, inlineMaxBytes: 8192 };
   for (let i = 0; i < batches; i += 25) {
-    const chunk = Array.from({ length: Math.min(25, batches - i) }, (_, j) => prepareBatches([{ key: null, value: Buffer.from(`v${i + j}`), headers: [] }], opts)).flat();
+    const chunk = Array.from({ length: Math.min(25, batches - i) }, (_, j) => prepareBatches([{ key: null, value: Buffer.from(`v${i + j}`), headers: [] }], BATCH_OPTIONS)).flat();
     await appendToLeader(target, chunk);
   }
   // Every follower gets the log (the last test elects `other`), then `follower` loses it; no

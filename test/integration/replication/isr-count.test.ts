@@ -5,23 +5,17 @@
  * A private quiet stack (no background replicator): only these tests move a high watermark.
  */
 import { describe, expect, it } from 'vitest';
-import { replicaStore } from '../../../lib/cluster/metadata.js';
-import { createTopic } from '../../../lib/cluster/topics.js';
 import { produce } from '../../../lib/log/produce.js';
-import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { advanceHighWatermark } from '../../../lib/storage/replica/batches.js';
 import { readHead, setHeadIsr, setRole } from '../../../lib/storage/replica/head.js';
 import { useQuietCluster } from '../../support/cluster.js';
+import { rf3Partition } from '../../support/partition.js';
 
 useQuietCluster();
 
-let n = 0;
 async function setup() {
-  const name = `count-${process.pid}-${n++}`;
-  const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3 });
-  const p = partitions[0]!;
-  const store = await replicaStore(p.leader);
-  const tp = topicPartitionKey(topic.topicId, 0);
+  const { name, p0: p, tp, store: storeOf } = await rf3Partition('count');
+  const store = storeOf(p.leader);
   const head = async () => (await readHead(store, tp))!;
   return { name, p, store, tp, head };
 }

@@ -1,7 +1,6 @@
 /**
- * Issue 11, end to end on a fault cluster (one DynamoDB Local per broker, two controller
- * processes): replication converges with no new writes. A topic with 1 partition, RF 3,
- * min.insync.replicas=2 takes 50 acks=all writes; one follower's store is SIGKILLed; 50 acks=1
+ * Replication converges with no new writes, end to end on a fault cluster (one DynamoDB Local per
+ * broker, two controller processes). A topic with 1 partition, RF 3, min.insync.replicas=2 takes 50 acks=all writes; one follower's store is SIGKILLed; 50 acks=1
  * writes follow; then nothing is written. Whether the store comes back with its data or stays
  * down, the high watermark must reach the leader's log end (every acknowledged record readable)
  * with no further writes — through the controller's sweep, which re-drives lagging partitions and
@@ -9,10 +8,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readHead } from '../../../lib/storage/replica/head.js';
+import { readValues } from '../../support/api.js';
 import { startFaultCluster, type Acked, type FaultCluster } from '../../support/cluster.js';
 
 // The session timeout is long on purpose: fencing (and the controller's catch-up after unfencing)
-// must not do the sweep's job here, so the follower stays in the ISR while down, as in the issue.
+// must not do the sweep's job here, so the follower stays in the ISR while down.
 const LAG_TIME_MAX_MS = 12_000;
 const SESSION_TIMEOUT_MS = 60_000;
 /** Writes before the kill, and as many after it. */
@@ -50,18 +50,6 @@ async function write(topic: string, acks: 'all' | '1', count: number, tag: strin
   return acked;
 }
 
-/** Every record below the high watermark, read through the API. */
-async function readAll(topic: string): Promise<Map<number, string>> {
-  const read = new Map<number, string>();
-  for (let offset = 0; ;) {
-    const r = await c.call('GET', v3(`/topics/${topic}/partitions/0/records?offset=${offset}&format=string&max_bytes=4000000`));
-    for (const rec of r.body.records) read.set(rec.offset, rec.value.data);
-    if (r.body.next_offset >= r.body.high_watermark) break;
-    offset = r.body.next_offset;
-  }
-  return read;
-}
-
 /** The scenario up to the last write; returns the topic's leader, the killed follower and every acknowledged record. */
 async function scenario(topic: string) {
   const created = await c.call('POST', v3('/topics'), {
@@ -93,7 +81,7 @@ async function converged(tp: string, leader: number, follower: number | undefine
 }
 
 async function expectReadable(topic: string, acked: readonly Acked[]) {
-  const read = await readAll(topic);
+  const read = await readValues(v3(`/topics/${topic}/partitions/0/records`), { call: c.call });
   for (const a of acked) expect(read.get(a.offset), `acknowledged offset ${a.offset}`).toBe(a.value);
   expect(read.size).toBe(2 * WRITES);
 }
@@ -106,7 +94,7 @@ describe('Replication liveness with no new writes', () => {
     expect((await c.call('POST', `/local/processes/broker-${s.follower}/restart`)).body.state).toBe('running');
     const restartedAt = Date.now();
     process.stdout.write(`${topic}: store restarted in ${restartedAt - restarting} ms\n`);
-    // Bounded wait; the issue's bound (15 s) is a measured number, printed below.
+    // A generous bound: the time to converge is measured and printed below, not asserted.
     const at = await converged(s.tp, s.leader, s.follower, 120_000);
     await expectReadable(topic, s.acked);
     process.stdout.write(`liveness (store restarted with its data): converged ${at - restartedAt} ms after the restart (${at - s.lastWriteAt} ms after the last write), no writes meanwhile\n`);

@@ -7,32 +7,27 @@
  */
 import { describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
-import { electLeader } from '../../support/partition.js';
 import { initProducer } from '../../../lib/cluster/producers.js';
-import { createTopic } from '../../../lib/cluster/topics.js';
 import { appendToLeader } from '../../../lib/log/append.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
 import { produce } from '../../../lib/log/produce.js';
 import { copyStep } from '../../../lib/log/copy.js';
-import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { readHead, setRole } from '../../../lib/storage/replica/head.js';
 import { readProducerStates } from '../../../lib/storage/replica/producer-states.js';
 import { truncateLog } from '../../../lib/storage/replica/truncation.js';
+import { BATCH_OPTIONS } from '../../support/batches.js';
 import { useQuietCluster } from '../../support/cluster.js';
+import { electLeader, rf3Partition } from '../../support/partition.js';
 
 useQuietCluster();
 
-const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
 const values = (from: number, count: number) => Array.from({ length: count }, (_, i) => ({ key: null, value: Buffer.from(`s${from + i}`), headers: [] }));
 const records = (from: number, count: number) => values(from, count).map((r, i) => ({ ...r, partition: 0, sequence: from + i }));
 const offsets = (out: Awaited<ReturnType<typeof produce>>) => out.map((o) => (o.ok ? o.offset : o.error.kafkaName));
 
 describe('Producer state across truncation', () => {
   it('where a replica truncates every batch its producer window remembers, it keeps the epoch and last sequence, and leading again it fences the old epoch and takes the retry', async () => {
-    const name = `prod-trunc-${process.pid}`;
-    const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3 });
-    const p0 = partitions[0]!;
-    const tp = topicPartitionKey(topic.topicId, 0);
+    const { name, topic, p0, tp } = await rf3Partition('prod-trunc');
     const [old, next, third] = p0.replicas as [number, number, number];
     const store = async (b: number) => replicaStore(b);
     const first = await initProducer();
@@ -48,8 +43,8 @@ describe('Producer state across truncation', () => {
     await setRole(await store(third), tp, 'follower', e1.leaderEpoch);
     const zombie = { leader: await store(old), topicId: topic.topicId, partition: 0, tp, leaderEpoch: p0.leaderEpoch, inlineMaxBytes: 8192 };
     for (let seq = 2; seq < 12; seq += 2) {
-      await appendToLeader(zombie, prepareBatches(values(100 + seq, 1), opts));
-      await appendToLeader(zombie, prepareBatches(values(seq, 2), opts, Date.now(), { ...producer, baseSequence: seq }));
+      await appendToLeader(zombie, prepareBatches(values(100 + seq, 1), BATCH_OPTIONS));
+      await appendToLeader(zombie, prepareBatches(values(seq, 2), BATCH_OPTIONS, Date.now(), { ...producer, baseSequence: seq }));
     }
     expect((await readHead(zombie.leader, tp))?.leo).toBe(17);
 
@@ -75,14 +70,11 @@ describe('Producer state across truncation', () => {
   });
 
   it('where a broker leads again under a new epoch, it judges a retry on its stored producer state, not on what it cached under the old epoch', async () => {
-    const name = `prod-cache-${process.pid}`;
-    const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3 });
-    const p0 = partitions[0]!;
-    const tp = topicPartitionKey(topic.topicId, 0);
+    const { name, topic, p0, tp } = await rf3Partition('prod-cache');
     const [a, b, third] = p0.replicas as [number, number, number];
     const target = async (leader: number, leaderEpoch: number) => ({ leader: await replicaStore(leader), topicId: topic.topicId, partition: 0, tp, leaderEpoch, inlineMaxBytes: 8192 });
     const producer = await initProducer();
-    const tagged = (seq: number, count: number) => prepareBatches(values(seq, count), opts, Date.now(), { ...producer, baseSequence: seq });
+    const tagged = (seq: number, count: number) => prepareBatches(values(seq, count), BATCH_OPTIONS, Date.now(), { ...producer, baseSequence: seq });
 
     // `a` leads under epoch 0 and appends sequence 0 (acks=1, not replicated): it caches the state, version 1.
     expect(await appendToLeader(await target(a, p0.leaderEpoch), tagged(0, 1))).toEqual([{ baseOffset: 0, lastOffset: 0 }]);

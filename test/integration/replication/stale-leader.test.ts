@@ -8,16 +8,13 @@ import { describe, expect, it } from 'vitest';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { appendToLeader } from '../../../lib/log/append.js';
-import { prepareBatches } from '../../../lib/log/batches.js';
 import { copyStep } from '../../../lib/log/copy.js';
 import { replicate } from '../../../lib/log/commit.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { readHead, setRole } from '../../../lib/storage/replica/head.js';
 import { type ReplicaStoreRef } from '../../../lib/storage/replica/store.js';
+import { batchOf } from '../../support/batches.js';
 import { useQuietCluster } from '../../support/cluster.js';
-
-const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
-const batchOf = (...values: string[]) => prepareBatches(values.map((v) => ({ key: null, value: Buffer.from(v), headers: [] })), opts);
 
 useQuietCluster();
 

@@ -1,5 +1,5 @@
 /**
- * Full sync with a tiered log (issue 12, "Full sync becomes cheap"): a wiped follower of a
+ * Full sync with a tiered log, which makes full sync cheap: a wiped follower of a
  * partition with 100,000 records, most of them rolled to S3 segments, rejoins the ISR copying
  * only the leader's table tail — its snapshot is bounded by the tail, not the partition's
  * history — and then reads the same log as the leader: the shared segments below its tail start,
@@ -14,21 +14,20 @@ import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { appendToLeader } from '../../../lib/log/append.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
-import { batchBytes } from '../../../lib/log/read.js';
 import { replicate } from '../../../lib/log/commit.js';
 import { rollPartition } from '../../../lib/log/roll.js';
-import { FOOTER_BYTES, batchesOf, decodeFooter, decodeIndex, indexRange, readPlan } from '../../../lib/log/segment-format.js';
 import { fullSync } from '../../../lib/log/full-sync.js';
 import type { SnapshotManifest } from '../../../lib/log/snapshot-parts.js';
-import { decodeBatch } from '../../../lib/protocol/record-batch.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { listKeys, readObject } from '../../../lib/storage/objects.js';
 import { deletePartition } from '../../../lib/storage/replica/deletion.js';
 import { queryBatches } from '../../../lib/storage/replica/reads.js';
 import { readHead, tailStartOf } from '../../../lib/storage/replica/head.js';
 import { type ReplicaStoreRef } from '../../../lib/storage/replica/store.js';
-import { listSegments } from '../../../lib/storage/segments.js';
+import { listSegments } from '../../../lib/storage/coordination/segments.js';
+import { BATCH_OPTIONS } from '../../support/batches.js';
 import { useQuietCluster } from '../../support/cluster.js';
+import { readTieredLog } from '../../support/segments.js';
 
 useQuietCluster();
 
@@ -36,38 +35,18 @@ const RECORDS = 100_000;
 const PER_BATCH = 1000;
 const SEGMENT_BYTES = 128 * 1024;
 const INLINE_MAX = 65_536;
-const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
-
-/** The records of a segment object, decoded through its footer and index. */
-async function segmentRecords(key: string) {
-  const body = await readObject(key);
-  const footer = decodeFooter(body.subarray(body.length - FOOTER_BYTES), body.length);
-  const r = indexRange(footer);
-  const index = decodeIndex(body.subarray(r.position, r.position + r.length), footer);
-  const plan = readPlan(index, footer.baseOffset, Number.MAX_SAFE_INTEGER);
-  return plan.ranges.flatMap((range) => batchesOf(index, range, body.subarray(range.position, range.position + range.length)))
-    .flatMap((b) => decodeBatch(b, { verifyCrc: true }).records);
-}
 
 /**
  * What a reader of `store` sees: live segments below the replica's tail start, its table from
  * there on. Returns the offsets read, in order, and a digest of (offset, value) in that order.
  */
 async function readerView(topicId: string, tp: string, store: ReplicaStoreRef) {
-  const head = (await readHead(store, tp))!;
-  const tailStart = tailStartOf(head);
   const offsets: number[] = [];
   const digest = createHash('sha256');
-  const take = (offset: number, value: Buffer | null) => {
+  const head = await readTieredLog(topicId, tp, store, (offset, value) => {
     offsets.push(offset);
     digest.update(`${offset}:`).update(value ?? Buffer.alloc(0));
-  };
-  for (const seg of await listSegments(topicId, 0, { states: ['live'] })) {
-    for (const r of await segmentRecords(seg.key)) if (r.offset < tailStart) take(r.offset, r.value);
-  }
-  for (const b of await queryBatches(store, tp, { fromOffset: tailStart, toOffset: head.leo - 1, maxBytes: Number.MAX_SAFE_INTEGER })) {
-    for (const r of decodeBatch(await batchBytes(b)).records) if (r.offset >= tailStart) take(r.offset, r.value);
-  }
+  });
   return { offsets, digest: digest.digest('hex'), head };
 }
 
@@ -88,7 +67,7 @@ describe('full sync of a tiered partition', () => {
     const append = async (from: number, to: number) => {
       for (let i = from; i < to; i += PER_BATCH * 25) {
         const group = Array.from({ length: Math.min(25, (to - i) / PER_BATCH) }, (_, j) => prepareBatches(
-          Array.from({ length: PER_BATCH }, (_, k) => ({ key: null, value: Buffer.from(`v${i + j * PER_BATCH + k}`.padEnd(20, '.')), headers: [] })), opts)[0]!);
+          Array.from({ length: PER_BATCH }, (_, k) => ({ key: null, value: Buffer.from(`v${i + j * PER_BATCH + k}`.padEnd(20, '.')), headers: [] })), BATCH_OPTIONS)[0]!);
         historyBytes += group.reduce((n, b) => n + b.bytes.length, 0);
         await appendToLeader(target, group);
       }

@@ -4,34 +4,21 @@
  * a new epoch truncates it where KIP-101/KIP-279 say, and truncation cuts whole batches only.
  */
 import { describe, expect, it } from 'vitest';
-import { replicaStore } from '../../../lib/cluster/metadata.js';
-import { electLeader } from '../../support/partition.js';
-import { createTopic } from '../../../lib/cluster/topics.js';
 import { appendToLeader } from '../../../lib/log/append.js';
-import { prepareBatches } from '../../../lib/log/batches.js';
 import { copyStep } from '../../../lib/log/copy.js';
 import { replicate } from '../../../lib/log/commit.js';
-import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { readHead, setRole } from '../../../lib/storage/replica/head.js';
 import { truncateLog } from '../../../lib/storage/replica/truncation.js';
 import { type ReplicaStoreRef } from '../../../lib/storage/replica/store.js';
+import { batchOf } from '../../support/batches.js';
 import { logFingerprint, replicaLog, useQuietCluster } from '../../support/cluster.js';
-
-const opts = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
-/** One batch holding `values` (one record each). */
-const batchOf = (...values: string[]) => prepareBatches(values.map((v) => ({ key: null, value: Buffer.from(v), headers: [] })), opts);
+import { electLeader, rf3Partition } from '../../support/partition.js';
 
 useQuietCluster();
 
-let n = 0;
 async function setup() {
-  const name = `trunc-${process.pid}-${n++}`;
-  const { topic, partitions } = await createTopic({ name, partitions: 1, replicationFactor: 3 });
-  const p0 = partitions[0]!;
-  const tp = topicPartitionKey(topic.topicId, 0);
+  const { name, topic, p0, tp, store } = await rf3Partition('trunc');
   const ids = p0.replicas as [number, number, number];
-  const stores = new Map(await Promise.all(ids.map(async (b) => [b, await replicaStore(b)] as const)));
-  const store = (b: number) => stores.get(b)!;
   const append = (b: number, leaderEpoch: number, ...values: string[]) =>
     appendToLeader({ leader: store(b), topicId: topic.topicId, partition: 0, tp, leaderEpoch, inlineMaxBytes: 8192 }, batchOf(...values));
   const logOf = async (b: number) => logFingerprint(await replicaLog(store(b), tp));

@@ -8,7 +8,7 @@ import { config } from '../../../lib/config.js';
 import { createAcls, deleteAcls, describeAcls } from '../../../lib/security/acl-admin.js';
 import { bindingKey, validateFilter, type AclBinding } from '../../../lib/security/acls.js';
 import { authorize, requireAccess } from '../../../lib/security/authorizer.js';
-import * as store from '../../../lib/storage/acls.js';
+import * as store from '../../../lib/storage/coordination/acls.js';
 import { readMetadataVersion } from '../../../lib/storage/coordination/cluster.js';
 import { isKafkaError } from '../../../lib/errors.js';
 import { KAFKA_ERRORS } from '../../../lib/protocol/errors.js';

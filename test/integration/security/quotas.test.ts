@@ -9,7 +9,7 @@ import { resetConfig } from '../../../lib/config.js';
 import { HttpError } from '../../../lib/errors.js';
 import { chargeQuota, createQuotaEnforcer, DEFAULT_QUOTA_PRINCIPAL, quotaRate, type QuotaEnforcer } from '../../../lib/security/quotas.js';
 import { traceCalls } from '../../../lib/storage/metering.js';
-import type { ClientQuotaValues } from '../../../lib/storage/quotas.js';
+import type { ClientQuotaValues } from '../../../lib/storage/coordination/quotas.js';
 
 let seconds = 0;
 /** A clock at the start of a second no other test uses (its counters start at zero). */

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { isKafkaError } from '../../../lib/errors.js';
 import { assign, tpKey } from '../../../lib/groups/assignors.js';
 import { byTopic, emptyMeta, keysOf, planHeartbeat, subscribedTopics, type Context, type HeartbeatPlan } from '../../../lib/groups/membership.js';
-import type { GroupMeta, MemberRecord, TargetAssignment } from '../../../lib/storage/groups.js';
+import type { GroupMeta, MemberRecord, TargetAssignment } from '../../../lib/storage/coordination/groups.js';
 
 const TOPICS = { a: 4, b: 3 };
 const ctx = (now: number): Context => ({ now, newMemberId: () => 'unused', partitionsPerTopic: TOPICS, assignor: 'sticky', defaultSessionTimeoutMs: 10_000 });

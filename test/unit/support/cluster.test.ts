@@ -45,6 +45,19 @@ describe('Function: until', () => {
     expect(calls).toBe(2);
   });
 
+  it('with retry off, throws the first error of the check at once; a check may answer without a promise', async () => {
+    let calls = 0;
+    const first = new TypeError('not yet');
+    await expect(until('anything', () => {
+      calls++;
+      throw first;
+    }, { ms: 10_000, retry: false })).rejects.toBe(first);
+    expect(calls).toBe(1);
+    let n = 0;
+    expect(await until('the third call', () => ++n >= 3, { ms: 5000, everyMs: 10 })).toBe(true);
+    expect(n).toBe(3);
+  });
+
   it('ends at its deadline even while a check never answers (a paused store)', async () => {
     await expect(until('a paused store', () => new Promise<boolean>(() => undefined), 200)).rejects.toThrow(/^timed out waiting for a paused store after \d+ ms: the check was still running; before that it returned undefined$/);
   });
