@@ -96,42 +96,72 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | '
   return size > limit ? 'too-large' : Buffer.concat(chunks);
 }
 
-export function toEvent(req: IncomingMessage, url: URL, body: Buffer, route: string, params: Record<string, string>, principal?: string): APIGatewayProxyEventV2 {
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(',') : v;
+/** A request as API Gateway sees it, before it becomes an event. */
+export interface GatewayRequest {
+  readonly method: string;
+  readonly url: URL;
+  /** Lower-case names; repeated headers joined with `,` (as API Gateway joins them). */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Buffer;
+  /** The matched route's key (`POST /v3/...`, `$default`) and its path parameters. */
+  readonly route: string;
+  readonly params: Readonly<Record<string, string>>;
+  /** What a Lambda authorizer put in the request context (local `--auth`). */
+  readonly principal?: string;
+  readonly protocol?: string;
+  readonly sourceIp?: string;
+}
+
+/**
+ * The API Gateway HTTP API (payload 2.0) event of a request: text bodies (by Content-Type) as
+ * UTF-8, others base64; query parameters joined as API Gateway joins repeats. The gateway builds
+ * every invocation with it, and tests that call a handler directly build theirs the same way.
+ */
+export function httpApiEvent(r: GatewayRequest): APIGatewayProxyEventV2 {
+  const headers: Record<string, string> = { ...r.headers };
   headers['x-forwarded-proto'] ??= 'http';
   const query: Record<string, string> = {};
-  for (const key of new Set(url.searchParams.keys())) query[key] = url.searchParams.getAll(key).join(',');
+  for (const key of new Set(r.url.searchParams.keys())) query[key] = r.url.searchParams.getAll(key).join(',');
   const text = TEXT_TYPES.test(headers['content-type'] ?? '');
   const now = new Date();
   return {
     version: '2.0',
-    routeKey: route,
-    rawPath: url.pathname,
-    rawQueryString: url.search.replace(/^\?/, ''),
+    routeKey: r.route,
+    rawPath: r.url.pathname,
+    rawQueryString: r.url.search.replace(/^\?/, ''),
     headers,
     ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
-    ...(Object.keys(params).length > 0 ? { pathParameters: params } : {}),
-    ...(body.length > 0 ? { body: text ? body.toString('utf8') : body.toString('base64') } : {}),
-    isBase64Encoded: body.length > 0 && !text,
+    ...(Object.keys(r.params).length > 0 ? { pathParameters: { ...r.params } } : {}),
+    ...(r.body.length > 0 ? { body: text ? r.body.toString('utf8') : r.body.toString('base64') } : {}),
+    isBase64Encoded: r.body.length > 0 && !text,
     requestContext: {
       accountId: '000000000000',
       apiId: 'local',
       domainName: headers.host ?? 'localhost',
       domainPrefix: 'local',
       http: {
-        method: req.method ?? 'GET', path: url.pathname, protocol: `HTTP/${req.httpVersion}`,
-        sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '',
+        method: r.method, path: r.url.pathname, protocol: r.protocol ?? 'HTTP/1.1',
+        sourceIp: r.sourceIp ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '',
       },
       requestId: randomUUID(),
-      routeKey: route,
+      routeKey: r.route,
       stage: '$default',
       time: now.toISOString(),
       timeEpoch: now.getTime(),
       // (what API Gateway passes on from a Lambda authorizer's context)
-      ...(principal !== undefined ? { authorizer: { lambda: { principal } } } : {}),
+      ...(r.principal !== undefined ? { authorizer: { lambda: { principal: r.principal } } } : {}),
     } as APIGatewayProxyEventV2['requestContext'],
   };
+}
+
+function toEvent(req: IncomingMessage, url: URL, body: Buffer, route: string, params: Record<string, string>, principal?: string): APIGatewayProxyEventV2 {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(',') : v;
+  return httpApiEvent({
+    method: req.method ?? 'GET', url, headers, body, route, params,
+    ...(principal !== undefined ? { principal } : {}),
+    protocol: `HTTP/${req.httpVersion}`, sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+  });
 }
 
 function writeResult(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {

@@ -13,6 +13,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { describe, expect, it } from 'vitest';
 import { handler as adminHandler } from '../../lambdas/admin.js';
 import { handler as produceHandler } from '../../lambdas/produce.js';
+import { httpApiEvent } from '../../local/gateway.js';
 import { call, clusterId, createTopic, expectError, uniqueTopic, v3 } from '../support/api.js';
 
 const quotaUrl = (principal?: string) => v3(`/client-quotas${principal === undefined ? '' : `/${encodeURIComponent(principal)}`}`);
@@ -20,27 +21,14 @@ const principal = (name: string) => `User:quota-e2e-${process.pid}-${name}`;
 
 const context = { getRemainingTimeInMillis: () => 29_000 } as Context;
 
-/** An API Gateway v2 event as lib/local/gateway.ts builds it, from the given principal. */
+/** An API Gateway v2 event as the local gateway builds it, from the given principal. */
 function event(who: string, method: string, route: string, params: Record<string, string>, body?: unknown): APIGatewayProxyEventV2 {
   let path = route;
   for (const [k, v] of Object.entries(params)) path = path.replace(`{${k}}`, encodeURIComponent(v));
-  const now = new Date();
-  return {
-    version: '2.0',
-    routeKey: `${method} ${route}`,
-    rawPath: path,
-    rawQueryString: '',
-    headers: { host: 'localhost', 'content-type': 'application/json', 'x-forwarded-proto': 'http' },
-    pathParameters: params,
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    isBase64Encoded: false,
-    requestContext: {
-      accountId: '000000000000', apiId: 'local', domainName: 'localhost', domainPrefix: 'local',
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
-      requestId: `${Math.random()}`, routeKey: `${method} ${route}`, stage: '$default', time: now.toISOString(), timeEpoch: now.getTime(),
-      authorizer: { lambda: { principal: who } },
-    } as APIGatewayProxyEventV2['requestContext'],
-  };
+  return httpApiEvent({
+    method, url: new URL(path, 'http://localhost'), headers: { host: 'localhost', 'content-type': 'application/json', 'user-agent': 'test' },
+    body: body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(body)), route: `${method} ${route}`, params, principal: who,
+  });
 }
 
 const RECORDS = '/v3/clusters/{cluster_id}/topics/{topic_name}/records';

@@ -4,7 +4,6 @@
  * shared local stack's storage. Checks every answer (a 2xx/4xx status, JSON, REST Proxy's error
  * body, the route's deadline) and, for a refused write, that what the route could touch is as it was.
  */
-import { randomUUID } from 'node:crypto';
 import { deflateSync, gzipSync } from 'node:zlib';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { handler as admin } from '../../lambdas/admin.js';
@@ -14,14 +13,13 @@ import { handler as produce } from '../../lambdas/produce.js';
 import type { HttpHandler } from '../../lib/http/handler.js';
 import type { ApiFunctionName } from '../../lib/functions/catalog.js';
 import { DEFAULT_ROUTE, matchRoute, routeKey, type RouteSpec } from '../../lib/http/routes.js';
-import { lambdaContext } from '../../local/gateway.js';
+import { httpApiEvent, lambdaContext } from '../../local/gateway.js';
 import type { Encoding } from './generators.js';
 
 const HANDLERS: Record<ApiFunctionName, HttpHandler> = { admin, produce, fetch: fetchFn, groups };
 
 /** The functions' timeout (lib/functions.ts: 29 s for every HTTP function). */
 export const ROUTE_DEADLINE_MS = 29_000;
-const TEXT_TYPES = /^(text\/|application\/json\b|application\/xml\b|application\/javascript\b)/i;
 
 export interface Invocation {
   readonly method: string;
@@ -67,28 +65,7 @@ export function eventOf(inv: Invocation): { event: APIGatewayProxyEventV2; route
   const headers: Record<string, string> = { host: '127.0.0.1:8080', 'user-agent': 'fuzz', ...inv.headers };
   if (contentEncoding !== undefined) headers['content-encoding'] = contentEncoding;
   if (bytes.length > 0) headers['content-length'] = String(bytes.length);
-  headers['x-forwarded-proto'] ??= 'http';
-  const query: Record<string, string> = {};
-  for (const k of new Set(url.searchParams.keys())) query[k] = url.searchParams.getAll(k).join(',');
-  const text = TEXT_TYPES.test(headers['content-type'] ?? '');
-  const params = match?.pathParameters ?? {};
-  const now = new Date();
-  const event: APIGatewayProxyEventV2 = {
-    version: '2.0',
-    routeKey: key,
-    rawPath: url.pathname,
-    rawQueryString: url.search.replace(/^\?/, ''),
-    headers,
-    ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
-    ...(Object.keys(params).length > 0 ? { pathParameters: params } : {}),
-    ...(bytes.length > 0 ? { body: text ? bytes.toString('utf8') : bytes.toString('base64') } : {}),
-    isBase64Encoded: bytes.length > 0 && !text,
-    requestContext: {
-      accountId: '000000000000', apiId: 'local', domainName: headers.host ?? 'localhost', domainPrefix: 'local',
-      http: { method, path: url.pathname, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
-      requestId: randomUUID(), routeKey: key, stage: '$default', time: now.toISOString(), timeEpoch: now.getTime(),
-    },
-  };
+  const event = httpApiEvent({ method, url, headers, body: bytes, route: key, params: match?.pathParameters ?? {} });
   return { event, route };
 }
 
