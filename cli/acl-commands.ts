@@ -77,14 +77,18 @@ const resourceOptions = (c: Command): Command => c
   .option('--deny', 'DENY (the default is ALLOW on create, either on list and delete)')
   .option('--allow', 'ALLOW only (list and delete)');
 
+/** What list and delete match on besides the resource options: a filter's ANY values. */
+const filterOptions = (c: Command, patternTypes: string): Command => c
+  .option('--resource-type <type>', 'TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID or ANY')
+  .option('--resource-name <name>', 'a resource name')
+  .option('--pattern-type <type>', patternTypes)
+  .option('--permission <perm>', 'ALLOW, DENY or ANY');
+
 export function aclCommands(p: Command, ctx: Ctx): void {
   const acls = p.command('acls').description('list, create and delete Kafka ACLs');
 
-  resourceOptions(acls.command('list').description('the ACLs matching the options (all without options)'))
-    .option('--resource-type <type>', 'TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID or ANY')
-    .option('--resource-name <name>', 'a resource name')
-    .option('--pattern-type <type>', 'LITERAL, PREFIXED, MATCH (every ACL that applies to the name) or ANY')
-    .option('--permission <perm>', 'ALLOW, DENY or ANY')
+  filterOptions(resourceOptions(acls.command('list').description('the ACLs matching the options (all without options)')),
+    'LITERAL, PREFIXED, MATCH (every ACL that applies to the name) or ANY')
     .action(async (o: AclOptions) => {
       const { t, json } = ctx();
       const admin = t.admin();
@@ -121,11 +125,8 @@ export function aclCommands(p: Command, ctx: Ctx): void {
       print(json, shown, 'Created');
     });
 
-  resourceOptions(acls.command('delete').description('remove the ACLs matching the options (a named resource means its LITERAL pattern unless --prefixed or --pattern-type)'))
-    .option('--resource-type <type>', 'TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID or ANY')
-    .option('--resource-name <name>', 'a resource name')
-    .option('--pattern-type <type>', 'LITERAL, PREFIXED, MATCH or ANY')
-    .option('--permission <perm>', 'ALLOW, DENY or ANY')
+  filterOptions(resourceOptions(acls.command('delete').description('remove the ACLs matching the options (a named resource means its LITERAL pattern unless --prefixed or --pattern-type)')),
+    'LITERAL, PREFIXED, MATCH or ANY')
     .action(async (o: AclOptions) => {
       const { t, json } = ctx();
       const filters = filterOf(o, true);
