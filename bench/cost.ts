@@ -5,7 +5,7 @@
  * per-partition ceiling DynamoDB's 1,000 WCU/s per item imposes.
  *
  * Everything is COUNTED on the local stack (DynamoDB Local in memory, s3rver, 3 brokers, RF 3) and
- * priced with bench/prices.ts:
+ * priced with bench/lib/prices.ts:
  *   produce  requests of 1 KiB, 64 KiB and 1 MiB (1 KiB records) over HTTP with acks=all, so API
  *            requests and bytes are real; the stream replicator runs (this file's own stream poller
  *            around the real handler, so its invocations, durations and store calls are counted)
@@ -24,7 +24,7 @@ import './lib/env.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { isQuick, writeResult } from './lib/report.js';
-import { ALTERNATIVES, DDB_ITEM_OVERHEAD_BYTES, DDB_PARTITION_WCU_PER_SECOND, LATENCY, PRICE, S3_GET_TIER, S3_PUT_TIER, pricesNote } from './prices.js';
+import { ALTERNATIVES, DDB_ITEM_OVERHEAD_BYTES, DDB_PARTITION_WCU_PER_SECOND, LATENCY, PRICE, S3_GET_TIER, S3_PUT_TIER, pricesNote } from './lib/prices.js';
 import { addTotals, s3Tier, zeroTotals } from './lib/capacity.js';
 import { pathRow } from './lib/latency-model.js';
 import { leaderOf, rollAll, tableLog } from './lib/partition.js';
@@ -462,7 +462,7 @@ const latencyTable = {
     ['WarpStream (published)', '', '', 'S3 Standard / S3 Express One Zone', `${ALTERNATIVES.warpStream.produceP50S3StandardMs.value} / ${ALTERNATIVES.warpStream.produceP50S3ExpressMs.value}`, '', '', ''],
   ],
   notes: [
-    'Model: every store call takes its published p50 (bench/prices.ts LATENCY: DynamoDB read 4 ms, write 5 ms, transaction 10 ms; S3 PUT/GET 100 ms) and waits for every call that had answered before it was sent here; calls in flight together overlap. Plus HTTP API overhead 5 ms and a warm Lambda invoke 2 ms. "Pessimistic": DynamoDB at 9 ms a call (18 ms a transaction), S3 200 ms, gateway 15 ms, invoke 10 ms.',
+    'Model: every store call takes its published p50 (bench/lib/prices.ts LATENCY: DynamoDB read 4 ms, write 5 ms, transaction 10 ms; S3 PUT/GET 100 ms) and waits for every call that had answered before it was sent here; calls in flight together overlap. Plus HTTP API overhead 5 ms and a warm Lambda invoke 2 ms. "Pessimistic": DynamoDB at 9 ms a call (18 ms a transaction), S3 200 ms, gateway 15 ms, invoke 10 ms.',
     'Compute (JSON, base64, the record codec) is shown as measured here and is NOT in the modelled figure: on a 1,024 MB Lambda (about 0.6 vCPU) expect it to be similar or larger.',
     `Sources: ${Object.entries(LATENCY).map(([k, f]) => `${k}: ${f.source}`).join(' · ')}`,
   ],
@@ -508,7 +508,7 @@ const chartValues = perGb.flatMap((g) => [
 await writeResult({
   scenario: 'cost',
   title: 'Cost and latency model: Tributary in AWS, per GB and per month, next to Kinesis and MSK Serverless',
-  description: 'Counted on the local stack and priced at AWS list prices (bench/prices.ts): produce over HTTP at RF 3, acks=all, requests of 1 KiB, 64 KiB and 1 MiB of 1 KiB records; everything read once with fetch (1 MiB pages); the log rolled to S3 segments; an idle period with the controller running. '
+  description: 'Counted on the local stack and priced at AWS list prices (bench/lib/prices.ts): produce over HTTP at RF 3, acks=all, requests of 1 KiB, 64 KiB and 1 MiB of 1 KiB records; everything read once with fetch (1 MiB pages); the log rolled to S3 segments; an idle period with the controller running. '
     + 'DynamoDB write units as billed (item sizes, ×2 in transactions), read units as reported, S3 requests by type, HTTP API requests in 512 KB steps, Lambda invocations and GB-seconds (measured handler time × the memory each function is deployed with). '
     + 'The latency model turns the store calls each request made into AWS latency with published per-service figures; the per-partition ceiling is analytic.',
   tables: [costTable, monthTable, latencyTable, ceilingTable, phaseTable],

@@ -25,21 +25,21 @@ import { isQuick, resultsDir } from './lib/report.js';
 import { addTotals as add, counted, s3Tier, zeroTotals as zero } from './lib/capacity.js';
 import { createPartition, replicatePartition, rollAll, tableLog } from './lib/partition.js';
 import { startQuietStack } from './lib/quiet-stack.js';
-import { PRICE as LIST, PRICES_DATE, PRICES_REGION, S3_PUT_TIER, S3_GET_TIER, DDB_ITEM_OVERHEAD_BYTES } from './prices.js';
+import { PRICE as LIST, PRICES_DATE, PRICES_REGION, S3_PUT_TIER, S3_GET_TIER, DDB_ITEM_OVERHEAD_BYTES } from './lib/prices.js';
 import { sizeOf, takeCapacity, trackCapacity, type CapacityTotals as Totals } from '../lib/storage/metering.js';
 import { produce } from '../lib/log/produce.js';
 import { createTopic } from '../lib/cluster/topics.js';
 import { numericConfig } from '../lib/cluster/topic-configs.js';
 import { listSegments } from '../lib/storage/coordination/segments.js';
 
-// List prices from the one dated table (bench/prices.ts).
+// List prices from the one dated table (bench/lib/prices.ts).
 const PRICE = {
   date: PRICES_DATE, region: PRICES_REGION,
   wru: LIST.dynamodb.wru.value, rru: LIST.dynamodb.rru.value, s3Put: LIST.s3.put.value, s3Get: LIST.s3.get.value,
   ddbGbMonth: LIST.dynamodb.gbMonth.value, s3GbMonth: LIST.s3.gbMonth.value,
 };
 const n6 = (x: number) => Number(x.toPrecision(6));
-const PRICE_NOTE = `Prices: AWS list prices, ${PRICE.region}, as of ${PRICE.date} (bench/prices.ts: aws.amazon.com/dynamodb/pricing/on-demand/, aws.amazon.com/s3/pricing/): `
+const PRICE_NOTE = `Prices: AWS list prices, ${PRICE.region}, as of ${PRICE.date} (bench/lib/prices.ts: aws.amazon.com/dynamodb/pricing/on-demand/, aws.amazon.com/s3/pricing/): `
   + `DynamoDB on-demand $${n6(PRICE.wru * 1e6)} per million write request units, $${n6(PRICE.rru * 1e6)} per million read request units, storage $${PRICE.ddbGbMonth} per GB-month `
   + `(point-in-time recovery, $0.20 per GB-month, not included); S3 Standard PUT/COPY/POST/LIST $${n6(PRICE.s3Put * 1000)} per 1,000, GET $${n6(PRICE.s3Get * 1000)} per 1,000, `
   + `DELETE free, storage $${PRICE.s3GbMonth} per GB-month. GB = 2^30 bytes of record values produced.`;

@@ -18,7 +18,7 @@ export function addTotals(into: CapacityTotals, t: CapacityTotals): void {
   for (const [k, v] of Object.entries(t.s3Requests)) into.s3Requests[k] = (into.s3Requests[k] ?? 0) + v;
 }
 
-/** The S3 requests of `t` whose command is in `tier` (bench/prices.ts S3_PUT_TIER, S3_GET_TIER). */
+/** The S3 requests of `t` whose command is in `tier` (bench/lib/prices.ts S3_PUT_TIER, S3_GET_TIER). */
 export const s3Tier = (t: CapacityTotals, tier: ReadonlySet<string>): number => Object.entries(t.s3Requests).reduce((n, [k, v]) => n + (tier.has(k) ? v : 0), 0);
 
 /** What `fn` made the stores do: counting is on while it runs, and only then. */

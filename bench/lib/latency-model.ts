@@ -1,12 +1,12 @@
 /**
  * The cost benchmark's latency model: the store calls a request made on the local stack, as the
  * gateway's request observer saw them, turned into the latency the same calls would take in AWS
- * with the published per-call figures (bench/prices.ts LATENCY); and one row per request path of
+ * with the published per-call figures (bench/lib/prices.ts LATENCY); and one row per request path of
  * the modelled p50, the pessimistic figure, the critical path, and what the requests took here.
  */
 import './env.js';
 import { sequentialRoundTrips } from '../../lib/storage/metering.js';
-import { LATENCY, latencyKind } from '../prices.js';
+import { LATENCY, latencyKind } from './prices.js';
 import { storeTime, type ObservedRequest } from './load.js';
 
 /** What the model needs of a served request: its store calls and its handler time here. */

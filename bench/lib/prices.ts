@@ -149,7 +149,7 @@ export const DDB_PARTITION_RCU_PER_SECOND = s(3000, 'read units per second on on
 
 /** One sentence naming the prices, for a result's notes. */
 export function pricesNote(): string {
-  return `Prices: AWS list prices, ${PRICES_REGION}, as of ${PRICES_DATE} (bench/prices.ts, each with its source): `
+  return `Prices: AWS list prices, ${PRICES_REGION}, as of ${PRICES_DATE} (bench/lib/prices.ts, each with its source): `
     + 'DynamoDB on-demand $0.625 per million write units, $0.125 per million read units, $0.25 per GB-month; '
     + 'S3 Standard $0.005 per 1,000 PUT/COPY/POST/LIST, $0.0004 per 1,000 GET, DELETE free, $0.023 per GB-month; '
     + 'Lambda arm64 $0.20 per million requests, $0.0000133334 per GB-second; HTTP API $1.00 per million requests, metered in 512 KB steps; '
