@@ -143,6 +143,9 @@ export async function copyStep(leader: ReplicaStoreRef, follower: ReplicaStoreRe
     if (!lHead || lHead.role !== 'leader' || lHead.leaderEpoch < fHead.leaderEpoch) return { kind: 'fenced' };
     if (lHead.leaderEpoch > fHead.leaderEpoch) return { kind: 'behind-epoch' };
     const target = Math.min(truncationOffset(fHead, lHead), lHead.leo);
+    // Below the follower's table tail its log is in segments that are no longer the leader's log
+    // (only an unclean election gets there): a truncation cannot cut them, a full sync replaces them.
+    if (target < tailStartOf(fHead)) return { kind: 'needs-snapshot', leaderLeo: lHead.leo };
     // Whole batches only: the follower's log ends where the batch holding the target starts.
     const to = target < fHead.leo ? await batchStartAt(follower, tp, target) : fHead.leo;
     // Producer states forget the truncated batches, as Kafka rebuilds them from the log.

@@ -160,6 +160,9 @@ export async function commitFromMemory(leader: ReplicaStoreRef, tp: string, lead
   // A member the partition state (as this instance has it cached) no longer has is on its way out
   // of the count: replicate drops it, instead of a copy that waits on a store nobody waits for.
   if (head.isr.some((b) => !stateIsr.includes(b))) return undefined;
+  // A member of the state's ISR the count lacks could be elected cleanly: the high watermark must
+  // wait for it, and replicate, which counts the state's ISR too, does.
+  if (stateIsr.some((b) => b !== leader.brokerId && !head.isr.includes(b) && !head.joining.includes(b))) return undefined;
   // A member on its way out (lib/cluster/isr-count.ts) is replicate's to settle.
   if (head.leaving.length > 0) return undefined;
   const members = [...new Set([...head.isr, ...head.joining])].filter((b) => b !== leader.brokerId);

@@ -23,7 +23,7 @@ import { advanceTailStart, correctTailBytes } from '../storage/replica/tail.js';
 import { queryBatches } from '../storage/replica/reads.js';
 import { readHead, tailStartOf } from '../storage/replica/head.js';
 import { type ReplicaStoreRef } from '../storage/replica/store.js';
-import { commitSegment, listSegments, registerPending, segmentObjectKey, type SegmentRecord } from '../storage/coordination/segments.js';
+import { commitSegment, listSegments, registerPending, segmentObjectKey, tombstoneSegments, type SegmentRecord } from '../storage/coordination/segments.js';
 import { encodeSegment, type SegmentBatchInput } from './segment-format.js';
 
 /** A pending claim older than this is taken over (its roller died between (a) and (c)). */
@@ -212,10 +212,14 @@ export async function rollPartition(topic: string, partition: number, o: RollOpt
       const epoch = epochAt(head, found.endOffset - 1);
       if (head.leo < found.endOffset || (found.lastLeaderEpoch !== undefined && epoch !== undefined && epoch !== found.lastLeaderEpoch)) {
         // Only an unclean election makes a leader that lacks rolled records or holds others at
-        // their offsets: they stay in S3, unreadable through this leader's log, and this leader's
-        // own records are never trimmed against them (docs/tiered-log.md, "Unclean elections").
+        // their offsets. Its log is the log now: this segment and every live one above it are
+        // superseded (tombstoned; the garbage pass removes them, and then the range rolls again).
+        // Readers lose nothing: the leader holds its log above its tail start in its table, and a
+        // follower whose tail start is higher gets a full sync rather than a truncation.
         emitMetric('segmentAheadOfLeader', 1);
-        logger.error({ event: 'segment-ahead-of-leader', tp: p.tp, leo: head.leo, segment: [found.baseOffset, found.endOffset] }, 'the leader lacks records a live segment holds');
+        const stale = above.filter((g) => g.state === 'live');
+        const superseded = await tombstoneSegments(stale, now());
+        logger.error({ event: 'segments-superseded', tp: p.tp, leo: head.leo, segments: stale.map((g) => [g.baseOffset, g.endOffset]), superseded }, 'the leader lacks records live segments hold: they are superseded by its log');
         break;
       }
       // An earlier roll got as far as (c): finish (d).

@@ -5,7 +5,8 @@
  * scroll out of it behind the multi-process files' logs. Every step runs even when another failed;
  * the exit code is non-zero when any did.
  *
- * The background work — the static checks (tsc, eslint), the benchmarks' smoke run and the
+ * The background work — the static checks (tsc, eslint), the benchmarks' smoke run, the
+ * replication model's simulation (`npm run model`, docs/model.md) and the
  * background project (BACKGROUND_FILES: CDK synths, the package build) — shares nothing with the
  * tests and has no deadline, so it runs at the lowest CPU priority (`lowPriority`) from the start,
  * on the CPU the tests leave idle, instead of a time of its own. Each one's output is printed
@@ -100,7 +101,7 @@ async function backgroundProject(name: string): Promise<ProjectRun> {
 /** The first lines of a failure: the assertion and where it was, not the whole stack. */
 const firstLines = (s: string, n = 4): string => s.split('\n').filter((l) => l.trim() !== '').slice(0, n).join('\n      ');
 
-const checking = Promise.all(['typecheck', 'lint', 'bench:smoke'].map((name) => background(`npm run ${name}`, ['run', '--silent', name])));
+const checking = Promise.all(['typecheck', 'lint', 'bench:smoke', 'model'].map((name) => background(`npm run ${name}`, ['run', '--silent', name])));
 const besides = backgroundProject('background');
 const shared = await project('shared');
 const multiProcess = await project('multi-process');

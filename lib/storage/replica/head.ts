@@ -10,9 +10,12 @@
  *   and with `leaderEpoch` still at that epoch (`leaderEpoch = :e`). Effect: the whole head
  *   written. Failure: throws `ConditionFailed` (index 0 carries the current head when it exists).
  * - `setRole` — condition: the head exists and its leader epoch is not newer
- *   (`attribute_exists(tp) AND leaderEpoch <= :epoch`): epochs never go backwards. Effect: `role`,
- *   `leaderEpoch`; with `isr`, also `isr`, `joining = leaving = []` and `isrVersion + 1`.
- *   Failure: throws `ConditionFailed` (index 0 carries the current head).
+ *   (`attribute_exists(tp) AND leaderEpoch <= :epoch`): epochs never go backwards; a leader push
+ *   with `isr` also needs the head not to lead at that epoch already (`leaderEpoch < :epoch OR
+ *   (leaderEpoch = :epoch AND role <> :role)`). Effect: `role`, `leaderEpoch`; with `isr`, also
+ *   `isr`, `joining = leaving = []` and `isrVersion + 1`. Failure: a leader push at the epoch the
+ *   head leads at returns and changes nothing; otherwise throws `ConditionFailed` (index 0 carries
+ *   the current head).
  * - `setHeadIsr` — condition: still the leader under `leaderEpoch`, and the ISR count still at
  *   `expectVersion` (`leaderEpoch = :epoch AND role = leader AND isrVersion = :v`). Effect: `isr`,
  *   `joining`, `leaving`, `isrVersion = :v + 1`. Failure: returns false.
@@ -23,7 +26,7 @@
 import { BatchGetCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ReplicaHead, ReplicaRole } from '../model.js';
 import { HEAD_OFFSET } from '../tables.js';
-import { transactWrite } from '../transact.js';
+import { ConditionFailed, transactWrite } from '../transact.js';
 import { batchWriteAll, client, isrVersionIs, toHead, type ReplicaStoreRef } from './store.js';
 
 /** The stored form of a head. */
@@ -108,19 +111,36 @@ export async function putHead(store: ReplicaStoreRef, head: ReplicaHead, conditi
  * Sets a replica's role and leader epoch (what the controller pushes after an election), and for
  * a leader the ISR its high watermark counts (the partition state's ISR at the election).
  * Condition: the head exists and its leader epoch is not newer than `leaderEpoch` — epochs never
- * go backwards. Errors: `ConditionFailed` (index 0 carries the current head).
+ * go backwards. A leader push at the epoch the head already leads at changes nothing: the count is
+ * the leader's own from its election on (joins and shrinks keep it in step with the partition
+ * state), and a push computed before a join and landing after it would drop the joiner from what
+ * the high watermark waits for.
+ * Errors: `ConditionFailed` (index 0 carries the current head).
+ *
+ *   controller: read state (ISR {1,2}) ─────────────── stalls ─────────────── push leader {1,2}
+ *   leader:                  joinIsr(3): count {1,2,3}, state {1,2,3}          (a no-op here)
  */
 export async function setRole(store: ReplicaStoreRef, tp: string, role: ReplicaRole, leaderEpoch: number, isr?: readonly number[]): Promise<void> {
-  await transactWrite(client(store), [{
-    Update: {
-      TableName: store.replicaTable,
-      Key: { tp, off: HEAD_OFFSET },
-      UpdateExpression: `SET #role = :role, leaderEpoch = :epoch${isr ? ', isr = :isr, joining = :none, leaving = :none, isrVersion = if_not_exists(isrVersion, :zero) + :one' : ''}`,
-      ConditionExpression: 'attribute_exists(tp) AND leaderEpoch <= :epoch',
-      ExpressionAttributeNames: { '#role': 'role' },
-      ExpressionAttributeValues: { ':role': role, ':epoch': leaderEpoch, ...(isr ? { ':isr': [...isr], ':none': [], ':zero': 0, ':one': 1 } : {}) },
-    },
-  }]);
+  const count = role === 'leader' && isr !== undefined;
+  try {
+    await transactWrite(client(store), [{
+      Update: {
+        TableName: store.replicaTable,
+        Key: { tp, off: HEAD_OFFSET },
+        UpdateExpression: `SET #role = :role, leaderEpoch = :epoch${count ? ', isr = :isr, joining = :none, leaving = :none, isrVersion = if_not_exists(isrVersion, :zero) + :one' : ''}`,
+        ConditionExpression: count
+          ? 'attribute_exists(tp) AND (leaderEpoch < :epoch OR (leaderEpoch = :epoch AND #role <> :role))'
+          : 'attribute_exists(tp) AND leaderEpoch <= :epoch',
+        ExpressionAttributeNames: { '#role': 'role' },
+        ExpressionAttributeValues: { ':role': role, ':epoch': leaderEpoch, ...(count ? { ':isr': [...isr], ':none': [], ':zero': 0, ':one': 1 } : {}) },
+      },
+    }]);
+  } catch (err) {
+    const current = err instanceof ConditionFailed ? err.at(0)?.current : undefined;
+    // Already the leader at this epoch: the push has nothing to say.
+    if (count && current?.leaderEpoch === leaderEpoch && current.role === 'leader') return;
+    throw err;
+  }
 }
 
 /** A leader's ISR count (see `ReplicaHead`): what `min.insync.replicas` counts, and who is on the way in or out. */
