@@ -41,6 +41,33 @@ export async function editCount(
 
 const without = (list: readonly number[], b: number) => list.filter((x) => x !== b);
 
+/**
+ * A `joining` entry older than this was left by a joiner that died (every function that joins
+ * followers ends within its timeout, the longest 120 s, and a joiner past its deadline writes
+ * nothing more): `settleJoin` may decide it.
+ */
+export const JOIN_STALE_MS = 10 * 60_000;
+
+/**
+ * Settles a `joining` member a dead joiner left, by the partition state read after the head: the
+ * state took it (the joiner died before its last step) — counted in sync; it did not — out of the
+ * count. Returns what it did. The caller decides that the entry is stale (JOIN_STALE_MS).
+ */
+export async function settleJoin(
+  topic: string, partition: number, leader: ReplicaStoreRef, tp: string, leaderEpoch: number, b: number, readState: ReadState = readPartition,
+): Promise<'joined' | 'dropped' | undefined> {
+  let done: 'joined' | 'dropped' | undefined;
+  await editCount(leader, tp, leaderEpoch, async (head) => {
+    done = undefined;
+    if (!head.joining.includes(b)) return undefined;
+    const state = await readState(topic, partition);
+    const taken = state?.isr.includes(b) === true && state.leaderEpoch === leaderEpoch;
+    done = taken ? 'joined' : 'dropped';
+    return { isr: taken && !head.isr.includes(b) ? [...head.isr, b] : head.isr, joining: without(head.joining, b), leaving: head.leaving };
+  });
+  return done;
+}
+
 /** Step 1 of a shrink: `members` stop counting for `min.insync.replicas` (the high watermark still waits for them). */
 export function beginLeave(leader: ReplicaStoreRef, tp: string, leaderEpoch: number, members: readonly number[]): Promise<boolean> {
   return editCount(leader, tp, leaderEpoch, async (h) => {

@@ -5,7 +5,7 @@
  * epoch and ownership, committed offsets, resets, describe and lag.
  */
 import { randomUUID } from 'node:crypto';
-import { partitionCountsKnowing } from '../cluster/metadata.js';
+import { cachedTopic, partitionCountsKnowing } from '../cluster/metadata.js';
 import { KafkaError } from '../protocol/errors.js';
 import { logger } from '../logger.js';
 import { listOffset, readFromLeader } from '../log/read.js';
@@ -165,13 +165,15 @@ export async function commit(groupId: string, offsets: readonly OffsetToCommit[]
   // A partition named twice: the last offset given wins, as in Kafka's OffsetCommit (a transaction
   // may hold one write per item).
   let pending = [...new Map(offsets.map((o) => [tpKey(o), o])).values()];
+  const ids = await topicIds(pending.map((o) => o.topic));
   const kept: OffsetToCommit[] = [];
   while (pending.length > 0) {
     const chunk = pending.slice(0, 90);
     try {
-      await store.commitOffsets(groupId, chunk.map((o) => ({
-        topic: o.topic, partition: o.partition, offset: o.offset, metadata: o.metadata ?? '', committedAt: Date.now(),
-      })), fence, false, list);
+      await store.commitOffsets(groupId, chunk.map((o) => {
+        const topicId = ids.get(o.topic);
+        return { topic: o.topic, partition: o.partition, offset: o.offset, metadata: o.metadata ?? '', committedAt: Date.now(), ...(topicId ? { topicId } : {}) };
+      }), fence, false, list);
       pending = pending.slice(chunk.length);
     } catch (err) {
       if (!(err instanceof store.CommitRejected)) throw err;
@@ -196,10 +198,25 @@ export async function commit(groupId: string, offsets: readonly OffsetToCommit[]
   return { kept };
 }
 
+/** The ids of the topics named, as the metadata has them now (absent: no such topic). */
+async function topicIds(topics: Iterable<string>): Promise<Map<string, string | undefined>> {
+  return new Map(await Promise.all([...new Set(topics)].map(async (t) => [t, (await cachedTopic(t))?.topic.topicId] as const)));
+}
+
+/**
+ * A group's committed offsets, without those committed for an earlier topic of the same name: as
+ * Kafka drops a deleted topic's offsets, a topic created again starts with none.
+ */
+async function readOffsets(groupId: string): Promise<CommittedOffset[]> {
+  const all = await store.readOffsets(groupId);
+  const ids = await topicIds(all.filter((o) => o.topicId !== undefined).map((o) => o.topic));
+  return all.filter((o) => o.topicId === undefined || ids.get(o.topic) === undefined || ids.get(o.topic) === o.topicId);
+}
+
 /** Committed offsets of a group, optionally only some partitions. */
 export async function committed(groupId: string, only?: readonly TopicPartition[]): Promise<CommittedOffset[]> {
   validateGroupId(groupId);
-  const all = await store.readOffsets(groupId);
+  const all = await readOffsets(groupId);
   if (!only) return all;
   const wanted = new Set(only.map(tpKey));
   return all.filter((o) => wanted.has(tpKey(o)));
@@ -230,7 +247,7 @@ export async function describeGroup(groupId: string): Promise<GroupDescription> 
   const { meta, target, members } = await store.readGroup(groupId);
   // A group that only has committed offsets (a reset, a manually assigned consumer's commits)
   // exists, with no members: Kafka describes it as Empty.
-  const offsetsOnly = !meta && members.length === 0 && (await store.readOffsets(groupId)).length > 0;
+  const offsetsOnly = !meta && members.length === 0 && (await readOffsets(groupId)).length > 0;
   if (!meta && members.length === 0 && !offsetsOnly) throw new KafkaError('GROUP_ID_NOT_FOUND', `GROUP_ID_NOT_FOUND: group ${groupId} does not exist.`);
   const now = Date.now();
   return {
@@ -269,7 +286,7 @@ export async function resetOffsets(groupId: string, partitions: readonly TopicPa
   if (state !== 'Empty' && state !== 'Dead') {
     throw new KafkaError('NON_EMPTY_GROUP', `NON_EMPTY_GROUP: stop the consumers of group ${groupId} before resetting its offsets.`);
   }
-  const current = new Map((await store.readOffsets(groupId)).map((o) => [tpKey(o), o.offset]));
+  const current = new Map((await readOffsets(groupId)).map((o) => [tpKey(o), o.offset]));
   const out: CommittedOffset[] = [];
   // A partition named twice is reset once (a transaction may hold one write per item).
   for (const tp of new Map(partitions.map((x) => [tpKey(x), x])).values()) {
@@ -299,7 +316,7 @@ export interface PartitionLag {
 
 /** Lag per partition the group commits or owns: high watermark − committed offset. */
 export async function groupLag(groupId: string): Promise<PartitionLag[]> {
-  const [d, offsets] = await Promise.all([describeGroup(groupId), store.readOffsets(groupId)]);
+  const [d, offsets] = await Promise.all([describeGroup(groupId), readOffsets(groupId)]);
   const owners = new Map(d.members.flatMap((m) => m.assignment.map((tp) => [tpKey(tp), m.memberId] as const)));
   const keys = [...new Set([...offsets.map(tpKey), ...owners.keys()])].sort();
   const committedAt = new Map(offsets.map((o) => [tpKey(o), o.offset]));

@@ -5,7 +5,7 @@
  * everything; lib/log/fast-commit.ts is the acks=all path that proves a commit from what it holds.
  * Safe to run concurrently from anywhere: every write is conditional.
  */
-import { editCount, settleLeave, shrinkWithCount } from '../cluster/isr-count.js';
+import { editCount, JOIN_STALE_MS, settleJoin, settleLeave, shrinkWithCount } from '../cluster/isr-count.js';
 import { cachedBrokers, cachedTopic, invalidateMetadata, replicaStore } from '../cluster/metadata.js';
 import { KafkaError } from '../protocol/errors.js';
 import { asKafkaError } from '../errors.js';
@@ -142,16 +142,21 @@ export async function joinIsr(
   const b = follower.brokerId;
   const epoch = state.leaderEpoch;
   const leave = () => editCount(leader, tp, epoch, async (h) => (h.joining.includes(b) ? { isr: h.isr, joining: h.joining.filter((x) => x !== b), leaving: h.leaving } : undefined));
-  const counting = await editCount(leader, tp, epoch, async (h) => (h.isr.includes(b) || h.joining.includes(b) ? undefined : { isr: h.isr, joining: [...h.joining, b], leaving: h.leaving }));
+  const counting = await editCount(leader, tp, epoch, async (h) => (h.isr.includes(b) || h.joining.includes(b) ? undefined
+    : { isr: h.isr, joining: [...h.joining, b], leaving: h.leaving, joiningSince: { ...h.joiningSince, [String(b)]: Date.now() } }));
   if (!counting) return undefined;
   try {
     for (;;) {
       const [lh, fh] = await Promise.all([readHead(leader, tp), readHead(follower, tp)]);
       if (!lh || !fh) return undefined;
-      if (fh.leo >= lh.hw && reconciledWith(fh, epoch)) break;
+      // (and it holds the leader's log start: a member a clean election may choose serves nothing deleted)
+      if (fh.leo >= lh.hw && fh.logStartOffset >= lh.logStartOffset && reconciledWith(fh, epoch)) break;
       const out = await copyStep(leader, follower, tp, lh);
       if ((out.kind !== 'copied' && out.kind !== 'caught-up' && out.kind !== 'lost-race') || Date.now() > deadline) return undefined;
     }
+    // Past its deadline a joiner writes nothing more: an entry it left in `joining` is settled by
+    // `replicate` once it is older than any joiner lives (JOIN_STALE_MS).
+    if (Date.now() > deadline) return undefined;
     let next: PartitionRecord;
     try {
       next = await alterPartition(topic, state, { isr: state.replicas.filter((r) => state.isr.includes(r) || r === b) });
@@ -257,6 +262,10 @@ export async function replicate(topic: string, topicId: string, partition: numbe
   // leave the state never saw (its shrinker lost a race or died) is undone.
   const unsettled = [...lHead.isr.filter((b) => b !== state.leader && !current.isr.includes(b)), ...lHead.leaving];
   for (const b of unsettled) await settleLeave(topic, partition, leader, tp, state.leaderEpoch, b);
+  // A join whose joiner died would hold the high watermark for good (a member the leader knows
+  // no log end of holds it where it is): an entry older than any joiner lives is settled by the state.
+  const stale = lHead.joining.filter((b) => now - (lHead.joiningSince?.[String(b)] ?? 0) > JOIN_STALE_MS);
+  for (const b of stale) await settleJoin(topic, partition, leader, tp, state.leaderEpoch, b);
 
   // The high watermark: the smallest log end offset over every member the leader counts (its
   // ISR, followers joining it, and the partition state's ISR); a member we know nothing of holds it back.

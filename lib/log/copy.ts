@@ -10,6 +10,7 @@ import { batchStartAt, queryBatches } from '../storage/replica/reads.js';
 import { copyBatches } from '../storage/replica/batches.js';
 import { listProducerStates, readProducerStates, type ProducerStateWrite } from '../storage/replica/producer-states.js';
 import { readHead, tailStartOf } from '../storage/replica/head.js';
+import { raiseLogStart } from '../storage/replica/tail.js';
 import { truncateLog } from '../storage/replica/truncation.js';
 import { type ReplicaStoreRef } from '../storage/replica/store.js';
 import { applyBatch, truncateState, type ProducerState } from './producer-state.js';
@@ -167,6 +168,12 @@ export async function copyStep(leader: ReplicaStoreRef, follower: ReplicaStoreRe
   // Below the leader's table tail the log is in shared S3 segments: a full sync installs the
   // segment list and copies only the tail.
   if (fHead.leo < Math.max(lHead.logStartOffset, tailStartOf(lHead))) return { kind: 'needs-snapshot', leaderLeo: lHead.leo };
+  // The log start is part of the log: a follower that missed a raise (its store was down during a
+  // DeleteRecords or a retention pass) takes the leader's, so that it never serves deleted records
+  // once it leads.
+  if (fHead.logStartOffset < lHead.logStartOffset && await raiseLogStart(follower, tp, lHead.logStartOffset)) {
+    fHead = { ...fHead, logStartOffset: lHead.logStartOffset };
+  }
   if (fHead.leo >= lHead.leo) return { kind: 'caught-up', followerLeo: fHead.leo, leaderLeo: lHead.leo };
 
   let batches = await onLeaderStore(() => queryBatches(leader, tp, { fromOffset: fHead.leo, toOffset: lHead.leo - 1, maxBytes: COPY_BYTES }));

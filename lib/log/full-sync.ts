@@ -120,14 +120,15 @@ async function claim(follower: ReplicaStoreRef, tp: string, leaderEpoch: number)
  * alone (KIP-101), never a head that went back to the old epoch. Returns the head it replaced.
  */
 async function putClaimedHead(
-  follower: ReplicaStoreRef, tp: string, claimedAt: number, snapEpoch: number, next: (role: ReplicaHead['role'], leaderEpoch: number) => ReplicaHead,
+  follower: ReplicaStoreRef, tp: string, claimedAt: number, snapEpoch: number,
+  next: (role: ReplicaHead['role'], leaderEpoch: number, current: ReplicaHead) => ReplicaHead,
 ): Promise<ReplicaHead> {
   for (let attempt = 0; ; attempt++) {
     const current = await readHead(follower, tp);
     if (current?.snapshotting !== claimedAt) throw new Superseded();
     const told = current.leaderEpoch > snapEpoch;
     try {
-      await putHead(follower, next(told ? current.role : 'follower', Math.max(snapEpoch, current.leaderEpoch)), { snapshotting: claimedAt, leaderEpoch: current.leaderEpoch });
+      await putHead(follower, next(told ? current.role : 'follower', Math.max(snapEpoch, current.leaderEpoch), current), { snapshotting: claimedAt, leaderEpoch: current.leaderEpoch });
       return current;
     } catch (err) {
       // A role pushed between the read and the write: read again.
@@ -141,8 +142,12 @@ async function install(
   follower: ReplicaStoreRef, tp: string, manifest: SnapshotManifest, claimedAt: number, step: (s: FullSyncStep) => Promise<void>,
 ): Promise<void> {
   const snapEpoch = manifest.head.leaderEpoch;
-  // From here the follower's old log is given up: its head says an empty log, still claimed.
-  await putClaimedHead(follower, tp, claimedAt, snapEpoch, (role, leaderEpoch) => ({ ...emptyHead(tp, role, leaderEpoch), snapshotting: claimedAt, snapshotRenewedAt: Date.now() }));
+  // From here the follower's old log is given up: its head says an empty log, still claimed. Its
+  // log start never goes back (a DeleteRecords may have raised it during the sync; the snapshot's
+  // may be older): each head written keeps the larger.
+  await putClaimedHead(follower, tp, claimedAt, snapEpoch, (role, leaderEpoch, current) => ({
+    ...emptyHead(tp, role, leaderEpoch), snapshotting: claimedAt, snapshotRenewedAt: Date.now(), logStartOffset: current.logStartOffset,
+  }));
   await deleteLog(follower, tp, claimedAt);
   for await (const part of readParts(manifest, async (key, index) => {
     await step({ phase: 'install', part: index });
@@ -151,10 +156,10 @@ async function install(
     await fillClaimed(follower, tp, claimedAt, part.batches, part.producers);
   }
   const { head, endOffset } = manifest;
-  await putClaimedHead(follower, tp, claimedAt, snapEpoch, (role, leaderEpoch) => ({
+  await putClaimedHead(follower, tp, claimedAt, snapEpoch, (role, leaderEpoch, current) => ({
     ...emptyHead(tp, role, leaderEpoch),
     syncEpoch: snapEpoch, logId: randomUUID(),
-    leo: endOffset, hw: Math.min(head.hw, endOffset), logStartOffset: head.logStartOffset, tailStart: tailStartOf(head), tailSince: Date.now(),
+    leo: endOffset, hw: Math.min(head.hw, endOffset), logStartOffset: Math.min(Math.max(head.logStartOffset, current.logStartOffset), endOffset), tailStart: tailStartOf(head), tailSince: Date.now(),
     epochs: head.epochs.filter(([, start]) => start < endOffset),
   }));
 }

@@ -77,6 +77,16 @@ async function raiseEverywhere(v: PartitionView, offset: number, leaderLso: numb
   return lso;
 }
 
+/** The brokers of the partition state's ISR whose log start is still below `lso` (or whose store did not answer). */
+async function replicasBehind(v: PartitionView, lso: number): Promise<number[]> {
+  const isr = v.followers.filter((f) => v.state.isr.includes(f.brokerId));
+  const behind = await Promise.all(isr.map(async (f) => {
+    const h = await readHead(f, v.tp).catch(() => undefined);
+    return h === undefined || h.logStartOffset < lso ? [f.brokerId] : [];
+  }));
+  return behind.flat();
+}
+
 /** Why a segment was removed from the log. */
 export type RetentionReason = 'retention.ms' | 'retention.bytes' | 'log-start';
 
@@ -161,12 +171,14 @@ export interface DeleteRecordsResult {
 /**
  * Kafka's DeleteRecords for one partition: every record below `offset` leaves the log (`-1`: the
  * high watermark). The log start is raised on every replica (the leader first; the answer is the
- * leader's new log start, the low watermark), the live segments wholly below it are tombstoned,
+ * leader's new log start, the low watermark, given once every replica of the ISR has it), the
+ * live segments wholly below it are tombstoned,
  * and each replica's table drops the batches wholly below it (a batch that straddles the offset
  * stays until the log start passes its end, as Kafka keeps a segment that straddles it).
  * An offset below the current log start changes nothing. Idempotent; every write conditional.
  * Errors: OFFSET_OUT_OF_RANGE (above the high watermark, or below 0 other than -1, with the valid
- * range), UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER.
+ * range), UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER,
+ * REQUEST_TIMED_OUT (an ISR follower could not raise its log start: retriable).
  */
 export async function deleteRecords(topicName: string, partition: number, offset: number): Promise<DeleteRecordsResult> {
   const v = await partitionView(topicName, partition);
@@ -182,6 +194,13 @@ export async function deleteRecords(topicName: string, partition: number, offset
   const lso = await raiseEverywhere(v, target, head.logStartOffset);
   if (lso < target) {
     throw new KafkaError('NOT_LEADER_OR_FOLLOWER', `The log start of partition ${partition} could not be raised to ${target} on broker ${v.leader.brokerId}.`, { topic: topicName, partition });
+  }
+  // As Kafka answers DeleteRecords: once every in-sync replica's log start reached the offset (the
+  // low watermark), so that no replica a clean election may choose still serves what was deleted.
+  // A follower whose store did not answer fails the request (retriable): a retry raises it again.
+  const behind = await replicasBehind(v, lso);
+  if (behind.length > 0) {
+    throw new KafkaError('REQUEST_TIMED_OUT', `The log start of partition ${partition} is ${lso} on its leader, but brokers ${behind.join(', ')} of its ISR could not raise theirs yet; retry.`, { topic: topicName, partition, brokers: behind });
   }
 
   const below = (await listSegments(v.topic.topicId, partition)).filter((s) => s.endOffset <= lso);

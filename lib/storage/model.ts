@@ -119,6 +119,12 @@ export interface ReplicaHead {
   readonly isr: readonly number[];
   /** On a leader: followers being added to the ISR (counted for the high watermark already, not yet for `min.insync.replicas`). */
   readonly joining: readonly number[];
+  /**
+   * On a leader: when each follower in `joining` began to join (broker id → ms). A joiner lives no
+   * longer than its function; an entry far older was left by one that died, and `replicate`
+   * settles it. Absent for entries written before it was kept: those count as old.
+   */
+  readonly joiningSince?: Readonly<Record<string, number>>;
   /** On a leader: followers being removed from the ISR (no longer counted for `min.insync.replicas`, still for the high watermark). */
   readonly leaving: readonly number[];
   /** On a leader: bumped by every change of `isr`, `joining` or `leaving`; high watermark writes are conditioned on it. */

@@ -118,6 +118,11 @@ export interface CommittedOffset {
   readonly offset: number;
   readonly metadata: string;
   readonly committedAt: number;
+  /**
+   * The id of the topic the offset was committed for: a topic deleted and created again under the
+   * same name is another topic, whose offsets start afresh (absent on offsets committed before ids were kept).
+   */
+  readonly topicId?: string;
 }
 
 export interface GroupState {
@@ -347,7 +352,7 @@ export class CommitRejected extends Error {
  * pass `list` false.
  * Conditions: with a fence, the member still has `memberEpoch` and owns every partition committed
  * (one check on its member item); each offset is not below the committed one (offsets move
- * backwards only by a reset, `force`).
+ * backwards only by a reset, `force`), unless that one was committed for another topic id.
  * Errors: `CommitRejected` saying which condition failed (`index` of a backwards offset).
  */
 export async function commitOffsets(groupId: string, offsets: readonly CommittedOffset[], fence: CommitFence | null, force = false, list = fence === null): Promise<void> {
@@ -375,7 +380,10 @@ export async function commitOffsets(groupId: string, offsets: readonly Committed
       ...offsets.map((o) => ({
         Put: {
           TableName: table(), Item: { pk: offsetsPk(groupId), sk: `${o.topic}#${o.partition}`, ...o },
-          ...(force ? {} : { ConditionExpression: 'attribute_not_exists(pk) OR #o <= :o', ExpressionAttributeNames: { '#o': 'offset' }, ExpressionAttributeValues: { ':o': o.offset } }),
+          ...(force ? {} : o.topicId === undefined
+            ? { ConditionExpression: 'attribute_not_exists(pk) OR #o <= :o', ExpressionAttributeNames: { '#o': 'offset' }, ExpressionAttributeValues: { ':o': o.offset } }
+            // (an offset of an earlier topic of the same name does not hold a new one back)
+            : { ConditionExpression: 'attribute_not_exists(pk) OR #o <= :o OR (attribute_exists(topicId) AND topicId <> :id)', ExpressionAttributeNames: { '#o': 'offset' }, ExpressionAttributeValues: { ':o': o.offset, ':id': o.topicId } }),
         },
       })),
     ]);

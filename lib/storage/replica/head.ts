@@ -18,7 +18,7 @@
  *   the current head).
  * - `setHeadIsr` — condition: still the leader under `leaderEpoch`, and the ISR count still at
  *   `expectVersion` (`leaderEpoch = :epoch AND role = leader AND isrVersion = :v`). Effect: `isr`,
- *   `joining`, `leaving`, `isrVersion = :v + 1`. Failure: returns false.
+ *   `joining`, `leaving` (and `joiningSince` when given), `isrVersion = :v + 1`. Failure: returns false.
  * - `clearLagFlag` — condition: the leader under `leaderEpoch`, nothing appended since the sweep
  *   found it caught up (`leo = :leo AND hw = :leo AND leaderEpoch = :epoch AND role = leader`).
  *   Effect: `lagMarkedEpoch` removed, `lagClears + 1`. Failure: returns false.
@@ -148,6 +148,8 @@ export interface IsrCount {
   readonly isr: readonly number[];
   readonly joining: readonly number[];
   readonly leaving: readonly number[];
+  /** When each follower in `joining` began to join; written only when given (the entries stay otherwise). */
+  readonly joiningSince?: Readonly<Record<string, number>>;
 }
 
 /**
@@ -160,11 +162,12 @@ export async function setHeadIsr(store: ReplicaStoreRef, tp: string, leaderEpoch
     await client(store).send(new UpdateCommand({
       TableName: store.replicaTable,
       Key: { tp, off: HEAD_OFFSET },
-      UpdateExpression: 'SET isr = :isr, joining = :joining, leaving = :leaving, isrVersion = :next',
+      UpdateExpression: `SET isr = :isr, joining = :joining, leaving = :leaving, isrVersion = :next${next.joiningSince ? ', joiningSince = :since' : ''}`,
       ConditionExpression: `leaderEpoch = :epoch AND #role = :leader AND ${isrVersionIs(expectVersion)}`,
       ExpressionAttributeNames: { '#role': 'role' },
       ExpressionAttributeValues: {
         ':isr': [...next.isr], ':joining': [...next.joining], ':leaving': [...next.leaving], ':next': expectVersion + 1, ':v': expectVersion, ':epoch': leaderEpoch, ':leader': 'leader',
+        ...(next.joiningSince ? { ':since': { ...next.joiningSince } } : {}),
       },
     }));
     return true;

@@ -45,6 +45,7 @@ export function toHead(item: Record<string, unknown>): ReplicaHead {
     isr: (item.isr as number[] | undefined) ?? [],
     joining: (item.joining as number[] | undefined) ?? [],
     leaving: (item.leaving as number[] | undefined) ?? [],
+    ...(item.joiningSince !== undefined ? { joiningSince: item.joiningSince as Record<string, number> } : {}),
     isrVersion: (item.isrVersion as number | undefined) ?? 0,
     ...(typeof item.logId === 'string' ? { logId: item.logId } : {}),
     ...(typeof item.lagMarkedEpoch === 'number' ? { lagMarkedEpoch: item.lagMarkedEpoch } : {}),
