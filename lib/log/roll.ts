@@ -23,7 +23,7 @@ import { advanceTailStart, correctTailBytes } from '../storage/replica/tail.js';
 import { queryBatches } from '../storage/replica/reads.js';
 import { readHead, tailStartOf } from '../storage/replica/head.js';
 import { type ReplicaStoreRef } from '../storage/replica/store.js';
-import { commitSegment, listSegments, registerPending, segmentObjectKey, tombstoneSegments, type SegmentRecord } from '../storage/coordination/segments.js';
+import { commitSegment, listSegments, liveSegmentAround, registerPending, segmentObjectKey, tombstoneSegments, type SegmentRecord } from '../storage/coordination/segments.js';
 import { encodeSegment, type SegmentBatchInput } from './segment-format.js';
 
 /** A pending claim older than this is taken over (its roller died between (a) and (c)). */
@@ -187,6 +187,26 @@ async function trimBehindFollowers(p: Partition, o: RollOptions): Promise<void> 
 }
 
 /**
+ * A compaction may have merged the segment this leader's tail starts at into one that starts
+ * lower (its tail start was not trimmed when that one rolled — it was a follower then, its store
+ * down): that segment is the log there. The leader adopts it as an earlier roll's (every replica
+ * trims to its end) instead of rolling an overlap beside it. Returns whether it trimmed; a leader
+ * that does not hold the segment's records (only after an unclean election) leaves it, and rolls
+ * nothing here.
+ */
+async function adoptAround(p: Partition, head: ReplicaHead, base: number, o: RollOptions): Promise<boolean> {
+  const around = await liveSegmentAround(p.topicId, p.partition, base);
+  if (!around) return false;
+  const epoch = epochAt(head, around.endOffset - 1);
+  if (head.leo < around.endOffset || (around.lastLeaderEpoch !== undefined && epoch !== undefined && epoch !== around.lastLeaderEpoch)) {
+    emitMetric('segmentAheadOfLeader', 1);
+    logger.error({ event: 'segment-around-leader-tail', tp: p.tp, leo: head.leo, tailStart: base, segment: [around.baseOffset, around.endOffset] }, 'a live segment holds the leader\'s tail start but not its log');
+    return false;
+  }
+  return (await trim(p, around, o)) > 0;
+}
+
+/**
  * Rolls a partition's table tail into segments while it is due (or `force`), first finishing
  * what an earlier roller left (a live segment above a replica's `tailStart`, a stale claim).
  * Safe to run concurrently from anywhere: the registry's conditional writes pick one roller per
@@ -207,7 +227,10 @@ export async function rollPartition(topic: string, partition: number, o: RollOpt
     const found = above.find((g) => g.itemSk === undefined || !g.itemSk.includes('.'));
     // (a tombstone at the base — a claim the garbage pass abandoned or a fence of its own — blocks
     // the range until that pass removes it)
-    if (found?.baseOffset === base && found.state === 'deleted') break;
+    if (found?.baseOffset === base && found.state === 'deleted') {
+      if (await adoptAround(p, head, base, o)) { trimmed++; continue; }
+      break;
+    }
     if (found?.baseOffset === base && found.state === 'live') {
       const epoch = epochAt(head, found.endOffset - 1);
       if (head.leo < found.endOffset || (found.lastLeaderEpoch !== undefined && epoch !== undefined && epoch !== found.lastLeaderEpoch)) {
@@ -253,6 +276,7 @@ export async function rollPartition(topic: string, partition: number, o: RollOpt
       if (tailEnd >= head.leo && tailBytes < p.segmentBytes) await correctTailBytes(p.leader, p.tp, tailBytes - (head.tailBytes ?? 0));
       break;
     }
+    if (await adoptAround(p, head, base, o)) { trimmed++; continue; }
     const claim = { baseOffset: base, endOffset: last.lastOffset + 1, key: segmentObjectKey(p.topicId, p.partition, base), lastLeaderEpoch: last.leaderEpoch };
     if (!(await registerPending({ topicId: p.topicId, partition: p.partition, baseOffset: claim.baseOffset, endOffset: claim.endOffset, key: claim.key, createdAt: now() }))) continue;
     await o.hook?.('registered', claim);

@@ -31,18 +31,22 @@ export async function newAppendTarget(prefix: string, o: { replicationFactor?: n
   };
 }
 
-export async function rf3Partition(prefix: string, o: { minIsr?: number } = {}) {
+export async function rf3Partition(prefix: string, o: { minIsr?: number; configs?: Readonly<Record<string, string>> } = {}) {
   const name = `${prefix}-${process.pid}-${n++}`;
+  const configs = { ...o.configs, ...(o.minIsr ? { 'min.insync.replicas': String(o.minIsr) } : {}) };
   const { topic, partitions } = await createTopic({
-    name, partitions: 1, replicationFactor: 3, ...(o.minIsr ? { configs: [{ name: 'min.insync.replicas', value: String(o.minIsr) }] } : {}),
+    name, partitions: 1, replicationFactor: 3, configs: Object.entries(configs).map(([k, v]) => ({ name: k, value: v })),
   });
   const p0 = partitions[0]!;
   const tp = topicPartitionKey(topic.topicId, 0);
   const stores = new Map(await Promise.all(p0.replicas.map(async (b) => [b, await replicaStore(b)] as const)));
   const store = (b: number): ReplicaStoreRef => stores.get(b)!;
   const followers = p0.replicas.filter((b) => b !== p0.leader);
-  const send = (values: string[], opts: Parameters<typeof produce>[2] = {}) =>
-    produce(name, values.map((v): ProduceRecord => ({ partition: 0, key: null, value: Buffer.from(v), headers: [] })), { acks: 'all', ...opts });
+  /** Produces one record per value (keyed by `keys`, by position, when given), acks=all unless `opts` say otherwise. */
+  const send = (values: string[], opts: Parameters<typeof produce>[2] & { keys?: readonly string[] } = {}) => {
+    const { keys, ...produceOpts } = opts;
+    return produce(name, values.map((v, i): ProduceRecord => ({ partition: 0, key: keys?.[i] === undefined ? null : Buffer.from(keys[i] as string), value: Buffer.from(v), headers: [] })), { acks: 'all', ...produceOpts });
+  };
   const logsEqual = async () => {
     const logs = await Promise.all(p0.replicas.map(async (b) => logFingerprint(await replicaLog(store(b), tp))));
     return logs.every((l) => JSON.stringify(l) === JSON.stringify(logs[0]));

@@ -141,6 +141,30 @@ export async function listSegments(topicId: string, partition: number, o: { stat
 }
 
 /**
+ * The live segment that holds `offset` with a base below it (a compaction merged it with the
+ * segment that started at `offset`), if there is one: the items below `offset`, newest first, up
+ * to the first live one (strongly consistent).
+ */
+export async function liveSegmentAround(topicId: string, partition: number, offset: number): Promise<SegmentRecord | undefined> {
+  let start: Record<string, unknown> | undefined;
+  do {
+    const res = await db().send(new QueryCommand({
+      TableName: table(),
+      KeyConditionExpression: 'pk = :pk AND sk < :at',
+      ExpressionAttributeValues: { ':pk': segmentsPk(topicId, partition), ':at': segmentSk(offset) },
+      ScanIndexForward: false,
+      ConsistentRead: true,
+      Limit: 8,
+      ExclusiveStartKey: start,
+    }));
+    const live = (res.Items ?? []).map(toSegment).find((s) => s.state === 'live');
+    if (live) return live.endOffset > offset ? live : undefined;
+    start = res.LastEvaluatedKey;
+  } while (start);
+  return undefined;
+}
+
+/**
  * Claims [baseOffset, endOffset) for a roll.
  * Condition: no item at `baseOffset`. Effects: a `pending` item.
  * Returns false when another roller's item is there (read it with `listSegments`).
