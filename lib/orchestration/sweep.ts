@@ -36,6 +36,7 @@ import { asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
 import { replicate, type ReplicateResult } from '../log/commit.js';
 import { fullSync } from '../log/full-sync.js';
+import { claimGarbagePass, readGarbageClock } from '../storage/coordination/garbage-clock.js';
 import { clearLagging, listLagging, markLagging, type LagMark } from '../storage/coordination/lag-index.js';
 import { listTopicNames } from '../storage/coordination/topics.js';
 import { topicPartitionKey, type ReplicaHead } from '../storage/model.js';
@@ -78,6 +79,8 @@ export interface SweepReport {
   readonly backedOff: number;
   /** Partitions the full pass ran log maintenance on (lib/orchestration/maintenance.ts). */
   readonly maintained: number;
+  /** The pass ran the garbage pass. */
+  readonly garbage: boolean;
 }
 
 interface PartitionRef { readonly topic: string; readonly topicId: string; readonly partition: number }
@@ -105,7 +108,8 @@ export function headLags(head: ReplicaHead, followers: readonly number[]): boole
 export class ReplicationSweep {
   readonly o: Required<SweepOptions>;
   private lastFullAt: number | undefined;
-  private lastGarbageAt: number | undefined;
+  /** The garbage pass's clock as this process last read or set it (lib/storage/coordination/garbage-clock.ts). */
+  private garbageRunAt: number | undefined;
   private readonly backoff = new Map<string, Backoff>();
   private readonly seen = new Map<string, Seen>();
 
@@ -202,15 +206,34 @@ export class ReplicationSweep {
       await maintainPartition(p.topic, p.partition, { deadline: Math.min(Date.now() + this.o.runBudgetMs, deadline) });
       maintained++;
     });
-    // The garbage pass: the first pass of a process waits one period (a fresh Lambda container must not list the bucket on every cold start).
-    this.lastGarbageAt ??= now;
-    if (now - this.lastGarbageAt >= this.o.garbageEveryMs && Date.now() < deadline) {
-      this.lastGarbageAt = now;
-      await collectGarbageLogged(deadline);
-    }
-    const report: SweepReport = { full, marked: marks.length, driven: work.size, converged, cleared, unmarked, failed, backedOff: marks.length - due.length, maintained };
+    const garbage = Date.now() < deadline && await this.garbageDue(now);
+    if (garbage) await collectGarbageLogged(deadline);
+    const report: SweepReport = { full, marked: marks.length, driven: work.size, converged, cleared, unmarked, failed, backedOff: marks.length - due.length, maintained, garbage };
     if (work.size > 0) logger.info({ event: 'replication-sweep', ...report }, 'replication sweep');
     return report;
+  }
+
+  /**
+   * Whether this pass runs the garbage pass: once a period by the clock in the coordination table,
+   * which this process reads once and then follows (no container need live a period). A new
+   * cluster's clock starts at its first pass, so the first garbage pass is a period later; of two
+   * controllers that find it due, the one whose claim lands runs it.
+   */
+  private async garbageDue(now: number): Promise<boolean> {
+    if (this.garbageRunAt === undefined) {
+      this.garbageRunAt = await readGarbageClock();
+      if (this.garbageRunAt === undefined) {
+        this.garbageRunAt = (await claimGarbagePass(undefined, now)) ? now : await readGarbageClock();
+        return false;
+      }
+    }
+    if (now - (this.garbageRunAt ?? now) < this.o.garbageEveryMs) return false;
+    if (await claimGarbagePass(this.garbageRunAt, now)) {
+      this.garbageRunAt = now;
+      return true;
+    }
+    this.garbageRunAt = await readGarbageClock();
+    return false;
   }
 
   /**

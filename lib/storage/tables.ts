@@ -111,6 +111,9 @@ export const CLUSTER_KEY = { pk: COORDINATION_KEYS.cluster, sk: 'meta' } as cons
 /** `cluster`/`configs`: the cluster-wide broker configs (Kafka's `--entity-default`), only the ones set. */
 export const CLUSTER_CONFIGS_KEY = { pk: COORDINATION_KEYS.cluster, sk: 'configs' } as const;
 
+/** `cluster`/`garbage`: when the garbage pass last ran. */
+export const GARBAGE_CLOCK_KEY = { pk: COORDINATION_KEYS.cluster, sk: 'garbage' } as const;
+
 /** `cluster`/`balancer`: the balancer's status. */
 export const BALANCER_KEY = { pk: COORDINATION_KEYS.cluster, sk: 'balancer' } as const;
 
