@@ -17,6 +17,8 @@
  * - `releaseClaim` — condition: still this claim (`snapshotting = :t`). Effect: `snapshotting` and
  *   `snapshotRenewedAt` removed. Failure: returns false.
  */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchRecord, StoredProducerState } from '../model.js';
 import { HEAD_OFFSET, producersKey } from '../tables.js';
@@ -58,7 +60,8 @@ const approxBytes = (item: Record<string, unknown> | undefined): number => {
  * `snapshotRenewedAt`) = `at`, and from then on no copy step or truncation writes to it.
  * Condition: without `prior`, the head exists and is not claimed; with `prior`, it is still the
  * claim that was read as stale (same `snapshotting` and `snapshotRenewedAt`: one renewed since
- * is not taken over). Returns false when the condition failed.
+ * is not taken over). Returns false when the condition failed — unless the head holds this very
+ * claim (a retry after a lost answer).
  */
 export async function claimHead(
   store: ReplicaStoreRef, tp: string, at: number, prior?: { readonly snapshotting: number; readonly snapshotRenewedAt?: number },
@@ -73,11 +76,15 @@ export async function claimHead(
         ? 'attribute_exists(tp) AND attribute_not_exists(snapshotting)'
         : `snapshotting = :p AND ${renewed === undefined ? 'attribute_not_exists(snapshotRenewedAt)' : 'snapshotRenewedAt = :r'}`,
       ExpressionAttributeValues: { ':at': at, ...(prior ? { ':p': prior.snapshotting } : {}), ...(renewed === undefined ? {} : { ':r': renewed }) },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     }));
     return true;
   } catch (err) {
-    if ((err as Error).name === 'ConditionalCheckFailedException') return false;
-    throw err;
+    if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+    // A retry of this very claim, whose first answer was lost, finds the claim it made itself.
+    const raw = (err as { Item?: Record<string, AttributeValue> }).Item;
+    const current = raw ? unmarshall(raw) : undefined;
+    return current?.snapshotting === at && current.snapshotRenewedAt === at;
   }
 }
 
