@@ -129,7 +129,10 @@ export async function applyRetention(topicName: string, partition: number, o: Re
   const retentionMs = deletes ? numericConfig(v.topic.configs, 'retention.ms') : -1;
   const retentionBytes = deletes ? numericConfig(v.topic.configs, 'retention.bytes') : -1;
   await o.onStep?.('head-read');
-  const segments = await listSegments(v.topic.topicId, partition);
+  // Only segments below the tail start read: one a roll committed since holds bytes the head's
+  // tailBytes still counts (counted twice, the partition would look larger than it is); the next
+  // pass sees it.
+  const segments = (await listSegments(v.topic.topicId, partition)).filter((s) => s.endOffset <= tailStartOf(head));
 
   let size = segments.reduce((n, s) => n + (s.sizeBytes ?? 0), 0) + (head.tailBytes ?? 0);
   const expired: { segment: SegmentRecord; reason: RetentionReason }[] = [];
