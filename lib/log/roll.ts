@@ -253,6 +253,10 @@ export async function rollPartition(topic: string, partition: number, o: RollOpt
     if (found?.baseOffset === base) {
       // A pending claim: its roller is still at it, or died.
       if (now() - found.createdAt < PENDING_STALE_MS) break;
+      // A dead roller's range is rolled only once it is committed here: it was cut under another
+      // head (another leader's, whose high watermark may have been higher), and a segment holds
+      // committed records only. Until then it waits (or the garbage pass abandons the claim).
+      if (found.endOffset > head.hw) break;
       if (!(await writeAndCommit(p, found, o))) break;
       continue;
     }
