@@ -7,7 +7,8 @@
  *   below it, and no full sync fills it (`leo >= :end AND (attribute_not_exists(tailStart) OR
  *   tailStart < :end) AND attribute_not_exists(snapshotting)`). Effect: `tailStart = end`,
  *   `tailBytes` less the dropped batches' bytes, `tailSince = now`; then every batch item below
- *   `end` deleted, unconditionally; returns true. Failure: returns false — after deleting the
+ *   `end` deleted, unconditionally (with `known`, the ones an earlier call left below them too);
+ *   returns true. Failure: returns false — after deleting the
  *   items below `end` when the head already says `tailStart >= end` (finishing a call that
  *   stopped between the two steps), having deleted nothing otherwise.
  * - `correctTailBytes` — condition: the head exists (`attribute_exists(tp)`). Effect: `tailBytes +
@@ -60,8 +61,14 @@ export async function advanceTailStart(
     const head = await readHead(store, tp);
     if (!head || (head.tailStart ?? 0) < end) return false;
   }
+  // Items a call that stopped between its two steps left below the tail start (orphans: nothing
+  // reads them, but their data/ objects stay referenced) go too: the caller's batches begin at the
+  // tail start, the Query looks below them, and finds nothing nearly always.
+  const first = known?.reduce((m, b) => Math.min(m, b.off), Number.POSITIVE_INFINITY);
+  const orphans = first !== undefined && Number.isFinite(first) ? await batchKeysBelow(store, tp, first) : [];
+  const stale = orphans.filter((o) => !below.some((b) => b.off === o.off));
   // (a 16 MiB tail of 1 KiB batches is ~650 BatchWriteItem calls: a few at once)
-  const deletes = below.map((b) => ({ DeleteRequest: { Key: { tp, off: b.off } } }));
+  const deletes = [...stale, ...below].map((b) => ({ DeleteRequest: { Key: { tp, off: b.off } } }));
   const CHUNK = 25 * 40;
   const chunks = Array.from({ length: Math.ceil(deletes.length / CHUNK) }, (_, i) => deletes.slice(i * CHUNK, (i + 1) * CHUNK));
   for (let i = 0; i < chunks.length; i += 4) await Promise.all(chunks.slice(i, i + 4).map((c) => batchWriteAll(store, c)));
