@@ -3,7 +3,8 @@ import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { changesOf, replicateChanges } from '../lib/log/replicator.js';
 
-export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse>().handler(async (event) => {
-  const failed = await replicateChanges(changesOf(event.Records));
+export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse>().handler(async (event, context) => {
+  // (a full sync stops 3 s before the function's end: nothing runs once it returns)
+  const failed = await replicateChanges(changesOf(event.Records), Date.now() + context.getRemainingTimeInMillis() - 3000);
   return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
 });

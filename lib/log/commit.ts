@@ -46,7 +46,13 @@ export interface ReplicateOptions {
   /** Kafka's replica.lag.time.max.ms: an ISR follower not caught up for this long leaves the ISR. */
   readonly lagTimeMaxMs: number;
   /** Runs a full sync for a follower that needs one (snapshot); absent: such followers are skipped. */
-  readonly fullSync?: (leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string) => Promise<boolean>;
+  readonly fullSync?: (leader: ReplicaStoreRef, follower: ReplicaStoreRef, tp: string, o: { readonly deadline?: number }) => Promise<boolean>;
+  /**
+   * How long a full sync may run: past `deadline` (a sync outlasts a replication run's budget, so
+   * it would never finish within one), to the invocation's end.
+   * @default unbounded
+   */
+  readonly syncDeadline?: number;
 }
 
 export interface ReplicateResult {
@@ -89,7 +95,7 @@ async function catchUp(
       if (out.kind === 'caught-up' && out.followerLeo >= target) break;
       if (out.kind === 'needs-snapshot') {
         const lost = { brokerId: follower.brokerId, lostLog: true, error: new KafkaError('REPLICA_NOT_AVAILABLE', `follower ${follower.brokerId} needs a full sync`) };
-        if (!o.fullSync || !(await o.fullSync(leader, follower, tp))) return lost;
+        if (!o.fullSync || !(await o.fullSync(leader, follower, tp, o.syncDeadline === undefined ? {} : { deadline: o.syncDeadline }))) return lost;
         if (throttled) await paceReassignment((await readHead(follower, tp))?.tailBytes ?? 0, o.deadline);
         // (a full sync that fails on the leader's side surfaces as a store error of this follower's
         // sync; the follower is out of the ISR already, having lost its log)

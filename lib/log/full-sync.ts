@@ -56,6 +56,18 @@ export interface FullSyncOptions {
   readonly partBytes?: number;
   /** Called at each step; what it throws fails the sync there (tests inject faults with it). */
   readonly onStep?: (step: FullSyncStep) => Promise<void> | void;
+  /**
+   * The time (ms) after which the sync goes no further: it fails at its next step, as a sync cut
+   * short would (before the install the follower is released as it was; during it the claim is
+   * left stale for the next sync). A Lambda's end: nothing runs once it returns.
+   * @default none
+   */
+  readonly deadline?: number;
+}
+
+/** The sync's deadline passed at a step. */
+export class FullSyncDeadline extends Error {
+  override readonly name = 'FullSyncDeadline';
 }
 
 /** The sync lost its claim (another took it over): it stops and writes nothing more. */
@@ -180,6 +192,7 @@ export async function fullSync(leader: ReplicaStoreRef, follower: ReplicaStoreRe
   const renewing = setInterval(() => void renewClaim(follower, tp, claimedAt, Date.now()).catch(() => undefined), RENEW_EVERY_MS);
   // Between parts: the claim must still be ours (and is renewed), then the caller's hook.
   const step = async (s: FullSyncStep) => {
+    if (o.deadline !== undefined && Date.now() > o.deadline) throw new FullSyncDeadline(`the full sync of ${tp} to broker ${follower.brokerId} passed its deadline at ${s.phase} part ${s.part}`);
     if (!(await renewClaim(follower, tp, claimedAt, Date.now()))) throw new Superseded();
     await o.onStep?.(s);
   };

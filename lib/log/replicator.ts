@@ -67,8 +67,9 @@ const REPLICATE_BUDGET_MS = 20_000;
 /**
  * Replicates every partition that got a new batch on some table. Returns the positions of the
  * first change of each partition that failed (to be retried, as Lambda's partial batch response).
+ * `endBy`: when the invocation ends (a full sync goes no further; nothing runs after it returns).
  */
-export async function replicateChanges(changes: readonly ReplicaChange[]): Promise<string[]> {
+export async function replicateChanges(changes: readonly ReplicaChange[], endBy?: number): Promise<string[]> {
   const tables = new Map((await cachedBrokers()).map((b) => [b.replicaTable, b.brokerId]));
   const firstByTp = new Map<string, ReplicaChange>();
   const lastOffset = new Map<string, number>();
@@ -94,7 +95,7 @@ export async function replicateChanges(changes: readonly ReplicaChange[]): Promi
       const last = lastOffset.get(c.tp) ?? -1;
       const deadline = Date.now() + REPLICATE_BUDGET_MS;
       if (!(head && head.role === 'leader' && head.hw > last && view?.replicas.every((b) => b === leader || (head.followers[String(b)]?.leo ?? -1) > last))) {
-        await replicate(topic, topicId, Number(p), { deadline, shrinkOnFailure: false, lagTimeMaxMs: config().replicaLagTimeMaxMs, fullSync });
+        await replicate(topic, topicId, Number(p), { deadline, shrinkOnFailure: false, lagTimeMaxMs: config().replicaLagTimeMaxMs, fullSync, ...(endBy === undefined ? {} : { syncDeadline: endBy }) });
       }
       // The append that took the tail over segment.bytes rolls it (segment.ms is the sweep's).
       const configs = (await cachedTopic(topic))?.topic.configs ?? {};

@@ -175,6 +175,7 @@ export class ReplicationSweep {
       try {
         result = await replicate(p.topic, p.topicId, p.partition, {
           deadline: Math.min(Date.now() + this.o.runBudgetMs, deadline), shrinkOnFailure: false, lagTimeMaxMs: this.o.lagTimeMaxMs, fullSync,
+          ...(Number.isFinite(deadline) ? { syncDeadline: deadline } : {}),
         });
       } catch (err) {
         const e = asKafkaError(err);
