@@ -9,9 +9,10 @@
  * A private quiet stack (no stream poller, no controllers): only this file replicates, and the
  * stream events are built by hand in Lambda's record shape.
  */
-import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { handler } from '../../../lambdas/replicator.js';
+import { lambdaContext } from '../../../local/gateway.js';
 import { changesOf, handOffToSweep } from '../../../lib/log/replicator.js';
 import { invalidateMetadata, replicaStore } from '../../../lib/cluster/metadata.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
@@ -45,7 +46,7 @@ function record(table: string, tp: string, off: number, eventName: 'INSERT' | 'M
   };
 }
 
-const invoke = (Records: DynamoDBRecord[]) => handler({ Records } satisfies DynamoDBStreamEvent, {} as Context);
+const invoke = (Records: DynamoDBRecord[]) => handler({ Records } satisfies DynamoDBStreamEvent, lambdaContext('replicator'));
 
 /** A partition with `count` one-record batches on its leader (acks=1: no follower has them). */
 async function partitionWithData(name: string, p: PartitionRecord, count: number) {
