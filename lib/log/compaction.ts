@@ -98,11 +98,27 @@ export interface CompactOptions {
   /** The clock that compaction lag and tombstone expiry are measured against (not the registry's times). @default Date.now() */
   readonly now?: number;
   readonly hook?: (e: CompactionEvent) => void | Promise<void>;
+  /**
+   * No segment is read and no group rewritten after this time (ms): what was swapped in stays,
+   * the rest waits for the next pass (a Lambda's end: nothing runs once it returns).
+   * @default none
+   */
+  readonly deadline?: number;
+  /**
+   * The key map's bound in bytes (Kafka's log.cleaner.dedupe.buffer.size): once the segments read
+   * fill it, the pass cleans only those, and the rest waits for the next pass. @default KEY_MAP_BYTES
+   */
+  readonly keyMapBytes?: number;
 }
+
+/** The key map's default bound: a pass holds no more than this of keys (and their offsets) in memory. */
+export const KEY_MAP_BYTES = 64 * 1024 * 1024;
+/** What one entry of the key map costs besides its key (the offset, the map's own overhead). */
+const KEY_ENTRY_BYTES = 64;
 
 export interface CompactionResult {
   /** Why nothing was done, when nothing was. */
-  readonly skipped?: 'not-compacted' | 'not-due';
+  readonly skipped?: 'not-compacted' | 'not-due' | 'deadline';
   readonly dirtyRatio: number;
   /** Segments read (cleanable). */
   readonly segmentsRead: number;
@@ -299,22 +315,37 @@ export async function compactPartition(topic: string, partition: number, o: Comp
 
   // Step 2: the key map over every cleanable segment (a record beyond them is not in it, so an
   // older record of its key in a cleanable segment stays, as in Kafka).
+  // The map is bounded: once it fills, only the segments read so far are cleaned (their keys' latest
+  // offsets among them are known); an older record of a key whose latest is further on stays.
   const latest = new Map<string, number>();
   const cache = new Map<string, ReadBatch[]>();
+  const mapLimit = o.keyMapBytes ?? KEY_MAP_BYTES;
+  const past = () => o.deadline !== undefined && Date.now() >= o.deadline;
+  let mapBytes = 0;
   let cached = 0;
+  let mapped = 0;
   for (const s of plan.cleanable) {
+    if (mapBytes >= mapLimit) break;
+    if (past()) return { ...result, skipped: 'deadline' };
     const batches = await readSegment(s);
     for (const b of batches) {
       if (b.decoded.isControl) continue;
-      for (const rec of b.decoded.records) if (rec.key !== null) latest.set(keyOf(rec.key), rec.offset);
+      for (const rec of b.decoded.records) {
+        if (rec.key === null) continue;
+        const k = keyOf(rec.key);
+        if (!latest.has(k)) mapBytes += k.length + KEY_ENTRY_BYTES;
+        latest.set(k, rec.offset);
+      }
     }
+    mapped++;
     const size = batches.reduce((n, b) => n + b.bytes.length, 0);
     if (cached + size <= CACHE_BYTES) {
       cache.set(s.key, batches);
       cached += size;
     }
   }
-  result.segmentsRead = plan.cleanable.length;
+  const cleanable = plan.cleanable.slice(0, mapped);
+  result.segmentsRead = cleanable.length;
 
   // Step 3: groups of adjacent segments, each swapped in as soon as it is written.
   const rules: Rules = { latest, now, deleteRetentionMs: numericConfig(configs, 'delete.retention.ms') };
@@ -362,7 +393,8 @@ export async function compactPartition(topic: string, partition: number, o: Comp
     result.cleanedTo = Math.max(result.cleanedTo, endOffset);
     return true;
   };
-  for (const s of plan.cleanable) {
+  for (const s of cleanable) {
+    if (past()) return result;
     const f = filterSegment(s, cache.get(s.key) ?? await readSegment(s), rules);
     const groupBytes = group.reduce((n, x) => n + x.bytes, 0);
     if (group.length > 0 && (groupBytes + f.bytes > segmentBytes || group.length >= MAX_SEGMENTS_PER_REPLACEMENT)) {
@@ -370,6 +402,7 @@ export async function compactPartition(topic: string, partition: number, o: Comp
     }
     group.push(f);
   }
+  if (past()) return result;
   if (!(await flush())) return { ...result, lostRace: true };
   logger.info({ event: 'compaction', topic, partition, ...result }, 'compacted');
   return result;

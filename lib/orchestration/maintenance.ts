@@ -55,7 +55,7 @@ export async function maintainPartition(topic: string, partition: number, o: { r
   }
   try {
     const configs = (await cachedTopic(topic))?.topic.configs;
-    if (configs && isCompacted(configs) && now() < o.deadline) compacted = (await compactPartition(topic, partition, { now: now() })).segmentsReplaced;
+    if (configs && isCompacted(configs) && now() < o.deadline) compacted = (await compactPartition(topic, partition, { now: now(), deadline: o.deadline })).segmentsReplaced;
   } catch (err) {
     logger.warn({ event: 'compaction-failed', topic, partition, err: (err as Error).message }, 'could not compact a partition');
   }

@@ -353,6 +353,32 @@ describe('Function: compactPartition', () => {
   });
 });
 
+describe('Function: compactPartition, bounded', () => {
+  it('past its deadline, reads nothing more and replaces nothing: the log is as it was', async () => {
+    const p = await compactedTopic({});
+    await roll(p, singles(20, 3, 'a'));
+    await roll(p, singles(20, 3, 'b'));
+    const before = await listSegments(p.topicId, 0);
+    const result = await compactPartition(p.name, 0, { now: T0 + 1, deadline: Date.now() - 1 });
+    expect(result).toMatchObject({ skipped: 'deadline', replacements: 0, segmentsReplaced: 0 });
+    expect(await listSegments(p.topicId, 0)).toEqual(before);
+  });
+
+  it('with a key map that fills after the first segment, cleans that segment alone and keeps every record a later one may still need', async () => {
+    const p = await compactedTopic({});
+    // 40 distinct keys in the first segment: ~40 × (2 + 64) bytes of map.
+    await roll(p, singles(80, 40, 'a'));
+    await roll(p, singles(20, 40, 'b'));
+    const result = await compactPartition(p.name, 0, { now: T0 + 1, keyMapBytes: 1000 });
+    expect(result).toMatchObject({ segmentsRead: 1, segmentsReplaced: 1 });
+    const { records } = await consume(p);
+    // The first segment keeps each key's last record of its own (the second's keys were not mapped); the second is whole.
+    const firstKept = records.filter((r) => r.offset < 80);
+    expect(firstKept.map((r) => r.value)).toEqual(Array.from({ length: 40 }, (_, i) => `a-${40 + i}`));
+    expect(records.filter((r) => r.offset >= 80)).toHaveLength(20);
+  });
+});
+
 describe('Compaction of a produced and rolled log', () => {
   it('where records are produced, rolled by rollPartition and compacted, a consumer reading from offset 0 (segments, then the table tail) sees every key\'s latest value', async () => {
     const name = `compact-e2e-${process.pid}`;
