@@ -65,7 +65,7 @@ export async function advanceTailStart(
   // reads them, but their data/ objects stay referenced) go too: the caller's batches begin at the
   // tail start, the Query looks below them, and finds nothing nearly always.
   const first = known?.reduce((m, b) => Math.min(m, b.off), Number.POSITIVE_INFINITY);
-  const orphans = first !== undefined && Number.isFinite(first) ? await batchKeysBelow(store, tp, first) : [];
+  const orphans = first !== undefined && Number.isFinite(first) && first > 0 ? await batchKeysBelow(store, tp, first) : [];
   const stale = orphans.filter((o) => !below.some((b) => b.off === o.off));
   // (a 16 MiB tail of 1 KiB batches is ~650 BatchWriteItem calls: a few at once)
   const deletes = [...stale, ...below].map((b) => ({ DeleteRequest: { Key: { tp, off: b.off } } }));

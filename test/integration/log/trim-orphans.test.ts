@@ -13,6 +13,19 @@ import { hookStoreClient } from '../../support/store-hooks.js';
 
 useQuietCluster();
 
+describe('Function: advanceTailStart, on the first roll of a partition', () => {
+  it('deletes the rolled batch items on every replica, the first of them keyed 0 (nothing below it to look for)', async () => {
+    const p = await rf3Partition('first-trim');
+    for (const v of ['a0', 'a1', 'a2']) expect((await p.send([v])).every((o) => o.ok)).toBe(true);
+    await rollPartition(p.name, 0, { force: true });
+    for (const b of p.p0.replicas) {
+      const store = p.store(b);
+      expect(tailStartOf((await readHead(store, p.tp))!)).toBe(3);
+      expect(await queryBatches(store, p.tp, { fromOffset: 0, toOffset: 1e9, maxBytes: Number.MAX_SAFE_INTEGER })).toEqual([]);
+    }
+  });
+});
+
 describe('Function: advanceTailStart, on a follower an earlier trim left items behind on', () => {
   it('deletes them with the next roll\'s trim', async () => {
     const p = await rf3Partition('orphans');
