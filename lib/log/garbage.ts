@@ -21,7 +21,7 @@
 import { numericConfig } from '../cluster/topic-configs.js';
 import { logger } from '../logger.js';
 import { listBrokers } from '../storage/coordination/brokers.js';
-import { listTopicNames, readTopic } from '../storage/coordination/topics.js';
+import { forgetDeletedTopic, listDeletedTopics, listTopicNames, readTopic } from '../storage/coordination/topics.js';
 import { topicPartitionKey, type PartitionRecord, type TopicRecord } from '../storage/model.js';
 import { deleteObjects, listObjects, type ListedObject } from '../storage/objects.js';
 import { batchPointerKeys } from '../storage/replica/deletion.js';
@@ -55,6 +55,8 @@ export interface GarbageResult {
   removedItems: number;
   /** Pending items abandoned (now `deleted`). */
   abandonedPending: number;
+  /** Deleted topics whose last trace went, and whose record the pass removed. */
+  forgottenTopics: number;
   /** Live items of deleted topics tombstoned. */
   tombstonedOrphans: number;
   /** Partitions skipped after an error (retried by the next pass). */
@@ -86,7 +88,7 @@ export async function collectGarbage(o: GarbageOptions = {}): Promise<GarbageRes
   const now = o.now ?? Date.now();
   const floor = o.graceMs ?? GARBAGE_GRACE_FLOOR_MS;
   const pendingMaxAge = o.pendingMaxAgeMs ?? PENDING_MAX_AGE_MS;
-  const result: GarbageResult = { deletedObjects: [], removedItems: 0, abandonedPending: 0, tombstonedOrphans: 0, failedPartitions: 0, skippedPartitions: 0 };
+  const result: GarbageResult = { deletedObjects: [], removedItems: 0, abandonedPending: 0, tombstonedOrphans: 0, forgottenTopics: 0, failedPartitions: 0, skippedPartitions: 0 };
 
   // Objects first: one written after this listing is younger than any grace, so never a candidate.
   const [segmentObjects, dataObjects] = await Promise.all([listObjects('segments/'), listObjects('data/')]);
@@ -104,6 +106,10 @@ export async function collectGarbage(o: GarbageOptions = {}): Promise<GarbageRes
     return e;
   };
   for (const t of topics.values()) for (let p = 0; p < t.topic.partitions; p++) entry(t.topic.topicId, p);
+  // A deleted topic's registry items are found by its id, kept for this (an item whose object is
+  // already gone would otherwise never be visited again).
+  const deleted = await listDeletedTopics();
+  for (const d of deleted) for (let p = 0; p < d.partitions; p++) entry(d.topicId, p);
   for (const obj of segmentObjects) {
     const k = parseKey(obj.key);
     if (k) entry(k.topicId, k.partition).segments.push(obj);
@@ -132,6 +138,16 @@ export async function collectGarbage(o: GarbageOptions = {}): Promise<GarbageRes
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, o.concurrency ?? 8) }, worker));
+  // A deleted topic with nothing left — no registry item, no object — is forgotten.
+  for (const d of deleted) {
+    if (o.deadline !== undefined && Date.now() >= o.deadline) break;
+    const items = await Promise.all(Array.from({ length: d.partitions }, (_, p) => listSegments(d.topicId, p, { states: ['pending', 'live', 'deleted'] })));
+    if (items.some((i) => i.length > 0)) continue;
+    const objects = await Promise.all([listObjects(`segments/${d.topicId}/`), listObjects(`data/${d.topicId}/`)]);
+    if (objects.some((l) => l.length > 0)) continue;
+    await forgetDeletedTopic(d.topicId);
+    result.forgottenTopics++;
+  }
   return result;
 }
 

@@ -15,11 +15,14 @@
  *   Fails: `TopicExists`; `TopicCollides` carrying the topic that holds the key; `ConditionFailed`
  *   when the cluster does not exist, or the final flip's condition failed.
  * - `deleteTopic(name, topicId, partitions, collisionKey)`: one transaction [bumpVersion, Deletes
- *   of the list entry, collision key, id entry, meta, the first 95 partition states]; the rest
- *   follow in unconditional transactions.
+ *   of the list entry, collision key, meta, the first 95 partition states, and the id entry
+ *   rewritten as deleted (`deletedAt`, `partitions`) for the garbage pass]; the rest follow in
+ *   unconditional transactions.
  *   Condition: the list entry still has `topicId` (`topicId = :id`).
  *   Effect: the topic gone from metadata at once; bumps metadataVersion.
  *   Fails: `TopicChanged`.
+ * - `forgetDeletedTopic(topicId)`: Delete of a deleted topic's id entry. Condition: it is marked
+ *   deleted (`attribute_exists(deletedAt)`). Fails: nothing written, no error.
  * - `writeTopicConfigs(name, topicId, configs)`: one transaction [bumpVersion, meta Update].
  *   Condition: the meta item still has `topicId` (`topicId = :id`).
  *   Effect: `configs` replaced; bumps metadataVersion.
@@ -37,7 +40,7 @@
  *   `PartitionCountChanged` carrying the current count when the count changed or another request
  *   took the claim.
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { PartitionRecord, TopicRecord } from '../model.js';
 import { partitionSk, topicPk } from '../tables.js';
 import { ConditionFailed, MAX_TRANSACTION_ITEMS, transactWrite } from '../transact.js';
@@ -177,7 +180,9 @@ export async function deleteTopic(name: string, topicId: string, partitions: num
         },
       },
       { Delete: { TableName: table(), Key: { pk: 'topic-keys', sk: collisionKey } } },
-      { Delete: { TableName: table(), Key: { pk: 'topic-ids', sk: topicId } } },
+      // The id stays, marked deleted, until the garbage pass has removed the topic's segments and
+      // their registry items (which only the id names): then it goes too (forgetDeletedTopic).
+      { Put: { TableName: table(), Item: { pk: 'topic-ids', sk: topicId, name, partitions, deletedAt: Date.now() } } },
       del('meta'),
       ...sks.slice(0, firstChunk).map(del),
     ]);
@@ -220,7 +225,31 @@ export async function writeTopicConfigs(name: string, topicId: string, configs: 
 /** The name of the topic with this id (replicas and streams know only ids); undefined once deleted. */
 export async function topicNameById(topicId: string): Promise<string | undefined> {
   const out = await db().send(new GetCommand({ TableName: table(), Key: { pk: 'topic-ids', sk: topicId }, ConsistentRead: true }));
-  return out.Item?.name as string | undefined;
+  return out.Item && out.Item.deletedAt === undefined ? out.Item.name as string : undefined;
+}
+
+/** A deleted topic whose segments the garbage pass has yet to remove (`topic-ids`/`<topicId>` with `deletedAt`). */
+export interface DeletedTopic {
+  readonly topicId: string;
+  readonly name: string;
+  readonly partitions: number;
+  readonly deletedAt: number;
+}
+
+/** Every deleted topic still waiting for the garbage pass (one Query of the `topic-ids` key). */
+export async function listDeletedTopics(): Promise<DeletedTopic[]> {
+  return (await queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'topic-ids' } }))
+    .filter((i) => i.deletedAt !== undefined)
+    .map((i) => ({ topicId: i.sk as string, name: i.name as string, partitions: i.partitions as number, deletedAt: i.deletedAt as number }));
+}
+
+/** Drops a deleted topic's record once nothing of it is left. Condition: it is a deleted topic's (`deletedAt` set). */
+export async function forgetDeletedTopic(topicId: string): Promise<void> {
+  try {
+    await db().send(new DeleteCommand({ TableName: table(), Key: { pk: 'topic-ids', sk: topicId }, ConditionExpression: 'attribute_exists(deletedAt)' }));
+  } catch (err) {
+    if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+  }
 }
 
 /** The partition count changed, or another request took the topic over, after it was read. */

@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { alterTopicConfigs, deleteTopic } from '../../../lib/cluster/topics.js';
+import { listDeletedTopics } from '../../../lib/storage/coordination/topics.js';
 import { collectGarbage, GARBAGE_GRACE_FLOOR_MS } from '../../../lib/log/garbage.js';
 import { applyRetention } from '../../../lib/log/retention.js';
 import { rollPartition } from '../../../lib/log/roll.js';
@@ -214,6 +215,18 @@ describe('Function: collectGarbage', () => {
     await collectGarbage({ now: t + GARBAGE_GRACE_FLOOR_MS + MIN });
     expect(await exists(seg.key)).toBe(false);
     expect(await items(p)).toEqual([]);
+  });
+
+  it('removes a deleted topic\'s registry items that no object names (a roller that died before its put), then forgets the topic', async () => {
+    const p = await partitionWith('gc-deleted-claim');
+    expect(await registerPending({ topicId: p.topicId, partition: 0, baseOffset: 0, endOffset: 5, key: segmentObjectKey(p.topicId, 0, 0), createdAt: Date.now() - 2 * HOUR })).toBe(true);
+    await deleteTopic(p.name);
+    const t = Date.now() + GARBAGE_GRACE_FLOOR_MS + MIN;
+    expect((await collectGarbage({ now: t })).abandonedPending).toBe(1);
+    const r = await collectGarbage({ now: t + GARBAGE_GRACE_FLOOR_MS + MIN });
+    expect(await items(p)).toEqual([]);
+    expect(r.forgottenTopics).toBeGreaterThanOrEqual(1);
+    expect((await listDeletedTopics()).map((d) => d.topicId)).not.toContain(p.topicId);
   });
 
   it('where two passes run at once, each object is deleted and each item removed, with no error', async () => {
