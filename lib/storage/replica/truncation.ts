@@ -3,16 +3,17 @@
  * and marked reconciled with the epoch, at most once per epoch.
  *
  * Conditional writes:
- * - `truncateLog` — condition, in every transaction: the head is still the one read, not yet
- *   reconciled with its epoch, and not being filled by a full sync (`leo = :expect AND leaderEpoch
- *   = :epoch AND (attribute_not_exists(syncEpoch) OR syncEpoch <> :epoch) AND
- *   attribute_not_exists(snapshotting) AND logId = :logId`, or no `logId`); each producer state at
- *   its expected version. Effect: the batch items from the new log end up deleted (99 a
- *   transaction); producer states that do not fit in the last transaction put or deleted; then,
- *   in one transaction, head `leo`, `hw` (at most the new `leo`), the epoch cache below it,
- *   `syncEpoch = leaderEpoch`, a new `logId`, with the remaining producer states. Returns the new
- *   log end. Failure: throws `ConditionFailed` (index 0 carries the current head when the head's
- *   condition failed); that transaction wrote nothing, earlier ones stay written.
+ * - `truncateLog` — condition, in every transaction: the head is still the one read (its log end
+ *   as the previous transaction left it), not yet reconciled with its epoch, and not being filled
+ *   by a full sync (`leo = :expect AND leaderEpoch = :epoch AND (attribute_not_exists(syncEpoch)
+ *   OR syncEpoch <> :epoch) AND attribute_not_exists(snapshotting) AND logId = :logId`, or no
+ *   `logId`); each producer state at its expected version. Effect: the batch items from the new
+ *   log end up deleted highest first, 98 a transaction, each transaction lowering the head's `leo`
+ *   (and `hw`, the epoch cache) to the base of the lowest batch it deletes — the head never claims
+ *   a batch that is gone; the last transaction also sets `syncEpoch = leaderEpoch`, a new `logId`
+ *   and the producer states that fit (the others first, on the same head condition). Returns the
+ *   new log end. Failure: throws `ConditionFailed` (index 0 carries the current head when the
+ *   head's condition failed); that transaction wrote nothing, earlier ones stay written.
  */
 import { randomUUID } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -36,44 +37,64 @@ export interface ProducerStateTruncation {
  * that batch's base offset (batch items are keyed by their last offset, so the batch holding
  * `toOffset` is one of those deleted; a log end inside it would leave a hole).
  *
- *   1. delete every batch item from the truncation point up, in transactions that each check the
- *      head is still the one `head` was read as
- *   2. one transaction: the head (leo, hw, epoch cache, `syncEpoch`, a new `logId`) on the same
- *      condition, with the producers' states on condition of their versions
+ * The batches above the new end go highest first, each transaction lowering the head's log end to
+ * the lowest batch it deletes, so at every step the head's log end is where its batches end: a
+ * truncator that stops part way leaves a shorter log, never a hole (a head that claims batches that
+ * are gone, which a later election could make a leader's). The last transaction marks the head
+ * reconciled (`syncEpoch`, a new `logId`, the producers' states on condition of their versions).
  *
- * Condition (both steps): the head has `head`'s leo, leader epoch and `logId`, no full sync, and
- * is not yet reconciled with its leader epoch (`syncEpoch` ≠ `leaderEpoch`): a follower's log never
- * shrinks within one leader epoch — only a new epoch truncates, once. So a truncator that read the
- * head before another one truncated it (and copied the leader's batches in) deletes nothing; one
- * that stops between 1 and 2 leaves the head unreconciled (no copier writes to it) over a tail
- * the next attempt deletes again.
+ * Condition (every transaction): the head has the leo the previous step left, `head`'s leader
+ * epoch and `logId`, no full sync, and is not yet reconciled with its leader epoch (`syncEpoch` ≠
+ * `leaderEpoch`): a follower's log never shrinks once reconciled within one leader epoch — only a
+ * new epoch truncates, once. So a truncator that read the head before another one truncated it (and
+ * copied the leader's batches in) deletes nothing; one that stops part way leaves the head
+ * unreconciled (no copier writes to it) and the next attempt carries on from there.
  * Returns the log end it set. Errors: `ConditionFailed` (that transaction wrote nothing).
  */
 export async function truncateLog(store: ReplicaStoreRef, tp: string, head: ReplicaHead, toOffset: number, producers: readonly ProducerStateTruncation[] = []): Promise<number> {
-  const check = headUnchanged(head);
   const leo = toOffset < head.leo ? await batchStartAt(store, tp, toOffset) : head.leo;
-  if (leo < head.leo) await deleteBatchesFrom(store, tp, leo, check);
+  const doomed = leo < head.leo ? (await batchesFrom(store, tp, leo)).reverse() : [];
   const stateWrites = producers.map((p) => p.state
     ? producerPut(store, tp, { state: p.state, expectVer: p.expectVer })
     : producerDelete(store, tp, p.producerId, p.expectVer));
-  const room = MAX_TRANSACTION_ITEMS - 1;
-  // (more producers than one transaction holds: the rest first, each still conditioned on its version)
+  const CHUNK = MAX_TRANSACTION_ITEMS - 2;
+  let at = head.leo;
+  // Every chunk but the last (the lowest batches), highest first, each lowering the log end.
+  const chunks = Array.from({ length: Math.ceil(doomed.length / CHUNK) }, (_, i) => doomed.slice(i * CHUNK, (i + 1) * CHUNK));
+  const last = chunks.pop() ?? [];
+  for (const chunk of chunks) {
+    const to = Math.min(...chunk.map((b) => b.baseOffset));
+    await transactWrite(client(store), [lowerHead(store, tp, head, at, to), ...deletes(store, tp, chunk)]);
+    at = to;
+  }
+  // The producers' states that do not fit beside the last deletes: before them, on the same head.
+  const room = MAX_TRANSACTION_ITEMS - 1 - last.length;
+  const check = headUnchanged(head, at);
   for (let i = room; i < stateWrites.length; i += MAX_TRANSACTION_ITEMS - 1) await transactWrite(client(store), [headCheck(store, tp, check), ...stateWrites.slice(i, i + MAX_TRANSACTION_ITEMS - 1)]);
-  await transactWrite(client(store), [{
+  await transactWrite(client(store), [lowerHead(store, tp, head, at, leo, true), ...deletes(store, tp, last), ...stateWrites.slice(0, room)]);
+  return leo;
+}
+
+/** The head's log end lowered from `from` to `to` (hw and the epoch cache with it), on `head`'s condition; `reconcile`: marked reconciled with its epoch too. */
+function lowerHead(store: ReplicaStoreRef, tp: string, head: ReplicaHead, from: number, to: number, reconcile = false) {
+  const check = headUnchanged(head, from);
+  return {
     Update: {
       TableName: store.replicaTable,
       Key: { tp, off: HEAD_OFFSET },
-      UpdateExpression: 'SET leo = :leo, hw = :hw, epochs = :epochs, syncEpoch = :epoch, logId = :newLogId',
+      UpdateExpression: `SET leo = :leo, hw = :hw, epochs = :epochs${reconcile ? ', syncEpoch = :epoch, logId = :newLogId' : ''}`,
       ConditionExpression: check.expression,
       ExpressionAttributeValues: {
         ...check.values,
-        ':leo': leo, ':hw': Math.min(head.hw, leo), ':epochs': head.epochs.filter(([, start]) => start < leo).map((e) => [...e]),
-        ':newLogId': randomUUID(),
+        ':leo': to, ':hw': Math.min(head.hw, to), ':epochs': head.epochs.filter(([, start]) => start < to).map((e) => [...e]),
+        ...(reconcile ? { ':newLogId': randomUUID() } : {}),
       },
     },
-  }, ...stateWrites.slice(0, room)]);
-  return leo;
+  };
 }
+
+const deletes = (store: ReplicaStoreRef, tp: string, batches: readonly { readonly off: number }[]) =>
+  batches.map((b) => ({ Delete: { TableName: store.replicaTable, Key: { tp, off: b.off } } }));
 
 /** A condition that a head is still the one `head` was read as, and still to be reconciled with its epoch. */
 interface HeadCondition {
@@ -81,11 +102,11 @@ interface HeadCondition {
   readonly values: Record<string, unknown>;
 }
 
-function headUnchanged(head: ReplicaHead): HeadCondition {
+function headUnchanged(head: ReplicaHead, leo: number): HeadCondition {
   return {
     expression: 'leo = :expect AND leaderEpoch = :epoch AND (attribute_not_exists(syncEpoch) OR syncEpoch <> :epoch) AND attribute_not_exists(snapshotting) AND '
       + (head.logId === undefined ? 'attribute_not_exists(logId)' : 'logId = :logId'),
-    values: { ':expect': head.leo, ':epoch': head.leaderEpoch, ...(head.logId === undefined ? {} : { ':logId': head.logId }) },
+    values: { ':expect': leo, ':epoch': head.leaderEpoch, ...(head.logId === undefined ? {} : { ':logId': head.logId }) },
   };
 }
 
@@ -93,26 +114,21 @@ const headCheck = (store: ReplicaStoreRef, tp: string, c: HeadCondition) => ({
   ConditionCheck: { TableName: store.replicaTable, Key: { tp, off: HEAD_OFFSET }, ConditionExpression: c.expression, ExpressionAttributeValues: c.values },
 });
 
-/**
- * Deletes every batch item at or above `fromOffset` (the key is the batch's last offset), up to
- * 99 per transaction, each transaction on `check` of the head: once the head moved, nothing more
- * is deleted. Errors: `ConditionFailed`.
- */
-async function deleteBatchesFrom(store: ReplicaStoreRef, tp: string, fromOffset: number, check: HeadCondition): Promise<void> {
-  for (;;) {
-    const out = await client(store).send(new QueryCommand({
+/** The keys and base offsets of every batch item at or above `fromOffset` (the key is the batch's last offset), in offset order. */
+async function batchesFrom(store: ReplicaStoreRef, tp: string, fromOffset: number): Promise<{ off: number; baseOffset: number }[]> {
+  const out: { off: number; baseOffset: number }[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const res = await client(store).send(new QueryCommand({
       TableName: store.replicaTable,
       KeyConditionExpression: 'tp = :tp AND off >= :from',
       ExpressionAttributeValues: { ':tp': tp, ':from': fromOffset },
-      ProjectionExpression: 'tp, off',
+      ProjectionExpression: 'off, baseOffset',
       ConsistentRead: true,
-      Limit: MAX_TRANSACTION_ITEMS - 1,
+      ExclusiveStartKey: start,
     }));
-    const keys = out.Items ?? [];
-    if (keys.length === 0) return;
-    await transactWrite(client(store), [
-      headCheck(store, tp, check),
-      ...keys.map((k) => ({ Delete: { TableName: store.replicaTable, Key: { tp: k.tp, off: k.off } } })),
-    ]);
-  }
+    out.push(...(res.Items ?? []).map((i) => ({ off: i.off as number, baseOffset: i.baseOffset as number })));
+    start = res.LastEvaluatedKey;
+  } while (start);
+  return out;
 }

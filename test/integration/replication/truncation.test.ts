@@ -8,9 +8,11 @@ import { appendToLeader } from '../../../lib/log/append.js';
 import { copyStep } from '../../../lib/log/copy.js';
 import { replicate } from '../../../lib/log/commit.js';
 import { readHead, setRole } from '../../../lib/storage/replica/head.js';
+import { queryBatches } from '../../../lib/storage/replica/reads.js';
 import { truncateLog } from '../../../lib/storage/replica/truncation.js';
 import { type ReplicaStoreRef } from '../../../lib/storage/replica/store.js';
 import { batchOf } from '../../support/batches.js';
+import { hookStoreClient } from '../../support/store-hooks.js';
 import { logFingerprint, replicaLog, useQuietCluster } from '../../support/cluster.js';
 import { electLeader, rf3Partition } from '../../support/partition.js';
 
@@ -114,5 +116,42 @@ describe('Function: truncateLog', () => {
     await expect(truncateLog(store(f), tp, head, 1)).rejects.toThrow();
     expect(await leoOf(store(f), tp)).toBe(2);
     expect(await logOf(f)).toEqual(await logOf(p0.leader));
+  });
+
+  it('where it stops part way through a long cut, leaves a shorter log and no hole (its head never claims a batch that is gone), and the next copy step finishes', async () => {
+    const { name, p0, tp, ids, store, append, logOf } = await setup();
+    const [a, b] = [p0.leader, ids.find((x) => x !== p0.leader)!];
+    await append(a, 0, 'm0');
+    expect((await copyStep(store(a), store(b), tp)).kind).toBe('caught-up');
+    // Epoch 1, leader b: 120 batches that reach no other replica (more than one transaction deletes).
+    const s1 = await electLeader(name, 0, b);
+    await setRole(store(b), tp, 'leader', s1.leaderEpoch, s1.isr);
+    for (let i = 0; i < 120; i++) await append(b, s1.leaderEpoch, `b${i}`);
+    // Epoch 2, leader a (which never had epoch 1): b truncates to 1.
+    const s2 = await electLeader(name, 0, a);
+    await setRole(store(a), tp, 'leader', s2.leaderEpoch, s2.isr);
+    await setRole(store(b), tp, 'follower', s2.leaderEpoch);
+    // Every transaction on b's table after the first fails: the truncator stops part way.
+    let writes = 0;
+    hookStoreClient(store(b).endpoint, 'initialize', (next, context) => async (args) => {
+      if (String(context.commandName).includes('TransactWrite') && JSON.stringify(args.input).includes(store(b).replicaTable) && ++writes > 1) {
+        throw Object.assign(new Error('connect ECONNREFUSED (refused by the test hook)'), { code: 'ECONNREFUSED', $metadata: {} });
+      }
+      return next(args);
+    });
+    await copyStep(store(a), store(b), tp).catch(() => undefined);
+    expect(writes).toBeGreaterThan(1);
+    const head = (await readHead(store(b), tp))!;
+    expect(head.syncEpoch).not.toBe(s2.leaderEpoch);
+    const held = await queryBatches(store(b), tp, { fromOffset: 0, toOffset: 1e9, maxBytes: Number.MAX_SAFE_INTEGER });
+    // The batches are exactly [0, leo): contiguous, none above the head's log end.
+    expect(held.at(-1)!.lastOffset + 1).toBe(head.leo);
+    held.forEach((x, i) => expect(x.baseOffset).toBe(i === 0 ? 0 : held[i - 1]!.lastOffset + 1));
+    expect(head.leo).toBeLessThan(121);
+
+    writes = -1e9;
+    for (let i = 0; i < 5 && (await copyStep(store(a), store(b), tp)).kind !== 'caught-up'; i++);
+    expect(await logOf(b)).toEqual(await logOf(a));
+    expect((await readHead(store(b), tp))!.leo).toBe(1);
   });
 });
