@@ -6,27 +6,17 @@
  * second.
  */
 import type { AssignmentEvent, CommitEvent, FaultEvent, FinalCommitsEvent, FinalReadEvent, HistoryEvent, PollEvent, ProduceEvent, QuietEvent, ReadEvent } from './history.js';
+import { ALLOWED_KINDS, AllowedLoss, readsBelowLogStart, type Allowed, type AllowedKind } from './allowed-loss.js';
 import { checkLiveness } from './liveness.js';
 
-/** What can go wrong; the order is the order of the report. */
-export type AnomalyKind =
-  | 'lost-write'
-  | 'inconsistent-offset'
-  | 'duplicate'
-  | 'divergence'
-  | 'read-above-hw'
-  | 'read-backwards'
-  | 'poll-skip'
-  | 'commit-backwards'
-  | 'double-ownership'
-  | 'unreadable-after-heal'
-  | 'unreadable-in-quiet';
+const KIND_ORDER = {
+  'lost-write': 0, 'inconsistent-offset': 1, duplicate: 2, divergence: 3, 'read-above-hw': 4, 'read-backwards': 5,
+  'read-below-log-start': 6, 'poll-skip': 7, 'commit-backwards': 8, 'double-ownership': 9, 'unreadable-after-heal': 10,
+  'unreadable-in-quiet': 11,
+} as const;
 
-const KIND_ORDER: Record<AnomalyKind, number> = {
-  'lost-write': 0, 'inconsistent-offset': 1, duplicate: 2, divergence: 3, 'read-above-hw': 4,
-  'read-backwards': 5, 'poll-skip': 6, 'commit-backwards': 7, 'double-ownership': 8, 'unreadable-after-heal': 9,
-  'unreadable-in-quiet': 10,
-};
+/** What can go wrong; the order is the order of the report. */
+export type AnomalyKind = keyof typeof KIND_ORDER;
 
 /** Every anomaly kind, in report order. */
 export const ANOMALY_KINDS = Object.keys(KIND_ORDER) as readonly AnomalyKind[];
@@ -39,11 +29,17 @@ export interface Anomaly {
   events: number[];
 }
 
+export type { Allowed, AllowedKind } from './allowed-loss.js';
+
 export interface CheckReport {
   /** At most `maxAnomaliesPerKind` of each kind, grouped by kind in {@link ANOMALY_KINDS} order. */
   anomalies: Anomaly[];
   /** How many anomalies of each kind were found, including those left out of `anomalies`. */
   anomalyTotals: Record<AnomalyKind, number>;
+  /** What looked like anomalies but are losses a fault allowed, at most `maxAnomaliesPerKind` of each kind. */
+  allowed: Allowed[];
+  /** How many allowed losses of each kind were found, including those left out of `allowed`. */
+  allowedTotals: Record<AllowedKind, number>;
   counts: {
     /** Client operations: produces, reads, polls and commits. */
     operations: number;
@@ -59,6 +55,10 @@ export interface CheckReport {
     faults: Record<string, number>;
     /** Quiet phases (no writes after a fault) whose liveness was judged. */
     quietPhases: number;
+    /** acks=all writes missing from the final read, acknowledged before an unclean election that cut their offset. */
+    uncleanLoss: number;
+    /** acks=all writes missing from the final read, below a DeleteRecords' offset. */
+    deleted: number;
   };
 }
 
@@ -77,28 +77,31 @@ const MAX_IDS = 8;
 /** Distinct readers kept per observed value at an offset: two suffice to tell divergence apart. */
 const MAX_READERS = 3;
 
-class Found {
-  readonly byKind = new Map<AnomalyKind, Anomaly[]>();
-  readonly totals = Object.fromEntries(ANOMALY_KINDS.map((k) => [k, 0])) as Record<AnomalyKind, number>;
-  constructor(private readonly max: number) {}
+/** Entries by kind: at most `max` of each kept, all counted. */
+class Found<K extends string = AnomalyKind> {
+  readonly byKind = new Map<K, { kind: K; message: string; events: number[] }[]>();
+  readonly totals: Record<K, number>;
+  constructor(private readonly kinds: readonly K[], private readonly max: number) {
+    this.totals = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<K, number>;
+  }
 
-  add(kind: AnomalyKind, message: string, events: Iterable<number>): void {
+  add(kind: K, message: string, events: Iterable<number>): void {
     this.totals[kind]++;
     let list = this.byKind.get(kind);
     if (!list) this.byKind.set(kind, (list = []));
     if (list.length < this.max) list.push({ kind, message, events: [...new Set(events)].sort((a, b) => a - b) });
   }
 
-  list(): Anomaly[] {
-    return ANOMALY_KINDS.flatMap((k) => this.byKind.get(k) ?? []);
+  list(): { kind: K; message: string; events: number[] }[] {
+    return this.kinds.flatMap((k) => this.byKind.get(k) ?? []);
   }
 }
 
-/** One value observed at one offset; `other` chains the further values seen there (an anomaly). */
-interface Seen { value: string; ids: number[]; readers: string[]; acked: boolean; other: Seen | undefined }
+/** One value observed at one offset, and when its observers ended (first, last); `other` chains further values seen there. */
+interface Seen { value: string; ids: number[]; readers: string[]; acked: boolean; firstEnd: number; lastEnd: number; other: Seen | undefined }
 interface Part { topic: string; partition: number; cells: Map<number, Seen> }
-/** Where an idempotent producer's value was seen; `other` chains further offsets (a duplicate). */
-interface Loc { part: Part; offset: number; ids: number[]; other: Loc | undefined }
+/** Where an idempotent producer's value was seen, and when its last observer there ended; `other` chains further offsets. */
+interface Loc { part: Part; offset: number; ids: number[]; lastEnd: number; other: Loc | undefined }
 
 const pushId = (ids: number[], id: number): void => {
   if (ids.length < MAX_IDS && ids[ids.length - 1] !== id) ids.push(id);
@@ -115,6 +118,8 @@ const name = (p: { topic: string; partition: number }): string => `${p.topic}/${
  * - duplicate: an idempotent producer's value at two offsets.
  * - read-above-hw, read-backwards: a fetch returning an offset at or above its high watermark, below
  *   its fetch offset, or out of order (high watermark decreases are allowed: leaders change).
+ * - read-below-log-start: a fetch, poll or final read that started after a DeleteRecords was
+ *   answered and returned a record below its offset.
  * - poll-skip / read-backwards: a member that keeps a partition (same member id and epoch, the
  *   partition in its assignment throughout, no failed or unknown poll) must receive contiguous offsets.
  *   Tributary's logs have no gaps (no compaction, no transaction markers), so any gap is a skip.
@@ -124,9 +129,15 @@ const name = (p: { topic: string; partition: number }): string => `${p.topic}/${
  * - unreadable-after-heal: a final read that could not read everything.
  * - unreadable-in-quiet: an acknowledged record not read within the bound of the first quiet phase
  *   after its acknowledgement (see `liveness.ts`).
+ * Not anomalies but losses a fault allowed (`allowed-loss.ts`), listed apart in `allowed`: a lost
+ * write an unclean election cut (`cut.offset <= offset`, acknowledged by `cut.electedAt`) or below a
+ * DeleteRecords sent before the final read; an offset's values unclean elections explain (each one's
+ * observers ended by a cut's election, the next one's at or after its kill); an idempotent value all
+ * of whose locations but one are in some cut's old log.
  */
 export function check(events: readonly HistoryEvent[], opts: CheckOptions = {}): CheckReport {
-  const found = new Found(opts.maxAnomaliesPerKind ?? 100);
+  const found = new Found(ANOMALY_KINDS, opts.maxAnomaliesPerKind ?? 100);
+  const allowed = new Found(ALLOWED_KINDS, opts.maxAnomaliesPerKind ?? 100);
   const produces: ProduceEvent[] = [];
   const reads: ReadEvent[] = [];
   const polls: PollEvent[] = [];
@@ -152,9 +163,11 @@ export function check(events: readonly HistoryEvent[], opts: CheckOptions = {}):
     }
   }
 
-  checkOffsets(produces, reads, polls, finals, found);
-  checkLostWrites(produces, finals, found);
+  const loss = AllowedLoss.from(faultEvents);
+  checkOffsets(produces, reads, polls, finals, loss, found, allowed);
+  const lost = checkLostWrites(produces, finals, loss, found, allowed);
   checkReads(reads, found);
+  for (const v of readsBelowLogStart(loss, reads, polls, finals)) found.add('read-below-log-start', v.message, v.events);
   checkPolls(polls, assignments, found);
   checkCommits(commits, finalCommits, found);
   checkOwnership(assignments, polls, commits, found);
@@ -163,26 +176,22 @@ export function check(events: readonly HistoryEvent[], opts: CheckOptions = {}):
   }
   for (const v of checkLiveness(produces, reads, polls, finals, quiets, faultEvents)) found.add('unreadable-in-quiet', v.message, v.events);
 
-  let acknowledged = 0;
-  let acknowledgedAll = 0;
-  for (const p of produces) {
-    if (p.outcome !== 'ok') continue;
-    acknowledged++;
-    if (p.acks === 'all') acknowledgedAll++;
-  }
+  const acked = produces.filter((p) => p.outcome === 'ok');
   return {
     anomalies: found.list(),
     anomalyTotals: found.totals,
+    allowed: allowed.list(),
+    allowedTotals: allowed.totals,
     counts: {
       operations: produces.length + reads.length + polls.length + commits.length,
-      produced: produces.length, acknowledged, acknowledgedAll,
-      reads: reads.length, polls: polls.length, commits: commits.length, faults, quietPhases: quiets.length,
+      produced: produces.length, acknowledged: acked.length, acknowledgedAll: acked.filter((p) => p.acks === 'all').length,
+      reads: reads.length, polls: polls.length, commits: commits.length, faults, quietPhases: quiets.length, ...lost,
     },
   };
 }
 
 /** inconsistent-offset, divergence and duplicate: every offset holds one value, every idempotent value one offset. */
-function checkOffsets(produces: ProduceEvent[], reads: ReadEvent[], polls: PollEvent[], finals: FinalReadEvent[], found: Found): void {
+function checkOffsets(produces: ProduceEvent[], reads: ReadEvent[], polls: PollEvent[], finals: FinalReadEvent[], loss: AllowedLoss, found: Found, allowed: Found<AllowedKind>): void {
   const parts = new Map<string, Part>();
   const part = (topic: string, partition: number): Part => {
     const k = key(topic, partition);
@@ -194,52 +203,40 @@ function checkOffsets(produces: ProduceEvent[], reads: ReadEvent[], polls: PollE
   for (const p of produces) if (p.idempotent && !producer.has(p.value)) producer.set(p.value, p);
   const locs = new Map<string, Loc>();
 
-  const locate = (p: Part, offset: number, value: string, id: number): void => {
+  const locate = (p: Part, offset: number, value: string, id: number, end: number): void => {
     if (!producer.has(value)) return;
     let l = locs.get(value);
-    if (!l) {
-      locs.set(value, { part: p, offset, ids: [id], other: undefined });
-      return;
-    }
-    for (;;) {
-      if (l.part === p && l.offset === offset) return pushId(l.ids, id);
-      if (!l.other) {
-        l.other = { part: p, offset, ids: [id], other: undefined };
-        return;
-      }
-      l = l.other;
-    }
+    if (!l) locs.set(value, (l = { part: p, offset, ids: [], lastEnd: end, other: undefined }));
+    while (l.part !== p || l.offset !== offset) l = l.other ??= { part: p, offset, ids: [], lastEnd: end, other: undefined };
+    pushId(l.ids, id);
+    l.lastEnd = Math.max(l.lastEnd, end);
   };
-  const observe = (p: Part, offset: number, value: string, id: number, reader: string | undefined): void => {
+  const observe = (p: Part, offset: number, value: string, id: number, reader: string | undefined, end: number): void => {
     let s = p.cells.get(offset);
-    if (!s) p.cells.set(offset, (s = { value, ids: [], readers: [], acked: false, other: undefined }));
-    while (s.value !== value) s = s.other ??= { value, ids: [], readers: [], acked: false, other: undefined };
+    if (!s) p.cells.set(offset, (s = { value, ids: [], readers: [], acked: false, firstEnd: end, lastEnd: end, other: undefined }));
+    while (s.value !== value) s = s.other ??= { value, ids: [], readers: [], acked: false, firstEnd: end, lastEnd: end, other: undefined };
     pushId(s.ids, id);
+    s.firstEnd = Math.min(s.firstEnd, end);
+    s.lastEnd = Math.max(s.lastEnd, end);
     if (reader === undefined) s.acked = true;
     else if (s.readers.length < MAX_READERS && !s.readers.includes(reader)) s.readers.push(reader);
-    locate(p, offset, value, id);
+    locate(p, offset, value, id, end);
   };
 
   const acks1: ProduceEvent[] = [];
   for (const e of produces) {
     if (e.outcome !== 'ok' || e.offset === undefined) continue;
-    if (e.acks === 'all') observe(part(e.topic, e.partition), e.offset, e.value, e.id, undefined);
+    if (e.acks === 'all') observe(part(e.topic, e.partition), e.offset, e.value, e.id, undefined, e.end);
     else if (e.acks === '1') acks1.push(e);
   }
-  for (const r of reads) {
-    const p = part(r.topic, r.partition);
-    for (const rec of r.records) observe(p, rec.offset, rec.value, r.id, r.process);
-  }
-  for (const e of polls) for (const rec of e.records) observe(part(rec.topic, rec.partition), rec.offset, rec.value, e.id, e.process);
-  for (const f of finals) {
-    const p = part(f.topic, f.partition);
-    for (const rec of f.records) observe(p, rec.offset, rec.value, f.id, FINAL_READER);
-  }
+  for (const r of reads) for (const rec of r.records) observe(part(r.topic, r.partition), rec.offset, rec.value, r.id, r.process, r.end);
+  for (const e of polls) for (const rec of e.records) observe(part(rec.topic, rec.partition), rec.offset, rec.value, e.id, e.process, e.end);
+  for (const f of finals) for (const rec of f.records) observe(part(f.topic, f.partition), rec.offset, rec.value, f.id, FINAL_READER, f.at);
   // An acks=1 acknowledgement is evidence of a location only if nothing stronger contradicts it.
   for (const e of acks1) {
     const p = part(e.topic, e.partition);
     const s = p.cells.get(e.offset!);
-    if (!s || (s.value === e.value && !s.other)) locate(p, e.offset!, e.value, e.id);
+    if (!s || (s.value === e.value && !s.other)) locate(p, e.offset!, e.value, e.id, e.end);
   }
 
   for (const p of parts.values()) {
@@ -249,7 +246,10 @@ function checkOffsets(produces: ProduceEvent[], reads: ReadEvent[], polls: PollE
       for (let s: Seen | undefined = first; s; s = s.other) seen.push(s);
       const kind = divergent(seen) ? 'divergence' : 'inconsistent-offset';
       const what = seen.map((s) => `"${s.value}" (${[...(s.acked ? ['acknowledged to its producer'] : []), ...(s.readers.length ? [`seen by ${s.readers.join(', ')}`] : [])].join('; ')}; events ${s.ids.join(', ')})`);
-      found.add(kind, `${name(p)} offset ${offset} holds ${seen.length} values: ${what.join(' vs ')}`, seen.flatMap((s) => s.ids));
+      const message = `${name(p)} offset ${offset} holds ${seen.length} values: ${what.join(' vs ')}`;
+      const reason = loss.offsetValues(p.topic, p.partition, offset, seen);
+      if (reason) allowed.add(reason.kind, `${message}: ${reason.why}`, [...seen.flatMap((s) => s.ids), ...reason.faults]);
+      else found.add(kind, message, seen.flatMap((s) => s.ids));
     }
   }
   for (const [value, first] of locs) {
@@ -258,7 +258,10 @@ function checkOffsets(produces: ProduceEvent[], reads: ReadEvent[], polls: PollE
     for (let l: Loc | undefined = first; l; l = l.other) at.push(l);
     const prod = producer.get(value)!;
     const where = at.map((l) => `${name(l.part)} offset ${l.offset} (events ${l.ids.join(', ')})`).join(', ');
-    found.add('duplicate', `idempotent value "${value}" of ${prod.process} (event ${prod.id}) is at ${at.length} offsets: ${where}`, [prod.id, ...at.flatMap((l) => l.ids)]);
+    const message = `idempotent value "${value}" of ${prod.process} (event ${prod.id}) is at ${at.length} offsets: ${where}`;
+    const reason = loss.duplicate(at.map((l) => ({ ...l, topic: l.part.topic, partition: l.part.partition })));
+    if (reason) allowed.add(reason.kind, `${message}: ${reason.why}`, [prod.id, ...at.flatMap((l) => l.ids), ...reason.faults]);
+    else found.add('duplicate', message, [prod.id, ...at.flatMap((l) => l.ids)]);
   }
 }
 
@@ -272,8 +275,9 @@ function divergent(seen: readonly Seen[]): boolean {
   return false;
 }
 
-/** lost-write: judged against the last complete final read of each partition. */
-function checkLostWrites(produces: ProduceEvent[], finals: FinalReadEvent[], found: Found): void {
+/** lost-write: judged against the last complete final read of each partition; returns the losses faults allowed. */
+function checkLostWrites(produces: ProduceEvent[], finals: FinalReadEvent[], loss: AllowedLoss, found: Found, allowed: Found<AllowedKind>): { uncleanLoss: number; deleted: number } {
+  const counts = { uncleanLoss: 0, deleted: 0 };
   const last = new Map<string, FinalReadEvent>();
   for (const f of finals) {
     if (!f.complete) continue;
@@ -289,10 +293,14 @@ function checkLostWrites(produces: ProduceEvent[], finals: FinalReadEvent[], fou
     if (!f) continue;
     let set = values.get(k);
     if (!set) values.set(k, (set = new Set(f.records.map((r) => r.value))));
-    if (!set.has(e.value)) {
-      found.add('lost-write', `acks=all write "${e.value}" by ${e.process} acknowledged at ${name(e)} offset ${e.offset ?? '?'} is missing from the final read (${f.records.length} records)`, [e.id, f.id]);
-    }
+    if (set.has(e.value)) continue;
+    const message = `acks=all write "${e.value}" by ${e.process} acknowledged at ${name(e)} offset ${e.offset ?? '?'} is missing from the final read (${f.records.length} records)`;
+    const reason = e.offset === undefined ? undefined : loss.lostWrite(e.topic, e.partition, e.offset, e.end, f.at);
+    if (reason) counts[reason.kind === 'deleted' ? 'deleted' : 'uncleanLoss']++;
+    if (reason) allowed.add(reason.kind, `${message}: ${reason.why}`, [e.id, f.id, ...reason.faults]);
+    else found.add('lost-write', message, [e.id, f.id]);
   }
+  return counts;
 }
 
 /** read-above-hw and read-backwards within one fetch. */

@@ -4,6 +4,7 @@ import type { TP } from './history.js';
 export const FAULT_KINDS = [
   'kill-broker', 'wipe-broker', 'pause-broker', 'pause-controller', 'kill-gateway', 'net-delay', 'net-drop', 'net-reset',
   'kill-leader-after-ack', 'pause-copier', 'drop-stream-batch', 'add-broker', 'remove-broker', 'reassign',
+  'unclean-election', 'delete-records',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -16,7 +17,7 @@ export interface PlannedFault {
   readonly tp: TP;
   readonly holdMs: number;
   readonly gapMs: number;
-  /** In [0, 1): where in its window a timed step lands (a pause after a write was sent, say). */
+  /** In [0, 1): where in its window a timed step lands (a pause after a write was sent, say); delete-records: how far from the log start to the high watermark it deletes. */
   readonly moment: number;
   /**
    * `pause-copier`: pause a controller doing catch-up rather than a gateway copying for acks=all.

@@ -103,6 +103,28 @@ export interface AssignmentEvent {
   partitions: TP[];
 }
 
+/**
+ * An unclean election the nemesis caused: the partition's whole ISR was killed at `killedAt`, and
+ * an out-of-sync replica was seen leading under `leaderEpoch` at `electedAt`. `offset` is the new
+ * leader's log end at its election (where its epoch begins): the old log's records at and above it
+ * may be gone — the loss `unclean.leader.election.enable` allows, and only that.
+ */
+export interface UncleanCut extends TP {
+  offset: number;
+  leaderEpoch: number;
+  killedAt: number;
+  electedAt: number;
+}
+
+/**
+ * A DeleteRecords the nemesis sent: the records below `offset` may be gone from `start` on. When
+ * `answered` (the low watermark came back at `end`), no read that starts after `end` may return one.
+ */
+export interface Deletion extends TP {
+  offset: number;
+  answered: boolean;
+}
+
 /** A fault the nemesis injected (`kind` e.g. 'kill', 'pause', 'partition'; `target` a process or link). */
 export interface FaultEvent {
   type: 'fault';
@@ -112,6 +134,10 @@ export interface FaultEvent {
   start: number;
   end: number;
   detail?: string;
+  /** unclean-election: the records it may have cost. */
+  cut?: UncleanCut;
+  /** delete-records: the records it deleted. */
+  deletion?: Deletion;
 }
 
 /**
@@ -172,7 +198,7 @@ export type HistoryEvent =
 
 // ---- Validation: a small field table per event type; extra fields are allowed (newer writers).
 
-type Field = 'string' | 'int' | 'number' | 'boolean' | 'outcome' | 'acks' | 'recs' | 'tpRecs' | 'tps' | 'tpOffsets';
+type Field = 'string' | 'int' | 'number' | 'boolean' | 'outcome' | 'acks' | 'recs' | 'tpRecs' | 'tps' | 'tpOffsets' | 'cut' | 'deletion';
 interface Shape { readonly required: Readonly<Record<string, Field>>; readonly optional?: Readonly<Record<string, Field>> }
 
 const SHAPES: Readonly<Record<HistoryEvent['type'], Shape>> = {
@@ -195,7 +221,7 @@ const SHAPES: Readonly<Record<HistoryEvent['type'], Shape>> = {
   assignment: {
     required: { id: 'int', process: 'string', group: 'string', memberId: 'string', memberEpoch: 'int', groupEpoch: 'int', at: 'number', partitions: 'tps' },
   },
-  fault: { required: { id: 'int', kind: 'string', target: 'string', start: 'number', end: 'number' }, optional: { detail: 'string' } },
+  fault: { required: { id: 'int', kind: 'string', target: 'string', start: 'number', end: 'number' }, optional: { detail: 'string', cut: 'cut', deletion: 'deletion' } },
   quiet: { required: { id: 'int', pausedAt: 'number', start: 'number', end: 'number', boundMs: 'number' }, optional: { fault: 'int' } },
   heal: { required: { id: 'int', at: 'number' } },
   'final-read': { required: { id: 'int', topic: 'string', partition: 'int', at: 'number', records: 'recs', complete: 'boolean' } },
@@ -221,6 +247,8 @@ function valid(kind: Field, v: unknown): boolean {
     case 'tpRecs': return every(v, (x) => isRec(x) && isTp(x));
     case 'tps': return every(v, isTp);
     case 'tpOffsets': return every(v, (x) => isTp(x) && isInt(x.offset));
+    case 'cut': return isObj(v) && isTp(v) && isInt(v.offset) && isInt(v.leaderEpoch) && valid('number', v.killedAt) && valid('number', v.electedAt);
+    case 'deletion': return isObj(v) && isTp(v) && isInt(v.offset) && typeof v.answered === 'boolean';
   }
 }
 

@@ -4,6 +4,7 @@
  * must wait for a write that never comes (docs/architecture.md, "Replication"). `checkLiveness`
  * judges a history; `Readability` tells the prober of a running quiet phase what is still unread.
  */
+import { AllowedLoss } from './allowed-loss.js';
 import type { FaultEvent, FinalReadEvent, HistoryEvent, PollEvent, ProduceEvent, QuietEvent, ReadEvent } from './history.js';
 
 const key = (topic: string, partition: number): string => `${topic}#${partition}`;
@@ -20,7 +21,9 @@ export interface LivenessViolation {
  * Two rules. Every record acknowledged before a quiet phase began is read by someone (a reader, a consumer,
  * the quiet phase's prober, the final read) by `start + boundMs` of the first quiet phase after
  * its acknowledgement. An acks=1 record missing from the final read was lost with its leader
- * (allowed for acks=1), so it is not held to the bound. Each record is reported once, with the
+ * (allowed for acks=1), so it is not held to the bound; nor is a record an unclean election may
+ * have cost (at or above its cut, acknowledged by its election) or one below a DeleteRecords sent
+ * by the phase's deadline (see `allowed-loss.ts`). Each record is reported once, with the
  * time waited: until it was first read, or until the quiet phase ended if it never was. And in
  * every quiet phase each partition's high watermark reaches past its acks=all records (below).
  */
@@ -45,6 +48,7 @@ export function checkLiveness(
     lastFinal.set(key(f.topic, f.partition), new Set(f.records.map((x) => x.value)));
   }
   const sorted = [...quiets].sort((a, b) => a.start - b.start || a.id - b.id);
+  const loss = AllowedLoss.from(faults);
   const faultById = new Map(faults.map((f) => [f.id, f]));
   const afterFault = (q: QuietEvent): string => {
     const fault = q.fault === undefined ? undefined : faultById.get(q.fault);
@@ -60,6 +64,7 @@ export function checkLiveness(
     const deadline = q.start + q.boundMs;
     if (seen && seen.at <= deadline) continue;
     if (p.acks === '1' && !lastFinal.get(key(p.topic, p.partition))?.has(p.value)) continue;
+    if (loss.allows(p.topic, p.partition, p.offset!, p.end, deadline)) continue;
     const fault = q.fault === undefined ? undefined : faultById.get(q.fault);
     const after = afterFault(q);
     reported.add(p.id);
@@ -72,18 +77,19 @@ export function checkLiveness(
       events: [p.id, q.id, ...(seen ? [seen.id] : []), ...(fault ? [fault.id] : [])],
     });
   }
-  out.push(...checkHighWatermarks(produces, reads, sorted, afterFault, reported));
+  out.push(...checkHighWatermarks(produces, reads, sorted, loss, afterFault, reported));
   return out;
 }
 
 /**
  * In every quiet phase, the high watermark of each partition, as fetches during the phase saw it,
  * reaches past every acks=all record acknowledged before the phase began — even one read earlier
- * (a new leader's high watermark must catch up with no new write). Reported with the first record
- * left below it, once per record (a partition stuck on one record is one anomaly).
+ * (a new leader's high watermark must catch up with no new write) — except the records a fault
+ * allowed to be lost (an unclean election's new leader may end below them). Reported with the
+ * first record left below it, once per record (a partition stuck on one record is one anomaly).
  */
 function checkHighWatermarks(
-  produces: readonly ProduceEvent[], reads: readonly ReadEvent[], quiets: readonly QuietEvent[],
+  produces: readonly ProduceEvent[], reads: readonly ReadEvent[], quiets: readonly QuietEvent[], loss: AllowedLoss,
   afterFault: (q: QuietEvent) => string, reported: Set<number>,
 ): LivenessViolation[] {
   const byPartition = new Map<string, ProduceEvent[]>();
@@ -106,7 +112,7 @@ function checkHighWatermarks(
   for (const q of quiets) {
     const deadline = q.start + q.boundMs;
     for (const [k, acked] of byPartition) {
-      const before = acked.filter((p) => p.end <= q.start);
+      const before = acked.filter((p) => p.end <= q.start && !loss.allows(p.topic, p.partition, p.offset!, p.end, deadline));
       if (before.length === 0) continue;
       const need = Math.max(...before.map((p) => p.offset! + 1));
       let best: ReadEvent | undefined;
@@ -145,10 +151,12 @@ interface Unread { value: string; acks: string; end: number }
 
 /**
  * The acknowledged records nobody has read yet, kept up to date from the growing history. An acks=1
- * record whose offset is read holding another value was truncated away (allowed): it is unread no more.
+ * record whose offset is read holding another value was truncated away (allowed): it is unread no
+ * more; nor is a record an unclean election or a DeleteRecords (a fault event) may have cost.
  */
 export class Readability {
   private scanned = 0;
+  private readonly loss = new AllowedLoss();
   private readonly unread = new Map<string, { topic: string; partition: number; byOffset: Map<number, Unread> }>();
   private readonly seen = new Set<string>(); // partition#value, read before its acknowledgement came back
   /** Per partition, the acks=all acknowledgements: (end, offset + 1), for the high watermark they need. */
@@ -158,6 +166,7 @@ export class Readability {
     for (; this.scanned < events.length; this.scanned++) {
       const e = events[this.scanned]!;
       if (e.type === 'produce' && acknowledged(e)) {
+        if (this.loss.allows(e.topic, e.partition, e.offset!, e.end)) continue;
         if (e.acks === 'all') {
           const k = key(e.topic, e.partition);
           let a = this.ends.get(k);
@@ -173,8 +182,20 @@ export class Readability {
         for (const x of e.records) this.read(e.topic, e.partition, x.offset, x.value);
       } else if (e.type === 'poll' && e.outcome === 'ok') {
         for (const x of e.records) this.read(x.topic, x.partition, x.offset, x.value);
+      } else if (e.type === 'fault' && (e.cut || e.deletion)) {
+        this.loss.add(e);
+        for (const tp of [e.cut, e.deletion]) if (tp) this.drop(tp.topic, tp.partition);
       }
     }
+  }
+
+  /** Stops waiting for the partition's records a fault may have cost. */
+  private drop(topic: string, partition: number): void {
+    const k = key(topic, partition);
+    const u = this.unread.get(k)?.byOffset;
+    for (const [offset, r] of u ?? []) if (this.loss.allows(topic, partition, offset, r.end)) u!.delete(offset);
+    const a = this.ends.get(k);
+    if (a) a.acks = a.acks.filter((x) => !this.loss.allows(topic, partition, x.next - 1, x.end));
   }
 
   private read(topic: string, partition: number, offset: number, value: string): void {

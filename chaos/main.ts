@@ -77,6 +77,7 @@ const lines = [
   `quiet phases        ${s.quietPhases ? `${s.quietPhases}, each giving acknowledged records ${(s.quietBoundMs / 1000).toFixed(1)} s to become readable` : 'none'}`,
   `dropped deliveries  ${s.droppedDeliveries}`,
   `recovery after heal ${s.recoveryMs < 0 ? 'did not recover' : `${(s.recoveryMs / 1000).toFixed(1)} s`}`,
+  `allowed losses      ${s.report.counts.uncleanLoss} acks=all records to unclean elections, ${s.report.counts.deleted} to DeleteRecords`,
   `anomalies           ${s.anomalies}${s.anomalies ? ` (${Object.entries(s.anomalyKinds).map(([k, v]) => `${k} ${v}`).join(', ')})` : ''}`,
   ...s.report.anomalies.slice(0, 20).map((a) => `  ${a.kind}: ${a.message} [events ${a.events.join(', ')}]`),
 ];

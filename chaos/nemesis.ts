@@ -5,7 +5,9 @@
  * replication: a leader's store killed right after it acknowledged an acks=all write, a copier paused
  * mid-replication and resumed after the others moved on, stream batches the replicator never
  * gets; and faults that reshape the cluster through its admin API (chaos/reshape.ts): a broker
- * added and removed again, a broker removed for good, a partition reassigned. Every fault acts on a
+ * added and removed again, a broker removed for good, a partition reassigned. Two cost records by
+ * design, and say which: an unclean election (an out-of-sync replica made leader of the partition
+ * whose topic allows it; the records above its log end go) and a DeleteRecords. Every fault acts on a
  * process by its pid (through the supervisor) or on the cluster's shape, and goes to the history;
  * after each one the run holds a quiet phase (no writes) to judge liveness.
  *
@@ -15,7 +17,7 @@
  */
 import type { FaultProxy } from '../local/fault-proxy.js';
 import type { LocalStack } from '../local/stack.js';
-import type { FaultEvent, TP } from './history.js';
+import type { Deletion, FaultEvent, TP, UncleanCut } from './history.js';
 import type { Recorder } from './recorder.js';
 import { Reshaper, type ShapeControls } from './reshape.js';
 import { planFault, type FaultKind, type PlannedFault } from './faults.js';
@@ -24,8 +26,15 @@ import { planFault, type FaultKind, type PlannedFault } from './faults.js';
 export interface NemesisControls extends ShapeControls {
   /** Whether every partition has its full ISR (an empty restart waits for that, so two never stack up). */
   healthy(): Promise<boolean>;
-  /** The partition's leader and leader epoch as the metadata says now. */
-  leaderOf(tp: TP): Promise<{ leader: number; epoch: number } | undefined>;
+  /** The partition's leader, leader epoch, ISR and replicas as the metadata says now. */
+  leaderOf(tp: TP): Promise<{ leader: number; epoch: number; isr: readonly number[]; replicas: readonly number[] } | undefined>;
+  /** Broker `broker`'s log end when it began to lead `tp` under `epoch` (read from its store). */
+  electedLogEnd(tp: TP, broker: number, epoch: number): Promise<number | undefined>;
+  /**
+   * Sends a DeleteRecords for `tp` at `fraction` of the way from its log start to its high
+   * watermark. `deletion`: what it may have deleted (none when it was refused with a 4xx).
+   */
+  deleteRecords(tp: TP, fraction: number): Promise<{ deletion?: Omit<Deletion, 'topic' | 'partition'>; detail: string }>;
   /**
    * Resolves when the workload next sends (`sent`) or gets acknowledged (`acked`) an acks=all write
    * to `tp` — through gateway `gateway` (an index into the run's gateways) if given — or with
@@ -51,6 +60,8 @@ export interface NemesisOptions {
   readonly gateways: readonly string[];
   /** The partitions the workload writes. */
   readonly partitions: readonly TP[];
+  /** The partition whose topic allows unclean election (unclean-election's target), if any. */
+  readonly unclean?: TP;
   readonly proxies: ReadonlyMap<number, FaultProxy>;
   /** How long a fault lasts (ms), and the time between faults. */
   readonly holdMs: readonly [number, number];
@@ -80,6 +91,19 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const WIPE_WAIT_MS = 20_000;
 /** How long the fault waits for the write it reacts to. */
 const WRITE_WAIT_MS = 10_000;
+/** unclean-election: how long a paused follower may take to leave the ISR, and the others to be replaced by it as leader. */
+const OUT_OF_SYNC_WAIT_MS = 30_000;
+const UNCLEAN_ELECTION_WAIT_MS = 60_000;
+
+/** What a fault did: its target, in words, and the records it cost by design. */
+interface Done {
+  readonly target: string;
+  readonly detail?: string;
+  /** It played out as another kind (a wipe that kept the data). */
+  readonly kind?: FaultKind;
+  readonly cut?: UncleanCut;
+  readonly deletion?: Deletion;
+}
 
 export class Nemesis {
   private running = true;
@@ -133,14 +157,17 @@ export class Nemesis {
       const start = Date.now();
       // A fault that cannot be applied (its process was not running, say) is recorded as such; the run goes on.
       let applied = true;
-      const done = await this.inject(plan).catch((err: Error) => {
+      const done = await this.inject(plan).catch((err: Error): Done => {
         applied = false;
-        return { target: plan.kind, detail: `not applied: ${err.message}`, kind: undefined };
+        return { target: plan.kind, detail: `not applied: ${err.message}` };
       });
       const kind = done.kind ?? plan.kind;
       this.counts[kind] = (this.counts[kind] ?? 0) + 1;
       if (applied) this.applied[kind] = (this.applied[kind] ?? 0) + 1;
-      const event = this.h.add({ type: 'fault', kind, target: done.target, start, end: Date.now(), ...(done.detail ? { detail: done.detail } : {}) }) as FaultEvent;
+      const event = this.h.add({
+        type: 'fault', kind, target: done.target, start, end: Date.now(),
+        ...(done.detail ? { detail: done.detail } : {}), ...(done.cut ? { cut: done.cut } : {}), ...(done.deletion ? { deletion: done.deletion } : {}),
+      }) as FaultEvent;
       await this.o.controls.quiet?.(event);
       gapMs = plan.gapMs;
       await this.hold(gapMs);
@@ -148,7 +175,7 @@ export class Nemesis {
   }
 
   /** Applies one fault, holds it, heals it. `kind` when it played out as another (a wipe that kept the data). */
-  private async inject(planned: PlannedFault): Promise<{ target: string; detail?: string; kind?: FaultKind }> {
+  private async inject(planned: PlannedFault): Promise<Done> {
     const s = this.stack.supervisor;
     const c = this.o.controls;
     // A broker a remove-broker fault took away: the fault goes to its replacement (the schedule's
@@ -215,7 +242,67 @@ export class Nemesis {
       case 'add-broker': return this.reshaper.addBroker(planned);
       case 'remove-broker': return this.reshaper.removeBroker(planned);
       case 'reassign': return this.reshaper.reassign(planned);
+      case 'unclean-election': return this.uncleanElection(f);
+      case 'delete-records': {
+        const { deletion, detail } = await c.deleteRecords(f.tp, f.moment);
+        return { target: `${f.tp.topic}/${f.tp.partition}`, detail, ...(deletion ? { deletion: { ...f.tp, ...deletion } } : {}) };
+      }
     }
+  }
+
+  /**
+   * An unclean election on the partition whose topic allows it: a follower's store is paused until
+   * the follower leaves the ISR (the writes go on without it); then every other replica's store is
+   * killed at once and the follower resumed — the only live replica, out of sync, it is elected.
+   * After the hold the others come back and truncate to its log. The cut — its log end at the
+   * election — goes to the history: the records at and above it may be lost.
+   */
+  private async uncleanElection(f: PlannedFault): Promise<Done> {
+    const s = this.stack.supervisor;
+    const c = this.o.controls;
+    const tp = this.o.unclean;
+    if (!tp) throw new Error('no topic allows unclean election');
+    const where = `${tp.topic}/${tp.partition}`;
+    const before = await c.leaderOf(tp);
+    if (!before) throw new Error(`${where} has no leader`);
+    const others = (b: number) => before.replicas.filter((r) => r !== b);
+    const chosen = before.replicas.includes(f.broker) && f.broker !== before.leader ? f.broker : others(before.leader)[0];
+    if (chosen === undefined || !s.get(`broker-${chosen}`)) throw new Error(`${where} has no follower to elect`);
+    const store = `broker-${chosen}`;
+    s.pause(store);
+    let killedAt: number | undefined;
+    let acked: { value: string; offset?: number } | undefined;
+    try {
+      if (!(await this.waitFor(async () => !(await c.leaderOf(tp))?.isr.includes(chosen), OUT_OF_SYNC_WAIT_MS))) {
+        throw new Error(`broker ${chosen} stayed in the ISR of ${where} for ${OUT_OF_SYNC_WAIT_MS} ms`);
+      }
+      // Records it will lack: an acks=all write acknowledged without it, and a moment more of writes.
+      acked = await c.nextWrite({ phase: 'acked', tp }, WRITE_WAIT_MS);
+      await this.hold(Math.min(f.holdMs, 3000));
+      killedAt = Date.now();
+      for (const b of others(chosen)) s.kill(`broker-${b}`);
+    } finally {
+      s.resume(store);
+    }
+    let elected: { epoch: number } | undefined;
+    await this.waitFor(async () => {
+      const p = await c.leaderOf(tp);
+      if (p?.leader === chosen && p.epoch > before.epoch) elected = p;
+      return elected !== undefined;
+    }, UNCLEAN_ELECTION_WAIT_MS);
+    const electedAt = Date.now();
+    const offset = elected ? await c.electedLogEnd(tp, chosen, elected.epoch).catch(() => undefined) : undefined;
+    await this.hold(f.holdMs);
+    for (const b of others(chosen)) await this.stack.restart(`broker-${b}`);
+    const killed = others(chosen).map((b) => `broker-${b}`).join(', ');
+    if (!elected || offset === undefined) {
+      // (never seen leading: nothing was elected uncleanly, so no record may be lost)
+      return { target: store, detail: `${killed} killed; broker ${chosen} was not seen leading ${where} within ${UNCLEAN_ELECTION_WAIT_MS} ms` };
+    }
+    return {
+      target: store, detail: `out of the ISR of ${where}${acked ? ` ("${acked.value}" acknowledged without it at offset ${acked.offset})` : ''}, elected leader in epoch ${elected.epoch} with log end ${offset} after ${killed} were killed`,
+      cut: { ...tp, offset, leaderEpoch: elected.epoch, killedAt: killedAt!, electedAt },
+    };
   }
 
   /** The leader's store SIGKILLed the moment an acks=all write to the partition comes back acknowledged. */

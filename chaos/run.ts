@@ -9,12 +9,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { bootstrapCluster } from '../lib/cluster/bootstrap.js';
+import { replicaStore } from '../lib/cluster/metadata.js';
 import { resetConfig } from '../lib/config.js';
 import { logger } from '../lib/logger.js';
 import { FaultProxy } from '../local/fault-proxy.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/stack.js';
 import { resetClients } from '../lib/storage/clients.js';
 import { resetStreamClients } from '../lib/storage/streams.js';
+import { topicPartitionKey } from '../lib/storage/model.js';
+import { readHead } from '../lib/storage/replica/head.js';
 import { check, type CheckReport } from './checker.js';
 import type { FaultEvent, TP } from './history.js';
 import { Readability } from './liveness.js';
@@ -147,14 +150,21 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
       urls.push(gw.endpoint);
     }
     const v3 = `${urls[0]}/v3/clusters/${stack.clusterId}`;
-    const topics = [{ name: 'chaos-a', partitions: 3, minIsr: '2' }, { name: 'chaos-b', partitions: 2, minIsr: '1' }];
+    const kinds = o.kinds ?? FAULT_KINDS;
+    // (the unclean-election fault's topic, only in runs that have the fault: the others' workload stays as it was)
+    const topics = [
+      { name: 'chaos-a', partitions: 3, minIsr: '2', unclean: false }, { name: 'chaos-b', partitions: 2, minIsr: '1', unclean: false },
+      ...(kinds.includes('unclean-election') ? [{ name: 'chaos-u', partitions: 1, minIsr: '1', unclean: true }] : []),
+    ];
     for (const t of topics) {
+      const configs = { 'min.insync.replicas': t.minIsr, 'segment.bytes': String(o.segmentBytes ?? 32_768), 'segment.ms': '20000', ...(t.unclean ? { 'unclean.leader.election.enable': 'true' } : {}) };
       const r = await fetch(`${v3}/topics`, {
         method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ topic_name: t.name, partitions_count: t.partitions, replication_factor: 3, configs: [{ name: 'min.insync.replicas', value: t.minIsr }, { name: 'segment.bytes', value: String(o.segmentBytes ?? 32_768) }, { name: 'segment.ms', value: '20000' }] }),
+        body: JSON.stringify({ topic_name: t.name, partitions_count: t.partitions, replication_factor: 3, configs: Object.entries(configs).map(([name, value]) => ({ name, value })) }),
       });
       if (r.status !== 201) throw new Error(`could not create ${t.name}: ${r.status} ${await r.text()}`);
     }
+    const uncleanTopic = topics.find((t) => t.unclean);
     const target: WorkloadTarget = { urls, clusterId: stack.clusterId, topics, group: 'chaos-group' };
     const metadata = async () => (await (await fetch(`${v3}/metadata`, { signal: AbortSignal.timeout(5000) })).json()) as any;
     const healthy = async () => {
@@ -220,7 +230,26 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
       healthy,
       leaderOf: async (tp: TP) => {
         const p = (await metadata()).topics.find((t: any) => t.topic_name === tp.topic)?.partitions.find((x: any) => x.partition_id === tp.partition);
-        return p && p.leader_id !== null ? { leader: p.leader_id as number, epoch: p.leader_epoch as number } : undefined;
+        return p && p.leader_id !== null ? { leader: p.leader_id as number, epoch: p.leader_epoch as number, isr: p.isr as number[], replicas: p.replicas as number[] } : undefined;
+      },
+      electedLogEnd: async (tp: TP, broker: number, epoch: number) => {
+        const r = await admin('GET', `/topics/${tp.topic}`);
+        if (r.status !== 200) throw new Error(`GET topic: ${r.status} ${r.message}`);
+        const head = await readHead(await replicaStore(broker), topicPartitionKey(r.body.topic_id as string, tp.partition));
+        if (!head || head.leaderEpoch < epoch) return undefined;
+        // (the epoch's entry comes with its first append: until then, the log end is where it began)
+        return head.epochs.find(([e]) => e >= epoch)?.[1] ?? head.leo;
+      },
+      deleteRecords: async (tp: TP, fraction: number) => {
+        const p = await admin('GET', partitionPath(tp));
+        const [start, hw] = [p.body?.log_start_offset, p.body?.high_watermark];
+        if (p.status !== 200 || typeof start !== 'number' || typeof hw !== 'number') throw new Error(`GET partition: ${p.status} ${p.message}`);
+        const offset = start + Math.floor(fraction * (hw - start));
+        const r = await admin('POST', `${partitionPath(tp)}/records:delete`, { offset });
+        const said = `DeleteRecords to ${offset} (log start ${start}, high watermark ${hw}): ${r.status}${r.status === 200 ? '' : ` ${r.message}`}`;
+        // A 4xx changed nothing; a timeout or a 5xx may have deleted (the log start rises before the answer).
+        if (r.status >= 400 && r.status < 500 && r.errorCode !== 'REQUEST_TIMED_OUT') return { detail: said };
+        return { detail: said, deletion: { offset: r.status === 200 ? r.body.low_watermark as number : offset, answered: r.status === 200 } };
       },
       nextWrite: (w, timeoutMs) => workload.nextWrite(w, timeoutMs),
       leaseHolder: async () => {
@@ -275,8 +304,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
       },
     };
     const nemesis = new Nemesis(stack, {
-      random: random.nemesis, kinds: o.kinds ?? FAULT_KINDS, brokers: state.brokers.map((b) => b.brokerId), controllers, gateways,
+      random: random.nemesis, kinds, brokers: state.brokers.map((b) => b.brokerId), controllers, gateways,
       partitions: topics.flatMap((t) => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.name, partition }))), proxies,
+      ...(uncleanTopic ? { unclean: { topic: uncleanTopic.name, partition: 0 } } : {}),
       holdMs: [3000, 9000], gapMs: [3000, 7000], controls,
       outlastSessionMs: Number(ENV.TRIBUTARY_BROKER_SESSION_TIMEOUT_MS) + 1500, outlastLeaseMs: 1500 + 1000,
     }, h);
@@ -311,7 +341,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
       seed: o.seed, durationMs: o.durationMs, operations: report.counts.operations, acknowledgedWrites,
       faults: nemesis.counts, faultsApplied: nemesis.applied, failovers, recoveryMs: recovered ? recoveryMs : -1, quietPhases, quietBoundMs, droppedDeliveries: dropped, anomalies: report.anomalies.length, anomalyKinds, report,
     };
-    fs.writeFileSync(path.join(o.dir, 'summary.json'), `${JSON.stringify({ ...summary, report: { counts: report.counts, anomalies: report.anomalies } }, null, 2)}\n`);
+    fs.writeFileSync(path.join(o.dir, 'summary.json'), `${JSON.stringify({ ...summary, report: { counts: report.counts, anomalies: report.anomalies, allowed: report.allowed } }, null, 2)}\n`);
     return summary;
   } finally {
     for (const p of proxies.values()) await p.stop();

@@ -55,6 +55,22 @@ async function request(url: string, method: string, body: unknown, timeoutMs: nu
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const key = (tp: TP) => `${tp.topic}#${tp.partition}`;
 
+/** The partition's log start offset (a DeleteRecords or retention raises it), or undefined when it could not be read. */
+async function logStartOf(v3: string, tp: TP): Promise<number | undefined> {
+  const r = await request(`${v3}/topics/${tp.topic}/partitions/${tp.partition}`, 'GET', undefined, 5000);
+  return typeof r.body?.log_start_offset === 'number' ? r.body.log_start_offset : undefined;
+}
+
+/**
+ * Where a reader whose fetch from `from` was out of range goes on: at the log start when it is
+ * below it (auto.offset.reset=earliest); else (past the log end: an unclean election cut the log
+ * back) it stays, and reads on once the log has grown past it. Undefined: the partition could not be read.
+ */
+async function resetPosition(v3: string, tp: TP, from: number): Promise<number | undefined> {
+  const start = await logStartOf(v3, tp);
+  return start === undefined ? undefined : Math.max(from, start);
+}
+
 interface WriteWatch { phase: 'sent' | 'acked'; tp: TP; gateway?: number; resolve: (w: { value: string; offset?: number }) => void }
 
 export class Workload {
@@ -243,7 +259,13 @@ export class Workload {
         const records = r.outcome === 'ok' ? (r.body.records as any[]).map((x) => ({ ...tp, offset: x.offset, value: x.value.data })) : [];
         this.h.add({ type: 'poll', process: name, group: this.t.group, memberId: memberId ?? '', memberEpoch, start, end: Date.now(), outcome: r.outcome, records, ...(r.error ? { error: r.error } : {}) });
         if (r.outcome === 'ok') positions.set(key(tp), r.body.next_offset);
-        else if (/OFFSET_OUT_OF_RANGE/.test(r.error ?? '')) positions.delete(key(tp));
+        else if (/OFFSET_OUT_OF_RANGE/.test(r.error ?? '')) {
+          // Below the log start: on from there; past the log end: from the committed offset again.
+          const from = positions.get(key(tp))!;
+          const to = await resetPosition(this.v3, tp, from);
+          if (to !== undefined && to > from) positions.set(key(tp), to);
+          else positions.delete(key(tp));
+        }
       }
       // Commit after processing.
       const offsets = held.filter((tp) => positions.has(key(tp))).map((tp) => ({ ...tp, offset: positions.get(key(tp)) as number }));
@@ -270,6 +292,7 @@ export class Workload {
       const records = r.outcome === 'ok' ? (r.body.records as any[]).map((x) => ({ offset: x.offset, value: x.value.data })) : [];
       this.h.add({ type: 'read', process: name, ...tp, fromOffset: from, start, end: Date.now(), outcome: r.outcome, records, ...(r.outcome === 'ok' ? { highWatermark: r.body.high_watermark } : {}), ...(r.error ? { error: r.error } : {}) });
       if (r.outcome === 'ok') positions.set(key(tp), r.body.next_offset);
+      else if (/OFFSET_OUT_OF_RANGE/.test(r.error ?? '')) positions.set(key(tp), (await resetPosition(this.v3, tp, from)) ?? from);
       await sleep(50);
     }
   }
@@ -285,6 +308,7 @@ export async function finalReads(t: WorkloadTarget, h: Recorder, deadline: numbe
       for (let from = 0; Date.now() < deadline;) {
         const r = await request(`${v3}/topics/${topic.name}/partitions/${partition}/records?offset=${from}&format=string&max_bytes=4000000`, 'GET', undefined, 15_000);
         if (r.outcome !== 'ok') {
+          if (/OFFSET_OUT_OF_RANGE/.test(r.error ?? '')) from = (await resetPosition(v3, { topic: topic.name, partition }, from)) ?? from;
           await sleep(500);
           continue;
         }
@@ -342,9 +366,9 @@ export async function probeReadable(t: WorkloadTarget, h: Recorder, unread: Read
     }
     for (const n of short) {
       if (Date.now() >= deadline) break;
-      // Past the log end a fetch fails: then from the start, for its high watermark only.
+      // Past the log end a fetch fails: then from the log start, for its high watermark only.
       const r = await fetchFrom(n, n.hw - 1, 1024);
-      if (r.outcome === 'fail' && Date.now() < deadline) await fetchFrom(n, 0, 1024);
+      if (r.outcome === 'fail' && Date.now() < deadline) await fetchFrom(n, (await logStartOf(v3, n)) ?? 0, 1024);
     }
     await sleep(250);
   }

@@ -226,8 +226,10 @@ describe('Function: check', () => {
       acknowledged: produces.filter((p) => p.outcome === 'ok').length,
       acknowledgedAll: produces.filter((p) => p.outcome === 'ok' && p.acks === 'all').length,
       reads: ofType(base, 'read').length, polls: ofType(base, 'poll').length, commits: ofType(base, 'commit').length,
-      faults: { kill: 1, pause: 1, 'proxy-drop': 1 }, quietPhases: 0,
+      faults: { kill: 1, pause: 1, 'proxy-drop': 1 }, quietPhases: 0, uncleanLoss: 0, deleted: 0,
     });
+    expect(r.allowed).toEqual([]);
+    expect(r.allowedTotals).toEqual({ 'unclean-loss': 0, deleted: 0 });
   });
 
   it('lets an acks=1 write be lost and its offset reused', () => {
@@ -471,8 +473,155 @@ describe('Function: check', () => {
   });
 
   it('lists every anomaly kind', () => {
-    expect(ANOMALY_KINDS).toHaveLength(11);
+    expect(ANOMALY_KINDS).toHaveLength(12);
+    expect(ANOMALY_KINDS.indexOf('read-below-log-start')).toBe(ANOMALY_KINDS.indexOf('read-backwards') + 1);
     expect(Object.keys(check([]).anomalyTotals)).toEqual(ANOMALY_KINDS);
+  });
+});
+
+// ---- The loss an unclean election or a DeleteRecords allows, told from any other loss.
+
+describe('Function: check (allowed loss)', () => {
+  const T = { topic: 't', partition: 0 };
+  const history = (...drafts: Draft[]): HistoryEvent[] => drafts.map((d, i) => ({ ...d, id: i + 1 }) as HistoryEvent);
+  const rec = (offset: number, value: string) => ({ offset, value });
+  const put = (value: string, offset: number, start: number, end: number, idempotent = false): Draft =>
+    ({ type: 'produce', process: 'p', idempotent, acks: 'all', ...T, value, start, end, outcome: 'ok', offset });
+  /** An idempotent write whose answer was lost (it may have reached the leader). */
+  const unanswered = (value: string, start: number, end: number): Draft =>
+    ({ type: 'produce', process: 'p', idempotent: true, acks: 'all', ...T, value, start, end, outcome: 'unknown' });
+  const fetch = (process: string, start: number, end: number, records: { offset: number; value: string }[]): Draft =>
+    ({ type: 'read', process, ...T, fromOffset: records[0]?.offset ?? 0, start, end, outcome: 'ok', records });
+  /** The ISR killed at `killedAt`, a replica whose log ends at `offset` elected at `electedAt`. */
+  const cut = (offset: number, killedAt: number, electedAt: number): Draft =>
+    ({ type: 'fault', kind: 'unclean-election', target: 't/0', start: killedAt - 5, end: electedAt + 5, cut: { ...T, offset, leaderEpoch: 3, killedAt, electedAt } });
+  const deletion = (offset: number, start: number, end: number, answered = true): Draft =>
+    ({ type: 'fault', kind: 'delete-records', target: 't/0', start, end, deletion: { ...T, offset, answered } });
+  const final = (at: number, records: { offset: number; value: string }[]): Draft => ({ type: 'final-read', ...T, at, records, complete: true });
+  const kindsOf = (r: CheckReport) => r.anomalies.map((a) => a.kind);
+
+  it('allows acks=all writes acknowledged before an unclean election, at or above its cut, to be lost, and lists them', () => {
+    // Prepare: 'b' and 'c' (offsets 1, 2) acknowledged before the election of a replica whose log ends at 1; 'd' takes offset 1 in the new log.
+    const h = history(put('a', 0, 5, 10), put('b', 1, 15, 20), put('c', 2, 25, 30), cut(1, 40, 50), put('d', 1, 55, 60), final(100, [rec(0, 'a'), rec(1, 'd')]));
+    // Act
+    const r = check(h);
+    // Assess
+    expect(r.anomalies).toEqual([]);
+    expect(r.counts.uncleanLoss).toBe(2);
+    expect(r.counts.deleted).toBe(0);
+    expect(r.allowedTotals).toEqual({ 'unclean-loss': 3, deleted: 0 });
+    expect(r.allowed.map((a) => a.events)).toEqual([[2, 4, 5, 6], [2, 4, 6], [3, 4, 6]]);
+    expect(r.allowed[0]!.message).toMatch(/^t\/0 offset 1 holds 2 values: .*the old and the new log across the unclean election of event 4 \(new log from offset 1/);
+    expect(r.allowed[1]!.message).toContain('acks=all write "b" by p acknowledged at t/0 offset 1 is missing from the final read (2 records): acknowledged at 20, before the unclean election of event 4');
+  });
+
+  it('still reports a lost write below the cut, or acknowledged after the election', () => {
+    // Prepare: 'a' (offset 0) is below the cut; 'e' (offset 2) was acknowledged by the new leader after the election.
+    const h = history(put('a', 0, 5, 10), put('b', 1, 15, 20), cut(1, 40, 50), put('d', 1, 55, 60), put('e', 2, 65, 70), final(100, [rec(1, 'd')]));
+    // Act
+    const r = check(h);
+    // Assess
+    expect(r.anomalies).toEqual([
+      expect.objectContaining({ kind: 'lost-write', events: [1, 6] }),
+      expect.objectContaining({ kind: 'lost-write', events: [5, 6] }),
+    ]);
+    expect(r.counts.uncleanLoss).toBe(1);
+  });
+
+  it('allows two readers to see the old and the new log at an offset across an unclean election', () => {
+    const h = history(put('b', 1, 15, 20), fetch('r1', 22, 25, [rec(1, 'b')]), cut(1, 40, 50), fetch('r2', 62, 65, [rec(1, 'd')]), final(100, [rec(1, 'd')]));
+    const r = check(h);
+    expect(r.anomalies).toEqual([]);
+    // The offset's two values, and 'b' missing from the final read.
+    expect(r.allowed.map((a) => [a.kind, a.events])).toEqual([['unclean-loss', [1, 2, 3, 4, 5]], ['unclean-loss', [1, 3, 5]]]);
+    expect(r.counts.uncleanLoss).toBe(1);
+  });
+
+  it('still reports divergence when the old value was read after the election, and an inconsistent offset when the new one was acknowledged before the kill', () => {
+    // 'b' read again at 55, after the election at 50.
+    const late = history(put('b', 1, 15, 20), fetch('r1', 52, 55, [rec(1, 'b')]), cut(1, 40, 50), fetch('r2', 62, 65, [rec(1, 'd')]), final(100, [rec(1, 'd')]));
+    expect(kindsOf(check(late))).toEqual(['divergence']);
+    // 'd' acknowledged at 35, before the ISR was killed at 40: both values in one log.
+    const early = history(put('b', 1, 15, 20), put('d', 1, 30, 35), cut(1, 40, 50));
+    expect(kindsOf(check(early))).toEqual(['inconsistent-offset']);
+    // The cut above the offset explains nothing at it.
+    const below = history(put('b', 1, 15, 20), cut(2, 40, 50), put('d', 1, 55, 60));
+    expect(kindsOf(check(below))).toEqual(['inconsistent-offset']);
+  });
+
+  it('explains three values at an offset across two unclean elections, each pair by one, in the order last seen', () => {
+    const reads = [fetch('r1', 5, 10, [rec(0, 'x')]), fetch('r2', 55, 60, [rec(0, 'y')]), fetch('r3', 115, 120, [rec(0, 'z')])];
+    const both = history(...reads, cut(0, 20, 30), cut(0, 80, 90));
+    expect(check(both).anomalies).toEqual([]);
+    expect(check(both).allowed).toEqual([expect.objectContaining({ events: [1, 2, 3, 4, 5] })]);
+    // Without the second election, 'y' and 'z' at one offset are unexplained.
+    expect(kindsOf(check(history(...reads, cut(0, 20, 30))))).toEqual(['divergence']);
+  });
+
+  it('allows an idempotent value read in an unclean election\'s old log and retried into the new one', () => {
+    // Prepare: 'v' reached the old leader at offset 2 (its answer was lost); the retry landed at offset 1 of the new log.
+    const h = history(put('a', 0, 1, 5), unanswered('v', 10, 45), fetch('r1', 25, 30, [rec(2, 'v')]), cut(1, 40, 50), put('v', 1, 55, 60, true), final(100, [rec(0, 'a'), rec(1, 'v')]));
+    // Act
+    const r = check(h);
+    // Assess
+    expect(r.anomalies).toEqual([]);
+    expect(r.allowed).toEqual([expect.objectContaining({ kind: 'unclean-loss', events: [2, 3, 4, 5, 6] })]);
+    expect(r.allowed[0]!.message).toContain('1 of them in the old log of the unclean election of event 4');
+  });
+
+  it('still reports a duplicate when the old log\'s copy was read after the election', () => {
+    const h = history(put('a', 0, 1, 5), unanswered('v', 10, 45), fetch('r1', 52, 55, [rec(2, 'v')]), cut(1, 40, 50), put('v', 1, 55, 60, true), final(100, [rec(0, 'a'), rec(1, 'v')]));
+    expect(kindsOf(check(h))).toEqual(['duplicate']);
+  });
+
+  it('allows acks=all writes below a DeleteRecords to be missing, and reads that started before it was answered to return them', () => {
+    // Prepare: offsets 0 and 1 deleted (sent at 40, answered at 50); a fetch that started at 45 still returns offset 0.
+    const h = history(put('a', 0, 5, 10), put('b', 1, 15, 20), put('c', 2, 25, 30), deletion(2, 40, 50), fetch('r1', 45, 52, [rec(0, 'a')]), final(100, [rec(2, 'c')]));
+    // Act
+    const r = check(h);
+    // Assess
+    expect(r.anomalies).toEqual([]);
+    expect(r.counts.deleted).toBe(2);
+    expect(r.counts.uncleanLoss).toBe(0);
+    expect(r.allowed).toEqual([
+      expect.objectContaining({ kind: 'deleted', events: [1, 4, 6] }),
+      expect.objectContaining({ kind: 'deleted', events: [2, 4, 6] }),
+    ]);
+    expect(r.allowed[0]!.message).toContain('below offset 2, deleted from 40 by the DeleteRecords of event 4');
+  });
+
+  it('still reports a lost write at or above the DeleteRecords offset', () => {
+    const h = history(put('a', 0, 5, 10), put('b', 1, 15, 20), deletion(1, 40, 50), final(100, []));
+    const r = check(h);
+    expect(r.anomalies).toEqual([expect.objectContaining({ kind: 'lost-write', events: [2, 4] })]);
+    expect(r.counts.deleted).toBe(1);
+  });
+
+  it('reports a fetch, a poll or a final read that started after an answered DeleteRecords returning a record below it', () => {
+    // Prepare
+    const poll: Draft = { type: 'poll', process: 'c1', group: 'g', memberId: 'm1', start: 60, end: 61, outcome: 'ok', records: [{ ...T, ...rec(1, 'b') }] };
+    const h = history(put('a', 0, 5, 10), put('b', 1, 15, 20), put('c', 2, 25, 30), deletion(2, 40, 50), fetch('r1', 55, 56, [rec(1, 'b'), rec(2, 'c')]), poll,
+      final(100, [rec(0, 'a'), rec(1, 'b'), rec(2, 'c')]));
+    // Act
+    const found = only(h, 'read-below-log-start');
+    // Assess
+    expect(found.map((a) => a.events)).toEqual([[4, 5], [4, 6], [4, 7]]);
+    expect(found[0]!.message).toBe('a fetch by r1 started at 55 returned t/0 offset 1 ("b"), below the log start 2 a DeleteRecords had set by 50 (event 4)');
+    expect(found[2]!.message).toContain('the final read started at 100 returned t/0 offset 0 ("a")');
+  });
+
+  it('does not judge reads below an answered DeleteRecords after an unclean election that followed it (the new leader may not have had the raise)', () => {
+    const h = history(put('a', 0, 5, 10), put('b', 1, 15, 20), put('c', 2, 25, 30), deletion(2, 40, 50), cut(3, 60, 70), fetch('r1', 80, 81, [rec(1, 'b'), rec(2, 'c')]),
+      fetch('r2', 55, 56, [rec(1, 'b')]), final(100, [rec(1, 'b'), rec(2, 'c')]));
+    expect(only(h, 'read-below-log-start').map((a) => a.events)).toEqual([[4, 7]]);
+  });
+
+  it('lets an unanswered DeleteRecords allow loss below it, without judging the reads after it', () => {
+    const h = history(put('a', 0, 5, 10), put('b', 1, 15, 20), deletion(2, 40, 50, false), fetch('r1', 55, 56, [rec(1, 'b')]), final(100, [rec(1, 'b')]));
+    const r = check(h);
+    expect(r.anomalies).toEqual([]);
+    expect(r.counts.deleted).toBe(1);
+    expect(r.allowed).toEqual([expect.objectContaining({ kind: 'deleted', events: [1, 3, 5] })]);
   });
 });
 

@@ -15,6 +15,11 @@ const fault: Draft = { type: 'fault', kind: 'kill-leader-after-ack', target: 'br
 const quiet = (start: number, end: number, fault = 3, boundMs = 1000): Draft => ({ type: 'quiet', fault, pausedAt: start - 10, start, end, boundMs });
 const final = (at: number, values: string[]): Draft =>
   ({ type: 'final-read', ...TP, at, records: values.map((value, offset) => ({ offset, value })), complete: true });
+/** An unclean election: the ISR killed at `killedAt`, a replica whose log ends at `offset` elected at `electedAt`. */
+const cut = (offset: number, killedAt: number, electedAt: number): Draft =>
+  ({ type: 'fault', kind: 'unclean-election', target: 'orders/0', start: killedAt - 5, end: electedAt + 5, cut: { ...TP, offset, leaderEpoch: 2, killedAt, electedAt } });
+const deletion = (offset: number, start: number, answered = true): Draft =>
+  ({ type: 'fault', kind: 'delete-records', target: 'orders/0', start, end: start + 10, deletion: { ...TP, offset, answered } });
 
 describe('Function: check (liveness)', () => {
   it('reports an acks=all record never readable in a quiet phase, with the record and the time waited', () => {
@@ -78,6 +83,37 @@ describe('Function: check (liveness)', () => {
     }]);
   });
 
+  it('does not hold a record an unclean election cut to the bound, nor to the high watermark', () => {
+    // Prepare: 'b' (offset 1) acknowledged at 800, before the election at 900 of a replica whose log ends at 1; its high watermark stays 1.
+    const h = history(ack('a', 0, 700), ack('b', 1, 800), cut(1, 850, 900), quiet(1000, 2000), read(1500, [{ offset: 0, value: 'a' }], 1), final(3000, ['a']));
+    // Act
+    const r = check(h);
+    // Assess
+    expect(r.anomalies).toEqual([]);
+    expect(r.counts.uncleanLoss).toBe(1);
+  });
+
+  it('still holds a record below the cut to the bound, and one acknowledged after the election', () => {
+    // 'b' (offset 1) is below a cut at 2: it is first read at 4500, after the bound.
+    const below = history(ack('a', 0, 700), ack('b', 1, 800), cut(2, 850, 900), quiet(1000, 2000), read(1500, [{ offset: 0, value: 'a' }], 2), final(4500, ['a', 'b']));
+    const [a] = check(below).anomalies;
+    expect(check(below).anomalies).toHaveLength(1);
+    expect(a?.kind).toBe('unreadable-in-quiet');
+    expect(a?.message).toContain('acks=all write "b" by p acknowledged at orders/0 offset 1 (event 2)');
+    // 'c' (offset 1) was acknowledged by the new leader at 950, after the election.
+    const after = history(ack('a', 0, 700), cut(1, 850, 900), ack('c', 1, 950), quiet(1000, 2000), read(1500, [{ offset: 0, value: 'a' }], 1), final(4500, ['a', 'c']));
+    expect(check(after).anomalies.map((x) => [x.kind, x.events[0]])).toEqual([['unreadable-in-quiet', 3]]);
+  });
+
+  it('does not hold a record below a DeleteRecords sent by the deadline, but does one sent later', () => {
+    // Prepare: 'a' (offset 0) is never read; offset 0 is deleted at 1500 (in time) or at 2500 (after the deadline 2000).
+    const left: Draft = { type: 'final-read', ...TP, at: 3000, records: [{ offset: 1, value: 'b' }], complete: true };
+    const inTime = history(ack('a', 0, 700), ack('b', 1, 800), deletion(1, 1500), quiet(1000, 2000, 3), read(1600, [{ offset: 1, value: 'b' }], 2), left);
+    expect(check(inTime).anomalies).toEqual([]);
+    const late = history(ack('a', 0, 700), ack('b', 1, 800), quiet(1000, 2000, 4), deletion(1, 2500), read(1600, [{ offset: 1, value: 'b' }], 2), left);
+    expect(check(late).anomalies.map((x) => [x.kind, x.events[0]])).toEqual([['unreadable-in-quiet', 1]]);
+  });
+
   it('judges nothing without a quiet phase', () => {
     expect(check(history(ack('a', 0, 700), final(3000, ['a']))).anomalies).toEqual([]);
   });
@@ -120,6 +156,32 @@ describe('Class: Readability', () => {
     r.update(history(ack('a', 0, 100), ack('b', 1, 110), ack('c', 2, 110, '1'), ack('d', 3, 500)));
     expect(r.needed(200)).toEqual([{ ...TP, hw: 2 }]);
     expect(r.needed(600)).toEqual([{ ...TP, hw: 4 }]);
+  });
+
+  it('stops waiting for the records an unclean election cut, and only those', () => {
+    // Prepare: a cut at offset 1 elected at 160; 'd' takes offset 1 in the new log afterwards.
+    const events = history(ack('a', 0, 100), ack('b', 1, 110), ack('c', 2, 120, '1'), cut(1, 150, 160), ack('d', 1, 200));
+    const r = new Readability();
+    // Act
+    r.update(events.slice(0, 3));
+    expect(r.pending(300)).toEqual([{ ...TP, from: 0, count: 3 }]);
+    expect(r.needed(300)).toEqual([{ ...TP, hw: 2 }]);
+    r.update(events);
+    // Assess
+    expect(r.pending(180)).toEqual([{ ...TP, from: 0, count: 1 }]);
+    expect(r.needed(180)).toEqual([{ ...TP, hw: 1 }]);
+    expect(r.pending(300)).toEqual([{ ...TP, from: 0, count: 2 }]);
+    expect(r.needed(300)).toEqual([{ ...TP, hw: 2 }]);
+  });
+
+  it('stops waiting for the records below a DeleteRecords, and for those acknowledged below it later', () => {
+    const events = history(ack('a', 0, 100), ack('b', 1, 110), ack('c', 2, 120), deletion(2, 150, false), ack('x', 1, 200));
+    const r = new Readability();
+    r.update(events);
+    expect(r.pending(300)).toEqual([{ ...TP, from: 2, count: 1 }]);
+    expect(r.needed(300)).toEqual([{ ...TP, hw: 3 }]);
+    r.forget(300);
+    expect(r.needed(130)).toEqual([{ ...TP, hw: 3 }]);
   });
 
   it('counts a record read before its acknowledgement came back as read', () => {

@@ -17,7 +17,9 @@ const proxy = { set: () => undefined } as unknown as FaultProxy;
 const controls: NemesisControls = {
   ...fakeShape([1, 2, 3]),
   healthy: async () => true,
-  leaderOf: async (tp) => ({ leader: 1 + (tp.partition % 3), epoch: 1 }),
+  leaderOf: async (tp) => ({ leader: 1 + (tp.partition % 3), epoch: 1, isr: [1, 2, 3], replicas: [1, 2, 3] }),
+  electedLogEnd: async () => 0,
+  deleteRecords: async () => ({ detail: 'DeleteRecords to 0: 200', deletion: { offset: 0, answered: true } }),
   nextWrite: async () => ({ value: 'v', offset: 0 }),
   leaseHolder: async () => 'controller-2',
   dropDeliveries: () => undefined,
