@@ -1,19 +1,20 @@
 /**
- * `npm run model`: the replication model (spec/replication.qnt, docs/model.md) under Quint's
- * simulator with every invariant, a fixed seed and a sample budget, so a run is repeatable and
- * cheap enough for every `npm test` (about half a minute). Exits 1 on a violation and
- * prints the command that reproduces it.
+ * `npm run model`: the protocol models (spec/*.qnt, docs/model.md) under Quint's simulator, each
+ * with every invariant, a fixed seed and a sample budget, so a run is repeatable and cheap enough
+ * for every `npm test` (about 40 s in all). Exits 1 on a violation and prints the command that
+ * reproduces it.
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const SPEC = 'spec/replication.qnt';
-const INVARIANTS = ['noAckedLoss', 'noReadTruncated', 'replicasAgree', 'hwMonotonic', 'oneLeaderPerEpoch', 'logStartMonotonic'];
-
 interface Run {
   /** What the run explores. */
   readonly what: string;
+  readonly spec: string;
+  /** The module of the protocol as the code runs it. */
+  readonly main: string;
+  readonly invariants: readonly string[];
   readonly step: string;
   readonly seed: number;
   readonly samples: number;
@@ -23,12 +24,19 @@ interface Run {
 // One run per spec, as the simulator is cheapest that way (each run parses the spec again): the
 // scoped steps of the experiments (docs/model.md) are reachable from `step` too.
 const RUNS: readonly Run[] = [
-  { what: 'the replication protocol', step: 'step', seed: 20261203, samples: 1200, steps: 40 },
+  {
+    what: 'the replication protocol', spec: 'spec/replication.qnt', main: 'checked', step: 'step', seed: 20261203, samples: 1200, steps: 40,
+    invariants: ['noAckedLoss', 'noReadTruncated', 'replicasAgree', 'hwMonotonic', 'oneLeaderPerEpoch', 'logStartMonotonic'],
+  },
+  {
+    what: 'the commit protocol', spec: 'spec/commit.qnt', main: 'checkedCommit', step: 'step', seed: 20261203, samples: 1500, steps: 40,
+    invariants: ['ackedOnce', 'sequenceOrder', 'requestOnce', 'stagedConsistent', 'logWellFormed'],
+  },
 ];
 
 let failed = false;
 for (const r of RUNS) {
-  const args = ['run', SPEC, '--main', 'checked', '--step', r.step, '--backend', 'typescript', '--invariants', ...INVARIANTS,
+  const args = ['run', r.spec, '--main', r.main, '--step', r.step, '--backend', 'typescript', '--invariants', ...r.invariants,
     '--max-samples', String(r.samples), '--max-steps', String(r.steps), '--seed', String(r.seed)];
   const started = performance.now();
   const out = spawnSync(path.join(ROOT, 'node_modules', '.bin', 'quint'), args, { cwd: ROOT, encoding: 'utf8' });
