@@ -192,11 +192,14 @@ export class ProcessSupervisor {
     return this.setState(e, 'killed');
   }
 
-  /** SIGSTOP: the process keeps its port open but never answers. */
+  /** SIGSTOP: the process keeps its port open but never answers. The state is 'paused' once every thread has stopped. */
   pause(name: string): ProcessInfo {
     const e = this.entry(name);
     if (e.state !== 'running' || !e.child?.pid) throw notRunning(e, 'paused');
     signal(targetOf(e.child), 'SIGSTOP');
+    // SIGSTOP, too, is delivered asynchronously: a thread stops when it next runs, which on a busy
+    // machine may be after the answer. Wait, briefly and synchronously, so "paused" means paused.
+    waitStoppedSync(e.child.pid, 1000);
     return this.setState(e, 'paused');
   }
 
@@ -455,7 +458,21 @@ export function waitDeadSync(pid: number, maxMs: number): boolean {
   return true;
 }
 
-function isDead(pid: number): boolean {
+/** Blocks until every thread of `pid` is stopped (or gone), at most `maxMs`. Linux only (reads /proc); elsewhere returns at once. */
+export function waitStoppedSync(pid: number, maxMs: number): boolean {
+  const deadline = Date.now() + maxMs;
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  while (!everyTask(pid, (state) => 'TtZXx'.includes(state))) {
+    if (Date.now() >= deadline) return false;
+    Atomics.wait(nap, 0, 0, 1);
+  }
+  return true;
+}
+
+const isDead = (pid: number): boolean => everyTask(pid, (state) => state === 'Z' || state === 'X' || state === 'x');
+
+/** Whether every thread of `pid` is in a state `ok` accepts (a process or thread already gone counts). */
+function everyTask(pid: number, ok: (state: string) => boolean): boolean {
   let tids: string[];
   try {
     tids = fs.readdirSync(`/proc/${pid}/task`);
@@ -465,8 +482,7 @@ function isDead(pid: number): boolean {
   return tids.every((tid) => {
     try {
       const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const state = stat.charAt(stat.lastIndexOf(')') + 2);
-      return state === 'Z' || state === 'X' || state === 'x';
+      return ok(stat.charAt(stat.lastIndexOf(')') + 2));
     } catch {
       return true; // that thread is gone
     }

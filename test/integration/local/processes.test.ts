@@ -150,9 +150,15 @@ describe('ProcessSupervisor with real DynamoDB Local and s3rver', () => {
     }
   });
 
-  it('pause stops answers while keeping the port open; resume brings them back', async () => {
+  it('pause stops answers while keeping the port open (every thread stopped when it answers); resume brings them back', async () => {
     const before = sup.get('mem')!;
     expect(sup.pause('mem').state).toBe('paused');
+    // (SIGSTOP is delivered asynchronously: "paused" must mean every thread is stopped already)
+    const states = fs.readdirSync(`/proc/${before.pid}/task`).map((tid) => {
+      const stat = fs.readFileSync(`/proc/${before.pid}/task/${tid}/stat`, 'utf8');
+      return stat.charAt(stat.lastIndexOf(')') + 2);
+    });
+    expect(states.filter((st) => st !== 'T' && st !== 't')).toEqual([]);
     expect(await probe(before.port, 500)).toEqual({ error: 'TIMEOUT' });
     expect(() => sup.pause('mem')).toThrow(LocalStackError);
     expect(sup.resume('mem').state).toBe('running');
