@@ -72,7 +72,7 @@ beforeAll(() => {
     const hash = String(fn.Code.S3Key).replace(/\.zip$/, '');
     assets.set(spec.name, path.join(s.outdir, `asset.${hash}`));
   }
-}, 120_000);
+});
 
 afterAll(() => s?.cleanup());
 

@@ -8,11 +8,9 @@
  * The background work — the static checks (tsc, eslint), the benchmarks' smoke run, the
  * protocol models' simulation (`npm run model`, docs/model.md) and the
  * background project (BACKGROUND_FILES: CDK synths, the package build) — shares nothing with the
- * tests, so it runs at the lowest CPU priority (`lowPriority`) from the start, on the CPU the tests
- * leave idle, instead of a time of its own. The checks have no deadline and run only on a core
- * nothing else wants (SCHED_IDLE); the background project's tests have timeouts, so it runs just
- * above them (nice 19 in a session of its own): four checks beside it at its own priority took
- * its npm pack test past its two minutes. Each one's output is printed whole when it ends.
+ * tests and has no deadline, so it runs at the lowest CPU priority (`lowPriority`) from the start,
+ * on the CPU the tests leave idle, instead of a time of its own. Each one's output is printed
+ * whole when it ends.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -39,9 +37,9 @@ const works = (command: string, args: string[]): boolean => spawnSync(command, a
  */
 const idle = works('setsid', ['true']) && works('chrt', ['--idle', '0', 'true']);
 const nice = works('nice', ['-n', '19', 'true']);
-const lowPriority = (npmArgs: readonly string[], o: { idle: boolean }): string[] => {
+const lowPriority = (npmArgs: readonly string[]): string[] => {
   const quoted = npmArgs.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
-  if (idle) return ['setsid', 'sh', '-c', `echo 19 > /proc/self/autogroup 2>/dev/null; exec ${o.idle ? 'chrt --idle 0 ' : ''}npm ${quoted}`];
+  if (idle) return ['setsid', 'sh', '-c', `echo 19 > /proc/self/autogroup 2>/dev/null; exec chrt --idle 0 npm ${quoted}`];
   return [...(nice ? ['nice', '-n', '19'] : []), 'npm', ...npmArgs];
 };
 
@@ -55,11 +53,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => pr
 type Step = { name: string; code: number; seconds: number };
 type ProjectRun = { name: string; code: number; report?: JsonReport };
 
-/** One npm command at a low CPU priority (`label` names it; `idle`: only on a core nothing else wants), its output kept until it ends. */
-function background(label: string, npmArgs: readonly string[], o = { idle: true }): Promise<Step> {
+/** One npm command at the lowest CPU priority (`label` names it), its output kept until it ends. */
+function background(label: string, npmArgs: readonly string[]): Promise<Step> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const [command = 'npm', ...args] = lowPriority(npmArgs, o);
+    const [command = 'npm', ...args] = lowPriority(npmArgs);
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     if (child.pid !== undefined) running.add(child.pid);
     const out: Buffer[] = [];
@@ -96,7 +94,7 @@ function project(name: string): Promise<ProjectRun> {
 /** A test project as background work. */
 async function backgroundProject(name: string): Promise<ProjectRun> {
   const out = reportFile(name);
-  const { code } = await background(`vitest --project ${name}`, ['exec', '--', ...vitestArgs(name, out)], { idle: false });
+  const { code } = await background(`vitest --project ${name}`, ['exec', '--', ...vitestArgs(name, out)]);
   return { name, code, report: readReport(out) };
 }
 

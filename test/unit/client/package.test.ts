@@ -44,5 +44,5 @@ describe.skipIf(!hasNpm)('npm pack', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  });
 });
