@@ -39,7 +39,7 @@ export interface Observability {
 }
 
 /** The alarms `monitoring: 'essential'` keeps: the cluster's health, one each. */
-export const ESSENTIAL_ALARMS = ['OfflinePartitions', 'UnderReplicatedPartitions', 'NoActiveController', 'ControllerNotRunning', 'ReplicationFailures', 'ApiServerErrors'] as const;
+export const ESSENTIAL_ALARMS = ['OfflinePartitions', 'UnderReplicatedPartitions', 'NoActiveController', 'ControllerNotRunning', 'ReplicationFailures', 'ApiServerErrors', 'TailOverdue'] as const;
 
 const ONE_MINUTE = Duration.minutes(1);
 const FIVE_MINUTES = Duration.minutes(5);
@@ -104,6 +104,12 @@ export function buildObservability(scope: Construct, o: ObservabilityOptions): O
       usingMetrics: { missing: metric('segmentMissing', 'Sum'), corrupt: metric('segmentCorrupt', 'Sum') },
     }),
     threshold: 1, evaluationPeriods: 1,
+    comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, treatMissingData: cw.TreatMissingData.NOT_BREACHING,
+  });
+
+  alarm('TailOverdue', {
+    alarmDescription: 'A table tail has not rolled to S3 for an hour past its due time (segment.ms, at most a day): rolls are failing, and its batches expire three days after their append.',
+    metric: metric('tailOverdue', 'Maximum', FIVE_MINUTES), threshold: 1, evaluationPeriods: 1,
     comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, treatMissingData: cw.TreatMissingData.NOT_BREACHING,
   });
 

@@ -91,6 +91,10 @@ export const CLUSTER_METRICS = {
     name: 'SegmentMissing', unit: 'Count', emittedBy: 'fetch',
     description: 'Per read: 1 when a live segment\'s object is missing from S3 (an error to investigate; the read fails, never skips).',
   }),
+  tailOverdue: m({
+    name: 'TailOverdue', unit: 'Count', emittedBy: 'controller',
+    description: 'Every full pass of the sweep (5 min): partitions whose table tail is past its roll by an hour; its batches expire (DynamoDB TTL) three days after their append.',
+  }),
   segmentAheadOfLeader: m({
     name: 'SegmentAheadOfLeader', unit: 'Count', emittedBy: 'replicator',
     description: 'Per roll attempt: 1 when a leader lacks records a live segment holds (only after an unclean election).',

@@ -22,6 +22,7 @@ import { packChunks, type ChunkCost } from './append-chunks.js';
 import type { PreparedBatch } from './batches.js';
 import { check, type ProducerState } from './producer-state.js';
 import { forgetLeader, knownHead, rememberAppend } from './fast-commit.js';
+import { batchExpiresAt } from './roll.js';
 
 export interface AppendTarget {
   /** The topic's name, for the lag index (read from the coordination table by id when absent). */
@@ -251,6 +252,7 @@ function planChunk(t: AppendTarget, head: ReplicaHead, chunk: readonly StagedBat
       recordCount: batch.recordCount, sizeBytes: batch.bytes.length,
       ...(s3 ? { s3 } : { data: withBaseOffset(batch.bytes, baseOffset, t.leaderEpoch) }),
       ...(tag ? { producerId: tag.producerId, producerEpoch: tag.producerEpoch, baseSequence: tag.baseSequence } : {}),
+      expiresAt: batchExpiresAt(Date.now()),
     });
     results.push({ baseOffset, lastOffset: next - 1 });
   }

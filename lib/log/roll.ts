@@ -75,10 +75,38 @@ async function partitionOf(topic: string, partition: number): Promise<Partition 
   };
 }
 
-/** Whether a leader head's table tail is due to roll by `segment.bytes` or `segment.ms`. */
+/**
+ * How long a batch item lives in a replica table before DynamoDB's TTL may delete it (its
+ * `expiresAt`, set at the append). A trim deletes nothing: what it moves the tail start past is in
+ * a segment and read from there, and expires by itself — no write unit per batch per replica.
+ */
+export const BATCH_TTL_MS = 3 * 24 * 3_600_000;
+/**
+ * The oldest a table tail gets before it is due to roll whatever `segment.ms` says: a day, so a
+ * roll that is late still has two days before any batch of the tail could expire.
+ */
+export const MAX_TAIL_AGE_MS = 24 * 3_600_000;
+/** Past its due time by this much, a tail is reported overdue (`tailOverdue`, the TailOverdue alarm). */
+export const TAIL_OVERDUE_MS = 3_600_000;
+
+/** The `expiresAt` (epoch seconds) of a batch item appended at `now`. */
+export const batchExpiresAt = (now: number): number => Math.ceil((now + BATCH_TTL_MS) / 1000);
+
+/** How old a table tail may get under `segment.ms` before it is due to roll. */
+const tailAgeLimit = (segmentMs: number): number => Math.min(segmentMs, MAX_TAIL_AGE_MS);
+
+/** Whether a leader head's table tail is due to roll by `segment.bytes`, or by its age (`segment.ms`, at most a day). */
 export function rollDue(head: Pick<ReplicaHead, 'tailBytes' | 'tailSince' | 'hw' | 'tailStart' | 'logStartOffset'>, segmentBytes: number, segmentMs: number, now: number): boolean {
   if (head.hw <= tailStartOf(head)) return false;
-  return (head.tailBytes ?? 0) >= segmentBytes || (head.tailSince !== undefined && now - head.tailSince >= segmentMs);
+  return (head.tailBytes ?? 0) >= segmentBytes || (head.tailSince !== undefined && now - head.tailSince >= tailAgeLimit(segmentMs));
+}
+
+/**
+ * Whether a leader head's table tail holds records past its roll's due time by more than
+ * `TAIL_OVERDUE_MS`: rolls are failing, and its batches come closer to their expiry.
+ */
+export function tailOverdue(head: Pick<ReplicaHead, 'tailSince' | 'leo' | 'tailStart' | 'logStartOffset'>, segmentMs: number, now: number): boolean {
+  return head.leo > tailStartOf(head) && head.tailSince !== undefined && now - head.tailSince > tailAgeLimit(segmentMs) + TAIL_OVERDUE_MS;
 }
 
 /** The segment-format input of a stored batch. */
@@ -149,7 +177,7 @@ async function sameLog(store: ReplicaStoreRef, tp: string, end: number, lastLead
 /** (d) on every replica. Returns how many replicas moved their tail start. */
 async function trim(p: Partition, segment: Pick<SegmentRecord, 'baseOffset' | 'endOffset' | 'lastLeaderEpoch'>, o: RollOptions, rolled?: readonly BatchRecord[]): Promise<number> {
   let moved = 0;
-  const known = rolled?.map((b) => ({ off: b.lastOffset, sizeBytes: b.sizeBytes }));
+  const known = rolled?.map((b) => ({ off: b.lastOffset, sizeBytes: b.sizeBytes, ...(b.expiresAt === undefined ? {} : { expiresAt: b.expiresAt }) }));
   for (const store of p.replicas) {
     try {
       if (!(await sameLog(store, p.tp, segment.endOffset, segment.lastLeaderEpoch))) {

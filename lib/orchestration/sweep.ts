@@ -33,9 +33,12 @@
 import { config } from '../config.js';
 import { cachedTopic, replicaStore } from '../cluster/metadata.js';
 import { asKafkaError } from '../errors.js';
+import { numericConfig } from '../cluster/topic-configs.js';
 import { logger } from '../logger.js';
+import { emitMetric } from '../metrics.js';
 import { replicate, type ReplicateResult } from '../log/commit.js';
 import { fullSync } from '../log/full-sync.js';
+import { tailOverdue } from '../log/roll.js';
 import { claimGarbagePass, readGarbageClock } from '../storage/coordination/garbage-clock.js';
 import { clearLagging, listLagging, markLagging, type LagMark } from '../storage/coordination/lag-index.js';
 import { listTopicNames } from '../storage/coordination/topics.js';
@@ -294,6 +297,7 @@ export class ReplicationSweep {
     }
     const lagging: PartitionRef[] = [];
     const maintain: PartitionRef[] = [];
+    const overdue: (PartitionRef & { tailSince?: number })[] = [];
     await Promise.all([...byLeader].map(async ([leader, parts]) => {
       try {
         const heads = await readHeads(await replicaStore(leader), parts.map((p) => topicPartitionKey(p.topicId, p.partition)));
@@ -303,12 +307,19 @@ export class ReplicationSweep {
           const ref = { topic: p.topic, topicId: p.topicId, partition: p.partition };
           if (headLags(head, p.followers)) lagging.push(ref);
           if (maintenanceDue(head, p.configs, now)) maintain.push(ref);
+          if (tailOverdue(head, numericConfig(p.configs, 'segment.ms'), now)) overdue.push({ ...ref, tailSince: head.tailSince });
         }
       } catch (err) {
         // A leader whose store is down is the controller's to replace; its partitions come back on a later pass.
         logger.debug({ event: 'sweep-leader-unreadable', broker: leader, err: (err as Error).message }, 'sweep could not read a leader');
       }
     }));
+    // The watchdog of the batches' expiry (DynamoDB TTL, BATCH_TTL_MS after the append): an
+    // unrolled tail that old would lose them. The maintenance it is due for runs in this pass.
+    emitMetric('tailOverdue', overdue.length);
+    for (const p of overdue) {
+      logger.error({ event: 'tail-overdue', topic: p.topic, partition: p.partition, tailSince: p.tailSince }, 'a table tail is past its roll by more than an hour: its batches expire three days after their append');
+    }
     return { lagging, maintain };
   }
 }

@@ -172,6 +172,12 @@ export interface BatchRecord {
   readonly producerId?: number;
   readonly producerEpoch?: number;
   readonly baseSequence?: number;
+  /**
+   * When DynamoDB's TTL may delete the batch's item (seconds since the epoch, the replica tables'
+   * `expiresAt`): set at the append, copied with the batch, far enough out that the batch is rolled
+   * into a segment first. Below the tail start nothing reads it, so no trim deletes it.
+   */
+  readonly expiresAt?: number;
 }
 
 export const topicPartitionKey = (topicId: string, partition: number): string => `${topicId}#${partition}`;

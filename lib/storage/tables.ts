@@ -36,6 +36,8 @@ export function replicaTableSpec(brokerId: number, prefix = DEFAULT_TABLE_PREFIX
     partitionKey: { name: 'tp', type: 'S' },
     sortKey: { name: 'off', type: 'N' },
     stream: 'NEW_IMAGE',
+    // Batch items below the tail start (rolled into segments) expire instead of being deleted.
+    timeToLiveAttribute: 'expiresAt',
   };
 }
 

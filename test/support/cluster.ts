@@ -11,7 +11,7 @@ import { startLocalStack, type LocalStack } from '../../local/stack.js';
 import { resetClients } from '../../lib/storage/clients.js';
 import type { BatchRecord } from '../../lib/storage/model.js';
 import { queryBatches } from '../../lib/storage/replica/reads.js';
-import { readHead } from '../../lib/storage/replica/head.js';
+import { readHead, tailStartOf } from '../../lib/storage/replica/head.js';
 import { type ReplicaStoreRef } from '../../lib/storage/replica/store.js';
 import { restoreEnv } from './env.js';
 import { workerStore } from './worker-store.js';
@@ -209,11 +209,12 @@ export function startProducers(c: FaultCluster, topic: string, o: { count: numbe
   };
 }
 
-/** A replica's log: its batches below its log end offset, as stored. */
+/** A replica's table log: its batches from its tail start to its log end offset, as stored. */
 export async function replicaLog(store: ReplicaStoreRef, tp: string): Promise<BatchRecord[]> {
   const head = await readHead(store, tp);
   if (!head) return [];
-  return (await queryBatches(store, tp, { fromOffset: 0, toOffset: head.leo - 1, maxBytes: 1e12 }));
+  // (below the tail start the table's items are rolled into segments and wait for their expiry)
+  return (await queryBatches(store, tp, { fromOffset: tailStartOf(head), toOffset: head.leo - 1, maxBytes: 1e12 }));
 }
 
 /** The comparable content of a log: offsets, epochs and bytes of every batch. */

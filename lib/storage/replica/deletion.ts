@@ -14,6 +14,7 @@
 import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { HEAD_OFFSET, producersKey } from '../tables.js';
 import { MAX_TRANSACTION_ITEMS, transactWrite } from '../transact.js';
+import { readHead, tailStartOf } from './head.js';
 import { batchWriteAll, client, type ReplicaStoreRef } from './store.js';
 
 /** Deletes a partition from a replica table: its head, every batch, every producer state. */
@@ -60,20 +61,24 @@ async function deleteAll(
 }
 
 /**
- * The `data/` objects a replica's table points to for a partition (large batches kept in S3):
- * a paged, strongly consistent Query of the batch items projecting `s3` (the garbage pass keeps
- * every object named here). Reads every batch item of the table tail (billed by item size).
+ * The `data/` objects a replica's table tail points to for a partition (large batches kept in S3):
+ * a paged, strongly consistent Query of the batch items from the head's tail start, projecting
+ * `s3` (the garbage pass keeps every object named here). Below the tail start the items are rolled
+ * (a segment holds or adopted their bytes) and wait for their expiry: nothing reads them. Reads
+ * every batch item of the table tail (billed by item size).
  */
 export async function batchPointerKeys(store: ReplicaStoreRef, tp: string): Promise<Set<string>> {
   const keys = new Set<string>();
+  const head = await readHead(store, tp);
+  const from = head ? tailStartOf(head) : 0;
   let start: Record<string, unknown> | undefined;
   do {
     const out = await client(store).send(new QueryCommand({
       TableName: store.replicaTable,
-      KeyConditionExpression: 'tp = :tp AND off >= :zero',
+      KeyConditionExpression: 'tp = :tp AND off >= :from',
       FilterExpression: 'attribute_exists(s3)',
       ExpressionAttributeNames: { '#s3': 's3' },
-      ExpressionAttributeValues: { ':tp': tp, ':zero': 0 },
+      ExpressionAttributeValues: { ':tp': tp, ':from': from },
       ProjectionExpression: '#s3',
       ConsistentRead: true,
       ExclusiveStartKey: start,

@@ -6,11 +6,11 @@
  * - `advanceTailStart` — condition: the replica holds everything below `end`, its tail starts
  *   below it, and no full sync fills it (`leo >= :end AND (attribute_not_exists(tailStart) OR
  *   tailStart < :end) AND attribute_not_exists(snapshotting)`). Effect: `tailStart = end`,
- *   `tailBytes` less the dropped batches' bytes, `tailSince = now`; then every batch item below
- *   `end` deleted, unconditionally (with `known`, the ones an earlier call left below them too);
- *   returns true. Failure: returns false — after deleting the
- *   items below `end` when the head already says `tailStart >= end` (finishing a call that
- *   stopped between the two steps), having deleted nothing otherwise.
+ *   `tailBytes` less the dropped batches' bytes, `tailSince = now`; then the batch items below
+ *   `end` that carry no `expiresAt` deleted, unconditionally (the others expire by DynamoDB's
+ *   TTL); returns true. Failure: returns false — after deleting those items when the head already
+ *   says `tailStart >= end` (finishing a call that stopped between the two steps), having deleted
+ *   nothing otherwise.
  * - `correctTailBytes` — condition: the head exists (`attribute_exists(tp)`). Effect: `tailBytes +
  *   delta`. Failure: nothing written, no error.
  * - `raiseLogStart` — condition: the log start moves up and the replica holds the offset
@@ -21,7 +21,7 @@
  */
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { HEAD_OFFSET } from '../tables.js';
-import { readHead } from './head.js';
+import { readHead, tailStartOf } from './head.js';
 import { batchWriteAll, client, type ReplicaStoreRef } from './store.js';
 
 /**
@@ -30,21 +30,24 @@ import { batchWriteAll, client, type ReplicaStoreRef } from './store.js';
  *
  *   1. the head: `tailStart = end`, `tailBytes` less the bytes of the batches below `end`,
  *      `tailSince` now
- *   2. every batch item below `end`, deleted (unconditionally: what is below a raised tailStart is
- *      in S3 or gone; a reader that read the head before 1 and misses them falls back to segments)
+ *   2. the batch items below `end` that carry no `expiresAt` (written before batches carried
+ *      one), deleted: the others expire by DynamoDB's TTL. Nothing reads below the tail start (a
+ *      reader that read the head before 1 falls back to segments when it misses them), so a
+ *      trim costs one head write, not a write unit per batch per replica.
  *
  * Condition (1): the replica holds everything below `end` (`leo >= end`), its tailStart is below
  * `end` (never moves back), and no full sync fills it. A replica that fails it is skipped (false):
  * a lagging one gets the leader's segment list through a full sync, a later pass retries the rest.
- * `end` must be a batch boundary; `known`: the batches below it, when the caller read them (else a
- * Query finds them). Returns whether the head moved (the deletes run either way when
- * the head already says `end` or more, so a crash between 1 and 2 is finished by the next call).
+ * `end` must be a batch boundary; `known`: the batches in [tailStart, end), when the caller read
+ * them (else a Query from the head's tail start finds them). Returns whether the head moved (the
+ * deletes run either way when the head already says `end` or more, so a crash between 1 and 2 is
+ * finished by the next call).
  */
 export async function advanceTailStart(
-  store: ReplicaStoreRef, tp: string, end: number, now = Date.now(), known?: readonly { readonly off: number; readonly sizeBytes: number }[],
+  store: ReplicaStoreRef, tp: string, end: number, now = Date.now(), known?: readonly BatchKey[],
 ): Promise<boolean> {
   // (batch items have the same keys on every replica: a roller that read the leader's passes them, saving a Query per replica)
-  const below = known ?? await batchKeysBelow(store, tp, end);
+  const below = known ?? await batchKeysBetween(store, tp, tailStartOf((await readHead(store, tp)) ?? { logStartOffset: 0 }), end);
   const dropped = below.reduce((n, b) => n + b.sizeBytes, 0);
   let moved = true;
   try {
@@ -61,34 +64,36 @@ export async function advanceTailStart(
     const head = await readHead(store, tp);
     if (!head || (head.tailStart ?? 0) < end) return false;
   }
-  // Items a call that stopped between its two steps left below the tail start (orphans: nothing
-  // reads them, but their data/ objects stay referenced) go too: the caller's batches begin at the
-  // tail start, the Query looks below them, and finds nothing nearly always.
-  const first = known?.reduce((m, b) => Math.min(m, b.off), Number.POSITIVE_INFINITY);
-  const orphans = first !== undefined && Number.isFinite(first) && first > 0 ? await batchKeysBelow(store, tp, first) : [];
-  const stale = orphans.filter((o) => !below.some((b) => b.off === o.off));
-  // (a 16 MiB tail of 1 KiB batches is ~650 BatchWriteItem calls: a few at once)
-  const deletes = [...stale, ...below].map((b) => ({ DeleteRequest: { Key: { tp, off: b.off } } }));
+  // (a 16 MiB tail of 1 KiB batches without expiresAt is ~650 BatchWriteItem calls: a few at once)
+  const deletes = below.filter((b) => b.expiresAt === undefined).map((b) => ({ DeleteRequest: { Key: { tp, off: b.off } } }));
   const CHUNK = 25 * 40;
   const chunks = Array.from({ length: Math.ceil(deletes.length / CHUNK) }, (_, i) => deletes.slice(i * CHUNK, (i + 1) * CHUNK));
   for (let i = 0; i < chunks.length; i += 4) await Promise.all(chunks.slice(i, i + 4).map((c) => batchWriteAll(store, c)));
   return moved;
 }
 
-/** The keys and sizes of every batch item wholly below `end` (keyed by last offset: `off < end`). */
-async function batchKeysBelow(store: ReplicaStoreRef, tp: string, end: number): Promise<{ off: number; sizeBytes: number }[]> {
-  const out: { off: number; sizeBytes: number }[] = [];
+/** A batch item as a trim needs it: its key (the last offset), its size, its expiry if it has one. */
+export interface BatchKey {
+  readonly off: number;
+  readonly sizeBytes: number;
+  readonly expiresAt?: number;
+}
+
+/** The keys, sizes and expiries of the batch items in [from, end) (keyed by last offset: `from <= off < end`). */
+async function batchKeysBetween(store: ReplicaStoreRef, tp: string, from: number, end: number): Promise<BatchKey[]> {
+  const out: BatchKey[] = [];
+  if (end <= from) return out;
   let start: Record<string, unknown> | undefined;
   do {
     const res = await client(store).send(new QueryCommand({
       TableName: store.replicaTable,
-      KeyConditionExpression: 'tp = :tp AND off BETWEEN :zero AND :last',
-      ExpressionAttributeValues: { ':tp': tp, ':zero': 0, ':last': end - 1 },
-      ProjectionExpression: 'off, sizeBytes',
+      KeyConditionExpression: 'tp = :tp AND off BETWEEN :from AND :last',
+      ExpressionAttributeValues: { ':tp': tp, ':from': Math.max(0, from), ':last': end - 1 },
+      ProjectionExpression: 'off, sizeBytes, expiresAt',
       ConsistentRead: true,
       ExclusiveStartKey: start,
     }));
-    out.push(...(res.Items ?? []).map((i) => ({ off: i.off as number, sizeBytes: (i.sizeBytes as number | undefined) ?? 0 })));
+    out.push(...(res.Items ?? []).map((i) => ({ off: i.off as number, sizeBytes: (i.sizeBytes as number | undefined) ?? 0, ...(i.expiresAt === undefined ? {} : { expiresAt: i.expiresAt as number }) })));
     start = res.LastEvaluatedKey;
   } while (start);
   return out;

@@ -9,11 +9,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { applyRetention, deleteRecords } from '../../../lib/log/retention.js';
-import { queryBatches } from '../../../lib/storage/replica/reads.js';
 import { raiseLogStart } from '../../../lib/storage/replica/tail.js';
 import { readHead, tailStartOf } from '../../../lib/storage/replica/head.js';
 import { listSegments, replaceSegments, segmentObjectKey, tombstoneSegments } from '../../../lib/storage/coordination/segments.js';
-import { useQuietCluster } from '../../support/cluster.js';
+import { replicaLog, useQuietCluster } from '../../support/cluster.js';
 import { heads, partitionWith, produceBatch, rollTo, type Partition } from './fake-roll.js';
 
 const cluster = useQuietCluster();
@@ -22,7 +21,8 @@ const HOUR = 3_600_000;
 const live = async (p: Partition) => (await listSegments(p.topicId, 0)).map((s) => [s.baseOffset, s.endOffset]);
 const allStates = async (p: Partition) => (await listSegments(p.topicId, 0, { states: ['pending', 'live', 'deleted'] })).map((s) => [s.baseOffset, s.state]);
 const logStarts = async (p: Partition) => (await heads(p)).map((h) => h.logStartOffset);
-const tableOffsets = async (p: Partition, store = p.leader) => (await queryBatches(store, p.tp, { fromOffset: 0, toOffset: 1e12, maxBytes: 1e12 })).map((b) => b.baseOffset);
+// (the table's log: from the tail start; below it the items are rolled and wait for their expiry)
+const tableOffsets = async (p: Partition, store = p.leader) => (await replicaLog(store, p.tp)).map((b) => b.baseOffset);
 
 /** Four batches of 5 records: [0,5) [5,10) rolled into segment A, [10,15) into B, [15,20) in the table. */
 async function fourBatches(configs: Record<string, string>, ts: { a?: number; b?: number; tail?: number } = {}) {

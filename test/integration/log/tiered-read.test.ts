@@ -32,7 +32,7 @@ import {
   commitSegment, listSegments, registerPending, replaceSegments, segmentObjectKey, tombstoneSegments, type SegmentRecord,
 } from '../../../lib/storage/coordination/segments.js';
 import { BATCH_OPTIONS } from '../../support/batches.js';
-import { useQuietCluster } from '../../support/cluster.js';
+import { replicaLog, useQuietCluster } from '../../support/cluster.js';
 
 const cluster = useQuietCluster();
 /** The v3 fetch route, as a client sees it. */
@@ -180,7 +180,7 @@ describe('Function: fetchRecords over segments and the table', () => {
     segments = [await rollTo(p, Math.floor(total * 0.25)), await rollTo(p, Math.floor(total * 0.5)), await rollTo(p, Math.floor(total * 0.75))];
     expect(segments.map((s) => s.endOffset)).toEqual([segments[1]!.baseOffset, segments[2]!.baseOffset, tailStartOf((await readHead(p.leader, p.tp))!)]);
     // The table holds only the tail now, on every replica.
-    for (const s of p.stores) expect((await queryBatches(s, p.tp, { fromOffset: 0, toOffset: BIG, maxBytes: BIG }))[0]?.baseOffset).toBe(segments[2]!.endOffset);
+    for (const s of p.stores) expect((await replicaLog(s, p.tp))[0]?.baseOffset).toBe(segments[2]!.endOffset);
 
     const all = await fetchAt(p, 0);
     expect(view(all.records)).toEqual(p.expected);
