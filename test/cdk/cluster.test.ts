@@ -64,11 +64,9 @@ describe('TributaryCluster: tables', () => {
     s.template.hasResourceProperties('AWS::DynamoDB::Table', { TableName: replicaTableSpec(3, prefix).name });
   });
 
-  it('expires the coordination table\'s quota usage counters by TTL (expiresAt), and nothing in the replica tables', () => {
-    const prefix = cluster().settings.tablePrefix;
+  it('expires items by TTL on expiresAt: the coordination table\'s quota usage counters, the replica tables\' rolled batch items', () => {
     for (const [, t] of resourcesOf(s, 'AWS::DynamoDB::Table')) {
-      const coordination = t.TableName === coordinationTableSpec(prefix).name;
-      expect(t.TimeToLiveSpecification, t.TableName).toEqual(coordination ? { AttributeName: 'expiresAt', Enabled: true } : undefined);
+      expect(t.TimeToLiveSpecification, t.TableName).toEqual({ AttributeName: 'expiresAt', Enabled: true });
     }
   });
 
@@ -399,8 +397,8 @@ describe('TributaryCluster: alarms and dashboard', () => {
     expect(Object.keys(cluster().alarms)).toEqual(expect.arrayContaining(['OfflinePartitions', 'UnderReplicatedPartitions', 'NoActiveController', 'SegmentStorage']));
   });
 
-  it('sizes the monitoring by the `monitoring` prop: 22 alarms and the dashboard by default, the 6 cluster-health alarms with essential, nothing with none', () => {
-    s.template.resourceCountIs('AWS::CloudWatch::Alarm', 22);
+  it('sizes the monitoring by the `monitoring` prop: 23 alarms and the dashboard by default, the 7 cluster-health alarms with essential, nothing with none', () => {
+    s.template.resourceCountIs('AWS::CloudWatch::Alarm', 23);
     const essential = synth({ brokers: 1, monitoring: 'essential', alarmEmail: 'ops@example.com' });
     expect(Object.keys(essential.stack.cluster.alarms).sort()).toEqual([...ESSENTIAL_ALARMS].sort());
     essential.template.resourceCountIs('AWS::CloudWatch::Alarm', ESSENTIAL_ALARMS.length);
