@@ -344,6 +344,8 @@ function sourceHash(functions: readonly LambdaFunction[]): string {
   };
   // (console/: the console function's bundle carries the built console)
   for (const d of ['lib', 'lambdas', 'build', 'console', 'test/fixtures']) if (fs.existsSync(path.join(PROJECT_ROOT, d))) walk(path.join(PROJECT_ROOT, d));
+  // (the worker is bundled with them)
+  h.update(fs.readFileSync(WORKER));
   return h.digest('hex').slice(0, 16);
 }
 
