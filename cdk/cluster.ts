@@ -31,7 +31,7 @@ import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import type * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import { createHash } from 'node:crypto';
-import { CONTROLLER_WAKE_PATTERN, FUNCTIONS, type FunctionName, type FunctionSpec } from '../lib/functions/catalog.js';
+import { CONTROLLER_WAKE_PATTERN, FUNCTIONS, REPLICA_STREAM_PATTERN, type FunctionName, type FunctionSpec } from '../lib/functions/catalog.js';
 import { DEPLOYED_BROKERS_ITEM } from '../lib/storage/tables.js';
 import { ENVIRONMENT } from '../lib/config.js';
 import { STATIC_ROUTES } from '../lib/http/static-routes.js';
@@ -365,8 +365,8 @@ export class TributaryCluster extends Construct {
         fn.addEventSource(new DynamoEventSource(table, {
           ...STREAM_SOURCE,
           onFailure: new SqsDlq(this.replicationFailureQueue),
-          // The handler ignores REMOVE records; so do we, before paying for an invocation.
-          filters: [lambda.FilterCriteria.filter({ eventName: lambda.FilterRule.or('INSERT', 'MODIFY') })],
+          // The handler ignores deletions and the group commit's stage; so do we, before paying for an invocation.
+          filters: [lambda.FilterCriteria.filter(structuredClone(REPLICA_STREAM_PATTERN) as Record<string, unknown>)],
         }));
       }
       // Lambda's stream poller needs dynamodb:ListStreams, which has no resource-level permissions.

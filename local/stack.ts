@@ -13,7 +13,7 @@ import { invalidateMetadata } from '../lib/cluster/metadata.js';
 import { resetConfig } from '../lib/config.js';
 import { buildConsole, type BuiltConsole } from '../build/console.js';
 import { ENVIRONMENT } from '../lib/config.js';
-import { CONTROLLER_WAKE_PATTERN, FUNCTIONS, type HttpFunctionName } from '../lib/functions/catalog.js';
+import { CONTROLLER_WAKE_PATTERN, FUNCTIONS, REPLICA_STREAM_PATTERN, type HttpFunctionName } from '../lib/functions/catalog.js';
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { changesOf, handOffToSweep } from '../lib/log/replicator.js';
 import type { HttpHandler } from '../lib/http/handler.js';
@@ -335,6 +335,7 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
       // queue, and the failing invocations have marked its partitions already; here they go to the
       // lag index, which the controller's sweep re-drives.
       onFailure: (event) => handOffToSweep(changesOf(event.Records)),
+      filter: REPLICA_STREAM_PATTERN,
       log: logger.child({ event: 'stream-poller' }),
     });
     if (o.replicator ?? true) await poller.start();

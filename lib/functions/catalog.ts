@@ -101,6 +101,17 @@ export const CONTROLLER_WAKE_PATTERN = {
   dynamodb: { Keys: { pk: { S: [COORDINATION_KEYS.brokers] } }, NewImage: { suspectAt: { N: [{ exists: true }] } } },
 } as const;
 
+/**
+ * What of a replica table's stream invokes the replicator (a Lambda event source filter pattern,
+ * applied as AWS applies it by the local stack's poller): inserts and changes of the log's items,
+ * not deletions (truncations' and expiries' echoes) nor the items of the group commit's stage
+ * (lib/storage/replica/staging.ts; they carry `stage`).
+ */
+export const REPLICA_STREAM_PATTERN = {
+  eventName: ['INSERT', 'MODIFY'],
+  dynamodb: { NewImage: { stage: [{ exists: false }] } },
+} as const;
+
 export function functionSpec(name: FunctionName): FunctionSpec {
   const f = FUNCTIONS.find((x) => x.name === name);
   if (!f) throw new Error(`no function named ${name}`);

@@ -1,68 +1,36 @@
 /**
  * Appending prepared batches to a partition's leader replica (docs/architecture.md, "Request
  * path"): offsets assigned from the head's log end offset, one transaction per chunk of batches,
- * lost races retried from the head the failed condition returned, batches above `inline.max.bytes`
- * stored in S3 first.
+ * batches above `inline.max.bytes` stored in S3 first. Appends from this instance go through one
+ * lane per partition (they never race each other); an append that loses the head's race to
+ * another instance joins a group commit (lib/log/staged-commit.ts) instead of retrying.
  */
 import { randomUUID } from 'node:crypto';
 import { KafkaError } from '../protocol/errors.js';
-import { asKafkaError } from '../errors.js';
-import { withBaseOffset } from '../protocol/record-batch.js';
-import type { BatchRecord, ReplicaHead, StoredProducerState } from '../storage/model.js';
-import { logger } from '../logger.js';
-import { markLagging } from '../storage/coordination/lag-index.js';
-import { topicNameById } from '../storage/coordination/topics.js';
 import { putObject } from '../storage/objects.js';
 import { appendBatches } from '../storage/replica/batches.js';
 import { headFromItem, readHead } from '../storage/replica/head.js';
-import { readProducerStates, type ProducerStateWrite } from '../storage/replica/producer-states.js';
-import { type ReplicaStoreRef } from '../storage/replica/store.js';
+import type { ReplicaHead, StoredProducerState } from '../storage/model.js';
 import { ConditionFailed } from '../storage/transact.js';
 import { packChunks, type ChunkCost } from './append-chunks.js';
+import {
+  AppendOutcomeUnknown, checkLeadership, epochEntryFor, headKey, isStoreFailure, lagFlag, notEnoughReplicas, planBatch, producerStates,
+  producerWrites, readyBatch, rememberProducers, startPlan, type AppendedRange, type AppendTarget, type ReadyBatch,
+} from './append-plan.js';
 import type { PreparedBatch } from './batches.js';
-import { check, type ProducerState } from './producer-state.js';
 import { forgetLeader, knownHead, rememberAppend } from './fast-commit.js';
-import { batchExpiresAt } from './roll.js';
+import { appendStaged, contended, stageable } from './staged-commit.js';
 
-export interface AppendTarget {
-  /** The topic's name, for the lag index (read from the coordination table by id when absent). */
-  readonly topic?: string;
-  readonly leader: ReplicaStoreRef;
-  readonly topicId: string;
-  readonly partition: number;
-  readonly tp: string;
-  /** The leader epoch the partition state names; the head must agree. */
-  readonly leaderEpoch: number;
-  /** Batches larger than this go to S3 with a pointer in the table. */
-  readonly inlineMaxBytes: number;
-  /**
-   * acks=all: the leader's ISR count must have at least this many members (min.insync.replicas),
-   * else NOT_ENOUGH_REPLICAS and nothing is written. Checked in the append's own condition.
-   */
-  readonly minIsr?: number;
-}
-
-export interface AppendedRange {
-  readonly baseOffset: number;
-  readonly lastOffset: number;
-}
+export { AppendOutcomeUnknown, type AppendedRange, type AppendTarget } from './append-plan.js';
 
 /** How long an append keeps retrying lost races before REQUEST_TIMED_OUT. */
 const RACE_BUDGET_MS = 10_000;
 
-const headKey = (t: AppendTarget): string => `${t.leader.brokerId}/${t.tp}`;
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A batch ready for the table: its bytes, or where in S3 they already are. */
-interface StagedBatch {
-  readonly batch: PreparedBatch;
-  readonly s3?: BatchRecord['s3'];
-}
 
 /** One caller's append waiting in its partition's lane. */
 interface Waiter {
-  readonly staged: readonly StagedBatch[];
+  readonly staged: readonly ReadyBatch[];
   readonly ranges: AppendedRange[];
   resolve(r: AppendedRange[]): void;
   reject(e: unknown): void;
@@ -71,63 +39,15 @@ interface Waiter {
 /**
  * Appends from this instance to one partition go through one lane: while a transaction is in
  * flight, later appends wait and then go together (group commit), so they never race each other.
- * Appends from other instances still race, and the head condition settles it.
+ * Appends from other instances meet in the staged group commit.
  */
 const lanes = new Map<string, { running: boolean; waiting: Waiter[] }>();
 
-/** Throws the Kafka error for a head that this leader epoch may not append to. */
-function checkLeadership(head: ReplicaHead | undefined, t: AppendTarget): asserts head is ReplicaHead {
-  const where = { topicId: t.topicId, partition: t.partition, broker: t.leader.brokerId };
-  if (!head) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${t.partition} has no replica on broker ${t.leader.brokerId}.`, where);
-  if (head.leaderEpoch > t.leaderEpoch) {
-    throw new KafkaError('FENCED_LEADER_EPOCH', `Leader epoch ${t.leaderEpoch} is older than the replica's ${head.leaderEpoch}.`, where);
-  }
-  if (head.leaderEpoch < t.leaderEpoch) {
-    throw new KafkaError('UNKNOWN_LEADER_EPOCH', `Leader epoch ${t.leaderEpoch} is newer than the replica's ${head.leaderEpoch}.`, where);
-  }
-  if (head.role !== 'leader') {
-    throw new KafkaError('NOT_LEADER_OR_FOLLOWER', `Broker ${t.leader.brokerId} is not the leader of partition ${t.partition}.`, where);
-  }
-}
-
-/**
- * The refusal of an append the leader's count is too small for. A count with a member on its way
- * out (lib/cluster/isr-count.ts) may be one whose shrinker died or lost its race and left it
- * there: the partition goes in the lag index, so the sweep's replicate run settles it.
- */
-async function notEnoughReplicas(t: AppendTarget, head: ReplicaHead, minIsr: number): Promise<KafkaError> {
-  if (head.leaving.length > 0) {
-    await markPartition(t).catch((err: unknown) => logger.warn({ event: 'lag-mark-failed', topicId: t.topicId, partition: t.partition, err: (err as Error).message }, 'could not mark a partition whose ISR count has members leaving'));
-  }
-  return new KafkaError('NOT_ENOUGH_REPLICAS', `NOT_ENOUGH_REPLICAS: partition ${t.partition} has ${head.isr.length} in-sync replicas (${head.isr.join(', ')}), fewer than min.insync.replicas=${minIsr}.`, { topicId: t.topicId, partition: t.partition });
-}
-
-/** What a staged batch costs its transaction (lib/log/append-chunks.ts). */
-const costOf = (b: StagedBatch): ChunkCost => ({
-  inlineBytes: b.s3 ? 0 : b.batch.bytes.length,
-  ...(b.batch.producer ? { producerId: b.batch.producer.producerId } : {}),
+/** What a ready batch costs its transaction (lib/log/append-chunks.ts). */
+const costOf = (b: ReadyBatch): ChunkCost => ({
+  inlineBytes: b.s3 ? 0 : b.sizeBytes,
+  ...(b.producer ? { producerId: b.producer.producerId } : {}),
 });
-
-/**
- * An append transaction that was sent but whose answer never came (a timeout, a reset
- * connection): it may have been applied. Nothing appends it again — a new attempt would be a
- * second copy — so the caller answers REQUEST_TIMED_OUT (Kafka's answer to a produce whose
- * outcome is unknown; an idempotent producer's retry is then answered from its state).
- */
-export class AppendOutcomeUnknown extends KafkaError {
-  constructor(t: AppendTarget, override readonly cause: unknown) {
-    super('REQUEST_TIMED_OUT', `REQUEST_TIMED_OUT: the append to partition ${t.partition} on broker ${t.leader.brokerId} got no answer (${(cause as Error)?.name ?? 'error'}); it may or may not have been written.`, { topicId: t.topicId, partition: t.partition, broker: t.leader.brokerId });
-  }
-}
-
-/** A store that did not answer (timeout, reset, 5xx, throttled), as lib/errors.ts tells them. */
-function isStoreFailure(err: unknown): boolean {
-  try {
-    return asKafkaError(err).kafkaName === 'KAFKA_STORAGE_ERROR';
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Appends batches in order; returns the offset range each batch got.
@@ -138,11 +58,11 @@ function isStoreFailure(err: unknown): boolean {
  */
 export async function appendToLeader(t: AppendTarget, batches: readonly PreparedBatch[]): Promise<AppendedRange[]> {
   // Large batches go to S3 once, with base offset 0; readers set the offset from the table item.
-  const staged = await Promise.all(batches.map(async (batch): Promise<StagedBatch> => {
-    if (batch.bytes.length <= t.inlineMaxBytes) return { batch };
+  const staged = await Promise.all(batches.map(async (batch): Promise<ReadyBatch> => {
+    if (batch.bytes.length <= t.inlineMaxBytes) return readyBatch(batch);
     const key = `data/${t.topicId}/${t.partition}/${randomUUID()}.batch`;
     await putObject(key, batch.bytes);
-    return { batch, s3: { key, position: 0, length: batch.bytes.length } };
+    return readyBatch(batch, { key, position: 0, length: batch.bytes.length });
   }));
   // (appends that need an ISR size go in their own lane: a group shares one condition)
   const key = `${headKey(t)}/${t.leaderEpoch}/${t.inlineMaxBytes}/${t.minIsr ?? 0}`;
@@ -161,7 +81,7 @@ async function drain(t: AppendTarget, key: string, lane: { running: boolean; wai
   lane.running = true;
   while (lane.waiting.length > 0) {
     const group = lane.waiting.splice(0);
-    const owners = new Map<StagedBatch, Waiter>();
+    const owners = new Map<ReadyBatch, Waiter>();
     for (const w of group) for (const b of w.staged) owners.set(b, w);
     const pending = new Set(group);
     try {
@@ -191,87 +111,23 @@ async function drain(t: AppendTarget, key: string, lane: { running: boolean; wai
   lanes.delete(key);
 }
 
+/** Plans a chunk from `head.leo`: each batch's offsets, an idempotent retry's first offsets, or its refusal. */
+function planChunk(t: AppendTarget, head: ReplicaHead, chunk: readonly ReadyBatch[], states: ReadonlyMap<number, StoredProducerState>) {
+  const plan = startPlan(head, states);
+  const results = chunk.map((b) => planBatch(t, plan, b));
+  return { records: plan.records, results, producers: producerWrites(plan), end: plan.next };
+}
+
 /**
- * Producer states this instance last wrote per replica, partition and leader epoch. The epoch is
- * part of the key: under a later epoch the replica may have been a follower meanwhile (truncated,
- * copied into, fully synced) and a state version number may have come round again, so a broker
- * leading again never starts from what it cached under an earlier epoch.
+ * The uncontended append: one conditional write on the head as this instance knows it (no read
+ * when it appended last). A lost race — another instance appended meanwhile — joins the group
+ * commit with the chunk, as does every append while this instance keeps losing races; a chunk
+ * too large to stage retries from the head the failed condition returned.
  */
-const knownProducers = new Map<string, StoredProducerState>();
-const KNOWN_PRODUCERS_MAX = 10_000;
-const producerKey = (t: AppendTarget, producerId: number): string => `${headKey(t)}/${t.leaderEpoch}/${producerId}`;
-
-async function producerStates(t: AppendTarget, chunk: readonly StagedBatch[], fresh: boolean): Promise<Map<number, StoredProducerState>> {
-  const ids = [...new Set(chunk.flatMap((b) => (b.batch.producer ? [b.batch.producer.producerId] : [])))];
-  const out = new Map<number, StoredProducerState>();
-  const missing = fresh ? ids : ids.filter((id) => {
-    const known = knownProducers.get(producerKey(t, id));
-    if (known) out.set(id, known);
-    return !known;
-  });
-  if (missing.length > 0) for (const [id, st] of await readProducerStates(t.leader, t.tp, missing)) out.set(id, st);
-  return out;
-}
-
-/** What one attempt at a chunk will write, and what each batch gets. */
-interface ChunkPlan {
-  readonly records: BatchRecord[];
-  readonly results: (AppendedRange | KafkaError)[];
-  readonly producers: ProducerStateWrite[];
-  readonly end: number;
-}
-
-/** Assigns offsets from `head.leo`, answering idempotent retries and refusing out-of-order batches. */
-function planChunk(t: AppendTarget, head: ReplicaHead, chunk: readonly StagedBatch[], states: ReadonlyMap<number, StoredProducerState>): ChunkPlan {
-  let next = head.leo;
-  const records: BatchRecord[] = [];
-  const results: (AppendedRange | KafkaError)[] = [];
-  const evolving = new Map<number, ProducerState>(states);
-  const dirty = new Set<number>();
-  for (const { batch, s3 } of chunk) {
-    const tag = batch.producer;
-    if (tag) {
-      const verdict = check(evolving.get(tag.producerId), {
-        producerId: tag.producerId, producerEpoch: tag.producerEpoch, firstSeq: tag.baseSequence, recordCount: batch.recordCount,
-      });
-      if (verdict.kind === 'reject') {
-        results.push(verdict.error);
-        continue;
-      }
-      if (verdict.kind === 'duplicate') {
-        results.push({ baseOffset: verdict.baseOffset, lastOffset: verdict.lastOffset });
-        continue;
-      }
-      evolving.set(tag.producerId, verdict.next(next));
-      dirty.add(tag.producerId);
-    }
-    const baseOffset = next;
-    next += batch.recordCount;
-    records.push({
-      baseOffset, lastOffset: next - 1, leaderEpoch: t.leaderEpoch, maxTimestamp: batch.maxTimestamp,
-      recordCount: batch.recordCount, sizeBytes: batch.bytes.length,
-      ...(s3 ? { s3 } : { data: withBaseOffset(batch.bytes, baseOffset, t.leaderEpoch) }),
-      ...(tag ? { producerId: tag.producerId, producerEpoch: tag.producerEpoch, baseSequence: tag.baseSequence } : {}),
-      expiresAt: batchExpiresAt(Date.now()),
-    });
-    results.push({ baseOffset, lastOffset: next - 1 });
-  }
-  const producers = [...dirty].map((id) => {
-    const st = evolving.get(id) as ProducerState;
-    return { state: { producerId: id, producerEpoch: st.producerEpoch, batches: st.batches }, expectVer: states.get(id)?.ver ?? null };
-  });
-  return { records, results, producers, end: next };
-}
-
-/** Puts the target's partition in the lag index. */
-async function markPartition(t: AppendTarget): Promise<void> {
-  const topic = t.topic ?? await topicNameById(t.topicId);
-  if (topic === undefined) throw new Error(`topic ${t.topicId} not found`);
-  await markLagging(topic, t.topicId, t.partition);
-}
-
-async function appendChunk(t: AppendTarget, chunk: readonly StagedBatch[]): Promise<(AppendedRange | KafkaError)[]> {
+async function appendChunk(t: AppendTarget, chunk: readonly ReadyBatch[]): Promise<(AppendedRange | KafkaError)[]> {
   const deadline = Date.now() + RACE_BUDGET_MS;
+  const canStage = stageable(chunk);
+  if (canStage && contended(t)) return appendStaged(t, chunk, deadline);
   const cached = knownHead(t.leader.brokerId, t.tp);
   let head = cached ?? (await readHead(t.leader, t.tp));
   let states = await producerStates(t, chunk, false);
@@ -299,39 +155,23 @@ async function appendChunk(t: AppendTarget, chunk: readonly StagedBatch[]): Prom
       plan = planChunk(t, head, chunk, states);
     }
     if (plan.records.length === 0) return plan.results;
-    const lastEpoch = head.epochs[head.epochs.length - 1];
-    const needsEpochEntry = !lastEpoch || lastEpoch[0] < t.leaderEpoch;
-    // Liveness (lag-index.ts): an append leaves the followers behind until something replicates
-    // it, so the partition must be in the lag index. A head flagged under this epoch says it is
-    // (the append is conditioned on the flag still being there); otherwise mark first — one
-    // coordination write per idle→active transition, none per append on a marked partition.
-    // A mark that cannot be written (the coordination table failing) does not fail the append:
-    // it goes without the flag, so the next append tries again, and the full pass covers the gap.
-    const marked = head.lagMarkedEpoch === t.leaderEpoch;
-    const clears = head.lagClears;
-    const lag = marked ? { expect: true as const } : await markPartition(t).then(
-      () => ({ set: true as const, clears }),
-      (err: unknown) => {
-        logger.warn({ event: 'lag-mark-failed', topicId: t.topicId, partition: t.partition, err: (err as Error).message }, 'append could not mark its partition lagging');
-        return undefined;
-      },
-    );
+    const epochEntry = epochEntryFor(t, head);
+    const lag = await lagFlag(t, head);
     try {
       await appendBatches(t.leader, t.tp, {
         expectLeo: head.leo,
         leaderEpoch: t.leaderEpoch,
         batches: plan.records,
         producers: plan.producers,
-        ...(needsEpochEntry ? { epochEntry: [t.leaderEpoch, head.leo] as const } : {}),
+        ...(epochEntry ? { epochEntry } : {}),
         ...(lag ? { lag } : {}),
         ...(minIsr !== undefined ? { minIsr } : {}),
       });
       rememberAppend(t.leader, t.tp, t.leaderEpoch, head, {
         ...head, leo: plan.end, ...(lag ? { lagMarkedEpoch: t.leaderEpoch } : {}),
-        epochs: needsEpochEntry ? [...head.epochs, [t.leaderEpoch, head.leo]] : head.epochs,
+        epochs: epochEntry ? [...head.epochs, [...epochEntry]] : head.epochs,
       }, plan.records, plan.producers.map((w) => w.state));
-      if (knownProducers.size > KNOWN_PRODUCERS_MAX) knownProducers.clear();
-      for (const w of plan.producers) knownProducers.set(producerKey(t, w.state.producerId), { ...w.state, ver: (w.expectVer ?? 0) + 1 });
+      rememberProducers(t, plan.producers);
       return plan.results;
     } catch (err) {
       forgetLeader(t.leader.brokerId, t.tp);
@@ -345,6 +185,8 @@ async function appendChunk(t: AppendTarget, chunk: readonly StagedBatch[]): Prom
       const failed = err.at(0);
       head = failed?.code === 'ConditionalCheckFailed' ? headFromItem(failed.current) : await readHead(t.leader, t.tp);
       if (minIsr !== undefined && head && head.isr.length < minIsr && head.leaderEpoch === t.leaderEpoch && head.role === 'leader') throw await notEnoughReplicas(t, head, minIsr);
+      // Another instance appended meanwhile (or its transaction collided with this one): join the group commit.
+      if (canStage && head && head.leaderEpoch === t.leaderEpoch && head.role === 'leader') return appendStaged(t, chunk, deadline);
       if (err.items.some((i) => i.index > plan.records.length)) {
         states = await producerStates(t, chunk, true);
         statesFresh = true;

@@ -21,7 +21,7 @@
 import { cachedBrokers, replicaStore } from '../cluster/metadata.js';
 import type { BatchRecord, FollowerProgress, ReplicaHead, StoredProducerState } from '../storage/model.js';
 import { copyBatches, recordCommit } from '../storage/replica/batches.js';
-import { headFromItem } from '../storage/replica/head.js';
+import { headFromItem, readHead } from '../storage/replica/head.js';
 import { type ReplicaStoreRef } from '../storage/replica/store.js';
 import { ConditionFailed, MAX_TRANSACTION_ITEMS } from '../storage/transact.js';
 import { highWatermarkMoved } from './hw-signal.js';
@@ -42,6 +42,13 @@ interface InMemory {
 /** Batches kept per partition: enough for the appends of a commit in flight and a follower a little behind. */
 const KEEP_BATCHES = 256;
 const KEEP_BYTES = 4_000_000;
+/**
+ * With `awaitPredecessor` (a group commit's holder): a follower short of the batches in memory —
+ * another instance's commit came just before this one's and is still copying — is read again
+ * after this pause, for at most this long, before the commit falls back to replicate.
+ */
+const PREDECESSOR_WAIT_MS = 200;
+const PREDECESSOR_POLL_MS = 10;
 /** One copy is one transaction: the head, the batches, the producer states, under DynamoDB's 4 MB. */
 const COPY_MAX_BYTES = 3_000_000;
 
@@ -98,18 +105,30 @@ const copyable = (h: ReplicaHead | undefined, leaderEpoch: number): h is Replica
  * (batches no longer in memory, too many for one transaction, the follower elsewhere, its store
  * failing): the caller falls back to `replicate`.
  */
-async function copyFromMemory(head: ReplicaHead, a: InMemory, follower: ReplicaStoreRef, tp: string): Promise<boolean> {
+async function copyFromMemory(head: ReplicaHead, a: InMemory, follower: ReplicaStoreRef, tp: string, awaitPredecessor: boolean): Promise<boolean> {
   const b = follower.brokerId;
   // Unknown: a guess — an ISR follower usually holds the high watermark — that a failed condition corrects.
   let from = a.followerLeo.get(b) ?? head.followers[String(b)]?.leo ?? head.hw;
-  // Twice at most: a log end learnt from a failed condition gets one more try.
-  for (let attempt = 0; attempt < 2; attempt++) {
+  const waitUntil = awaitPredecessor ? Date.now() + PREDECESSOR_WAIT_MS : 0;
+  // Twice at most on a log end learnt from a failed condition; a follower short of what is in
+  // memory (another instance's commit just before this one, still copying) is awaited a little.
+  for (let attempt = 0; attempt < 2;) {
     // Nothing to write only on a log end this instance wrote or learnt under this epoch: the
     // leader's recorded progress may be left from an earlier leadership (setRole keeps it), above
     // what the follower holds after its truncation.
     if (from >= a.end) return from === a.end && a.followerLeo.get(b) === from;
     const i = a.batches.findIndex((x) => x.baseOffset === from);
-    if (i < 0) return false;
+    if (i < 0) {
+      const start = a.batches[0]?.baseOffset ?? a.end;
+      if (from > start || Date.now() >= waitUntil) return false;
+      await new Promise((r) => setTimeout(r, PREDECESSOR_POLL_MS));
+      const current = await readHead(follower, tp).catch(() => undefined);
+      if (!copyable(current, a.leaderEpoch)) return false;
+      from = current.leo;
+      a.followerLeo.set(b, from);
+      continue;
+    }
+    attempt++;
     const batches = a.batches.slice(i);
     const producers = [...new Set(batches.flatMap((x) => (x.producerId !== undefined ? [x.producerId] : [])))].map((id) => a.producers.get(id));
     const bytes = batches.reduce((n, x) => n + x.sizeBytes, 0);
@@ -150,7 +169,9 @@ export interface FastCommit {
  * Commits what this instance appended to `leader` under `leaderEpoch`, up to at least `until`, from
  * memory. Returns undefined when it cannot (see the file comment): the caller replicates instead.
  */
-export async function commitFromMemory(leader: ReplicaStoreRef, tp: string, leaderEpoch: number, until: number, stateIsr: readonly number[]): Promise<FastCommit | undefined> {
+export async function commitFromMemory(
+  leader: ReplicaStoreRef, tp: string, leaderEpoch: number, until: number, stateIsr: readonly number[], o: { readonly awaitPredecessor?: boolean } = {},
+): Promise<FastCommit | undefined> {
   const k = keyOf(leader.brokerId, tp);
   const head = heads.get(k);
   const a = appended.get(k);
@@ -169,7 +190,7 @@ export async function commitFromMemory(leader: ReplicaStoreRef, tp: string, lead
   const down = new Set((await cachedBrokers()).filter((b) => b.state !== 'alive').map((b) => b.brokerId));
   if (members.some((b) => down.has(b))) return undefined;
   const end = a.end;
-  const copied = await Promise.all(members.map(async (b) => copyFromMemory(head, a, await replicaStore(b), tp)));
+  const copied = await Promise.all(members.map(async (b) => copyFromMemory(head, a, await replicaStore(b), tp, o.awaitPredecessor ?? false)));
   if (!copied.every(Boolean)) return undefined;
   const now = Date.now();
   const followers: Record<string, FollowerProgress> = Object.fromEntries(members.map((b) => [String(b), { leo: end, caughtUpAt: now }]));

@@ -98,12 +98,15 @@ async function appendPartition(
         tp: topicPartitionKey(current.topic.topicId, partition),
         leaderEpoch: state.leaderEpoch,
         inlineMaxBytes: numericConfig(current.topic.configs, 'inline.max.bytes'),
+        stateIsr: state.isr,
         ...(acks === 'all' ? { minIsr } : {}),
       }, batches);
       const end = (ranges[ranges.length - 1]?.lastOffset ?? -1) + 1;
       // Written: from here a failure must not append again. With one replica the leader's append
       // is the commit, so the high watermark moves now whatever the acks.
-      if (acks === 'all' || state.replicas.length === 1) await commit(topicName, current.topic.topicId, partition, { leader: state.leader, isr: state.isr }, end, state.leaderEpoch, minIsr, deadline);
+      // (another writer's group commit appended them, and its commit covered them: seen, nothing to do)
+      const seen = ranges.every((r) => r.committed) ? ranges[ranges.length - 1]?.committed : undefined;
+      if (acks === 'all' || state.replicas.length === 1) await commit(topicName, current.topic.topicId, partition, { leader: state.leader, isr: state.isr }, end, state.leaderEpoch, minIsr, deadline, seen);
       return ranges.map((r) => r.baseOffset);
     } catch (caught) {
       if (caught instanceof CommitFailed) throw caught.cause;
@@ -130,10 +133,13 @@ async function appendPartition(
  * Errors: NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below min.insync.replicas (the
  * records are on the leader but not acknowledged); REQUEST_TIMED_OUT when the deadline passed.
  */
-async function commit(topicName: string, topicId: string, partition: number, appended: Appended, end: number, leaderEpoch: number, minIsr: number, deadline: number): Promise<void> {
+async function commit(
+  topicName: string, topicId: string, partition: number, appended: Appended, end: number, leaderEpoch: number, minIsr: number, deadline: number,
+  seen?: { readonly highWatermark: number; readonly isr: readonly number[] },
+): Promise<void> {
   let result;
   try {
-    result = await replicateShared(topicName, topicId, partition, {
+    result = seen && seen.highWatermark >= end ? seen : await replicateShared(topicName, topicId, partition, {
       until: end, leaderEpoch, appended, deadline, shrinkOnFailure: true, lagTimeMaxMs: config().replicaLagTimeMaxMs,
     });
   } catch (err) {

@@ -141,6 +141,11 @@ export interface ReplicaHead {
    * the flag is conditioned on the count it read, so it cannot land on a clear it did not see.
    */
   readonly lagClears?: number;
+  /**
+   * On a leader: the stage id (lib/storage/replica/staging.ts) below which the last group commit
+   * found nothing left staged, so the next one reads the stage from there.
+   */
+  readonly stagedFrom?: number;
 }
 
 export interface FollowerProgress {

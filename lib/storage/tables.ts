@@ -101,6 +101,15 @@ export const INCARNATION_KEY = { tp: '__incarnation__', off: HEAD_OFFSET };
 /** Producer states of a partition live beside its log, under their own partition key. */
 export const producersKey = (tp: string): string => `${tp}#producers`;
 
+/**
+ * Batches staged for a group commit (lib/storage/replica/staging.ts) live under the partition's
+ * own key, below its head: a staged item with stage id `id` (a time in microseconds, < 2^52) sits
+ * at `off = id - STAGE_BASE`, so one Query from a stage id up to the head returns both.
+ */
+export const STAGE_BASE = 2 ** 52;
+/** The group commit's committer lease of a partition sits between its stage and its head. */
+export const COMMITTER_OFFSET = -2;
+
 /*
  * Coordination table keys (lib/storage/coordination/):
  * every partition key below is one of COORDINATION_KEYS or matches its `*` pattern, so what a

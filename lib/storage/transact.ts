@@ -50,8 +50,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Errors: `ConditionFailed` when a condition failed, or conflicts outlasted the retries;
  * anything else propagates.
  */
-export async function transactWrite(client: DynamoDBDocumentClient, items: Items): Promise<void> {
+export async function transactWrite(client: DynamoDBDocumentClient, items: Items, o: { readonly conflictAttempts?: number } = {}): Promise<void> {
   const input = { TransactItems: withOldValues(items) };
+  const attempts = o.conflictAttempts ?? CONFLICT_ATTEMPTS;
   for (let attempt = 1; ; attempt++) {
     try {
       await client.send(new TransactWriteCommand(input));
@@ -66,7 +67,7 @@ export async function transactWrite(client: DynamoDBDocumentClient, items: Items
             : [],
         ),
       );
-      if (!failed.onlyConflicts || attempt >= CONFLICT_ATTEMPTS) throw failed;
+      if (!failed.onlyConflicts || attempt >= attempts) throw failed;
       await sleep(Math.random() * 10 * 2 ** attempt);
     }
   }

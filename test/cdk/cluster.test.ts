@@ -9,7 +9,7 @@ import { STATIC_ROUTES, staticRouteKey } from '../../lib/http/static-routes.js';
 import { DEFAULT_ROUTE, ROUTES } from '../../lib/http/routes.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CLUSTER_DIMENSION, CLUSTER_METRICS, METRICS_NAMESPACE } from '../../lib/metrics.js';
-import { CONTROLLER_WAKE_PATTERN, FUNCTIONS } from '../../lib/functions/catalog.js';
+import { CONTROLLER_WAKE_PATTERN, FUNCTIONS, REPLICA_STREAM_PATTERN } from '../../lib/functions/catalog.js';
 import { DEPLOYED_BROKERS_ITEM } from '../../lib/storage/tables.js';
 import { ENVIRONMENT } from '../../lib/config.js';
 import { coordinationTableSpec, replicaTableSpec } from '../../lib/storage/tables.js';
@@ -219,6 +219,7 @@ describe('TributaryCluster: functions', () => {
         FunctionResponseTypes: ['ReportBatchItemFailures'], MaximumRetryAttempts: 10, ParallelizationFactor: 1,
         DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queue, 'Arn'] } } },
       });
+      expect(m.FilterCriteria.Filters.map((f: { Pattern: string }) => JSON.parse(f.Pattern))).toEqual([REPLICA_STREAM_PATTERN]);
     }
     s.template.hasResourceProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true });
     s.template.hasResourceProperties('AWS::SQS::QueuePolicy', {

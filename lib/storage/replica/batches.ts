@@ -7,10 +7,11 @@
  *   :epoch AND role = leader`); with `lag.expect`, still flagged (`lagMarkedEpoch = :epoch`); with
  *   `lag.set`, no sweep clear since the read (`lagClears = :clears`, or no `lagClears`); with
  *   `minIsr`, ISR large enough (`size(isr) >= :minIsr`); no item at any batch's key
- *   (`attribute_not_exists(off)`); each producer state at its expected version. Effect: head
- *   `leo`, tail bytes and age, and `hw`, an epoch cache entry, `lagMarkedEpoch` when given; the
- *   batch items; the producer states. Failure: throws `ConditionFailed`, nothing written (index 0
- *   carries the current head when it exists).
+ *   (`attribute_not_exists(off)`); each producer state at its expected version; each `staged`
+ *   item still staged. Effect: head `leo`, tail bytes and age, and `hw`, an epoch cache entry,
+ *   `lagMarkedEpoch` when given; the batch items; the producer states; the staged items marked
+ *   committed. Failure: throws `ConditionFailed`, nothing written (index 0 carries the current
+ *   head when it exists; items follow in that order: batches, producer states, staged items).
  * - `copyBatches` — condition: the follower's head as read, reconciled with the leader epoch and
  *   not being filled by a full sync (`leo = :leo AND leaderEpoch = :epoch AND syncEpoch = :epoch
  *   AND role = follower AND attribute_not_exists(snapshotting)`); each of `producers` at its
@@ -33,6 +34,7 @@ import type { BatchRecord, FollowerProgress, ReplicaHead, StoredProducerState } 
 import { HEAD_OFFSET, producersKey } from '../tables.js';
 import { transactWrite } from '../transact.js';
 import { producerPut, type ProducerStateWrite } from './producer-states.js';
+import { commitStagedItem, type StagedOutcome } from './staging.js';
 import { client, isrVersionIs, toHead, type ReplicaStoreRef } from './store.js';
 
 export interface AppendWrite {
@@ -57,6 +59,12 @@ export interface AppendWrite {
   readonly lag?: { readonly expect: true } | { readonly set: true; readonly clears: number | undefined };
   /** The head's ISR count must have at least this many members (acks=all's min.insync.replicas). */
   readonly minIsr?: number;
+  /** Staged items the append commits (lib/storage/replica/staging.ts): each must still be staged. */
+  readonly staged?: readonly { readonly off: number; readonly outcomes: readonly StagedOutcome[] }[];
+  /** A group commit: where the next one reads the stage from. */
+  readonly stagedFrom?: number;
+  /** A group commit retries nothing itself: a conflict sends it back to read what is staged. */
+  readonly once?: boolean;
 }
 
 /** What an append or a copy adds to the head's roll trigger: the table tail's bytes and age. */
@@ -96,6 +104,10 @@ export async function appendBatches(store: ReplicaStoreRef, tp: string, write: A
     sets.push('hw = :hw');
     values[':hw'] = write.hw;
   }
+  if (write.stagedFrom !== undefined) {
+    sets.push('stagedFrom = :stagedFrom');
+    values[':stagedFrom'] = write.stagedFrom;
+  }
   if (write.epochEntry) {
     sets.push('epochs = list_append(epochs, :entry)');
     values[':entry'] = [[...write.epochEntry]];
@@ -129,7 +141,8 @@ export async function appendBatches(store: ReplicaStoreRef, tp: string, write: A
       },
     })),
     ...(write.producers ?? []).map((w) => producerPut(store, tp, w)),
-  ]);
+    ...(write.staged ?? []).map((m) => commitStagedItem(store, tp, m.off, m.outcomes)),
+  ], write.once ? { conflictAttempts: 1 } : {});
 }
 
 export interface CopyWrite {

@@ -50,6 +50,7 @@ export function toHead(item: Record<string, unknown>): ReplicaHead {
     ...(typeof item.logId === 'string' ? { logId: item.logId } : {}),
     ...(typeof item.lagMarkedEpoch === 'number' ? { lagMarkedEpoch: item.lagMarkedEpoch } : {}),
     ...(typeof item.lagClears === 'number' ? { lagClears: item.lagClears } : {}),
+    ...(typeof item.stagedFrom === 'number' ? { stagedFrom: item.stagedFrom } : {}),
   };
 }
 

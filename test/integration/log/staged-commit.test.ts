@@ -1,0 +1,149 @@
+/**
+ * The group commit of appends from different instances (lib/log/staged-commit.ts, spec/commit.qnt):
+ * writers that stage their batches and commit what they see. The writers here call appendStaged
+ * directly and concurrently in one process — as separate instances would, since appendStaged
+ * shares no lane — against the real stores; a dead instance is a staged item nobody commits for
+ * it, a lost answer a hook on the storage client.
+ */
+import { describe, expect, it } from 'vitest';
+import type { AppendTarget } from '../../../lib/log/append.js';
+import { readyBatch } from '../../../lib/log/append-plan.js';
+import { appendStaged } from '../../../lib/log/staged-commit.js';
+import { prepareBatches } from '../../../lib/log/batches.js';
+import { queryBatches } from '../../../lib/storage/replica/reads.js';
+import { readHead } from '../../../lib/storage/replica/head.js';
+import { claimCommitter, dropStaged, readStage, releaseCommitter, stageBatches } from '../../../lib/storage/replica/staging.js';
+import { KafkaError } from '../../../lib/protocol/errors.js';
+import { decodeBatches } from '../../../lib/protocol/record-batch.js';
+import { BATCH_OPTIONS, batchOf } from '../../support/batches.js';
+import { newAppendTarget } from '../../support/partition.js';
+import { hookStoreClient, loseTransactResponses } from '../../support/store-hooks.js';
+
+const newPartition = () => newAppendTarget('staged');
+const soon = () => Date.now() + 10_000;
+
+/** The log as `value@offset`, read back from the leader. */
+async function logOf(t: AppendTarget): Promise<string[]> {
+  const batches = await queryBatches(t.leader, t.tp, { fromOffset: 0, toOffset: 1e9, maxBytes: 1e9 });
+  return batches.flatMap((b) => decodeBatches(Buffer.from(b.data as Uint8Array)).flatMap((d) => d.records.map((r) => `${r.value?.toString()}@${r.offset}`)));
+}
+
+const ready = (value: string) => batchOf(value).map((b) => readyBatch(b));
+const idempotent = (producerId: number, seq: number, value: string) =>
+  prepareBatches([{ key: null, value: Buffer.from(value), headers: [] }], BATCH_OPTIONS, Date.now(), { producerId, producerEpoch: 0, baseSequence: seq }).map((b) => readyBatch(b));
+
+/** Counts the append transactions on the partition that the leader's store applied. */
+function countCommits(t: AppendTarget): () => number {
+  let n = 0;
+  hookStoreClient(t.leader.endpoint, 'initialize', (next, context) => async (args) => {
+    const out = await next(args);
+    if (String(context.commandName).includes('TransactWrite') && JSON.stringify(args.input).includes(`"${t.tp}"`)) n++;
+    return out;
+  });
+  return () => n;
+}
+
+describe('Group commit across instances', () => {
+  it('where 24 writers stage at once, every batch is in the log once at the offset its writer answered, with no gap, in fewer commits than writers', async () => {
+    const t = await newPartition();
+    const commits = countCommits(t);
+    const answers = await Promise.all(Array.from({ length: 24 }, (_, i) => appendStaged(t, ready(`w${i}`), soon())));
+    const offsets = answers.map((a) => (a[0] as { baseOffset: number }).baseOffset);
+    expect([...offsets].sort((a, b) => a - b)).toEqual(Array.from({ length: 24 }, (_, i) => i));
+    const log = await logOf(t);
+    expect(log).toHaveLength(24);
+    for (let i = 0; i < 24; i++) expect(log).toContain(`w${i}@${offsets[i]}`);
+    expect((await readHead(t.leader, t.tp))?.leo).toBe(24);
+    expect(commits()).toBeGreaterThan(0);
+    expect(commits()).toBeLessThan(24);
+  });
+
+  it('commits one producer\'s batches in sequence order whichever writers staged them, and answers a retry with its first offset', async () => {
+    const t = await newPartition();
+    // Staged in reverse order by five writers at once: each waits in the stage for its predecessor.
+    const answers = await Promise.all([4, 3, 2, 1, 0].map((seq) => appendStaged(t, idempotent(7, seq, `s${seq}`), soon())));
+    const bySeq = new Map([4, 3, 2, 1, 0].map((seq, i) => [seq, (answers[i]?.[0] as { baseOffset: number }).baseOffset]));
+    expect([0, 1, 2, 3, 4].map((s) => bySeq.get(s))).toEqual([0, 1, 2, 3, 4]);
+    const retry = await appendStaged(t, idempotent(7, 2, 's2'), soon());
+    expect(retry[0]).toMatchObject({ baseOffset: 2, lastOffset: 2 });
+    expect(await logOf(t)).toEqual(['s0@0', 's1@1', 's2@2', 's3@3', 's4@4']);
+  });
+
+  it('refuses a sequence whose predecessor never comes with OUT_OF_ORDER_SEQUENCE_NUMBER and takes its batch back', async () => {
+    const t = await newPartition();
+    await appendStaged(t, idempotent(9, 0, 'first'), soon());
+    const gap = await appendStaged(t, idempotent(9, 5, 'gap'), soon());
+    expect(gap[0]).toBeInstanceOf(KafkaError);
+    expect((gap[0] as KafkaError).kafkaName).toBe('OUT_OF_ORDER_SEQUENCE_NUMBER');
+    expect(await logOf(t)).toEqual(['first@0']);
+  });
+
+  it('where an instance died after staging, the next writer commits its batch (nobody answered it), and a batch taken back is never committed', async () => {
+    const t = await newPartition();
+    const [dead, abandoned] = [Date.now() * 1000, Date.now() * 1000 + 1];
+    const item = (off: number, value: string) => ({
+      off, stage: 'staged' as const, leaderEpoch: t.leaderEpoch, expiresAt: Math.ceil(Date.now() / 1000) + 3600,
+      batches: ready(value).map((b) => ({ data: b.bytes, recordCount: b.recordCount, maxTimestamp: b.maxTimestamp, sizeBytes: b.sizeBytes })),
+    });
+    expect(await stageBatches(t.leader, t.tp, item(dead, 'orphan'))).toBe(true);
+    expect(await stageBatches(t.leader, t.tp, item(abandoned, 'taken-back'))).toBe(true);
+    expect(await dropStaged(t.leader, t.tp, abandoned)).toBeUndefined();
+    const answer = await appendStaged(t, ready('next'), soon());
+    expect(await logOf(t)).toEqual(['orphan@0', 'next@1']);
+    expect(answer[0]).toMatchObject({ baseOffset: 1 });
+    const staged = (await readStage(t.leader, t.tp, 0)).items;
+    expect(staged.find((i) => i.off === dead)).toMatchObject({ stage: 'committed', outcomes: [{ base: 0, last: 0 }] });
+    expect(staged.find((i) => i.off === abandoned)).toMatchObject({ stage: 'dropped' });
+    // A drop after the commit fails, and says what the commit gave it.
+    expect(await dropStaged(t.leader, t.tp, dead)).toMatchObject({ stage: 'committed' });
+  });
+
+  it('where the answer to a writer\'s commit is lost, it learns its offset from the stage and nothing is appended twice', async () => {
+    const t = await newPartition();
+    const lost = loseTransactResponses(t.leader.endpoint, t.tp, 1);
+    const answer = await appendStaged(t, ready('once'), soon());
+    expect(lost()).toBe(1);
+    expect(answer[0]).toMatchObject({ baseOffset: 0, lastOffset: 0 });
+    expect(await logOf(t)).toEqual(['once@0']);
+  });
+
+  it('where the deadline passes before any commit, the writer takes its batch back and answers REQUEST_TIMED_OUT; no later commit appends it', async () => {
+    const t = await newPartition();
+    const out = await appendStaged(t, ready('late'), Date.now() - 1).catch((e: unknown) => e);
+    expect(out).toBeInstanceOf(KafkaError);
+    expect((out as KafkaError).kafkaName).toBe('REQUEST_TIMED_OUT');
+    await appendStaged(t, ready('after'), soon());
+    expect(await logOf(t)).toEqual(['after@0']);
+  });
+
+  it('never commits a batch staged under an older leader epoch, and its writer is fenced', async () => {
+    const t = await newPartition();
+    const stale = { ...t, leaderEpoch: t.leaderEpoch - 1 };
+    const out = await appendStaged(stale, ready('stale'), soon()).catch((e: unknown) => e);
+    expect((out as KafkaError).kafkaName).toBe('FENCED_LEADER_EPOCH');
+    await appendStaged(t, ready('current'), soon());
+    expect(await logOf(t)).toEqual(['current@0']);
+  });
+
+  it('takes the committer lease only when it is free or ran out, and gives back only its own', async () => {
+    const t = await newPartition();
+    const now = Date.now();
+    expect(await claimCommitter(t.leader, t.tp, 'a', now + 10_000, now)).toBe(true);
+    expect(await claimCommitter(t.leader, t.tp, 'b', now + 10_000, now)).toBe(false);
+    await releaseCommitter(t.leader, t.tp, 'b');
+    expect((await readStage(t.leader, t.tp, 0)).lease).toEqual({ holder: 'a', until: now + 10_000 });
+    expect(await claimCommitter(t.leader, t.tp, 'b', now + 20_000, now + 10_001)).toBe(true);
+    await releaseCommitter(t.leader, t.tp, 'b');
+    expect((await readStage(t.leader, t.tp, 0)).lease).toBeUndefined();
+  });
+
+  it('where the lease holder died, the writers wait until its lease runs out, then one of them commits every staged batch', async () => {
+    const t = await newPartition();
+    const until = Date.now() + 600;
+    expect(await claimCommitter(t.leader, t.tp, 'dead', until, Date.now())).toBe(true);
+    const answers = await Promise.all(Array.from({ length: 4 }, (_, i) => appendStaged(t, ready(`after-${i}`), soon())));
+    expect(Date.now()).toBeGreaterThanOrEqual(until);
+    expect(answers.map((a) => (a[0] as { baseOffset: number }).baseOffset).sort()).toEqual([0, 1, 2, 3]);
+    expect(await logOf(t)).toHaveLength(4);
+  });
+});
