@@ -4,7 +4,7 @@ import type { TP } from './history.js';
 export const FAULT_KINDS = [
   'kill-broker', 'wipe-broker', 'pause-broker', 'pause-controller', 'kill-gateway', 'net-delay', 'net-drop', 'net-reset',
   'kill-leader-after-ack', 'pause-copier', 'drop-stream-batch', 'add-broker', 'remove-broker', 'reassign',
-  'unclean-election', 'delete-records',
+  'unclean-election', 'delete-records', 'kill-instance', 'lose-commit-answer',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 

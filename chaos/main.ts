@@ -1,5 +1,5 @@
 /**
- * `npm run chaos -- [--duration 10m] [--seed N] [--dir DIR] [--faults kill-broker,net-drop,...] [--quiet-bound 20s] [--segment-bytes 32768]`:
+ * `npm run chaos -- [--duration 10m] [--seed N] [--dir DIR] [--faults kill-broker,net-drop,...] [--quiet-bound 20s] [--segment-bytes 32768] [--producers 16]`:
  * a chaos run on the local stack, then its summary; exits 1 when the checker found anomalies.
  * `npm run chaos -- --check DIR/history.jsonl` judges a recorded history again, with no cluster.
  */
@@ -17,13 +17,19 @@ const USAGE = `Usage: npm run chaos -- [options]
                            add-broker     add a broker (the balancer moves replicas to it), then remove it
                            remove-broker  remove a broker for good (a replacement first where RF needs it)
                            reassign       move a partition's replica to another broker; complete or cancel
+                         and: unclean-election, delete-records,
+                           kill-instance       SIGKILL busy produce function instances (most wait
+                                               in a group commit, between staging and commit)
+                           lose-commit-answer  a store's answers to group commits are lost
+                                               after they were applied
   --quiet-bound 20s      how long acknowledged records have to become readable in a quiet phase
   --segment-bytes N      segment.bytes of the run's topics
+  --producers N          concurrent producers, most of them on one partition (default 16)
   --check FILE           judge a recorded history.jsonl again (no cluster is started)
   --help                 show this help`;
-let values: { duration?: string; seed?: string; dir?: string; faults?: string; 'quiet-bound'?: string; 'segment-bytes'?: string; check?: string; help?: boolean };
+let values: { duration?: string; seed?: string; dir?: string; faults?: string; 'quiet-bound'?: string; 'segment-bytes'?: string; producers?: string; check?: string; help?: boolean };
 try {
-  ({ values } = parseArgs({ options: { duration: { type: 'string' }, seed: { type: 'string' }, dir: { type: 'string' }, faults: { type: 'string' }, 'quiet-bound': { type: 'string' }, 'segment-bytes': { type: 'string' }, check: { type: 'string' }, help: { type: 'boolean' } } }));
+  ({ values } = parseArgs({ options: { duration: { type: 'string' }, seed: { type: 'string' }, dir: { type: 'string' }, faults: { type: 'string' }, 'quiet-bound': { type: 'string' }, 'segment-bytes': { type: 'string' }, producers: { type: 'string' }, check: { type: 'string' }, help: { type: 'boolean' } } }));
 } catch (err) {
   process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
   process.exit(2);
@@ -67,6 +73,7 @@ const s = await runChaos({
   durationMs: duration(values.duration ?? '2m'), seed, dir, kinds: kinds as (typeof FAULT_KINDS)[number][],
   ...(values['quiet-bound'] === undefined ? {} : { quietBoundMs: duration(values['quiet-bound']) }),
   ...(values['segment-bytes'] === undefined ? {} : { segmentBytes: Number(values['segment-bytes']) }),
+  ...(values.producers === undefined ? {} : { producers: Number(values.producers) }),
 });
 const lines = [
   `chaos run: seed ${s.seed}, ${(s.durationMs / 1000).toFixed(0)} s of faults, history in ${dir}`,

@@ -47,6 +47,8 @@ export interface NemesisControls extends ShapeControls {
   dropDeliveries(): void;
   /** Deliveries dropped so far in the run. */
   droppedDeliveries(): number;
+  /** SIGKILLs one of the function's instances that is running an invocation (`pick` in [0, 1) chooses); its pid, or undefined when none was. */
+  killFunctionInstance(fn: string, pick: number): Promise<number | undefined>;
   /** The quiet phase after a fault: no writes, and a wait until everything acknowledged is readable (bounded). */
   quiet?(fault: FaultEvent): Promise<void>;
 }
@@ -89,6 +91,8 @@ const STEPS: Steps = { gatewayDownMs: [500, 2000], copyMs: 40, catchUpMs: 1500, 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** How long a planned wipe waits for every partition's full ISR before it keeps the store's data. */
 const WIPE_WAIT_MS = 20_000;
+/** kill-instance: the pause between two kills. */
+const KILL_INSTANCE_EVERY_MS = 300;
 /** How long the fault waits for the write it reacts to. */
 const WRITE_WAIT_MS = 10_000;
 /** unclean-election: how long a paused follower may take to leave the ISR, and the others to be replaced by it as leader. */
@@ -181,7 +185,7 @@ export class Nemesis {
     // A broker a remove-broker fault took away: the fault goes to its replacement (the schedule's
     // draws stay as they were), or is not applied when none took its place.
     const broker = this.reshaper.resolve(planned.broker);
-    const usesBroker = ['kill-broker', 'wipe-broker', 'pause-broker', 'net-delay', 'net-drop', 'net-reset'].includes(planned.kind) || (planned.kind === 'pause-copier' && planned.copier === 'controller');
+    const usesBroker = ['kill-broker', 'wipe-broker', 'pause-broker', 'net-delay', 'net-drop', 'net-reset', 'lose-commit-answer'].includes(planned.kind) || (planned.kind === 'pause-copier' && planned.copier === 'controller');
     if (usesBroker && broker === undefined) throw new Error(`broker ${planned.broker} was removed, with no replacement`);
     const f: PlannedFault = { ...planned, broker: broker ?? planned.broker };
     const store = `broker-${f.broker}`;
@@ -228,6 +232,26 @@ export class Nemesis {
         await this.hold(f.holdMs);
         proxy.set({ kind: 'pass' });
         return { target: store, detail: f.kind };
+      }
+      case 'lose-commit-answer': {
+        const proxy = this.o.proxies.get(f.broker);
+        if (!proxy) throw new Error(`${store} has no fault proxy`);
+        const before = proxy.lostAnswers;
+        proxy.set({ kind: 'lose-commit-answers' });
+        await this.hold(f.holdMs);
+        proxy.set({ kind: 'pass' });
+        return { target: store, detail: `${proxy.lostAnswers - before} group commit answers lost in ${f.holdMs} ms` };
+      }
+      case 'kill-instance': {
+        // Busy produce instances, most of them waiting in a group commit: one killed every
+        // KILL_INSTANCE_EVERY_MS while the fault holds.
+        const pids: number[] = [];
+        for (let i = 0, end = Date.now() + f.holdMs; Date.now() < end && this.running; i++) {
+          const pid = await c.killFunctionInstance('produce', (f.moment + i * 0.618) % 1);
+          if (pid !== undefined) pids.push(pid);
+          await sleep(KILL_INSTANCE_EVERY_MS);
+        }
+        return { target: 'produce', detail: `killed ${pids.length} busy instances: ${pids.join(', ')}` };
       }
       case 'kill-leader-after-ack': return this.killLeaderAfterAck(f);
       case 'pause-copier': return f.copier === 'gateway' && this.o.gateways.length > 1 ? this.pauseGatewayCopier(f) : this.pauseControllerCopier(f);

@@ -24,7 +24,7 @@ import { Readability } from './liveness.js';
 import { Nemesis, type NemesisControls } from './nemesis.js';
 import { FAULT_KINDS, type FaultKind } from './faults.js';
 import { generators, Recorder } from './recorder.js';
-import { finalReads, probeReadable, Workload, type WorkloadTarget } from './workload.js';
+import { finalReads, probeReadable, Workload, type WorkloadOptions, type WorkloadTarget } from './workload.js';
 
 export interface ChaosOptions {
   readonly durationMs: number;
@@ -44,6 +44,12 @@ export interface ChaosOptions {
    * @default 32768
    */
   readonly segmentBytes?: number;
+  /**
+   * Concurrent producers. With 8 or more, three in four of their writes go to one partition (the
+   * first topic's partition 0), so that many writers meet in its group commit.
+   * @default 16
+   */
+  readonly producers?: number;
 }
 
 export interface ChaosSummary {
@@ -102,6 +108,20 @@ async function startStack(opts: LocalStackOptions, attempts = 3): Promise<LocalS
       logger.warn({ event: 'chaos-stack-start-failed', attempt, err }, 'the chaos stack did not start; trying again');
     }
   }
+}
+
+/** The workload's producers: the first four as they have always been, then idempotent, acks=all and acks=1 ones in turn, on both gateways. */
+function producersOf(n: number): WorkloadOptions['producers'] {
+  const first: WorkloadOptions['producers'] = [
+    { name: 'idem-0', idempotent: true, acks: 'all' }, { name: 'idem-1', idempotent: true, acks: 'all', gateway: 1 },
+    { name: 'all-0', idempotent: false, acks: 'all', gateway: 1 }, { name: 'one-0', idempotent: false, acks: '1' },
+  ];
+  const more = Array.from({ length: Math.max(0, n - first.length) }, (_, i) => {
+    const k = Math.floor(i / 3) + 1;
+    const kind = (['idem', 'all', 'one'] as const)[i % 3];
+    return { name: `${kind}-${kind === 'idem' ? k + 1 : k}`, idempotent: kind === 'idem', acks: kind === 'one' ? '1' as const : 'all' as const, gateway: i % 2 };
+  });
+  return [...first, ...more].slice(0, n);
 }
 
 export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
@@ -218,10 +238,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
     })();
 
     const workload = new Workload(target, {
-      producers: [
-        { name: 'idem-0', idempotent: true, acks: 'all' }, { name: 'idem-1', idempotent: true, acks: 'all', gateway: 1 },
-        { name: 'all-0', idempotent: false, acks: 'all', gateway: 1 }, { name: 'one-0', idempotent: false, acks: '1' },
-      ],
+      producers: producersOf(o.producers ?? 16),
+      ...((o.producers ?? 16) >= 8 ? { hot: { tp: { topic: topics[0]!.name, partition: 0 }, share: 0.75 } } : {}),
       consumers: 3, readers: 2, sessionTimeoutMs: 6000, random: random.workload, requestTimeoutMs: 15_000,
     }, h);
     const unread = new Readability();
@@ -265,6 +283,22 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
         dropping = true;
       },
       droppedDeliveries: () => dropped,
+      killFunctionInstance: async (fn, pick) => {
+        // (each gateway runs its own Lambda runtime; GET /local/lambda lists its environments)
+        const busy: number[] = [];
+        for (const url of urls) {
+          const l = await fetch(`${url}/local/lambda`, { signal: AbortSignal.timeout(2000) }).then((r) => r.json() as Promise<any>, () => undefined);
+          for (const e of l?.environments ?? []) if (e.fn === fn && e.state === 'busy') busy.push(e.pid as number);
+        }
+        const pid = busy[Math.floor(pick * busy.length)];
+        if (pid === undefined) return undefined;
+        try {
+          process.kill(pid, 'SIGKILL');
+          return pid;
+        } catch {
+          return undefined;
+        }
+      },
       brokers: async () => {
         const r = await admin('GET', '/brokers');
         if (r.status !== 200) throw new Error(`GET brokers: ${r.status} ${r.message}`);

@@ -21,6 +21,8 @@ export interface WorkloadTarget {
 export interface WorkloadOptions {
   /** `gateway`: which of the target's URLs the producer writes through. @default 0 */
   readonly producers: readonly { readonly name: string; readonly idempotent: boolean; readonly acks: '1' | 'all'; readonly gateway?: number }[];
+  /** This share of the producers' writes goes to `tp`, where they meet in its group commit; the rest anywhere. */
+  readonly hot?: { readonly tp: TP; readonly share: number };
   readonly consumers: number;
   readonly readers: number;
   readonly sessionTimeoutMs: number;
@@ -152,6 +154,7 @@ export class Workload {
   }
 
   private pick(): TP {
+    if (this.o.hot && this.o.random() < this.o.hot.share) return this.o.hot.tp;
     const topic = this.t.topics[Math.floor(this.o.random() * this.t.topics.length)] ?? this.t.topics[0]!;
     return { topic: topic.name, partition: Math.floor(this.o.random() * topic.partitions) };
   }

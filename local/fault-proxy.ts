@@ -1,17 +1,27 @@
 /**
  * A TCP proxy on loopback between the functions and one store, for network faults: pass traffic,
- * delay it, drop it (connections open, nothing comes back — a partition), or reset every
- * connection. The fault harness registers a broker's endpoint as its proxy.
+ * delay it, drop it (connections open, nothing comes back — a partition), reset every
+ * connection, or lose the answers to group commits (a `TransactWriteItems` that marks staged
+ * batches reaches the store and is applied; its connection is cut when the answer comes back).
+ * The fault harness registers a broker's endpoint as its proxy.
  */
 import net from 'node:net';
 
-export type ProxyMode = { readonly kind: 'pass' } | { readonly kind: 'delay'; readonly ms: number } | { readonly kind: 'drop' } | { readonly kind: 'reset' };
+export type ProxyMode =
+  | { readonly kind: 'pass' } | { readonly kind: 'delay'; readonly ms: number } | { readonly kind: 'drop' } | { readonly kind: 'reset' }
+  | { readonly kind: 'lose-commit-answers' };
+
+/** What marks a request as a group commit's transaction (its target, and the staged items' attribute). */
+const TRANSACT_TARGET = 'DynamoDB_20120810.TransactWriteItems';
+const STAGE_ATTRIBUTE = '"#stage"';
 
 export class FaultProxy {
   private server: net.Server | undefined;
   private readonly sockets = new Set<net.Socket>();
   mode: ProxyMode = { kind: 'pass' };
   port = 0;
+  /** Answers lost under `lose-commit-answers`. */
+  lostAnswers = 0;
 
   constructor(private readonly targetPort: number, private readonly host = '127.0.0.1') {}
 
@@ -48,8 +58,25 @@ export class FaultProxy {
     });
     upstream.on('error', () => client.destroy());
     client.on('close', () => upstream.destroy());
+    // lose-commit-answers: what the request on this connection was seen to be so far
+    const seen = { transact: false, stage: false };
     const forward = (from: net.Socket, to: net.Socket) => from.on('data', (chunk) => {
       const mode = this.mode;
+      if (mode.kind === 'lose-commit-answers') {
+        if (from === client) {
+          const text = chunk.toString('latin1');
+          seen.transact ||= text.includes(TRANSACT_TARGET);
+          seen.stage ||= text.includes(STAGE_ATTRIBUTE);
+        } else if (seen.transact && seen.stage) {
+          this.lostAnswers++;
+          client.destroy();
+          upstream.destroy();
+          return;
+        } else {
+          seen.transact = false;
+          seen.stage = false;
+        }
+      }
       if (mode.kind === 'drop') return;
       if (mode.kind === 'reset') {
         client.destroy();

@@ -13,7 +13,7 @@ function fakeStack(): LocalStack {
   const supervisor = { get: info, kill: info, pause: info, resume: info, restart: async (name: string) => info(name) };
   return { supervisor, restart: async (name: string) => info(name) } as unknown as LocalStack;
 }
-const proxy = { set: () => undefined } as unknown as FaultProxy;
+const proxy = { set: () => undefined, lostAnswers: 0 } as unknown as FaultProxy;
 const controls: NemesisControls = {
   ...fakeShape([1, 2, 3]),
   healthy: async () => true,
@@ -24,6 +24,7 @@ const controls: NemesisControls = {
   leaseHolder: async () => 'controller-2',
   dropDeliveries: () => undefined,
   droppedDeliveries: () => 0,
+  killFunctionInstance: async () => 4242,
 };
 
 /**
