@@ -284,12 +284,19 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
       },
       droppedDeliveries: () => dropped,
       killFunctionInstance: async (fn, pick) => {
-        // (each gateway runs its own Lambda runtime; GET /local/lambda lists its environments)
-        const busy: number[] = [];
-        for (const url of urls) {
-          const l = await fetch(`${url}/local/lambda`, { signal: AbortSignal.timeout(2000) }).then((r) => r.json() as Promise<any>, () => undefined);
-          for (const e of l?.environments ?? []) if (e.fn === fn && e.state === 'busy') busy.push(e.pid as number);
-        }
+        // The gateways' execution environments of `fn` that are running an invocation: children of
+        // a gateway process, named tributary-<fn>, not stopped (a frozen one is SIGSTOPped: state T).
+        const parents = new Set(gateways.map((g) => stack.supervisor.get(g)?.pid).filter((p): p is number => p !== undefined));
+        const busy = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((d) => {
+          try {
+            const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+            const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+            const cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8');
+            return parents.has(Number(ppid)) && state !== 'T' && cmd.includes(`tributary-${fn}\0`) ? [Number(d)] : [];
+          } catch {
+            return [];
+          }
+        });
         const pid = busy[Math.floor(pick * busy.length)];
         if (pid === undefined) return undefined;
         try {
