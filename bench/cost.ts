@@ -29,15 +29,20 @@ import { addTotals, s3Tier, zeroTotals } from './lib/capacity.js';
 import { pathRow } from './lib/latency-model.js';
 import { leaderOf, rollAll, tableLog } from './lib/partition.js';
 import { startQuietStack } from './lib/quiet-stack.js';
-import { StreamPoller } from '../local/stream-poller.js';
+import { matchesPattern, StreamPoller } from '../local/stream-poller.js';
 import { lambdaContext } from '../local/gateway.js';
 import { observeRequests, sizeOf, takeCapacity, trackCapacity, type CapacityTotals as Totals, type StoreCall } from '../lib/storage/metering.js';
-import { FUNCTIONS, functionSpec, type FunctionName } from '../lib/functions/catalog.js';
+import { FUNCTIONS, functionSpec, REPLICA_STREAM_PATTERN, type FunctionName } from '../lib/functions/catalog.js';
 import { ROUTES, routeKey } from '../lib/http/routes.js';
 import { createTopic } from '../lib/cluster/topics.js';
 import { numericConfig } from '../lib/cluster/topic-configs.js';
 import { listSegments } from '../lib/storage/coordination/segments.js';
 import { replicaTableSpec } from '../lib/storage/tables.js';
+import { topicPartitionKey } from '../lib/storage/model.js';
+import { replicaStore } from '../lib/cluster/metadata.js';
+import { prepareBatches } from '../lib/log/batches.js';
+import { readyBatch, type AppendTarget } from '../lib/log/append-plan.js';
+import { appendStaged } from '../lib/log/staged-commit.js';
 import { runController } from '../lib/orchestration/controller-loop.js';
 import * as replicator from '../lambdas/replicator.js';
 import { changesOf, handOffToSweep } from '../lib/log/replicator.js';
@@ -102,13 +107,13 @@ observeRequests((route, calls, ms) => {
   invoked(fn, ms);
 });
 
-// The replicator as Lambda's event source mapping runs it: records filtered to INSERT and MODIFY
-// (the CDK's filter criteria), one invocation per delivered batch.
+// The replicator as Lambda's event source mapping runs it: records filtered as the CDK's filter
+// criteria say (REPLICA_STREAM_PATTERN), one invocation per delivered batch.
 let lastDelivery = performance.now();
 const poller = new StreamPoller({
   tables: [1, 2, 3].map((id) => ({ table: replicaTableSpec(id).name, endpoint: stack.env.AWS_ENDPOINT_URL_DYNAMODB as string })),
   deliver: async (event) => {
-    const records = event.Records.filter((r) => r.eventName === 'INSERT' || r.eventName === 'MODIFY');
+    const records = event.Records.filter((r) => matchesPattern(REPLICA_STREAM_PATTERN, r));
     lastDelivery = performance.now();
     if (records.length === 0) return;
     const started = performance.now();
@@ -208,6 +213,38 @@ async function runSize(size: Size): Promise<SizeRun> {
 const started = performance.now();
 const runs: SizeRun[] = [];
 for (const size of SIZES) runs.push(await runSize(size));
+
+// --- 1 KiB requests from 16 concurrent writers, through the group commit --------------------------
+// In one process appends share a lane; these writers call the group commit (lib/log/staged-commit.ts)
+// directly, as 16 Lambda instances would, acks=all. The store's units for the produce (the leader's
+// stage and commits, the holder's fast commit to the followers, the replicator's reads) are counted.
+const CONTENDED_WRITERS = 16;
+const CONTENDED_REQUESTS = quick ? 32 : 480;
+async function runContended(): Promise<{ phase: Phase; payload: number; records: number }> {
+  const created = await createTopic({ name: 'cost-contended', partitions: 1, replicationFactor: 3 });
+  await quiet();
+  const state = created.partitions[0]!;
+  const target: AppendTarget = {
+    topic: 'cost-contended', leader: await replicaStore(state.leader), topicId: created.topic.topicId, partition: 0,
+    tp: topicPartitionKey(created.topic.topicId, 0), leaderEpoch: state.leaderEpoch, inlineMaxBytes: numericConfig(created.topic.configs, 'inline.max.bytes'),
+    minIsr: numericConfig(created.topic.configs, 'min.insync.replicas'), stateIsr: state.isr,
+  };
+  trackCapacity(true);
+  takeCapacity();
+  current = newPhase();
+  await Promise.all(Array.from({ length: CONTENDED_WRITERS }, async (_, w) => {
+    for (let i = w; i < CONTENDED_REQUESTS; i += CONTENDED_WRITERS) {
+      const [batch] = prepareBatches([{ key: null, value: Buffer.alloc(KiB, i % 251), headers: [] }], CONTENDED_BATCH_OPTIONS, Date.now());
+      const [r] = await appendStaged(target, [readyBatch(batch!)], Date.now() + 10_000);
+      if (!r || r instanceof Error) throw new Error(`group commit failed: ${String(r)}`);
+    }
+  }));
+  const phase = await endPhase();
+  trackCapacity(false);
+  return { phase, payload: CONTENDED_REQUESTS * KiB, records: CONTENDED_REQUESTS };
+}
+const CONTENDED_BATCH_OPTIONS = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
+const contended = await runContended();
 
 // --- Latency samples: acks=1 and acks=all of 1 KiB, a waiting long poll -----------------------------
 
@@ -485,6 +522,23 @@ const ceilingTable = {
   ],
 };
 
+// The group commit's DynamoDB units per record, next to the same 1 KiB requests one at a time.
+const perRecord = (units: number, records: number) => units / Math.max(1, records);
+const oneKRecords = runs[0]!.size.requests * runs[0]!.size.records;
+const contendedTable = {
+  title: '1 KiB requests from 16 concurrent writers through the group commit (acks=all, RF 3): DynamoDB per record and per GB produced',
+  columns: ['writers', 'write units / record', 'read units / record', 'DynamoDB writes $/GB', 'DynamoDB reads $/GB'],
+  rows: [
+    ['1 (HTTP, one at a time)', fmt(perRecord(runs[0]!.phases.produce.store.billedWriteUnits, oneKRecords), 1), fmt(perRecord(runs[0]!.phases.produce.store.readUnits, oneKRecords), 1),
+      usd(dollars(runs[0]!.phases.produce).ddbWrite * GiB / runs[0]!.payload), usd(dollars(runs[0]!.phases.produce).ddbRead * GiB / runs[0]!.payload)],
+    [String(CONTENDED_WRITERS), fmt(perRecord(contended.phase.store.billedWriteUnits, contended.records), 1), fmt(perRecord(contended.phase.store.readUnits, contended.records), 1),
+      usd(dollars(contended.phase).ddbWrite * GiB / contended.payload), usd(dollars(contended.phase).ddbRead * GiB / contended.payload)],
+  ],
+  notes: [
+    'Each staged record is a put of its batch (2 write units at 1 KiB), the commit\'s mark of its staged item inside the commit\'s transaction (2 × 2) and its batch item in the same transaction (2 × 2); the head\'s writes and the fast commit\'s follower copies are shared by a round. The bytes stay in DynamoDB: staging them in S3 Express One Zone with pointers in the table is what would bring DynamoDB writes under $1/GB.',
+  ],
+};
+
 // Biggest drivers, from the numbers.
 const oneK = perGb[0]!;
 const driverRows = perGb.map((g) => {
@@ -511,7 +565,7 @@ await writeResult({
   description: 'Counted on the local stack and priced at AWS list prices (bench/lib/prices.ts): produce over HTTP at RF 3, acks=all, requests of 1 KiB, 64 KiB and 1 MiB of 1 KiB records; everything read once with fetch (1 MiB pages); the log rolled to S3 segments; an idle period with the controller running. '
     + 'DynamoDB write units as billed (item sizes, ×2 in transactions), read units as reported, S3 requests by type, HTTP API requests in 512 KB steps, Lambda invocations and GB-seconds (measured handler time × the memory each function is deployed with). '
     + 'The latency model turns the store calls each request made into AWS latency with published per-service figures; the per-partition ceiling is analytic.',
-  tables: [costTable, monthTable, latencyTable, ceilingTable, phaseTable],
+  tables: [costTable, contendedTable, monthTable, latencyTable, ceilingTable, phaseTable],
   charts: [{
     title: '$ per GB produced and read once, by request size (log scale; traffic only, no hourly or storage charges)',
     spec: {
@@ -527,6 +581,7 @@ await writeResult({
     },
   }],
   data: {
+    contended: { writers: CONTENDED_WRITERS, requests: CONTENDED_REQUESTS, store: contended.phase.store },
     runs: runs.map((r) => ({ size: r.size, payload: r.payload, phases: r.phases, headBytes: r.headBytes, batchItemBytes: r.batchItemBytes, batchesPerRequest: r.batchesPerRequest, segmentBytes: r.segmentBytes })),
     perGb: perGb.map((g) => ({ size: g.run.size.label, ...g.total, total: sum(g.total) })),
     idle: { ms: idleMs, passes: PASSES, passMeanMs, ticks: idleTicks, counted: idle, perMonth: idleMonth, controllerPerMonth: controllerMonth },
