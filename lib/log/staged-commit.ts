@@ -199,17 +199,24 @@ export async function appendStaged(t: AppendTarget, chunk: readonly ReadyBatch[]
       ...(b.producer ? { producerId: b.producer.producerId, producerEpoch: b.producer.producerEpoch, baseSequence: b.producer.baseSequence } : {}),
     })),
   };
-  let own = newStageId();
-  try {
-    while (!(await stageBatches(t.leader, t.tp, { off: own, ...body }))) own = newStageId();
-  } catch (err) {
-    throw isStoreFailure(err) ? new AppendOutcomeUnknown(t, err) : err;
-  }
+  /** Stages the batches under a new id at or above `atLeast`; returns it. */
+  const stageAt = async (atLeast: number): Promise<number> => {
+    try {
+      for (;;) {
+        const id = Math.max(newStageId(), atLeast + Math.floor(Math.random() * 1000));
+        if (await stageBatches(t.leader, t.tp, { off: id, ...body })) return id;
+      }
+    } catch (err) {
+      throw isStoreFailure(err) ? new AppendOutcomeUnknown(t, err) : err;
+    }
+  };
+  let own = await stageAt(0);
   const stagedAt = Date.now();
   let failures = 0;
   for (let attempt = 1; ; attempt++) {
     try {
       const stage = await readStage(t.leader, t.tp, readFrom(t, own));
+      if (stage.head?.stagedFrom !== undefined) stagedFrom.set(headKey(t), stage.head.stagedFrom);
       const mine = stage.items.find((i) => i.off === own);
       if (mine?.stage === 'committed') {
         learn('commit', Date.now() - stagedAt);
@@ -228,6 +235,15 @@ export async function appendStaged(t: AppendTarget, chunk: readonly ReadyBatch[]
       } catch (err) {
         if (!isKafkaError(err)) throw err;
         return await giveUp(t, own, err);
+      }
+      // Below where commits read the stage (this instance's clock behind the committer's, or its
+      // put slow to land), no other writer sees the batch: take it back and stage it again above.
+      const readsFrom = stage.head?.stagedFrom;
+      if (readsFrom !== undefined && own < readsFrom) {
+        const stored = await dropStaged(t.leader, t.tp, own);
+        if (stored?.stage === 'committed') continue;
+        own = await stageAt(readsFrom);
+        continue;
       }
       // One writer at a time commits, holding the committer lease: the others wait for its
       // commits, and one of them takes the lease when it is free — released, or run out because

@@ -5,7 +5,7 @@
  * shares no lane — against the real stores; a dead instance is a staged item nobody commits for
  * it, a lost answer a hook on the storage client.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { AppendTarget } from '../../../lib/log/append.js';
 import { readyBatch } from '../../../lib/log/append-plan.js';
 import { appendStaged } from '../../../lib/log/staged-commit.js';
@@ -145,5 +145,23 @@ describe('Group commit across instances', () => {
     expect(Date.now()).toBeGreaterThanOrEqual(until);
     expect(answers.map((a) => (a[0] as { baseOffset: number }).baseOffset).sort()).toEqual([0, 1, 2, 3]);
     expect(await logOf(t)).toHaveLength(4);
+  });
+
+  it('where a writer\'s clock is behind the commits\' (its batch below where they read the stage), it takes the batch back and stages it again, and it is committed once', async () => {
+    const t = await newPartition();
+    await appendStaged(t, ready('first'), soon());
+    const realNow = Date.now.bind(Date);
+    const behind = vi.spyOn(Date, 'now').mockImplementation(() => realNow() - 5_000);
+    let answer;
+    try {
+      answer = await appendStaged(t, ready('late-clock'), Date.now() + 10_000);
+    } finally {
+      behind.mockRestore();
+    }
+    expect(answer[0]).toMatchObject({ baseOffset: 1, lastOffset: 1 });
+    expect(await logOf(t)).toEqual(['first@0', 'late-clock@1']);
+    const stages = (await readStage(t.leader, t.tp, 0)).items.map((i) => i.stage);
+    expect(stages.filter((x) => x === 'dropped')).toHaveLength(1);
+    expect(stages.filter((x) => x === 'committed')).toHaveLength(2);
   });
 });
