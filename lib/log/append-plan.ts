@@ -12,6 +12,8 @@ import { logger } from '../logger.js';
 import { markLagging } from '../storage/coordination/lag-index.js';
 import { topicNameById } from '../storage/coordination/topics.js';
 import { readProducerStates, type ProducerStateWrite } from '../storage/replica/producer-states.js';
+import { appendBatches, type AppendWrite } from '../storage/replica/batches.js';
+import { forgetLeader, rememberAppend } from './fast-commit.js';
 import { type ReplicaStoreRef } from '../storage/replica/store.js';
 import type { PreparedBatch, ProducerTag } from './batches.js';
 import { check, type ProducerState } from './producer-state.js';
@@ -109,7 +111,7 @@ export async function notEnoughReplicas(t: AppendTarget, head: ReplicaHead, minI
  * partition. A mark that cannot be written (the coordination table failing) does not fail the
  * append: it goes without the flag, so the next append tries again, and the full pass covers the gap.
  */
-export async function lagFlag(t: AppendTarget, head: ReplicaHead): Promise<{ readonly expect: true } | { readonly set: true; readonly clears: number | undefined } | undefined> {
+async function lagFlag(t: AppendTarget, head: ReplicaHead): Promise<{ readonly expect: true } | { readonly set: true; readonly clears: number | undefined } | undefined> {
   if (head.lagMarkedEpoch === t.leaderEpoch) return { expect: true };
   const clears = head.lagClears;
   return markPartition(t).then(
@@ -122,9 +124,40 @@ export async function lagFlag(t: AppendTarget, head: ReplicaHead): Promise<{ rea
 }
 
 /** The leader-epoch cache entry an append under `t.leaderEpoch` adds, when it is the epoch's first. */
-export function epochEntryFor(t: AppendTarget, head: ReplicaHead): readonly [number, number] | undefined {
+function epochEntryFor(t: AppendTarget, head: ReplicaHead): readonly [number, number] | undefined {
   const last = head.epochs[head.epochs.length - 1];
   return !last || last[0] < t.leaderEpoch ? [t.leaderEpoch, head.leo] : undefined;
+}
+
+/**
+ * Writes planned batches on the head as read — its log end, the epoch's cache entry, the lag flag,
+ * the producer states — and remembers the append (the next one needs no head read; an acks=all
+ * commit copies from memory). `extra`: the ISR count the append needs, and a group commit's staged
+ * marks. Errors: those of `appendBatches` (`ConditionFailed` when it lost), after forgetting the
+ * leader's cached head.
+ */
+export async function appendOnHead(
+  t: AppendTarget, head: ReplicaHead, batches: readonly BatchRecord[], producers: readonly ProducerStateWrite[],
+  extra: Pick<AppendWrite, 'minIsr' | 'staged' | 'stagedFrom' | 'once'> = {},
+): Promise<void> {
+  const epochEntry = epochEntryFor(t, head);
+  const lag = await lagFlag(t, head);
+  try {
+    await appendBatches(t.leader, t.tp, {
+      expectLeo: head.leo, leaderEpoch: t.leaderEpoch, batches, producers, ...extra,
+      ...(epochEntry ? { epochEntry } : {}),
+      ...(lag ? { lag } : {}),
+    });
+  } catch (err) {
+    forgetLeader(t.leader.brokerId, t.tp);
+    throw err;
+  }
+  const end = (batches[batches.length - 1] as BatchRecord).lastOffset + 1;
+  rememberAppend(t.leader, t.tp, t.leaderEpoch, head, {
+    ...head, leo: end, ...(lag ? { lagMarkedEpoch: t.leaderEpoch } : {}),
+    epochs: epochEntry ? [...head.epochs, [...epochEntry]] : head.epochs,
+  }, batches, producers.map((w) => w.state));
+  rememberProducers(t, producers);
 }
 
 /**
@@ -172,7 +205,7 @@ export async function producerStates(t: AppendTarget, batches: readonly ReadyBat
 }
 
 /** Remembers the producer states an append wrote. */
-export function rememberProducers(t: AppendTarget, writes: readonly ProducerStateWrite[]): void {
+function rememberProducers(t: AppendTarget, writes: readonly ProducerStateWrite[]): void {
   if (knownProducers.size > KNOWN_PRODUCERS_MAX) knownProducers.clear();
   for (const w of writes) knownProducers.set(producerKey(t, w.state.producerId), { ...w.state, ver: (w.expectVer ?? 0) + 1 });
 }

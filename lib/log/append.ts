@@ -8,17 +8,16 @@
 import { randomUUID } from 'node:crypto';
 import { KafkaError } from '../protocol/errors.js';
 import { putObject } from '../storage/objects.js';
-import { appendBatches } from '../storage/replica/batches.js';
 import { headFromItem, readHead } from '../storage/replica/head.js';
 import type { ReplicaHead, StoredProducerState } from '../storage/model.js';
 import { ConditionFailed } from '../storage/transact.js';
 import { packChunks, type ChunkCost } from './append-chunks.js';
 import {
-  AppendOutcomeUnknown, checkLeadership, epochEntryFor, headKey, isStoreFailure, lagFlag, notEnoughReplicas, planBatch, producerStates,
-  producerWrites, readyBatch, rememberProducers, startPlan, type AppendedRange, type AppendTarget, type ReadyBatch,
+  appendOnHead, AppendOutcomeUnknown, checkLeadership, headKey, isStoreFailure, notEnoughReplicas, planBatch, producerStates,
+  producerWrites, readyBatch, startPlan, type AppendedRange, type AppendTarget, type ReadyBatch,
 } from './append-plan.js';
 import type { PreparedBatch } from './batches.js';
-import { forgetLeader, knownHead, rememberAppend } from './fast-commit.js';
+import { knownHead } from './fast-commit.js';
 import { appendStaged, contended, stageable } from './staged-commit.js';
 
 export { AppendOutcomeUnknown, type AppendedRange, type AppendTarget } from './append-plan.js';
@@ -155,26 +154,10 @@ async function appendChunk(t: AppendTarget, chunk: readonly ReadyBatch[]): Promi
       plan = planChunk(t, head, chunk, states);
     }
     if (plan.records.length === 0) return plan.results;
-    const epochEntry = epochEntryFor(t, head);
-    const lag = await lagFlag(t, head);
     try {
-      await appendBatches(t.leader, t.tp, {
-        expectLeo: head.leo,
-        leaderEpoch: t.leaderEpoch,
-        batches: plan.records,
-        producers: plan.producers,
-        ...(epochEntry ? { epochEntry } : {}),
-        ...(lag ? { lag } : {}),
-        ...(minIsr !== undefined ? { minIsr } : {}),
-      });
-      rememberAppend(t.leader, t.tp, t.leaderEpoch, head, {
-        ...head, leo: plan.end, ...(lag ? { lagMarkedEpoch: t.leaderEpoch } : {}),
-        epochs: epochEntry ? [...head.epochs, [...epochEntry]] : head.epochs,
-      }, plan.records, plan.producers.map((w) => w.state));
-      rememberProducers(t, plan.producers);
+      await appendOnHead(t, head, plan.records, plan.producers, minIsr !== undefined ? { minIsr } : {});
       return plan.results;
     } catch (err) {
-      forgetLeader(t.leader.brokerId, t.tp);
       // Only a failed condition proves the transaction was not applied: the store answered and
       // refused it. A store that did not answer may have applied it. (Anything else — a request
       // the store rejected as malformed — is a bug, and propagates as it is.)

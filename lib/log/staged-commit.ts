@@ -1,12 +1,13 @@
 /**
  * The group commit of concurrent appends from different instances (docs/architecture.md,
- * "Group commit"; the protocol is spec/commit.qnt's): an append that lost the head's race stages
- * its batches under a key of its own — no condition, no race — then reads everything staged and
- * the head, and tries one transaction that appends every staged batch it saw and marks each
- * staged item committed with its outcome, on condition that the head is as read and each item
- * still staged. A writer whose transaction loses finds its batches in the winner's commit on its
- * next read, instead of retrying them; a writer that gives up takes its item back with a
- * conditional write first, so a staged batch is either in the log or never visible.
+ * "Request path"; the protocol is spec/commit.qnt's): an append that lost the head's race stages
+ * its batches under a key of its own — no condition, no race — then reads the stage, the
+ * committer lease and the head. The lease's holder commits: one transaction per round appends
+ * every staged batch it read and marks each staged item committed with its outcome, on condition
+ * that the head is as read and each item still staged. The other writers read again until they
+ * find their batches committed, and take the lease when it is free; a writer that gives up takes
+ * its item back with a conditional write first, so a staged batch is either in the log or never
+ * visible. The lease only keeps commits from colliding: safety is the transaction's conditions.
  *
  * Idempotent producers: one producer's staged batches commit in sequence order whichever
  * instances staged them (a batch whose predecessor is not in yet waits in the stage a little); a
@@ -15,7 +16,6 @@
 import { KafkaError } from '../protocol/errors.js';
 import { isKafkaError } from '../errors.js';
 import type { ReplicaHead } from '../storage/model.js';
-import { appendBatches } from '../storage/replica/batches.js';
 import { readHead } from '../storage/replica/head.js';
 import {
   claimCommitter, dropStaged, readStage, releaseCommitter, settleStaged, stageBatches, type Stage, type StagedItem, type StagedOutcome,
@@ -23,10 +23,10 @@ import {
 import { ConditionFailed } from '../storage/transact.js';
 import { BATCH_ITEM_OVERHEAD, CHUNK_MAX_BYTES, PRODUCER_ITEM_BYTES, TRANSACTION_MAX_ITEMS } from './append-chunks.js';
 import {
-  AppendOutcomeUnknown, checkLeadership, epochEntryFor, forkPlan, headKey, isStoreFailure, lagFlag, notEnoughReplicas, planBatch,
-  producerStates, producerWrites, rememberProducers, startPlan, type AppendedRange, type AppendTarget, type Plan, type ReadyBatch,
+  appendOnHead, AppendOutcomeUnknown, checkLeadership, forkPlan, headKey, isStoreFailure, notEnoughReplicas, planBatch,
+  producerStates, producerWrites, startPlan, type AppendedRange, type AppendTarget, type Plan, type ReadyBatch,
 } from './append-plan.js';
-import { commitFromMemory, forgetLeader, rememberAppend } from './fast-commit.js';
+import { commitFromMemory } from './fast-commit.js';
 
 /** How far back a commit looks for staged items: longer than a writer waits (its race budget, 10 s). */
 const STAGE_WINDOW_MS = 20_000;
@@ -348,22 +348,9 @@ async function writeCommit(t: AppendTarget, head: ReplicaHead, commit: Commit, s
       await settleStaged(t.leader, t.tp, { expectLeo: head.leo, leaderEpoch: t.leaderEpoch }, commit.marks);
       return true;
     }
-    const epochEntry = epochEntryFor(t, head);
-    const lag = await lagFlag(t, head);
-    await appendBatches(t.leader, t.tp, {
-      expectLeo: head.leo, leaderEpoch: t.leaderEpoch, batches: plan.records, producers, staged: commit.marks, stagedFrom, once: true,
-      ...(epochEntry ? { epochEntry } : {}),
-      ...(lag ? { lag } : {}),
-      ...(commit.minIsr !== undefined ? { minIsr: commit.minIsr } : {}),
-    });
-    rememberAppend(t.leader, t.tp, t.leaderEpoch, head, {
-      ...head, leo: plan.next, ...(lag ? { lagMarkedEpoch: t.leaderEpoch } : {}),
-      epochs: epochEntry ? [...head.epochs, [...epochEntry]] : head.epochs,
-    }, plan.records, producers.map((w) => w.state));
-    rememberProducers(t, producers);
+    await appendOnHead(t, head, plan.records, producers, { staged: commit.marks, stagedFrom, once: true, ...(commit.minIsr !== undefined ? { minIsr: commit.minIsr } : {}) });
     return true;
   } catch (err) {
-    forgetLeader(t.leader.brokerId, t.tp);
     if (err instanceof ConditionFailed) return false;
     throw err;
   }
