@@ -53,10 +53,11 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     coordinationWrites: ['cluster', 'topicList', 'topicKeys', 'topicIds', 'topic', 'segments', 'brokers', 'acls', 'clientQuotas', 'quotaUsage'],
   }),
   spec({
-    name: 'produce', entry: 'lambdas/produce.ts', description: 'Produce records (REST Proxy v3 and v2) and producer ids',
+    name: 'produce', entry: 'lambdas/produce.ts', description: 'Produce records (REST Proxy v3 and v2), producer ids and transactions',
     trigger: 'http', memoryMb: 1024, timeoutSeconds: 29, coordination: 'write', replicas: 'write', bucketRead: [], bucketWrite: ['data/'],
-    // acks=all ISR changes (partition state + metadata version), producer ids, lag marks, suspect reports.
-    coordinationWrites: ['cluster', 'topic', 'producers', 'lagging', 'brokers', 'quotaUsage'],
+    // acks=all ISR changes (partition state + metadata version), producer ids, lag marks, suspect
+    // reports; transactions: the coordinator's items, and the offsets a committed transaction commits.
+    coordinationWrites: ['cluster', 'topic', 'producers', 'lagging', 'brokers', 'quotaUsage', 'transactions', 'abortedTransactions', 'offsets'],
   }),
   spec({
     name: 'fetch', entry: 'lambdas/fetch.ts', description: 'Fetch records and list offsets',

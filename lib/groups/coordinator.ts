@@ -198,6 +198,20 @@ export async function commit(groupId: string, offsets: readonly OffsetToCommit[]
   return { kept };
 }
 
+/**
+ * KIP-447's fence on offsets sent in a transaction: the consumer that read them is still the
+ * group's member at that generation (its member epoch).
+ * Errors: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION.
+ */
+export async function checkMember(groupId: string, memberId: string, generationId: number): Promise<void> {
+  validateGroupId(groupId);
+  const member = (await store.readGroup(groupId)).members.find((m) => m.memberId === memberId);
+  if (!member) throw new KafkaError('UNKNOWN_MEMBER_ID', `UNKNOWN_MEMBER_ID: member ${memberId} is not in group ${groupId}.`);
+  if (member.memberEpoch !== generationId) {
+    throw new KafkaError('ILLEGAL_GENERATION', `ILLEGAL_GENERATION: member ${memberId} of group ${groupId} is at generation ${member.memberEpoch}, not ${generationId}.`);
+  }
+}
+
 /** The ids of the topics named, as the metadata has them now (absent: no such topic). */
 async function topicIds(topics: Iterable<string>): Promise<Map<string, string | undefined>> {
   return new Map(await Promise.all([...new Set(topics)].map(async (t) => [t, (await cachedTopic(t))?.topic.topicId] as const)));

@@ -10,7 +10,7 @@ import { isKafkaError } from '../errors.js';
 import { config } from '../config.js';
 import { deadlineIn } from '../deadline.js';
 import { logger } from '../logger.js';
-import { fetchRecords, listOffset, readFromLeader } from '../log/read.js';
+import { fetchRecords, listOffset, readFromLeader, type IsolationLevel } from '../log/read.js';
 import type { BatchRecord } from '../protocol/record-batch.js';
 import * as store from '../storage/coordination/groups.js';
 import type { MemberRecord, RestConsumerState, Subscription } from '../storage/coordination/groups.js';
@@ -158,7 +158,7 @@ export interface PollAccess {
  * stored nothing (the heartbeat stays, as a Kafka consumer keeps its membership while its
  * fetches are refused).
  */
-export async function poll(group: string, id: string, o: { timeoutMs: number; maxBytes: number; response?: ResponseBudget; access?: PollAccess }): Promise<ConsumedRecord[]> {
+export async function poll(group: string, id: string, o: { timeoutMs: number; maxBytes: number; isolation?: IsolationLevel; response?: ResponseBudget; access?: PollAccess }): Promise<ConsumedRecord[]> {
   const deadline = deadlineIn(o.timeoutMs);
   const m = await instance(group, id);
   let assigned: TopicPartition[] = [];
@@ -209,7 +209,7 @@ export async function poll(group: string, id: string, o: { timeoutMs: number; ma
       if (budget <= 0 || answerLeft <= 0) break;
       const k = tpKey(tp);
       try {
-        const r = await readFromLeader(tp.topic, tp.partition, (t) => fetchRecords(t, { offset: positions[k] as number, maxBytes: budget, maxWaitMs: 0 }));
+        const r = await readFromLeader(tp.topic, tp.partition, (t) => fetchRecords(t, { offset: positions[k] as number, maxBytes: budget, maxWaitMs: 0, ...(o.isolation ? { isolation: o.isolation } : {}) }));
         let next = r.nextOffset;
         for (const rec of r.records) {
           const consumed = { ...rec, topic: tp.topic, partition: tp.partition };

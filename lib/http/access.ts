@@ -50,6 +50,8 @@ export const topic = (op: Operation): AccessRule => one('TOPIC', op, (p) => p.to
 /** The group of a v3 route (`group_id`) or of a v2 consumer instance (`group_name`). */
 export const group = (op: Operation): AccessRule => one('GROUP', op, (p) => p.group_id ?? p.group_name ?? '');
 export const cluster = (op: Operation): AccessRule => one('CLUSTER', op, () => CLUSTER_RESOURCE);
+/** The transactional id of a transaction route (`transactional_id`). */
+export const transactionalId = (op: Operation): AccessRule => one('TRANSACTIONAL_ID', op, (p) => p.transactional_id ?? '');
 export const all = (...rules: AccessRule[]): AccessRule => ({
   kind: 'checks',
   checks: (p) => rules.flatMap((r) => (r.kind === 'checks' ? r.checks(p) : [])),

@@ -14,6 +14,7 @@ import { requireAll, topicsIn, visible } from './enforce.js';
 import { chargeQuota, chargeQuotaAfter, recordsSize } from '../security/quotas.js';
 import { badRequest, errorResponse, intParam, parseJson, topicField, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 import { formatBytes, RESPONSE_RECORDS_BUDGET, responseCost } from './record-format.js';
+import { isolationParam } from './fetch-routes.js';
 
 const V2 = 'application/vnd.kafka.v2+json';
 const ok = (body: unknown, status = 200): ApiResponse => ({ status, body, contentType: V2 });
@@ -125,6 +126,7 @@ async function records(req: ApiRequest): Promise<ApiResponse> {
   const type = acceptFormat(req, cfg.format);
   const timeoutMs = intParam(req, 'timeout', { default: cfg.requestTimeoutMs, max: 25_000 });
   const maxBytes = intParam(req, 'max_bytes', { default: 1_048_576, min: 1, max: 4_000_000 });
+  const isolation = isolationParam(req);
   // Consumer bytes are charged after the poll, as for a fetch (lib/http/fetch-routes.ts).
   await chargeQuota(req.principal, 'fetch', 0);
   // Each record is rendered once: the poll stops where the answer would pass the function's
@@ -146,7 +148,7 @@ async function records(req: ApiRequest): Promise<ApiResponse> {
   // TOPIC READ on every topic read, at every read (Kafka's Fetch): a revoked ACL refuses the whole
   // call (403, 40301), as Confluent's REST Proxy answers its consumer's TopicAuthorizationException.
   const access = { mayRead: (topics: readonly string[]) => requireAll(req, topicsIn('READ', topics)), topicFilter: readable(req) };
-  const got = await rest.poll(group(req), inst(req), { timeoutMs, maxBytes, response: { bytes: RESPONSE_RECORDS_BUDGET - 2, cost }, access });
+  const got = await rest.poll(group(req), inst(req), { timeoutMs, maxBytes, isolation, response: { bytes: RESPONSE_RECORDS_BUDGET - 2, cost }, access });
   await chargeQuotaAfter(req.principal, 'fetch', recordsSize(got));
   return { status: 200, contentType: type, body: `[${got.map((r) => rendered.get(r)).join(',')}]` };
 }

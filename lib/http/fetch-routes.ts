@@ -6,7 +6,7 @@
 import { HttpError } from '../errors.js';
 import { KafkaError } from '../protocol/errors.js';
 import { clusterRecord } from '../cluster/metadata.js';
-import { fetchRecords, listOffset, readFromLeader, type FetchResult, type OffsetSpec, type ReadTarget } from '../log/read.js';
+import { fetchRecords, listOffset, readFromLeader, type FetchResult, type IsolationLevel, type OffsetSpec, type ReadTarget } from '../log/read.js';
 import type { BatchRecord } from '../protocol/record-batch.js';
 import { chargeQuota, chargeQuotaAfter, recordsSize } from '../security/quotas.js';
 import { badRequest, errorResponse, intParam, intPathParam, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
@@ -27,11 +27,19 @@ function onLeader<T>(req: ApiRequest, read: (t: ReadTarget) => Promise<T>): Prom
   return readFromLeader(req.params.topic_name ?? '', partition, read);
 }
 
+/** `isolation_level=read_uncommitted|read_committed` (Kafka's consumer setting; read_uncommitted by default, as Kafka's). */
+export function isolationParam(req: ApiRequest): IsolationLevel {
+  const raw = req.query.isolation_level ?? 'read_uncommitted';
+  if (raw !== 'read_uncommitted' && raw !== 'read_committed') throw badRequest(`Query parameter 'isolation_level' must be read_uncommitted or read_committed, got '${raw}'.`);
+  return raw;
+}
+
 function fetchParams(req: ApiRequest) {
   return {
     offset: intParam(req, 'offset'),
     maxBytes: intParam(req, 'max_bytes', { default: DEFAULT_FETCH_BYTES, min: 1, max: MAX_FETCH_BYTES }),
     maxWaitMs: intParam(req, 'timeout', { default: 0, max: MAX_WAIT_MS }),
+    isolation: isolationParam(req),
   };
 }
 
@@ -107,7 +115,7 @@ async function v3Records(req: ApiRequest): Promise<ApiResponse> {
   const last = result.records[records.count - 1];
   const nextOffset = records.count < result.records.length && last ? last.offset + 1 : result.nextOffset;
   const head = JSON.stringify({ kind: 'KafkaRecordList', cluster_id: clusterId, topic_name: req.params.topic_name, partition_id: partition });
-  const tail = JSON.stringify({ next_offset: nextOffset, high_watermark: result.highWatermark, log_start_offset: result.logStartOffset });
+  const tail = JSON.stringify({ next_offset: nextOffset, high_watermark: result.highWatermark, last_stable_offset: result.lastStableOffset, log_start_offset: result.logStartOffset });
   return { status: 200, body: `${head.slice(0, -1)},"records":${records.json},${tail.slice(1)}` };
 }
 

@@ -10,6 +10,8 @@ import { clusterRecord } from '../cluster/metadata.js';
 import { produce, produceNoAck, type Accepted, type Acks, type ProduceOutcome, type ProduceRecord } from '../log/produce.js';
 import { badRequest, errorResponse, intParam, intPathParam, invalidPayload, kafkaMessage, restErrorCode, parseJson, parseJsonStream, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 import { initProducer } from '../cluster/producers.js';
+import { produceInTransaction } from '../orchestration/transactions.js';
+import { requireAll, type Caller } from './enforce.js';
 import { chargeQuota, recordsSize } from '../security/quotas.js';
 import { base64Bytes, dataBytes, dataSchema, headerList, headersSchema, jsonBytes, timestampMs, type DataType } from './record-format.js';
 
@@ -80,26 +82,39 @@ export function parseAcks(req: ApiRequest): Acks {
 interface ProduceMode {
   readonly acks: Acks;
   readonly producer?: { readonly producerId: number; readonly producerEpoch: number };
+  /** A transactional producer's id (its records go into its open transaction). */
+  readonly transactionalId?: string;
 }
 
-/** `acks`, and `producer_id` with `producer_epoch` (both or neither) from the query string. */
+/**
+ * `acks`, and `producer_id` with `producer_epoch` (both or neither) from the query string; with
+ * `transactional_id` too, a transactional producer's (acks=all, as Kafka requires of one).
+ */
 function produceMode(req: ApiRequest): ProduceMode {
   const acks = parseAcks(req);
   const hasId = req.query.producer_id !== undefined;
   if (hasId !== (req.query.producer_epoch !== undefined)) throw badRequest('Query parameters producer_id and producer_epoch go together.');
+  const transactionalId = req.query.transactional_id;
+  if (transactionalId !== undefined && (!hasId || acks !== 'all')) throw badRequest('A transactional produce (transactional_id) needs producer_id, producer_epoch and acks=all.');
+  if (transactionalId !== undefined && (transactionalId.length === 0 || transactionalId.length > 249)) throw badRequest('Query parameter transactional_id is 1 to 249 characters.');
   if (!hasId) return { acks };
-  return { acks, producer: { producerId: intParam(req, 'producer_id'), producerEpoch: intParam(req, 'producer_epoch', { max: 32767 }) } };
+  return {
+    acks, producer: { producerId: intParam(req, 'producer_id'), producerEpoch: intParam(req, 'producer_epoch', { max: 32767 }) },
+    ...(transactionalId !== undefined ? { transactionalId } : {}),
+  };
 }
 
 /**
  * Produces with the request's mode: under acks=0 the outcomes carry no offsets and no write errors.
  * The records' bytes are charged to the principal's producer quota first: over it, a 429 and nothing written.
  */
-async function produceWith(principal: string, mode: ProduceMode, topic: string, records: readonly ProduceRecord[]): Promise<Outcome[]> {
+async function produceWith(caller: Caller, mode: ProduceMode, topic: string, records: readonly ProduceRecord[]): Promise<Outcome[]> {
   const withSequence = records.filter((r) => r.sequence !== undefined).length;
   if (mode.producer && withSequence !== records.length) throw invalidPayload('Every record of an idempotent producer (producer_id given) needs a sequence.');
   if (!mode.producer && withSequence > 0) throw invalidPayload('A record sequence needs producer_id and producer_epoch in the query string.');
-  await chargeQuota(principal, 'produce', recordsSize(records));
+  if (mode.transactionalId !== undefined) await requireAll(caller, [{ operation: 'WRITE', resourceType: 'TRANSACTIONAL_ID', resourceName: mode.transactionalId }]);
+  await chargeQuota(caller.principal, 'produce', recordsSize(records));
+  if (mode.transactionalId !== undefined && mode.producer) return produceInTransaction({ transactionalId: mode.transactionalId, ...mode.producer }, topic, records);
   const opts = { acks: mode.acks, ...(mode.producer ? { producer: mode.producer } : {}) };
   return mode.acks === 0 ? produceNoAck(topic, records, opts) : produce(topic, records, opts);
 }
@@ -118,7 +133,7 @@ function deliveryReport(clusterId: string, topic: string, p: ParsedRecord, o: Su
 }
 
 /** Parses each raw record, produces the valid ones, and pairs every input with its result. */
-async function produceAll(principal: string, mode: ProduceMode, topic: string, raws: readonly unknown[]): Promise<{ parsed: Parsed; outcome?: Outcome }[]> {
+async function produceAll(caller: Caller, mode: ProduceMode, topic: string, raws: readonly unknown[]): Promise<{ parsed: Parsed; outcome?: Outcome }[]> {
   const parsed: Parsed[] = raws.map((raw) => {
     try {
       return parseRecord(raw);
@@ -127,7 +142,7 @@ async function produceAll(principal: string, mode: ProduceMode, topic: string, r
     }
   });
   const valid = parsed.filter((p): p is ParsedRecord => !('error' in p));
-  const outcomes = valid.length > 0 ? await produceWith(principal, mode, topic, valid.map((p) => p.record)) : [];
+  const outcomes = valid.length > 0 ? await produceWith(caller, mode, topic, valid.map((p) => p.record)) : [];
   const byRecord = new Map(valid.map((p, i) => [p, outcomes[i]]));
   return parsed.map((p) => ({ parsed: p, outcome: 'error' in p ? undefined : byRecord.get(p) }));
 }
@@ -144,7 +159,7 @@ async function v3Records(req: ApiRequest): Promise<ApiResponse> {
   const mode = produceMode(req);
   const raws = parseJsonStream(req.body);
   if (raws.length > MAX_RECORDS_PER_REQUEST) throw invalidPayload(`A request carries at most ${MAX_RECORDS_PER_REQUEST} records, got ${raws.length}; split it.`);
-  const results = await produceAll(req.principal, mode, topic, raws);
+  const results = await produceAll(req, mode, topic, raws);
   const reports = results.map((entry) => {
     const failed = errorOf(entry);
     if (failed) return failed;
@@ -166,7 +181,7 @@ async function v3Batch(req: ApiRequest): Promise<ApiResponse> {
   const ids = body.entries.map((e) => String(e.id));
   const duplicate = ids.find((id, i) => ids.indexOf(id) !== i);
   if (duplicate !== undefined) throw new HttpError(400, 40002, `Duplicate entry id '${duplicate}' in batch.`);
-  const results = await produceAll(req.principal, produceMode(req), topic, entries.map(({ id: _id, ...rest }) => rest));
+  const results = await produceAll(req, produceMode(req), topic, entries.map(({ id: _id, ...rest }) => rest));
   const successes: unknown[] = [];
   const failures: unknown[] = [];
   results.forEach((entry, i) => {
@@ -214,7 +229,7 @@ async function v2Produce(req: ApiRequest, partition?: number): Promise<ApiRespon
     headers: [],
     ...(partition !== undefined ? { partition } : r.partition != null ? { partition: r.partition } : {}),
   }));
-  const outcomes = await produceWith(req.principal, mode, req.params.topic_name ?? '', records);
+  const outcomes = await produceWith(req, mode, req.params.topic_name ?? '', records);
   if (outcomes.length === 1 && !outcomes[0]?.ok) return errorResponse((outcomes[0] as { error: KafkaError }).error, V2_TYPE);
   return {
     status: mode.acks === 0 ? 202 : 200,

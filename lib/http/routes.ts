@@ -23,11 +23,15 @@
  *   TOPIC READ per named topic; a `topic_pattern` covers only the topics the principal may READ
  *   (consumer-routes.ts);
  * - v2 `GET .../records`: TOPIC READ on every topic the instance reads, at each read (consumer-routes.ts,
- *   lib/groups/rest-consumer.ts).
+ *   lib/groups/rest-consumer.ts);
+ * - a produce with `transactional_id`: TRANSACTIONAL_ID WRITE on it (produce-routes.ts);
+ * - transactions (transaction-routes.ts, Kafka's AddPartitionsToTxn, AddOffsetsToTxn and
+ *   TxnOffsetCommit): TOPIC WRITE per partition's topic; GROUP READ on the group and TOPIC READ per
+ *   offset's topic. A forced abort (Kafka's WriteTxnMarkers from kafka-transactions.sh) is CLUSTER ALTER.
  * Lists (`filtered`) show only what the principal may DESCRIBE: v3 and v2 topic lists, the
  * metadata route's topics, all topics' configs (DESCRIBE_CONFIGS), the consumer-group list.
  */
-import { anyOf, anyTopic, cluster, filtered, group, inBody, open, topic, type AccessRule } from './access.js';
+import { anyOf, anyTopic, cluster, filtered, group, inBody, open, topic, transactionalId, type AccessRule } from './access.js';
 
 import type { ApiFunctionName } from '../functions/catalog.js';
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -46,6 +50,7 @@ const T = `${C}/topics/{topic_name}`;
 const P = `${T}/partitions/{partition_id}`;
 const G = `${C}/consumer-groups/{group_id}`;
 const I = '/consumers/{group_name}/instances/{instance}';
+const X = `${C}/transactions/{transactional_id}`;
 
 export const ROUTES: readonly RouteSpec[] = [
   r('GET', '/v3/clusters', 'admin', open('the cluster id, as Kafka\'s Metadata answers it to any client')),
@@ -100,6 +105,13 @@ export const ROUTES: readonly RouteSpec[] = [
   r('POST', `${T}/records`, 'produce', topic('WRITE')),
   r('POST', `${T}/records:batch`, 'produce', topic('WRITE')),
   r('POST', `${C}/producers`, 'produce', anyOf(anyTopic('WRITE'), cluster('IDEMPOTENT_WRITE'))),
+  r('GET', `${C}/transactions`, 'produce', filtered('transactional ids the principal may DESCRIBE')),
+  r('GET', X, 'produce', transactionalId('DESCRIBE')),
+  r('POST', `${X}/producer`, 'produce', transactionalId('WRITE')),
+  r('POST', `${X}/partitions`, 'produce', inBody('TOPIC WRITE on each partition\'s topic', transactionalId('WRITE'))),
+  r('POST', `${X}/offsets`, 'produce', inBody('GROUP READ on group_id, TOPIC READ on each offset\'s topic', transactionalId('WRITE'))),
+  r('POST', `${X}/end`, 'produce', transactionalId('WRITE')),
+  r('POST', `${X}/abort`, 'produce', cluster('ALTER')),
   r('GET', `${P}/records`, 'fetch', topic('READ')),
   r('GET', `${P}/offsets`, 'fetch', topic('DESCRIBE')),
   r('GET', `${P}/offset`, 'fetch', topic('DESCRIBE')),

@@ -16,7 +16,7 @@ import { appendBatches, type AppendWrite } from '../storage/replica/batches.js';
 import { forgetLeader, rememberAppend } from './fast-commit.js';
 import { type ReplicaStoreRef } from '../storage/replica/store.js';
 import type { PreparedBatch, ProducerTag } from './batches.js';
-import { check, type ProducerState } from './producer-state.js';
+import { check, checkMarker, openTxnsAfter, stateFields, type ProducerState } from './producer-state.js';
 import { batchExpiresAt } from './roll.js';
 
 export interface AppendTarget {
@@ -142,11 +142,13 @@ export async function appendOnHead(
 ): Promise<void> {
   const epochEntry = epochEntryFor(t, head);
   const lag = await lagFlag(t, head);
+  const openTxns = openTxnsAfter(head.openTxns, producers.map((w) => w.state));
   try {
     await appendBatches(t.leader, t.tp, {
       expectLeo: head.leo, leaderEpoch: t.leaderEpoch, batches, producers, ...extra,
       ...(epochEntry ? { epochEntry } : {}),
       ...(lag ? { lag } : {}),
+      ...(openTxns ? { openTxns } : {}),
     });
   } catch (err) {
     forgetLeader(t.leader.brokerId, t.tp);
@@ -156,6 +158,7 @@ export async function appendOnHead(
   rememberAppend(t.leader, t.tp, t.leaderEpoch, head, {
     ...head, leo: end, ...(lag ? { lagMarkedEpoch: t.leaderEpoch } : {}),
     epochs: epochEntry ? [...head.epochs, [...epochEntry]] : head.epochs,
+    ...(openTxns ? { openTxns } : {}),
   }, batches, producers.map((w) => w.state));
   rememberProducers(t, producers);
 }
@@ -228,9 +231,16 @@ export const startPlan = (head: ReplicaHead, states: ReadonlyMap<number, StoredP
  */
 export function planBatch(t: AppendTarget, p: Plan, b: ReadyBatch): AppendedRange | KafkaError {
   const tag = b.producer;
-  if (tag) {
+  if (tag?.control) {
+    // A transaction marker: a repeat (the coordinator finishing a transaction twice) writes nothing.
+    const verdict = checkMarker(p.evolving.get(tag.producerId), { producerId: tag.producerId, markerEpoch: tag.producerEpoch, commit: tag.control === 'commit' });
+    if (verdict.kind === 'repeat') return { baseOffset: -1, lastOffset: -1 };
+    p.evolving.set(tag.producerId, verdict.next(p.next));
+    p.dirty.add(tag.producerId);
+  } else if (tag) {
     const verdict = check(p.evolving.get(tag.producerId), {
       producerId: tag.producerId, producerEpoch: tag.producerEpoch, firstSeq: tag.baseSequence, recordCount: b.recordCount,
+      ...(tag.transactional ? { transactional: true } : {}),
     });
     if (verdict.kind === 'reject') return verdict.error;
     if (verdict.kind === 'duplicate') return { baseOffset: verdict.baseOffset, lastOffset: verdict.lastOffset };
@@ -244,6 +254,8 @@ export function planBatch(t: AppendTarget, p: Plan, b: ReadyBatch): AppendedRang
     recordCount: b.recordCount, sizeBytes: b.sizeBytes,
     ...(b.s3 ? { s3: b.s3 } : { data: withBaseOffset(b.bytes as Buffer, baseOffset, t.leaderEpoch) }),
     ...(tag ? { producerId: tag.producerId, producerEpoch: tag.producerEpoch, baseSequence: tag.baseSequence } : {}),
+    ...(tag?.transactional || tag?.control ? { transactional: true } : {}),
+    ...(tag?.control ? { control: tag.control } : {}),
     expiresAt: batchExpiresAt(Date.now()),
   });
   return { baseOffset, lastOffset: p.next - 1 };
@@ -257,6 +269,6 @@ export const forkPlan = (p: Plan): Plan =>
 export function producerWrites(p: Plan): ProducerStateWrite[] {
   return [...p.dirty].map((id) => {
     const st = p.evolving.get(id) as ProducerState;
-    return { state: { producerId: id, producerEpoch: st.producerEpoch, batches: st.batches }, expectVer: p.states.get(id)?.ver ?? null };
+    return { state: stateFields(st), expectVer: p.states.get(id)?.ver ?? null };
   });
 }

@@ -27,7 +27,12 @@ export interface BatchOptions {
 export interface ProducerTag {
   readonly producerId: number;
   readonly producerEpoch: number;
+  /** -1 for a transaction marker. */
   readonly baseSequence: number;
+  /** A transactional producer's batch (the header's transactional bit). */
+  readonly transactional?: boolean;
+  /** A transaction marker (a control batch, transactional too): which kind. */
+  readonly control?: 'commit' | 'abort';
 }
 
 export interface PreparedBatch {
@@ -68,6 +73,8 @@ function encode(records: readonly LogRecord[], timestamps: readonly number[], o:
   const bytes = encodeBatch({
     baseOffset: 0,
     ...(producer ? { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequence: producer.baseSequence } : {}),
+    ...(producer?.transactional || producer?.control ? { isTransactional: true } : {}),
+    ...(producer?.control ? { isControl: true } : {}),
     compression: o.compression,
     timestampType: o.timestampType === 'LogAppendTime' ? 'log-append' : 'create',
     records: records.map((r, i) => ({ timestamp: timestamps[i] as number, key: r.key, value: r.value, headers: [...r.headers] })),
@@ -128,4 +135,29 @@ export function prepareBatches(records: readonly LogRecord[], o: BatchOptions, n
   });
   if (records.length > start) emit(start, records.length);
   return out;
+}
+
+/**
+ * A transaction marker as Kafka writes it: a control batch (transactional and control bits set,
+ * base sequence -1) of the producer at the epoch its transaction ended with, holding one record
+ * whose key is the EndTransactionMarker type (version 0, type 0 abort / 1 commit) and whose value
+ * is version 0 and the coordinator epoch.
+ */
+export function prepareMarker(producerId: number, markerEpoch: number, commit: boolean, now = Date.now(), coordinatorEpoch = 0): PreparedBatch {
+  const key = Buffer.alloc(4);
+  key.writeInt16BE(0, 0);
+  key.writeInt16BE(commit ? 1 : 0, 2);
+  const value = Buffer.alloc(6);
+  value.writeInt16BE(0, 0);
+  value.writeInt32BE(coordinatorEpoch, 2);
+  const tag: ProducerTag = { producerId, producerEpoch: markerEpoch, baseSequence: -1, control: commit ? 'commit' : 'abort' };
+  const o: BatchOptions = { compression: 'none', timestampType: 'CreateTime', maxMessageBytes: 1024, timestampBeforeMaxMs: Infinity, timestampAfterMaxMs: Infinity };
+  return encode([{ timestamp: now, key, value, headers: [] }], [now], o, tag);
+}
+
+/** The marker kind of a control record's key (EndTransactionMarker: version int16, type int16), or undefined. */
+export function markerKind(key: Buffer | null): 'commit' | 'abort' | undefined {
+  if (!key || key.length < 4) return undefined;
+  const type = key.readInt16BE(2);
+  return type === 1 ? 'commit' : type === 0 ? 'abort' : undefined;
 }

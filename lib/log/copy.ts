@@ -13,7 +13,7 @@ import { readHead, tailStartOf } from '../storage/replica/head.js';
 import { raiseLogStart } from '../storage/replica/tail.js';
 import { truncateLog } from '../storage/replica/truncation.js';
 import { type ReplicaStoreRef } from '../storage/replica/store.js';
-import { applyBatch, truncateState, type ProducerState } from './producer-state.js';
+import { applyBatch, applyMarker, openTxnsAfter, stateFields, truncateState, truncationTouches, type ProducerState } from './producer-state.js';
 import { ConditionFailed, MAX_TRANSACTION_ITEMS } from '../storage/transact.js';
 
 /** Bytes read from the leader per copy step (and at most one transaction's worth). */
@@ -151,19 +151,21 @@ export async function copyStep(leader: ReplicaStoreRef, follower: ReplicaStoreRe
     const to = target < fHead.leo ? await batchStartAt(follower, tp, target) : fHead.leo;
     // Producer states forget the truncated batches, as Kafka rebuilds them from the log.
     const states = to < fHead.leo ? await listProducerStates(follower, tp) : [];
-    const producers = states.filter((st) => st.batches.some((b) => b.lastOffset >= to)).map((st) => {
+    const touched = states.filter((st) => truncationTouches(st, to));
+    const producers = touched.map((st) => {
       const kept = truncateState(st, to);
-      return { producerId: st.producerId, expectVer: st.ver, ...(kept ? { state: { producerId: kept.producerId, producerEpoch: kept.producerEpoch, batches: kept.batches } } : {}) };
+      return { producerId: st.producerId, expectVer: st.ver, ...(kept ? { state: stateFields(kept) } : {}) };
     });
+    const openTxns = openTxnsAfter(fHead.openTxns, touched.map((st) => truncateState(st, to) ?? { producerId: st.producerId }));
     let end: number;
     try {
-      end = await truncateLog(follower, tp, fHead, to, producers);
+      end = await truncateLog(follower, tp, fHead, to, producers, openTxns);
     } catch (err) {
       if (err instanceof ConditionFailed) return { kind: 'lost-race' };
       throw err;
     }
     if (end < fHead.leo) logger.info({ event: 'replica-truncated', tp, broker: follower.brokerId, from: fHead.leo, to: end, leaderEpoch: fHead.leaderEpoch }, 'follower truncated');
-    fHead = { ...fHead, leo: end, hw: Math.min(fHead.hw, end), epochs: fHead.epochs.filter(([, s]) => s < end), syncEpoch: fHead.leaderEpoch };
+    fHead = { ...fHead, leo: end, hw: Math.min(fHead.hw, end), epochs: fHead.epochs.filter(([, s]) => s < end), syncEpoch: fHead.leaderEpoch, ...(openTxns ? { openTxns } : {}) };
   }
   // Below the leader's table tail the log is in shared S3 segments: a full sync installs the
   // segment list and copies only the tail.
@@ -195,10 +197,12 @@ export async function copyStep(leader: ReplicaStoreRef, follower: ReplicaStoreRe
   }
   const last = batches[batches.length - 1] as BatchRecord;
   const newLeo = last.lastOffset + 1;
+  const producers = await followerProducerStates(follower, tp, batches);
+  const openTxns = openTxnsAfter(fHead.openTxns, producers.map((w) => w.state));
   try {
     await copyBatches(follower, tp, {
       expectLeo: fHead.leo, leaderEpoch: lHead.leaderEpoch, batches, hw: Math.min(lHead.hw, newLeo), epochEntries: epochEntries(fHead, batches),
-      producers: await followerProducerStates(follower, tp, batches),
+      producers, ...(openTxns ? { openTxns } : {}),
     });
   } catch (err) {
     if (err instanceof ConditionFailed) return { kind: 'lost-race' };
@@ -218,10 +222,15 @@ async function followerProducerStates(follower: ReplicaStoreRef, tp: string, bat
   const next = new Map<number, ProducerState>(stored);
   for (const b of tagged) {
     const id = b.producerId as number;
-    next.set(id, applyBatch(next.get(id), { producerId: id, producerEpoch: b.producerEpoch ?? 0, firstSeq: b.baseSequence ?? 0, recordCount: b.recordCount, baseOffset: b.baseOffset }));
+    next.set(id, b.control
+      ? applyMarker(next.get(id), { producerId: id, markerEpoch: b.producerEpoch ?? 0, commit: b.control === 'commit' }, b.baseOffset)
+      : applyBatch(next.get(id), {
+        producerId: id, producerEpoch: b.producerEpoch ?? 0, firstSeq: b.baseSequence ?? 0, recordCount: b.recordCount, baseOffset: b.baseOffset,
+        ...(b.transactional ? { transactional: true } : {}),
+      }));
   }
   return [...next].filter(([id]) => tagged.some((b) => b.producerId === id)).map(([id, st]) => ({
-    state: { producerId: id, producerEpoch: st.producerEpoch, batches: st.batches }, expectVer: stored.get(id)?.ver ?? null,
+    state: stateFields(st), expectVer: stored.get(id)?.ver ?? null,
   }));
 }
 

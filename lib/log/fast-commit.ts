@@ -37,6 +37,8 @@ interface InMemory {
   readonly producers: Map<number, Omit<StoredProducerState, 'ver'>>;
   /** Follower log ends this instance wrote (or learnt from a failed condition). */
   readonly followerLeo: Map<number, number>;
+  /** The leader head's open transactions at `end`. */
+  openTxns: Readonly<Record<string, number>>;
 }
 
 /** Batches kept per partition: enough for the appends of a commit in flight and a follower a little behind. */
@@ -78,7 +80,7 @@ export function rememberAppend(
   let a = appended.get(k);
   if (!a || a.leaderEpoch !== leaderEpoch || a.end !== before.leo) {
     // Another writer appended in between (or a new epoch): what came before is not in memory.
-    a = { leaderEpoch, batches: [], bytes: 0, end: before.leo, producers: new Map(), followerLeo: a?.leaderEpoch === leaderEpoch ? a.followerLeo : new Map() };
+    a = { leaderEpoch, batches: [], bytes: 0, end: before.leo, producers: new Map(), followerLeo: a?.leaderEpoch === leaderEpoch ? a.followerLeo : new Map(), openTxns: {} };
     appended.set(k, a);
   }
   for (const b of batches) {
@@ -86,6 +88,7 @@ export function rememberAppend(
     a.bytes += b.sizeBytes;
   }
   a.end = after.leo;
+  a.openTxns = after.openTxns ?? {};
   for (const st of producers) a.producers.set(st.producerId, st);
   while (a.batches.length > KEEP_BATCHES || (a.bytes > KEEP_BYTES && a.batches.length > 1)) a.bytes -= (a.batches.shift() as BatchRecord).sizeBytes;
 }
@@ -141,6 +144,8 @@ async function copyFromMemory(head: ReplicaHead, a: InMemory, follower: ReplicaS
         // (a follower at the epoch's start has no entry for it yet; past it, it has: it holds batches of the epoch)
         epochEntries: from === start ? [[a.leaderEpoch, from]] : [],
         leaderProducers: producers as Omit<StoredProducerState, 'ver'>[],
+        // (the follower's log is the leader's up to `from`, so its open transactions at `a.end` are the leader's)
+        ...(batches.some((x) => x.transactional) || Object.keys(a.openTxns).length > 0 ? { openTxns: a.openTxns } : {}),
       });
       a.followerLeo.set(b, (batches[batches.length - 1] as BatchRecord).lastOffset + 1);
       return true;

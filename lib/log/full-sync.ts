@@ -173,6 +173,8 @@ async function install(
     syncEpoch: snapEpoch, logId: randomUUID(),
     leo: endOffset, hw: Math.min(head.hw, endOffset), logStartOffset: Math.min(Math.max(head.logStartOffset, current.logStartOffset), endOffset), tailStart: tailStartOf(head), tailSince: Date.now(),
     epochs: head.epochs.filter(([, start]) => start < endOffset),
+    // (the leader's open transactions at the snapshot's end: its head was read at that end)
+    ...(head.openTxns ? { openTxns: head.openTxns } : {}),
   }));
 }
 

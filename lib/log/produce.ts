@@ -19,7 +19,7 @@ import { emitMetric } from '../metrics.js';
 import { AppendOutcomeUnknown, appendToLeader } from './append.js';
 import { isCompacted } from './compaction.js';
 import { replicateShared, type Appended } from './commit.js';
-import { checkRecord, prepareBatches, type ProducerTag, type BatchOptions, type LogRecord, type PreparedBatch } from './batches.js';
+import { checkRecord, prepareBatches, prepareMarker, type ProducerTag, type BatchOptions, type LogRecord, type PreparedBatch } from './batches.js';
 
 export interface ProduceRecord extends LogRecord {
   /** Explicit partition; else murmur2 of the key; else one sticky partition per request. */
@@ -40,8 +40,12 @@ export interface ProduceOptions {
   readonly deadlineMs?: number;
   /** @default 'all' (Kafka 3's default) */
   readonly acks?: Acks;
-  /** An idempotent producer (Kafka's InitProducerId gives both); then every record carries a `sequence`. */
-  readonly producer?: { readonly producerId: number; readonly producerEpoch: number };
+  /**
+   * An idempotent producer (Kafka's InitProducerId gives both); then every record carries a
+   * `sequence`. `transactional`: its batches belong to its open transaction (the caller has added
+   * the partitions to it: lib/orchestration/transactions.ts).
+   */
+  readonly producer?: { readonly producerId: number; readonly producerEpoch: number; readonly transactional?: boolean };
 }
 
 /** Errors of a route that moved or a leader that died: refresh metadata and try again within the deadline. */
@@ -171,7 +175,7 @@ function producerTag(producer: NonNullable<ProduceOptions['producer']>, partitio
       throw new KafkaError('OUT_OF_ORDER_SEQUENCE_NUMBER', `OUT_OF_ORDER_SEQUENCE_NUMBER: the sequences of an idempotent producer's records for partition ${partition} must run on without gaps within a request.`, { partition });
     }
   });
-  return { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequence: first as number };
+  return { producerId: producer.producerId, producerEpoch: producer.producerEpoch, baseSequence: first as number, ...(producer.transactional ? { transactional: true } : {}) };
 }
 
 /** A validated produce request: records routed, checked and encoded, nothing written yet. */
@@ -299,6 +303,17 @@ export async function produceNoAck(topicName: string, records: readonly ProduceR
   const partitionOf = new Map<number, number>();
   for (const [p, indexes] of plan.byPartition) for (const i of indexes) partitionOf.set(i, p);
   return plan.outcomes.map((o, i) => o ?? { ok: true, partition: partitionOf.get(i) as number, offset: null, timestamp: null });
+}
+
+/**
+ * Writes a transaction marker (lib/log/batches.ts, prepareMarker) on a partition's leader and waits
+ * until the ISR holds it, as Kafka's coordinator does; a repeat of a marker already there writes
+ * nothing. Errors: as an acks=all produce's (UNKNOWN_TOPIC_OR_PARTITION when the topic is gone).
+ */
+export async function appendMarker(topicName: string, partition: number, producerId: number, markerEpoch: number, commit: boolean, deadlineMs = config().requestTimeoutMs): Promise<void> {
+  const view = await requireTopic(topicName);
+  if (partition >= view.topic.partitions) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} not found.`, { partition });
+  await appendPartition(topicName, view, partition, [prepareMarker(producerId, markerEpoch, commit)], deadlineIn(deadlineMs), 'all');
 }
 
 /** Produces records to a topic (plan, then execute); one outcome per record, in order. */

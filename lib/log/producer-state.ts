@@ -36,6 +36,12 @@ export interface ProducerState {
   readonly producerEpoch: number;
   /** Oldest first; all of `producerEpoch`. Empty: the epoch has no records here, its next sequence is 0. */
   readonly batches: readonly ProducerBatch[];
+  /** A transactional producer: the first offset of its transaction open on this partition (what holds the last stable offset back). */
+  readonly txnFirst?: number;
+  /** The producer epoch of the last transaction marker written here (a marker of that epoch or older is a repeat). */
+  readonly markerEpoch?: number;
+  /** The last transaction a marker closed here: its first offset and the marker's (a truncation that cuts the marker opens it again). */
+  readonly closed?: { readonly first: number; readonly marker: number };
 }
 
 export interface IncomingBatch {
@@ -43,7 +49,54 @@ export interface IncomingBatch {
   readonly producerEpoch: number;
   readonly firstSeq: number;
   readonly recordCount: number;
+  /** A transactional producer's batch: it opens the producer's transaction here if none is open. */
+  readonly transactional?: boolean;
 }
+
+/** A transaction marker (a control batch) for a producer: `markerEpoch` is the epoch the coordinator bumped to when the transaction ended. */
+export interface IncomingMarker {
+  readonly producerId: number;
+  readonly markerEpoch: number;
+  readonly commit: boolean;
+}
+
+/** The state with only what is stored (no undefined fields). */
+export function stateFields(st: ProducerState): ProducerState {
+  return {
+    producerId: st.producerId, producerEpoch: st.producerEpoch, batches: st.batches,
+    ...(st.txnFirst !== undefined ? { txnFirst: st.txnFirst } : {}),
+    ...(st.markerEpoch !== undefined ? { markerEpoch: st.markerEpoch } : {}),
+    ...(st.closed !== undefined ? { closed: st.closed } : {}),
+  };
+}
+
+/**
+ * A replica head's open transactions (producer id → first offset) after producer states change (undefined when they do not): each
+ * changed producer's open transaction, or none.
+ */
+export function openTxnsAfter(open: Readonly<Record<string, number>> | undefined, states: readonly Pick<ProducerState, 'producerId' | 'txnFirst'>[]): Record<string, number> | undefined {
+  const before = open ?? {};
+  const after: Record<string, number> = { ...before };
+  let changed = false;
+  for (const st of states) {
+    const id = String(st.producerId);
+    if (before[id] === st.txnFirst) continue;
+    changed = true;
+    if (st.txnFirst === undefined) delete after[id];
+    else after[id] = st.txnFirst;
+  }
+  return changed ? after : undefined;
+}
+
+/** The transaction fields a state keeps whatever happens to its sequences. */
+const txnFields = (st: ProducerState | undefined, offset: number, transactional: boolean | undefined): Partial<ProducerState> => {
+  const txnFirst = st?.txnFirst ?? (transactional ? offset : undefined);
+  return {
+    ...(txnFirst !== undefined ? { txnFirst } : {}),
+    ...(st?.markerEpoch !== undefined ? { markerEpoch: st.markerEpoch } : {}),
+    ...(st?.closed !== undefined ? { closed: st.closed } : {}),
+  };
+};
 
 export type Verdict =
   | { readonly kind: 'append'; readonly next: (baseOffset: number) => ProducerState }
@@ -80,7 +133,9 @@ function findWritten(runs: readonly ProducerBatch[], b: IncomingBatch): { baseOf
 export function check(state: ProducerState | undefined, b: IncomingBatch): Verdict {
   const append = (kept: readonly ProducerBatch[]): Verdict => ({
     kind: 'append',
-    next: (baseOffset) => ({ producerId: b.producerId, producerEpoch: b.producerEpoch, batches: extend(kept, b.firstSeq, b.recordCount, baseOffset) }),
+    next: (baseOffset) => ({
+      producerId: b.producerId, producerEpoch: b.producerEpoch, batches: extend(kept, b.firstSeq, b.recordCount, baseOffset), ...txnFields(state, baseOffset, b.transactional),
+    }),
   });
   const reject = (name: 'OUT_OF_ORDER_SEQUENCE_NUMBER' | 'DUPLICATE_SEQUENCE_NUMBER' | 'INVALID_PRODUCER_EPOCH', message: string): Verdict =>
     ({ kind: 'reject', error: new KafkaError(name, `${name}: ${message}`, { producerId: b.producerId }) });
@@ -110,7 +165,27 @@ export function check(state: ProducerState | undefined, b: IncomingBatch): Verdi
 /** The state after a batch the leader accepted (a follower mirrors the leader's decisions, run for run). */
 export function applyBatch(state: ProducerState | undefined, b: IncomingBatch & { readonly baseOffset: number }): ProducerState {
   const kept = state && state.producerEpoch === b.producerEpoch ? state.batches : [];
-  return { producerId: b.producerId, producerEpoch: b.producerEpoch, batches: extend(kept, b.firstSeq, b.recordCount, b.baseOffset) };
+  return { producerId: b.producerId, producerEpoch: b.producerEpoch, batches: extend(kept, b.firstSeq, b.recordCount, b.baseOffset), ...txnFields(state, b.baseOffset, b.transactional) };
+}
+
+/**
+ * A transaction marker's verdict: a repeat (a marker of this epoch or a later one is here already,
+ * or the producer has moved past it) writes nothing; otherwise the marker closes the producer's
+ * open transaction here, fences its older epochs, and — an abort — names the aborted range.
+ */
+export function checkMarker(state: ProducerState | undefined, m: IncomingMarker): { readonly kind: 'repeat' } | { readonly kind: 'append'; readonly next: (offset: number) => ProducerState } {
+  if (state && ((state.markerEpoch !== undefined && m.markerEpoch <= state.markerEpoch) || m.markerEpoch < state.producerEpoch)) return { kind: 'repeat' };
+  return { kind: 'append', next: (offset) => applyMarker(state, m, offset) };
+}
+
+/** The state after a marker at `offset` (a follower mirrors the leader's markers as they are). */
+export function applyMarker(state: ProducerState | undefined, m: IncomingMarker, offset: number): ProducerState {
+  const sameEpoch = state !== undefined && state.producerEpoch >= m.markerEpoch;
+  const closed = state?.txnFirst !== undefined ? { first: state.txnFirst, marker: offset } : state?.closed;
+  return {
+    producerId: m.producerId, producerEpoch: Math.max(state?.producerEpoch ?? 0, m.markerEpoch), batches: sameEpoch ? state.batches : [],
+    markerEpoch: m.markerEpoch, ...(closed ? { closed } : {}),
+  };
 }
 
 /**
@@ -123,6 +198,31 @@ export function applyBatch(state: ProducerState | undefined, b: IncomingBatch & 
  * as a duplicate. Never undefined; the type stays optional for callers written against the old rule.
  */
 export function truncateState(state: ProducerState, offset: number): ProducerState | undefined {
+  const txn = truncateTxn(state, offset);
+  const out = truncateRuns(state, offset);
+  return out && { ...stateFields({ ...out, txnFirst: undefined, markerEpoch: undefined, closed: undefined }), ...txn };
+}
+
+/**
+ * The transaction fields after a truncation at `offset`: an open transaction that began at or
+ * above it is gone; a marker cut away opens its transaction again when the transaction began below.
+ */
+function truncateTxn(state: ProducerState, offset: number): Partial<ProducerState> {
+  let { txnFirst, markerEpoch, closed } = state;
+  if (txnFirst !== undefined && txnFirst >= offset) txnFirst = undefined;
+  if (closed && closed.marker >= offset) {
+    if (closed.first < offset) txnFirst = closed.first;
+    closed = undefined;
+    markerEpoch = undefined;
+  }
+  return { ...(txnFirst !== undefined ? { txnFirst } : {}), ...(markerEpoch !== undefined ? { markerEpoch } : {}), ...(closed ? { closed } : {}) };
+}
+
+/** Whether a truncation at `offset` changes the state. */
+export const truncationTouches = (st: ProducerState, offset: number): boolean =>
+  st.batches.some((b) => b.lastOffset >= offset) || (st.txnFirst !== undefined && st.txnFirst >= offset) || (st.closed !== undefined && st.closed.marker >= offset);
+
+function truncateRuns(state: ProducerState, offset: number): ProducerState | undefined {
   const kept: ProducerBatch[] = [];
   for (const r of state.batches) {
     if (isPosition(r) || r.lastOffset < offset) kept.push(r);

@@ -10,8 +10,9 @@ import { asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
 import { topicPartitionKey } from '../storage/model.js';
-import { decodeBatch, withBaseOffset, type BatchRecord as LogRecordOut } from '../protocol/record-batch.js';
-import type { BatchRecord, ReplicaHead } from '../storage/model.js';
+import { decodeBatch, withBaseOffset, type BatchRecord as LogRecordOut, type DecodedBatch } from '../protocol/record-batch.js';
+import { lastStableOffset, type BatchRecord, type ReplicaHead } from '../storage/model.js';
+import { abortedAmong } from '../storage/coordination/transactions.js';
 import { ObjectMissing, readRange } from '../storage/objects.js';
 import { firstBatchAtOrAfter, queryBatches } from '../storage/replica/reads.js';
 import { readHead, readHeads, tailStartOf } from '../storage/replica/head.js';
@@ -32,11 +33,21 @@ export interface FetchRequest {
   readonly maxBytes: number;
   /** Long poll: wait up to this long for records at `offset`. */
   readonly maxWaitMs: number;
+  /**
+   * Kafka's isolation level: `read_uncommitted` (the default) reads below the high watermark;
+   * `read_committed` below the last stable offset, without the records of aborted transactions.
+   * Neither returns transaction markers (control records).
+   */
+  readonly isolation?: IsolationLevel;
 }
+
+export type IsolationLevel = 'read_uncommitted' | 'read_committed';
 
 export interface FetchResult {
   readonly records: LogRecordOut[];
   readonly highWatermark: number;
+  /** Kafka's last stable offset: below it every transaction is decided. */
+  readonly lastStableOffset: number;
   readonly logStartOffset: number;
   readonly logEndOffset: number;
   /** The offset to fetch next. */
@@ -240,26 +251,31 @@ export async function fetchRecords(t: ReadTarget, req: FetchRequest, o: ReadHook
   // epoch writes an offset, KIP-101); otherwise the table is read again, after the head.
   if (prefetched?.some((b) => b.lastOffset < head.hw && epochOf(head, b.baseOffset) !== b.leaderEpoch)) prefetched = undefined;
   if (req.offset < head.logStartOffset || req.offset > head.leo) throw outOfRange(t, req.offset, head);
+  // What the reader may see: below the high watermark, or (read_committed) the last stable offset.
+  const limitOf = (h: ReplicaHead): number => (req.isolation === 'read_committed' ? lastStableOffset(h) : h.hw);
   // Long poll: re-read the head every longPollMs (a commit in this process wakes it sooner). At
   // 50 ms that is 20 half-unit reads a second: about $3 a month per partition a consumer waits on
   // around the clock, small next to the Lambda that waits (docs/performance.md).
-  while (head.hw <= req.offset && Date.now() < deadline) {
+  while (limitOf(head) <= req.offset && Date.now() < deadline) {
     await sleepUntilMoved(t.tp, Math.min(config().longPollMs, Math.max(0, deadline - Date.now())));
     head = await leaderHead(t, false);
   }
   noteHead(t.tp, head);
-  const result = (records: LogRecordOut[]): FetchResult => ({
+  const limit = limitOf(head);
+  /** The answer: `records`, and the offset to read next — past the last record, or past what was read without a record to show (markers, aborted batches). */
+  const result = (records: LogRecordOut[], scannedTo = req.offset): FetchResult => ({
     records,
     highWatermark: head.hw,
+    lastStableOffset: lastStableOffset(head),
     logStartOffset: head.logStartOffset,
     logEndOffset: head.leo,
-    nextOffset: records.length > 0 ? (records[records.length - 1] as LogRecordOut).offset + 1 : req.offset,
+    nextOffset: Math.max(records.length > 0 ? (records[records.length - 1] as LogRecordOut).offset + 1 : req.offset, Math.min(scannedTo, limit)),
   });
-  if (head.hw <= req.offset) return result([]);
+  if (limit <= req.offset) return result([]);
   await o.afterHead?.();
   const g: Gathered = { parts: [], bytes: 0, next: req.offset };
   let tableFrom = tailStartOf(head);
-  for (let round = 0; round < MAX_TIER_ROUNDS && g.next < head.hw && (g.parts.length === 0 || g.bytes < req.maxBytes); round++) {
+  for (let round = 0; round < MAX_TIER_ROUNDS && g.next < limit && (g.parts.length === 0 || g.bytes < req.maxBytes); round++) {
     const budget = req.maxBytes - g.bytes;
     if (g.next < tableFrom) {
       if (!(await fromSegments(t, g, budget))) break;
@@ -267,10 +283,10 @@ export async function fetchRecords(t: ReadTarget, req: FetchRequest, o: ReadHook
     }
     const first = prefetched;
     prefetched = undefined;
-    if (await fromTable(t, g, budget, head.hw, first)) {
+    if (await fromTable(t, g, budget, limit, first)) {
       // A prefetched answer ends at the high watermark known before the head was read: read on
       // from the table when the head's is further and the budget allows.
-      if (first === undefined || g.next >= head.hw || g.next < knownHw) break;
+      if (first === undefined || g.next >= limit || g.next < knownHw) break;
       continue;
     }
     // The table no longer starts at g.next: a roll moved its tail after the head was read.
@@ -279,10 +295,37 @@ export async function fetchRecords(t: ReadTarget, req: FetchRequest, o: ReadHook
     tableFrom = tailStartOf(now);
   }
   const decoded = await Promise.all(g.parts.map(async (p) => decodeBatch(await p.bytes, { verifyCrc: !p.verified })));
-  const records = decoded.flatMap((d) => d.records.filter((r) => r.offset >= req.offset && r.offset < head.hw));
+  const aborted = req.isolation === 'read_committed' ? await abortedOf(decoded) : undefined;
+  const records = decoded.flatMap((d) => (d.isControl || (aborted && d.isTransactional && aborted.has(txnKeyOf(d)))
+    ? []
+    : d.records.filter((r) => r.offset >= req.offset && r.offset < limit)));
   emitMetric('fetchRecords', records.length);
   emitMetric('fetchBytes', g.bytes);
-  return result(records);
+  return result(records, g.next);
+}
+
+/** A transaction's key: its producer id and the epoch it ran under. */
+const txnKeyOf = (d: { readonly producerId: number; readonly producerEpoch: number }): string => `${d.producerId}#${d.producerEpoch}`;
+
+/**
+ * The decided transactions this instance has looked up (a transaction below the last stable
+ * offset is decided for good): key → aborted.
+ */
+const decided = new Map<string, boolean>();
+const DECIDED_MAX = 100_000;
+
+/** Which transactions of these batches (below the last stable offset) were aborted. */
+async function abortedOf(batches: readonly DecodedBatch[]): Promise<Set<string>> {
+  const unknown = new Map<string, { producerId: number; epoch: number }>();
+  for (const d of batches) {
+    if (d.isTransactional && !d.isControl && !decided.has(txnKeyOf(d))) unknown.set(txnKeyOf(d), { producerId: d.producerId, epoch: d.producerEpoch });
+  }
+  if (unknown.size > 0) {
+    const found = await abortedAmong([...unknown.values()]);
+    if (decided.size > DECIDED_MAX) decided.clear();
+    for (const k of unknown.keys()) decided.set(k, found.has(k));
+  }
+  return new Set(batches.filter((d) => decided.get(txnKeyOf(d)) === true).map(txnKeyOf));
 }
 
 export type OffsetSpec = 'earliest' | 'latest' | { readonly timestamp: number };

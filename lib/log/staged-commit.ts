@@ -89,7 +89,12 @@ const readyOf = (item: StagedItem): ReadyBatch[] => (item.batches ?? []).map((b)
   ...(b.data ? { bytes: Buffer.from(b.data) } : {}),
   ...(b.s3 ? { s3: b.s3 } : {}),
   sizeBytes: b.sizeBytes, recordCount: b.recordCount, maxTimestamp: b.maxTimestamp,
-  ...(b.producerId !== undefined ? { producer: { producerId: b.producerId, producerEpoch: b.producerEpoch as number, baseSequence: b.baseSequence as number } } : {}),
+  ...(b.producerId !== undefined ? {
+    producer: {
+      producerId: b.producerId, producerEpoch: b.producerEpoch as number, baseSequence: b.baseSequence as number,
+      ...(b.transactional ? { transactional: true } : {}), ...(b.control ? { control: b.control } : {}),
+    },
+  } : {}),
 }));
 
 const toOutcome = (r: AppendedRange | KafkaError): StagedOutcome =>
@@ -197,6 +202,7 @@ export async function appendStaged(t: AppendTarget, chunk: readonly ReadyBatch[]
       ...(b.bytes ? { data: b.bytes } : {}), ...(b.s3 ? { s3: b.s3 } : {}),
       recordCount: b.recordCount, maxTimestamp: b.maxTimestamp, sizeBytes: b.sizeBytes,
       ...(b.producer ? { producerId: b.producer.producerId, producerEpoch: b.producer.producerEpoch, baseSequence: b.producer.baseSequence } : {}),
+      ...(b.producer?.transactional ? { transactional: true } : {}), ...(b.producer?.control ? { control: b.producer.control } : {}),
     })),
   };
   /** Stages the batches under a new id at or above `atLeast`; returns it. */

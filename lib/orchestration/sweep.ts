@@ -45,6 +45,7 @@ import { listTopicNames } from '../storage/coordination/topics.js';
 import { topicPartitionKey, type ReplicaHead } from '../storage/model.js';
 import { clearLagFlag, readHead, readHeads } from '../storage/replica/head.js';
 import { collectGarbageLogged, maintainPartition, maintenanceDue } from './maintenance.js';
+import { expireTransactions } from './transactions.js';
 
 export interface SweepOptions {
   /** Period of the full pass over every partition. @default 300000 (5 min) */
@@ -210,6 +211,14 @@ export class ReplicationSweep {
       await maintainPartition(p.topic, p.partition, { deadline: Math.min(Date.now() + this.o.runBudgetMs, deadline) });
       maintained++;
     });
+    // Transactions past their timeout are aborted, prepared ones whose finisher died finished.
+    if (Date.now() < deadline) {
+      const txns = await expireTransactions().catch((err: unknown) => {
+        logger.warn({ event: 'transaction-pass-failed', err: (err as Error).message }, 'transaction pass failed');
+        return undefined;
+      });
+      if (txns && txns.aborted + txns.finished + txns.expired > 0) logger.info({ event: 'transaction-pass', ...txns }, 'transaction pass');
+    }
     const garbage = Date.now() < deadline && await this.garbageDue(now);
     if (garbage) await collectGarbageLogged(deadline);
     const report: SweepReport = { full, marked: marks.length, driven: work.size, converged, cleared, unmarked, failed, backedOff: marks.length - due.length, maintained, garbage };

@@ -146,7 +146,15 @@ export interface ReplicaHead {
    * found nothing left staged, so the next one reads the stage from there.
    */
   readonly stagedFrom?: number;
+  /**
+   * Transactions open on this replica's log: producer id → the first offset of its open
+   * transaction. The last stable offset is the least of them and the high watermark.
+   */
+  readonly openTxns?: Readonly<Record<string, number>>;
 }
+
+/** The last stable offset (Kafka's LSO): read_committed readers read below it. */
+export const lastStableOffset = (h: ReplicaHead): number => Math.min(h.hw, ...Object.values(h.openTxns ?? {}));
 
 export interface FollowerProgress {
   readonly leo: number;
@@ -177,6 +185,10 @@ export interface BatchRecord {
   readonly producerId?: number;
   readonly producerEpoch?: number;
   readonly baseSequence?: number;
+  /** A transactional producer's batch (the header's transactional bit). */
+  readonly transactional?: boolean;
+  /** A transaction marker (a control batch): which kind. */
+  readonly control?: 'commit' | 'abort';
   /**
    * When DynamoDB's TTL may delete the batch's item (seconds since the epoch, the replica tables'
    * `expiresAt`): set at the append, copied with the batch, far enough out that the batch is rolled
@@ -193,6 +205,10 @@ export interface StoredProducerState {
   readonly producerEpoch: number;
   /** `[firstSeq, lastSeq, baseOffset, lastOffset]` of the most recent batches, oldest first. */
   readonly batches: readonly { readonly firstSeq: number; readonly lastSeq: number; readonly baseOffset: number; readonly lastOffset: number }[];
+  /** Transactions (lib/log/producer-state.ts): the open transaction's first offset, the last marker's epoch, the last transaction a marker closed. */
+  readonly txnFirst?: number;
+  readonly markerEpoch?: number;
+  readonly closed?: { readonly first: number; readonly marker: number };
   /** Bumped on every write: the compare-and-set token. */
   readonly ver: number;
 }

@@ -71,6 +71,9 @@ export const COORDINATION_KEYS = {
   clientQuotas: 'client-quotas',
   /** Per-second quota usage counters every HTTP function draws allowance from. */
   quotaUsage: 'quota#*',
+  /** Transactional ids' coordinator state, and the marks of aborted transactions (lib/storage/coordination/transactions.ts). */
+  transactions: 'txn',
+  abortedTransactions: 'txn-aborted',
 } as const;
 
 export type CoordinationKey = keyof typeof COORDINATION_KEYS;

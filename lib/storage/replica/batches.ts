@@ -65,6 +65,8 @@ export interface AppendWrite {
   readonly stagedFrom?: number;
   /** A group commit retries nothing itself: a conflict sends it back to read what is staged. */
   readonly once?: boolean;
+  /** The head's open transactions after these batches, when they change (the whole map). */
+  readonly openTxns?: Readonly<Record<string, number>>;
 }
 
 /** What an append or a copy adds to the head's roll trigger: the table tail's bytes and age. */
@@ -107,6 +109,10 @@ export async function appendBatches(store: ReplicaStoreRef, tp: string, write: A
   if (write.stagedFrom !== undefined) {
     sets.push('stagedFrom = :stagedFrom');
     values[':stagedFrom'] = write.stagedFrom;
+  }
+  if (write.openTxns !== undefined) {
+    sets.push('openTxns = :openTxns');
+    values[':openTxns'] = write.openTxns;
   }
   if (write.epochEntry) {
     sets.push('epochs = list_append(epochs, :entry)');
@@ -163,6 +169,8 @@ export interface CopyWrite {
    * the leader's up to `expectLeo`, so its states are the leader's states before these batches.
    */
   readonly leaderProducers?: readonly Omit<StoredProducerState, 'ver'>[];
+  /** The follower head's open transactions after these batches, when they change (the whole map). */
+  readonly openTxns?: Readonly<Record<string, number>>;
 }
 
 /**
@@ -181,18 +189,20 @@ export async function copyBatches(store: ReplicaStoreRef, tp: string, write: Cop
   const last = write.batches[write.batches.length - 1];
   if (!last) throw new Error('copyBatches needs at least one batch');
   const entries = write.epochEntries.length > 0;
+  const txns = write.openTxns !== undefined;
   await transactWrite(client(store), [
     {
       Update: {
         TableName: store.replicaTable,
         Key: { tp, off: HEAD_OFFSET },
-        UpdateExpression: `SET leo = :newLeo, hw = :hw, ${TAIL_GROWS.join(', ')}${entries ? ', epochs = list_append(epochs, :entries)' : ''}`,
+        UpdateExpression: `SET leo = :newLeo, hw = :hw, ${TAIL_GROWS.join(', ')}${entries ? ', epochs = list_append(epochs, :entries)' : ''}${txns ? ', openTxns = :openTxns' : ''}`,
         ConditionExpression: 'leo = :leo AND leaderEpoch = :epoch AND syncEpoch = :epoch AND #role = :follower AND attribute_not_exists(snapshotting)',
         ExpressionAttributeNames: { '#role': 'role' },
         ExpressionAttributeValues: {
           ':leo': write.expectLeo, ':epoch': write.leaderEpoch, ':follower': 'follower', ':newLeo': last.lastOffset + 1, ':hw': write.hw,
           ...tailGrowth(write.batches),
           ...(entries ? { ':entries': write.epochEntries.map((e) => [...e]) } : {}),
+          ...(txns ? { ':openTxns': write.openTxns } : {}),
         },
       },
     },
@@ -200,14 +210,19 @@ export async function copyBatches(store: ReplicaStoreRef, tp: string, write: Cop
     // above the log end (by a superseded full sync of the same leader log) holds these same bytes.
     ...write.batches.map((b) => ({ Put: { TableName: store.replicaTable, Item: { tp, off: b.lastOffset, ...b } } })),
     ...(write.producers ?? []).map((w) => producerPut(store, tp, w)),
-    ...(write.leaderProducers ?? []).map((st) => ({
-      Update: {
-        TableName: store.replicaTable,
-        Key: { tp: producersKey(tp), off: st.producerId },
-        UpdateExpression: 'SET producerEpoch = :pe, batches = :pb, ver = if_not_exists(ver, :zero) + :one',
-        ExpressionAttributeValues: { ':pe': st.producerEpoch, ':pb': st.batches, ':zero': 0, ':one': 1 },
-      },
-    })),
+    ...(write.leaderProducers ?? []).map((st) => {
+      const txn = { txnFirst: st.txnFirst, markerEpoch: st.markerEpoch, closed: st.closed };
+      const set = Object.entries(txn).filter(([, v]) => v !== undefined);
+      const removed = Object.entries(txn).filter(([, v]) => v === undefined).map(([k]) => k);
+      return {
+        Update: {
+          TableName: store.replicaTable,
+          Key: { tp: producersKey(tp), off: st.producerId },
+          UpdateExpression: `SET producerEpoch = :pe, batches = :pb, ver = if_not_exists(ver, :zero) + :one${set.map(([k]) => `, ${k} = :${k}`).join('')}${removed.length > 0 ? ` REMOVE ${removed.join(', ')}` : ''}`,
+          ExpressionAttributeValues: { ':pe': st.producerEpoch, ':pb': st.batches, ':zero': 0, ':one': 1, ...Object.fromEntries(set.map(([k, v]) => [`:${k}`, v])) },
+        },
+      };
+    }),
   ]);
 }
 

@@ -45,6 +45,9 @@ const toProducerState = (item: Record<string, unknown>): StoredProducerState => 
   producerId: item.off as number,
   producerEpoch: item.producerEpoch as number,
   batches: (item.batches as StoredProducerState['batches'] | undefined) ?? [],
+  ...(typeof item.txnFirst === 'number' ? { txnFirst: item.txnFirst } : {}),
+  ...(typeof item.markerEpoch === 'number' ? { markerEpoch: item.markerEpoch } : {}),
+  ...(item.closed !== undefined ? { closed: item.closed as { first: number; marker: number } } : {}),
   ver: item.ver as number,
 });
 

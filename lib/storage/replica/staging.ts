@@ -48,6 +48,8 @@ export interface StagedBatchItem {
   readonly producerId?: number;
   readonly producerEpoch?: number;
   readonly baseSequence?: number;
+  readonly transactional?: boolean;
+  readonly control?: 'commit' | 'abort';
 }
 
 /** What a commit gave one staged batch: its offsets, or the error that refused it. */

@@ -51,7 +51,9 @@ export interface ProducerStateTruncation {
  * unreconciled (no copier writes to it) and the next attempt carries on from there.
  * Returns the log end it set. Errors: `ConditionFailed` (that transaction wrote nothing).
  */
-export async function truncateLog(store: ReplicaStoreRef, tp: string, head: ReplicaHead, toOffset: number, producers: readonly ProducerStateTruncation[] = []): Promise<number> {
+export async function truncateLog(
+  store: ReplicaStoreRef, tp: string, head: ReplicaHead, toOffset: number, producers: readonly ProducerStateTruncation[] = [], openTxns?: Readonly<Record<string, number>>,
+): Promise<number> {
   const leo = toOffset < head.leo ? await batchStartAt(store, tp, toOffset) : head.leo;
   const doomed = leo < head.leo ? (await batchesFrom(store, tp, leo)).reverse() : [];
   const stateWrites = producers.map((p) => p.state
@@ -71,23 +73,29 @@ export async function truncateLog(store: ReplicaStoreRef, tp: string, head: Repl
   const room = MAX_TRANSACTION_ITEMS - 1 - last.length;
   const check = headUnchanged(head, at);
   for (let i = room; i < stateWrites.length; i += MAX_TRANSACTION_ITEMS - 1) await transactWrite(client(store), [headCheck(store, tp, check), ...stateWrites.slice(i, i + MAX_TRANSACTION_ITEMS - 1)]);
-  await transactWrite(client(store), [lowerHead(store, tp, head, at, leo, true), ...deletes(store, tp, last), ...stateWrites.slice(0, room)]);
+  await transactWrite(client(store), [lowerHead(store, tp, head, at, leo, true, openTxns), ...deletes(store, tp, last), ...stateWrites.slice(0, room)]);
   return leo;
 }
 
-/** The head's log end lowered from `from` to `to` (hw and the epoch cache with it), on `head`'s condition; `reconcile`: marked reconciled with its epoch too. */
-function lowerHead(store: ReplicaStoreRef, tp: string, head: ReplicaHead, from: number, to: number, reconcile = false) {
+/**
+ * The head's log end lowered from `from` to `to` (hw and the epoch cache with it), on `head`'s
+ * condition; `reconcile`: marked reconciled with its epoch too, with the open transactions the
+ * truncated producer states leave (`openTxns`, when they change).
+ */
+function lowerHead(store: ReplicaStoreRef, tp: string, head: ReplicaHead, from: number, to: number, reconcile = false, openTxns?: Readonly<Record<string, number>>) {
   const check = headUnchanged(head, from);
+  const txns = reconcile && openTxns !== undefined;
   return {
     Update: {
       TableName: store.replicaTable,
       Key: { tp, off: HEAD_OFFSET },
-      UpdateExpression: `SET leo = :leo, hw = :hw, epochs = :epochs${reconcile ? ', syncEpoch = :epoch, logId = :newLogId' : ''}`,
+      UpdateExpression: `SET leo = :leo, hw = :hw, epochs = :epochs${reconcile ? ', syncEpoch = :epoch, logId = :newLogId' : ''}${txns ? ', openTxns = :openTxns' : ''}`,
       ConditionExpression: check.expression,
       ExpressionAttributeValues: {
         ...check.values,
         ':leo': to, ':hw': Math.min(head.hw, to), ':epochs': head.epochs.filter(([, start]) => start < to).map((e) => [...e]),
         ...(reconcile ? { ':newLogId': randomUUID() } : {}),
+        ...(txns ? { ':openTxns': openTxns } : {}),
       },
     },
   };
