@@ -89,10 +89,10 @@ export class Connection {
    * Records of one partition from `offset` (v3 fetch, `format=binary`), waiting up to `maxWaitMs`
    * for the first one; at most `maxBytes` of batches.
    */
-  async fetch(topic: string, partition: number, offset: number, o: { maxWaitMs?: number; maxBytes?: number; signal?: AbortSignal } = {}): Promise<FetchResult> {
+  async fetch(topic: string, partition: number, offset: number, o: { maxWaitMs?: number; maxBytes?: number; signal?: AbortSignal; readCommitted?: boolean } = {}): Promise<FetchResult> {
     const path = await this.v3(`/topics/${encodeURIComponent(topic)}/partitions/${partition}/records`);
     const r = (await this.transport.call<{ records: WireRecord[]; next_offset: number; high_watermark: number; log_start_offset: number }>('GET', path, {
-      query: { offset, format: 'binary', timeout: o.maxWaitMs ?? 0, max_bytes: o.maxBytes },
+      query: { offset, format: 'binary', timeout: o.maxWaitMs ?? 0, max_bytes: o.maxBytes, ...(o.readCommitted ? { isolation_level: 'read_committed' } : {}) },
       extraTimeMs: o.maxWaitMs ?? 0,
       ...(o.signal ? { signal: o.signal } : {}),
     })).body;

@@ -35,6 +35,13 @@ export interface ConsumerConfig {
   readonly longPolls?: number;
   /** @default 1048576 */
   readonly maxBytesPerPartition?: number;
+  /**
+   * Read the records of open and aborted transactions too (Kafka's `isolation.level=read_uncommitted`).
+   * By default, as kafkajs, a consumer reads committed: up to the last stable offset, without the
+   * records of aborted transactions. Transaction markers are never returned.
+   * @default false
+   */
+  readonly readUncommitted?: boolean;
   readonly retry?: RetryOptions;
   readonly rebalanceListener?: RebalanceListener;
 }

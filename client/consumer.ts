@@ -295,6 +295,7 @@ export class Consumer {
         try {
           result = await this.conn.fetch(p.topic, p.partition, p.position, {
             maxWaitMs: long ? maxWaitMs : 0, maxBytes: this.config.maxBytesPerPartition ?? 1_048_576, signal: p.fetch.signal,
+            readCommitted: !(this.config.readUncommitted ?? false),
           });
         } catch (e) {
           if (p.fetch.signal.aborted) continue;
@@ -388,6 +389,14 @@ export class Consumer {
   }
 
   /** Commits offsets (the next offset to read, as in Kafka) for partitions this member owns. */
+  /**
+   * Kafka's `groupMetadata()`: the group, this member and its generation (member epoch), for a
+   * transaction's `sendOffsets({ consumer })` to be fenced by (KIP-447). Undefined before the consumer joined.
+   */
+  groupMetadata(): { groupId: string; memberId: string; generationId: number } | undefined {
+    return this.memberId ? { groupId: this.config.groupId, memberId: this.memberId, generationId: this.memberEpoch } : undefined;
+  }
+
   async commitOffsets(offsets: TopicPartitionOffset[]): Promise<void> {
     if (offsets.length === 0) return;
     const path = await this.conn.v3(`/consumer-groups/${encodeURIComponent(this.config.groupId)}/offsets:commit`);

@@ -92,6 +92,14 @@ export interface ProducerConfig {
    * @default CompressionTypes.None
    */
   readonly compression?: number;
+  /**
+   * A transactional producer (Kafka's `transactional.id`): `connect()` fences every earlier
+   * producer of the id and finishes what it left; records go out only in a `transaction()`.
+   * Needs `idempotent` and acks -1, as Kafka's does.
+   */
+  readonly transactionalId?: string;
+  /** Kafka's `transaction.timeout.ms`: a transaction open longer is aborted by the cluster. @default 60000 */
+  readonly transactionTimeout?: number;
 }
 
 /** The server's limit on entries in one `records:batch` request. */
@@ -156,6 +164,9 @@ export class Producer {
   private readonly running = new Set<Promise<void>>();
   private producerIdP: Promise<{ producer_id: number; producer_epoch: number }> | undefined;
   private closed = false;
+  private readonly transactionalId: string | undefined;
+  /** The transaction open now, and the first error one of its sends met (the transaction can then only abort). */
+  private open: { readonly txn: Transaction; failed?: Error } | undefined;
 
   constructor(private readonly conn: Connection, private readonly config: ProducerConfig = {}) {
     this.idempotent = config.idempotent ?? true;
@@ -167,6 +178,10 @@ export class Producer {
     this.deliveryTimeoutMs = config.deliveryTimeoutMs ?? 120_000;
     this.gzip = wantsGzip(config.compression, 'producer');
     this.partitioner = config.createPartitioner?.() ?? defaultPartitioner();
+    this.transactionalId = config.transactionalId;
+    if (this.transactionalId !== undefined && (!this.idempotent || this.acks !== -1)) {
+      throw new TributaryError('A transactional producer must be idempotent and use acks -1, as Kafka\'s must.');
+    }
   }
 
   /** Gets the producer id (idempotent producers) and the cluster id; `send` does it too when needed. */
@@ -176,9 +191,17 @@ export class Producer {
     if (this.idempotent) await this.producerId();
   }
 
-  /** The idempotent producer's id and epoch (Kafka's InitProducerId), asked once. */
+  /**
+   * The idempotent producer's id and epoch (Kafka's InitProducerId), asked once; for a
+   * transactional producer, its transactional id's (which fences earlier producers of the id). The
+   * epoch of a transactional producer moves on at each transaction's end.
+   */
   private producerId(): Promise<{ producer_id: number; producer_epoch: number }> {
-    this.producerIdP ??= (async () => this.conn.call<{ producer_id: number; producer_epoch: number }>('POST', await this.conn.v3('/producers')))();
+    this.producerIdP ??= (async () => (this.transactionalId === undefined
+      ? this.conn.call<{ producer_id: number; producer_epoch: number }>('POST', await this.conn.v3('/producers'))
+      : this.conn.call<{ producer_id: number; producer_epoch: number }>('POST', await this.conn.v3(`/transactions/${encodeURIComponent(this.transactionalId)}/producer`), {
+        body: { transaction_timeout_ms: this.config.transactionTimeout ?? 60_000 },
+      })))();
     this.producerIdP.catch(() => { this.producerIdP = undefined; });
     return this.producerIdP;
   }
@@ -190,6 +213,90 @@ export class Producer {
 
   /** Sends records to several topics at once (kafkajs's `sendBatch`). */
   async sendBatch(batch: { topicMessages: readonly ProducerRecord[]; acks?: Acks }): Promise<RecordMetadata[]> {
+    if (this.transactionalId !== undefined) throw new TributaryError('A transactional producer sends in a transaction: `const txn = await producer.transaction(); await txn.send(...)`.');
+    return this.sendNow(batch);
+  }
+
+  /**
+   * Begins a transaction (kafkajs's `producer.transaction()`): its sends, and the offsets it sends,
+   * are seen by read_committed consumers when it commits, and never if it aborts.
+   * @example
+   * ```ts
+   * const producer = tributary.producer({ transactionalId: 'payments', idempotent: true });
+   * await producer.connect();
+   * const txn = await producer.transaction();
+   * try {
+   *   await txn.send({ topic: 'ledger', messages: [{ key: 'alice', value: '-10' }, { key: 'bob', value: '+10' }] });
+   *   await txn.sendOffsets({ consumerGroupId: 'payments', topics: [{ topic: 'requests', partitions: [{ partition: 0, offset: '42' }] }] });
+   *   await txn.commit();
+   * } catch (e) {
+   *   await txn.abort();
+   * }
+   * ```
+   */
+  async transaction(): Promise<Transaction> {
+    if (this.transactionalId === undefined) throw new TributaryError('transaction() needs a producer made with a transactionalId.');
+    if (this.closed) throw new TributaryError('The producer is disconnected.');
+    if (this.open) throw new TributaryError('A transaction is open already: commit or abort it first.');
+    await this.producerId();
+    const txn = new Transaction(this);
+    this.open = { txn };
+    return txn;
+  }
+
+  /** The open transaction's send (Transaction.sendBatch). */
+  async sendInTransaction(txn: Transaction, batch: { topicMessages: readonly ProducerRecord[] }): Promise<RecordMetadata[]> {
+    this.checkOpen(txn);
+    try {
+      return await this.sendNow(batch);
+    } catch (err) {
+      if (this.open?.txn === txn) this.open.failed ??= err as Error;
+      throw err;
+    }
+  }
+
+  /** The open transaction's offsets (Transaction.sendOffsets). */
+  async sendOffsetsInTransaction(txn: Transaction, o: SendOffsetsOptions): Promise<void> {
+    this.checkOpen(txn);
+    const pid = await this.producerId();
+    const path = await this.conn.v3(`/transactions/${encodeURIComponent(this.transactionalId as string)}/offsets`);
+    const member = o.consumer?.groupMetadata();
+    await this.conn.call('POST', path, {
+      body: {
+        producer_id: pid.producer_id, producer_epoch: pid.producer_epoch, group_id: o.consumerGroupId,
+        offsets: o.topics.flatMap((t) => t.partitions.map((p) => ({ topic_name: t.topic, partition_id: p.partition, offset: Number(p.offset), ...(p.metadata != null ? { metadata: p.metadata } : {}) }))),
+        ...(member ? { consumer: { member_id: member.memberId, generation_id: member.generationId } } : {}),
+      },
+    }).catch((err: unknown) => {
+      if (this.open?.txn === txn) this.open.failed ??= err as Error;
+      throw err;
+    });
+  }
+
+  /**
+   * Ends the open transaction (Transaction.commit / abort): every send in flight first; a commit of
+   * a transaction one of whose sends failed throws that error (abort it). The answer's epoch is the
+   * next transaction's, whose sequences start again at 0.
+   */
+  async endTransaction(txn: Transaction, commit: boolean): Promise<void> {
+    this.checkOpen(txn);
+    await this.flush();
+    const failed = this.open?.failed;
+    if (commit && failed) throw failed;
+    const pid = await this.producerId();
+    const path = await this.conn.v3(`/transactions/${encodeURIComponent(this.transactionalId as string)}/end`);
+    // (a retry whose first attempt was applied gets the same answer: the coordinator knows its epoch)
+    const r = await this.conn.call<{ producer_epoch: number }>('POST', path, { body: { producer_id: pid.producer_id, producer_epoch: pid.producer_epoch, commit } });
+    pid.producer_epoch = r.producer_epoch;
+    this.sequences.clear();
+    this.open = undefined;
+  }
+
+  private checkOpen(txn: Transaction): void {
+    if (this.open?.txn !== txn) throw new TributaryError('This transaction has ended.');
+  }
+
+  private async sendNow(batch: { topicMessages: readonly ProducerRecord[]; acks?: Acks }): Promise<RecordMetadata[]> {
     if (this.closed) throw new TributaryError('The producer is disconnected.');
     const acks = batch.acks ?? batch.topicMessages[0]?.acks ?? this.acks;
     if (acks !== this.acks) throw new TributaryError(`acks is a producer setting here (${this.acks}); make another producer for acks=${acks}.`);
@@ -303,7 +410,10 @@ export class Producer {
       const pid = this.idempotent ? await this.producerId() : undefined;
       const path = await this.conn.v3(`/topics/${encodeURIComponent(topic)}/records:batch`);
       const gzip = this.gzip || entries.some((e) => e.gzip);
-      const query = { acks: this.acks === -1 ? 'all' : this.acks, ...(pid ? { producer_id: pid.producer_id, producer_epoch: pid.producer_epoch } : {}) };
+      const query = {
+        acks: this.acks === -1 ? 'all' : this.acks, ...(pid ? { producer_id: pid.producer_id, producer_epoch: pid.producer_epoch } : {}),
+        ...(this.transactionalId !== undefined ? { transactional_id: this.transactionalId } : {}),
+      };
       for (let attempt = 0; left.length > 0; attempt++) {
         let lastError: unknown;
         try {
@@ -358,5 +468,47 @@ export class Producer {
   async disconnect(): Promise<void> {
     await this.flush();
     this.closed = true;
+  }
+}
+
+/** What `sendOffsets` takes: kafkajs's shape, and the consumer that read the records (KIP-447's fence). */
+export interface SendOffsetsOptions {
+  readonly consumerGroupId: string;
+  readonly topics: readonly { readonly topic: string; readonly partitions: readonly { readonly partition: number; readonly offset: string | number; readonly metadata?: string | null }[] }[];
+  /** The consumer whose records these offsets follow: the commit is refused if it is no longer the group's member at its generation. */
+  readonly consumer?: { groupMetadata(): { memberId: string; generationId: number } | undefined };
+}
+
+/** A transaction of a transactional producer (kafkajs's `Transaction`). */
+export class Transaction {
+  private active = true;
+  constructor(private readonly producer: Producer) {}
+
+  /** Sends records in the transaction. */
+  async send(record: ProducerRecord): Promise<RecordMetadata[]> {
+    return this.producer.sendInTransaction(this, { topicMessages: [record] });
+  }
+
+  async sendBatch(batch: { topicMessages: readonly ProducerRecord[] }): Promise<RecordMetadata[]> {
+    return this.producer.sendInTransaction(this, batch);
+  }
+
+  /** Offsets (the next offset to read, as Kafka commits them) committed for the group only if the transaction commits. */
+  async sendOffsets(o: SendOffsetsOptions): Promise<void> {
+    return this.producer.sendOffsetsInTransaction(this, o);
+  }
+
+  async commit(): Promise<void> {
+    await this.producer.endTransaction(this, true);
+    this.active = false;
+  }
+
+  async abort(): Promise<void> {
+    await this.producer.endTransaction(this, false);
+    this.active = false;
+  }
+
+  isActive(): boolean {
+    return this.active;
   }
 }
