@@ -25,9 +25,9 @@
  * - v2 `GET .../records`: TOPIC READ on every topic the instance reads, at each read (consumer-routes.ts,
  *   lib/groups/rest-consumer.ts);
  * - a produce with `transactional_id`: TRANSACTIONAL_ID WRITE on it (produce-routes.ts);
- * - transactions (transaction-routes.ts, Kafka's AddPartitionsToTxn, AddOffsetsToTxn and
- *   TxnOffsetCommit): TOPIC WRITE per partition's topic; GROUP READ on the group and TOPIC READ per
- *   offset's topic. A forced abort (Kafka's WriteTxnMarkers from kafka-transactions.sh) is CLUSTER ALTER.
+ * - `POST .../transactions/{id}/partitions` (Kafka's AddPartitionsToTxn): TOPIC WRITE per
+ *   partition's topic; `POST .../transactions/{id}/offsets` (AddOffsetsToTxn, TxnOffsetCommit):
+ *   GROUP READ on the group and TOPIC READ per offset's topic (transaction-routes.ts). A forced abort (Kafka's WriteTxnMarkers from kafka-transactions.sh) is CLUSTER ALTER.
  * Lists (`filtered`) show only what the principal may DESCRIBE: v3 and v2 topic lists, the
  * metadata route's topics, all topics' configs (DESCRIBE_CONFIGS), the consumer-group list.
  */

@@ -16,8 +16,8 @@ const exercised = new Set<string>();
 /**
  * v3 routes that are Tributary's own (no operation in the spec, so no schema to check): the
  * native group protocol, fetch, ListOffsets, DeleteRecords, producer ids, brokers joining and
- * leaving, reassignments and elections, the balancer, the metadata view, the controller lease, client quotas
- * and a partition's S3 segments.
+ * leaving, reassignments and elections, the balancer, the metadata view, the controller lease, client quotas,
+ * a partition's S3 segments and transactions.
  */
 const EXTENSIONS = [
   'GET /v3/clusters/{cluster_id}/controller',
@@ -42,6 +42,13 @@ const EXTENSIONS = [
   'GET /v3/clusters/{cluster_id}/client-quotas/{principal}',
   'PUT /v3/clusters/{cluster_id}/client-quotas/{principal}',
   'DELETE /v3/clusters/{cluster_id}/client-quotas/{principal}',
+  'GET /v3/clusters/{cluster_id}/transactions',
+  'GET /v3/clusters/{cluster_id}/transactions/{transactional_id}',
+  'POST /v3/clusters/{cluster_id}/transactions/{transactional_id}/producer',
+  'POST /v3/clusters/{cluster_id}/transactions/{transactional_id}/partitions',
+  'POST /v3/clusters/{cluster_id}/transactions/{transactional_id}/offsets',
+  'POST /v3/clusters/{cluster_id}/transactions/{transactional_id}/end',
+  'POST /v3/clusters/{cluster_id}/transactions/{transactional_id}/abort',
 ];
 
 /** Calls a route, validates the answer against the spec, and records the route as exercised. */

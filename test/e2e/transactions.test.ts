@@ -41,7 +41,6 @@ async function read(topic: string, partition: number, isolation: 'read_committed
   return { values: r.body.records.map((x: { value: { data: string } }) => x.value.data) as string[], next: r.body.next_offset as number, lso: r.body.last_stable_offset as number, hw: r.body.high_watermark as number };
 }
 
-const offsetsOf = (text: string) => text.trim().split('\n').map((l) => JSON.parse(l) as { error_code: number; offset: number; message?: string });
 
 describe('Transactions over HTTP', () => {
   it('a committed transaction is seen on both its partitions at once by read_committed, never past the LSO, without markers', async () => {

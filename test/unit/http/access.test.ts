@@ -6,7 +6,7 @@ import { CLUSTER_RESOURCE } from '../../../lib/http/access.js';
 import { DEFAULT_ROUTE, ROUTES, routeKey } from '../../../lib/http/routes.js';
 
 const KINDS = new Set(['checks', 'anyOf', 'anyTopic', 'open', 'filtered', 'inBody']);
-const params = { cluster_id: 'c', topic_name: 'orders', partition_id: '0', group_id: 'g1', group_name: 'g2', broker_id: '1', name: 'x', consumer_id: 'm', instance: 'i' };
+const params = { cluster_id: 'c', topic_name: 'orders', partition_id: '0', group_id: 'g1', group_name: 'g2', broker_id: '1', name: 'x', consumer_id: 'm', instance: 'i', transactional_id: 'tx' };
 
 const rule = (method: string, path: string): AccessRule => {
   const r = ROUTES.find((x) => x.method === method && x.path === path);
@@ -33,6 +33,7 @@ describe('Table: ROUTES access', () => {
         if (c.resourceType === 'TOPIC') expect(r.path, routeKey(r)).toContain('{topic_name}');
         if (c.resourceType === 'GROUP') expect(r.path, routeKey(r)).toMatch(/\{group_(id|name)\}/);
         if (c.resourceType === 'CLUSTER') expect(c.resourceName).toBe(CLUSTER_RESOURCE);
+        if (c.resourceType === 'TRANSACTIONAL_ID') expect(r.path, routeKey(r)).toContain('{transactional_id}');
       }
     }
   });
@@ -41,7 +42,7 @@ describe('Table: ROUTES access', () => {
     const open = ROUTES.filter((r) => r.access.kind === 'open').map(routeKey);
     expect(open).toEqual([`GET /v3/clusters`, `GET ${C}`]);
     const filtered = ROUTES.filter((r) => r.access.kind === 'filtered').map(routeKey).sort();
-    expect(filtered).toEqual([`GET ${C}/consumer-groups`, `GET ${C}/metadata`, `GET ${C}/topics`, `GET ${C}/topics/-/configs`, 'GET /topics'].sort());
+    expect(filtered).toEqual([`GET ${C}/consumer-groups`, `GET ${C}/metadata`, `GET ${C}/topics`, `GET ${C}/topics/-/configs`, `GET ${C}/transactions`, 'GET /topics'].sort());
   });
 
   it('follows Kafka\'s operation per API', () => {
@@ -70,6 +71,13 @@ describe('Table: ROUTES access', () => {
     expect(one('DELETE', G)).toBe('GROUP DELETE');
     expect(one('POST', `${G}/offsets:reset`)).toBe('GROUP READ');
     expect(one('GET', '/consumers/{group_name}/instances/{instance}/records')).toBe('GROUP READ');
+    const X = `${C}/transactions/{transactional_id}`;
+    expect(one('POST', `${X}/producer`)).toBe('TRANSACTIONAL_ID WRITE');
+    expect(one('POST', `${X}/partitions`)).toBe('TRANSACTIONAL_ID WRITE');
+    expect(one('POST', `${X}/offsets`)).toBe('TRANSACTIONAL_ID WRITE');
+    expect(one('POST', `${X}/end`)).toBe('TRANSACTIONAL_ID WRITE');
+    expect(one('GET', X)).toBe('TRANSACTIONAL_ID DESCRIBE');
+    expect(one('POST', `${X}/abort`)).toBe('CLUSTER ALTER');
     const init = rule('POST', `${C}/producers`);
     expect(init.kind).toBe('anyOf');
     expect(init.describe).toBe('WRITE on any TOPIC or CLUSTER IDEMPOTENT_WRITE');
@@ -78,7 +86,7 @@ describe('Table: ROUTES access', () => {
   it('lists every body-dependent check in routes.ts\'s doc comment, and the handler makes it', () => {
     const doc = readFileSync('lib/http/routes.ts', 'utf8').split('\nimport ')[0] ?? '';
     const inBody = ROUTES.filter((r) => r.access.kind === 'inBody');
-    expect(inBody.map(routeKey)).toHaveLength(11);
+    expect(inBody.map(routeKey)).toHaveLength(13);
     for (const r of inBody) {
       const tail = r.path.split('/').slice(-1)[0] as string;
       expect(doc, routeKey(r)).toContain(tail.replace(/^\{.*\}$/, ''));
@@ -91,5 +99,7 @@ describe('Table: ROUTES access', () => {
     // Patterns are resolved over what the principal may use: DESCRIBE for a v3 regex (Kafka's rule), READ for a v2 topic_pattern.
     expect(source('group-routes.ts')).toMatch(/visible\(req, topics, .*'DESCRIBE'\)/);
     expect(source('consumer-routes.ts')).toMatch(/visible\(req, topics, .*'READ'\)/);
+    expect(source('transaction-routes.ts')).toMatch(/requireAll\(req, topicsIn\('WRITE'/);
+    expect(source('transaction-routes.ts')).toMatch(/requireAll\(req, \[\{ operation: 'READ', resourceType: 'GROUP'.*topicsIn\('READ'/);
   });
 });
