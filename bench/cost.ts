@@ -11,6 +11,8 @@
  *            around the real handler, so its invocations, durations and store calls are counted)
  *   fetch    everything read once over HTTP, pages of 1 MiB (Kafka's max.partition.fetch.bytes)
  *   roll     the log rolled to S3 segments (the replicator's job in AWS: lib/log/replicator.ts)
+ *   transactions  a transactional producer's init, sends and commit, step by step, next to the
+ *            same sends without a transaction (bench/lib/transaction-cost.ts)
  *   idle     10 topics × 6 partitions, no clients: the controller's scheduled passes (one a minute in
  *            AWS: lease, probes, one sweep pass), run in-process with the replicator listening and
  *            their clock a minute apart; scaled to a month
@@ -23,8 +25,8 @@
 import './lib/env.js';
 import fs from 'node:fs';
 import path from 'node:path';
-import { isQuick, writeResult } from './lib/report.js';
-import { ALTERNATIVES, DDB_ITEM_OVERHEAD_BYTES, DDB_PARTITION_WCU_PER_SECOND, LATENCY, PRICE, S3_GET_TIER, S3_PUT_TIER, pricesNote } from './lib/prices.js';
+import { fmt, isQuick, usd, writeResult } from './lib/report.js';
+import { ALTERNATIVES, DDB_ITEM_OVERHEAD_BYTES, LATENCY, PRICE, S3_GET_TIER, S3_PUT_TIER, pricesNote } from './lib/prices.js';
 import { addTotals, s3Tier, zeroTotals } from './lib/capacity.js';
 import { pathRow } from './lib/latency-model.js';
 import { leaderOf, rollAll, tableLog } from './lib/partition.js';
@@ -46,6 +48,8 @@ import { appendStaged } from '../lib/log/staged-commit.js';
 import { runController } from '../lib/orchestration/controller-loop.js';
 import * as replicator from '../lambdas/replicator.js';
 import { changesOf, handOffToSweep } from '../lib/log/replicator.js';
+import { transactionCost, transactionTable as transactionTable_ } from './lib/transaction-cost.js';
+import { partitionCeilingTable } from './lib/ceiling.js';
 
 const quick = isQuick();
 const KiB = 1024;
@@ -246,6 +250,21 @@ async function runContended(): Promise<{ phase: Phase; payload: number; records:
 const CONTENDED_BATCH_OPTIONS = { compression: 'none' as const, timestampType: 'CreateTime' as const, maxMessageBytes: 1_048_588, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER };
 const contended = await runContended();
 
+// --- A transaction's cost, step by step, next to the same sends without one -----------------------
+
+const TXN_SENDS = quick ? 4 : 10;
+const txnSteps = await transactionCost<Phase>({ cluster: C, topic: 'cost-txn', http, transactions: quick ? 1 : 5, sends: TXN_SENDS, measure: async (work) => {
+  await quiet();
+  trackCapacity(true);
+  takeCapacity();
+  [current, served] = [newPhase(), []];
+  await work();
+  const taken = served;
+  const phase = await endPhase();
+  trackCapacity(false);
+  return { phase, store: phase.store, served: taken };
+} });
+
 // --- Latency samples: acks=1 and acks=all of 1 KiB, a waiting long poll -----------------------------
 
 await createTopic({ name: 'cost-latency', partitions: 1, replicationFactor: 3 });
@@ -342,8 +361,6 @@ function dollars(p: Phase): Dollars {
 }
 const scale = (d: Dollars, k: number): Dollars => Object.fromEntries(Object.entries(d).map(([a, v]) => [a, v * k])) as unknown as Dollars;
 const plus = (a: Dollars, b: Dollars): Dollars => Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v + b[k as keyof Dollars]])) as unknown as Dollars;
-const usd = (n: number) => (n === 0 ? '$0' : n < 0.01 ? `$${n.toFixed(4)}` : n < 100 ? `$${n.toFixed(2)}` : `$${Math.round(n).toLocaleString('en-US')}`);
-const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 
 // Per GB produced and read once.
 const perGb = runs.map((r) => {
@@ -423,22 +440,6 @@ const queryMs = LATENCY.dynamodbRead.p50Ms;
 const e2e = acksAll.model + steadyGap / 2 + queryMs + LATENCY.apiGateway.p50Ms;
 const e2eHigh = acksAll.high + steadyGap / 2 + LATENCY.dynamodbRead.highMs + LATENCY.apiGateway.highMs;
 
-// --- Per-partition ceiling (analytic) ------------------------------------------------------------
-
-const WCU = DDB_PARTITION_WCU_PER_SECOND.value;
-const ceilingRows = runs.map((r) => {
-  const h = Math.ceil(r.headBytes / KiB);
-  const b = Math.ceil(r.batchItemBytes / KiB) * r.batchesPerRequest;
-  // The leader's head item per acks=all request: the append transaction (2 × h) and the high-watermark update (h).
-  const headUnits = 3 * h;
-  const keyUnits = headUnits + 2 * b;
-  const bytes = r.size.records * KiB;
-  const headBound = WCU / headUnits;
-  const keyBound = WCU / keyUnits;
-  return { r, h, b, headUnits, keyUnits, bytes, headBound, keyBound };
-});
-const GROUP = [1, 10, 100];
-
 // --- Report --------------------------------------------------------------------------------------
 
 const sizeLabels = runs.map((r) => r.size.label);
@@ -504,23 +505,7 @@ const latencyTable = {
     `Sources: ${Object.entries(LATENCY).map(([k, f]) => `${k}: ${f.source}`).join(' · ')}`,
   ],
 };
-const ceilingTable = {
-  title: 'Per-partition ceiling in AWS (analytic: DynamoDB Local does not enforce it)',
-  columns: ['request', 'requests per append (group commit)', 'head item (measured)', 'batch item WCU per request', 'head WCU per append', 'head-item bound: records/s', 'MB/s', 'whole key, no split: records/s', 'MB/s'],
-  rows: ceilingRows.flatMap((c) => GROUP.map((g) => {
-    // g concurrent requests share one append: the head is written once for all of them; each request's batch item is still written.
-    const headBound = g * c.headBound;
-    const keyBound = (g * WCU) / (c.headUnits + 2 * c.b * g);
-    return [c.r.size.label, g, `${fmt(c.r.headBytes)} B (${c.h} WCU)`, fmt(2 * c.b, 1), c.headUnits,
-      fmt(headBound * c.r.size.records), fmt((headBound * c.bytes) / 1e6, 2), fmt(keyBound * c.r.size.records), fmt((keyBound * c.bytes) / 1e6, 2)];
-  })),
-  notes: [
-    `DynamoDB serves at most ${WCU} write units per second on one item and on one partition (${DDB_PARTITION_WCU_PER_SECOND.source}). Every acks=all append rewrites the leader's head item twice — inside the append transaction (billed 2 × its size in KB) and in the high-watermark update — so one partition takes at most ${WCU} / (3 × head WCU) appends a second, whatever their size (head-item bound).`,
-    'The batch items share the head\'s partition key: inside the transaction each costs 2 WCU per started KB (batches over inline.max.bytes go to S3 and leave a small pointer item). "Whole key, no split" bounds the head and the batch items together on one DynamoDB partition; DynamoDB may split a hot key\'s items by sort key ("split for heat"), which lifts that bound towards the head-item bound but can never split the head item itself.',
-    'Group commit (g concurrent requests combined into one append) divides the head writes per request by g. Spreading the head (S heads, each owning an offset sub-sequence) multiplies the head-item bound by S, but Kafka\'s single offset order then needs a merge on read — a design change, not a setting. For scale: a Kinesis shard takes 1,000 records/s or 1 MB/s.',
-    'Follower tables take the same writes on their own partitions (each broker has its own table), so replication does not lower the bound; the read side has 3,000 RCU/s per partition: about 11 MiB/s of strongly consistent Query per partition.',
-  ],
-};
+const ceilingTable = partitionCeilingTable(runs);
 
 // The group commit's DynamoDB units per record, next to the same 1 KiB requests one at a time.
 const perRecord = (units: number, records: number) => units / Math.max(1, records);
@@ -538,6 +523,8 @@ const contendedTable = {
     'Each staged record is a put of its batch (2 write units at 1 KiB), the commit\'s mark of its staged item inside the commit\'s transaction (2 × 2) and its batch item in the same transaction (2 × 2); the head\'s writes and the fast commit\'s follower copies are shared by a round. The bytes stay in DynamoDB: staging them in S3 Express One Zone with pointers in the table is what would bring DynamoDB writes under $1/GB.',
   ],
 };
+
+const { table: transactionTable, perTransaction: perTxn, baseline: baselineTxn } = transactionTable_(txnSteps, TXN_SENDS, (p) => sum(dollars(p)));
 
 // Biggest drivers, from the numbers.
 const oneK = perGb[0]!;
@@ -565,7 +552,7 @@ await writeResult({
   description: 'Counted on the local stack and priced at AWS list prices (bench/lib/prices.ts): produce over HTTP at RF 3, acks=all, requests of 1 KiB, 64 KiB and 1 MiB of 1 KiB records; everything read once with fetch (1 MiB pages); the log rolled to S3 segments; an idle period with the controller running. '
     + 'DynamoDB write units as billed (item sizes, ×2 in transactions), read units as reported, S3 requests by type, HTTP API requests in 512 KB steps, Lambda invocations and GB-seconds (measured handler time × the memory each function is deployed with). '
     + 'The latency model turns the store calls each request made into AWS latency with published per-service figures; the per-partition ceiling is analytic.',
-  tables: [costTable, contendedTable, monthTable, latencyTable, ceilingTable, phaseTable],
+  tables: [costTable, contendedTable, transactionTable, monthTable, latencyTable, ceilingTable, phaseTable],
   charts: [{
     title: '$ per GB produced and read once, by request size (log scale; traffic only, no hourly or storage charges)',
     spec: {
@@ -582,6 +569,7 @@ await writeResult({
   }],
   data: {
     contended: { writers: CONTENDED_WRITERS, requests: CONTENDED_REQUESTS, store: contended.phase.store },
+    transactions: { sends: TXN_SENDS, steps: txnSteps.map(({ phases: _p, ...t }) => t), perTransaction: perTxn, baseline: baselineTxn },
     runs: runs.map((r) => ({ size: r.size, payload: r.payload, phases: r.phases, headBytes: r.headBytes, batchItemBytes: r.batchItemBytes, batchesPerRequest: r.batchesPerRequest, segmentBytes: r.segmentBytes })),
     perGb: perGb.map((g) => ({ size: g.run.size.label, ...g.total, total: sum(g.total) })),
     idle: { ms: idleMs, passes: PASSES, passMeanMs, ticks: idleTicks, counted: idle, perMonth: idleMonth, controllerPerMonth: controllerMonth },

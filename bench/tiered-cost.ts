@@ -21,7 +21,7 @@ import './lib/env.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { isQuick, resultsDir } from './lib/report.js';
+import { fmt, isQuick, resultsDir } from './lib/report.js';
 import { addTotals as add, counted, s3Tier, zeroTotals as zero } from './lib/capacity.js';
 import { createPartition, replicatePartition, rollAll, tableLog } from './lib/partition.js';
 import { startQuietStack } from './lib/quiet-stack.js';
@@ -58,7 +58,6 @@ const out = (s: string) => {
 
 const dollars = (t: Totals) => t.billedWriteUnits * PRICE.wru + t.readUnits * PRICE.rru + s3Tier(t, S3_PUT_TIER) * PRICE.s3Put + s3Tier(t, S3_GET_TIER) * PRICE.s3Get;
 const ddbRequests = (t: Totals) => Object.values(t.requests).reduce((a, b) => a + b, 0);
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const usd = (n: number) => `$${n < 0.01 ? n.toFixed(4) : n.toFixed(2)}`;
 
 interface Size { label: string; records: number; mib: number }

@@ -154,3 +154,8 @@ export function lineChart(values: readonly Record<string, unknown>[], o: { x: En
     encoding: { x: enc(o.x, 'quantitative'), y: enc(o.y, 'quantitative'), ...(o.color ? { color: { ...enc(o.color, 'nominal'), legend: { labelLimit: 400 } } } : {}) },
   };
 }
+
+/** A number for a table: thousands separated, `d` decimals. */
+export const fmt = (n: number, d = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+/** Dollars for a table: four decimals below a cent, whole dollars from $100. */
+export const usd = (n: number): string => (n === 0 ? '$0' : n < 0.01 ? `$${n.toFixed(4)}` : n < 100 ? `$${n.toFixed(2)}` : `$${Math.round(n).toLocaleString('en-US')}`);
