@@ -238,14 +238,23 @@ export class Consumer {
     await this.config.rebalanceListener?.onPartitionsAssigned?.(added.map((tp) => ({ ...tp })));
   }
 
+  /**
+   * The group's committed offsets. Reading committed, it asks for stable offsets (Kafka's
+   * require_stable) and waits while a transaction holds some (UNSTABLE_OFFSET_COMMIT), as Kafka's
+   * consumer does: it would otherwise start below what that transaction is about to commit.
+   */
   private async committedOffsets(): Promise<Map<string, number>> {
-    const path = await this.conn.v3(`/consumer-groups/${encodeURIComponent(this.config.groupId)}/offsets`);
-    try {
-      const r = await this.conn.call<{ data: { topic_name: string; partition_id: number; offset: number }[] }>('GET', path);
-      return new Map(r.data.map((o) => [key(o.topic_name, o.partition_id), o.offset]));
-    } catch (e) {
-      if (e instanceof TributaryProtocolError && e.status === 404) return new Map();
-      throw e;
+    const stable = !(this.config.readUncommitted ?? false);
+    const path = await this.conn.v3(`/consumer-groups/${encodeURIComponent(this.config.groupId)}/offsets${stable ? '?require_stable=true' : ''}`);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const r = await this.conn.call<{ data: { topic_name: string; partition_id: number; offset: number }[] }>('GET', path);
+        return new Map(r.data.map((o) => [key(o.topic_name, o.partition_id), o.offset]));
+      } catch (e) {
+        if (e instanceof TributaryProtocolError && e.status === 404) return new Map();
+        if (!(e instanceof TributaryProtocolError && e.type === 'UNSTABLE_OFFSET_COMMIT') || !this.running) throw e;
+        await sleep(Math.min(1000, 100 * 2 ** attempt));
+      }
     }
   }
 

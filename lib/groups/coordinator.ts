@@ -11,6 +11,7 @@ import { logger } from '../logger.js';
 import { listOffset, readFromLeader } from '../log/read.js';
 import * as store from '../storage/coordination/groups.js';
 import type { CommittedOffset, GroupMeta, MemberRecord, Subscription, TargetAssignment } from '../storage/coordination/groups.js';
+import { readTxn } from '../storage/coordination/transactions.js';
 import { ASSIGNORS, tpKey, type AssignorName, type TopicPartition } from './assignors.js';
 import { emptyMeta, expired, keysOf, planHeartbeat, subscribedTopics, targetKeys, type HeartbeatRequest, type TopicFilter } from './membership.js';
 
@@ -222,18 +223,42 @@ async function topicIds(topics: Iterable<string>): Promise<Map<string, string | 
  * Kafka drops a deleted topic's offsets, a topic created again starts with none.
  */
 async function readOffsets(groupId: string): Promise<CommittedOffset[]> {
-  const all = await store.readOffsets(groupId);
+  return current(await store.readOffsets(groupId));
+}
+
+async function current(all: readonly CommittedOffset[]): Promise<CommittedOffset[]> {
   const ids = await topicIds(all.filter((o) => o.topicId !== undefined).map((o) => o.topic));
   return all.filter((o) => o.topicId === undefined || ids.get(o.topic) === undefined || ids.get(o.topic) === o.topicId);
 }
 
-/** Committed offsets of a group, optionally only some partitions. */
-export async function committed(groupId: string, only?: readonly TopicPartition[]): Promise<CommittedOffset[]> {
+/**
+ * Committed offsets of a group, optionally only some partitions. With `requireStable` (Kafka's
+ * OffsetFetch `require_stable`, what a read_committed consumer asks), a partition whose offsets a
+ * transaction holds — open or being completed — answers UNSTABLE_OFFSET_COMMIT (retriable):
+ * the consumer would otherwise start from an offset the transaction is about to move.
+ */
+export async function committed(groupId: string, only?: readonly TopicPartition[], o: { readonly requireStable?: boolean } = {}): Promise<CommittedOffset[]> {
   validateGroupId(groupId);
-  const all = await readOffsets(groupId);
-  if (!only) return all;
-  const wanted = new Set(only.map(tpKey));
-  return all.filter((o) => wanted.has(tpKey(o)));
+  const wanted = only && new Set(only.map(tpKey));
+  if (!o.requireStable) {
+    const all = await readOffsets(groupId);
+    return wanted ? all.filter((x) => wanted.has(tpKey(x))) : all;
+  }
+  const { offsets, pending } = await store.readOffsetsAndPending(groupId);
+  await requireStable(groupId, pending.filter((p) => !wanted || p.partitions.some((k) => wanted.has(k))));
+  const all = await current(offsets);
+  return wanted ? all.filter((x) => wanted.has(tpKey(x))) : all;
+}
+
+/** Throws UNSTABLE_OFFSET_COMMIT while one of these transactions is open or being completed (an item left by a finished one is ignored). */
+async function requireStable(groupId: string, pending: readonly store.PendingOffsetsItem[]): Promise<void> {
+  for (const p of pending) {
+    const t = await readTxn(p.transactionalId);
+    if (!t || t.producerId !== p.producerId) continue;
+    const open = (t.state === 'Ongoing' && t.producerEpoch === p.epoch)
+      || ((t.state === 'PrepareCommit' || t.state === 'PrepareAbort') && t.lastEpoch === p.epoch);
+    if (open) throw new KafkaError('UNSTABLE_OFFSET_COMMIT', `UNSTABLE_OFFSET_COMMIT: transactional id ${p.transactionalId} holds offsets of group ${groupId} not committed yet; try again.`);
+  }
 }
 
 export type GroupStateName = 'Empty' | 'Stable' | 'Reconciling' | 'Dead';

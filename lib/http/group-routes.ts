@@ -11,7 +11,7 @@ import * as groups from '../groups/coordinator.js';
 import { subscriptionRegex } from '../groups/membership.js';
 import { authorizationEnabled } from '../security/authorizer.js';
 import { requireAll, topicsIn, visible } from './enforce.js';
-import { parseJson, topicField, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
+import { badRequest, parseJson, topicField, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 
 const ok = (body: unknown, status = 200): ApiResponse => ({ status, body });
 
@@ -83,7 +83,10 @@ async function commitOffsets(req: ApiRequest): Promise<ApiResponse> {
 
 async function getOffsets(req: ApiRequest): Promise<ApiResponse> {
   const { clusterId } = await clusterUrl(req);
-  const list = await groups.committed(req.params.group_id ?? '');
+  // Kafka's OffsetFetch require_stable: a read_committed consumer waits for offsets a transaction holds.
+  const stable = req.query.require_stable;
+  if (stable !== undefined && stable !== 'true' && stable !== 'false') throw badRequest(`Query parameter 'require_stable' is true or false; got '${stable}'.`);
+  const list = await groups.committed(req.params.group_id ?? '', undefined, { requireStable: stable === 'true' });
   return ok({
     kind: 'KafkaConsumerGroupOffsetList', cluster_id: clusterId, consumer_group_id: req.params.group_id,
     data: list.map((o) => ({ topic_name: o.topic, partition_id: o.partition, offset: o.offset, metadata: o.metadata, committed_at: new Date(o.committedAt).toISOString() })),

@@ -16,6 +16,9 @@
  *   server-side add): the write is refused unless the transaction is open under the producer's
  *   epoch. The marker carries the bumped epoch, so a produce retried after its transaction ended
  *   is refused by the partition (INVALID_PRODUCER_EPOCH) and never joins the next transaction.
+ * - Offsets sent in a transaction wait in its item, and the group gets a pending item in the same
+ *   write: a reader asking for stable offsets (`require_stable`) is answered UNSTABLE_OFFSET_COMMIT
+ *   until the transaction is complete (lib/groups/coordinator.ts `committed`).
  * - An aborted transaction's mark (producer id, epoch) is written with PrepareAbort, before any
  *   marker: a read_committed reader (lib/log/read.ts) drops the batches of a marked transaction,
  *   and a transaction below the last stable offset without a mark committed.
@@ -30,7 +33,7 @@ import { initProducer } from '../cluster/producers.js';
 import { appendMarker, executePlan, planProduce, type ProduceOutcome, type ProduceRecord } from '../log/produce.js';
 import { checkMember, commit as commitOffsets } from '../groups/coordinator.js';
 import {
-  createTxn, deleteTxn, listTxns, readTxn, replaceTxn, type TxnGroupOffsets, type TxnPartition, type TxnRecord, type TxnState,
+  clearPendingOffsets, createTxn, deleteTxn, listTxns, readTxn, replaceTxn, type PendingOffsets, type TxnGroupOffsets, type TxnPartition, type TxnRecord, type TxnState,
 } from '../storage/coordination/transactions.js';
 
 export type { TxnPartition, TxnRecord, TxnState } from '../storage/coordination/transactions.js';
@@ -126,14 +129,16 @@ export async function initTransactions(transactionalId: string, timeoutMs = DEFA
 /** Aborts a transaction left open (its producer fenced by the epoch bump), then finishes the abort. */
 async function abortOpen(r: TxnRecord): Promise<void> {
   const prepared: Omit<TxnRecord, 'ver'> = { ...fields(r), state: 'PrepareAbort', lastEpoch: r.producerEpoch, producerEpoch: r.producerEpoch + 1, updatedAt: Date.now() };
-  if (await replaceTxn(prepared, r.ver, { producerId: r.producerId, epoch: r.producerEpoch })) await finish({ ...prepared, ver: r.ver + 1 });
+  if (await replaceTxn(prepared, r.ver, { aborted: { producerId: r.producerId, epoch: r.producerEpoch } })) await finish({ ...prepared, ver: r.ver + 1 });
 }
 
 /**
  * Changes an open (or about to open) transaction: the producer must hold the current epoch and
  * the transaction must not be ending. `change` returns the new record, or undefined for nothing to write.
  */
-async function update(p: TxnProducer, change: (r: TxnRecord) => Omit<TxnRecord, 'ver'> | undefined): Promise<void> {
+async function update(
+  p: TxnProducer, change: (r: TxnRecord) => Omit<TxnRecord, 'ver'> | undefined, also?: (next: Omit<TxnRecord, 'ver'>) => { readonly pending?: PendingOffsets },
+): Promise<void> {
   validateId(p.transactionalId);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const r = await requireTxn(p.transactionalId);
@@ -142,7 +147,7 @@ async function update(p: TxnProducer, change: (r: TxnRecord) => Omit<TxnRecord, 
       throw new KafkaError('CONCURRENT_TRANSACTIONS', `CONCURRENT_TRANSACTIONS: the last transaction of ${p.transactionalId} is still being completed; try again.`);
     }
     const next = change(r);
-    if (!next || await replaceTxn(next, r.ver)) return;
+    if (!next || await replaceTxn(next, r.ver, also?.(next))) return;
     await backoff(attempt);
   }
   throw new KafkaError('CONCURRENT_TRANSACTIONS', `CONCURRENT_TRANSACTIONS: transactional id ${p.transactionalId} kept changing; try again.`);
@@ -192,12 +197,18 @@ export async function addOffsets(
   p: TxnProducer, groupId: string, offsets: TxnGroupOffsets['offsets'], consumer?: { readonly memberId: string; readonly generationId: number },
 ): Promise<void> {
   if (consumer) await checkMember(groupId, consumer.memberId, consumer.generationId);
+  // The group's pending item goes with the change, so a reader asking for stable offsets waits for this transaction.
   await update(p, (r) => {
     const base = opened(r);
     const before = base.groups[groupId]?.offsets ?? [];
     const merged = [...before.filter((o) => !offsets.some((n) => samePartition(n, o))), ...offsets];
     return { ...base, groups: { ...base.groups, [groupId]: { offsets: merged } } };
-  });
+  }, (next) => ({
+    pending: {
+      groupId, transactionalId: p.transactionalId, producerId: next.producerId, epoch: next.producerEpoch,
+      partitions: (next.groups[groupId]?.offsets ?? []).map((o) => `${o.topic}#${o.partition}`),
+    },
+  }));
 }
 
 /**
@@ -228,7 +239,7 @@ export async function endTransaction(p: TxnProducer, commit: boolean): Promise<{
     // Nothing open: nothing to write, and the epoch stays.
     if (r.state !== 'Ongoing') return { producerId: r.producerId, producerEpoch: r.producerEpoch };
     const prepared: Omit<TxnRecord, 'ver'> = { ...fields(r), state: want, lastEpoch: r.producerEpoch, producerEpoch: r.producerEpoch + 1, updatedAt: Date.now() };
-    if (await replaceTxn(prepared, r.ver, commit ? undefined : { producerId: r.producerId, epoch: r.producerEpoch })) {
+    if (await replaceTxn(prepared, r.ver, commit ? {} : { aborted: { producerId: r.producerId, epoch: r.producerEpoch } })) {
       await finish({ ...prepared, ver: r.ver + 1 });
       return { producerId: r.producerId, producerEpoch: prepared.producerEpoch };
     }
@@ -254,10 +265,10 @@ async function finish(r: TxnRecord): Promise<void> {
       throw err;
     }
   }));
-  if (commit) {
-    for (const [groupId, g] of Object.entries(r.groups)) {
-      await commitOffsets(groupId, g.offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset, ...(o.metadata !== undefined ? { metadata: o.metadata } : {}) })), null);
-    }
+  for (const [groupId, g] of Object.entries(r.groups)) {
+    if (commit) await commitOffsets(groupId, g.offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset, ...(o.metadata !== undefined ? { metadata: o.metadata } : {}) })), null);
+    // (the transaction's epoch: the prepare bumped the producer's)
+    await clearPendingOffsets(groupId, r.transactionalId, r.producerId, r.lastEpoch ?? r.producerEpoch - 1);
   }
   const { startedAt: _started, ...kept } = fields(r);
   if (!(await replaceTxn({ ...kept, state: commit ? 'CompleteCommit' : 'CompleteAbort', partitions: [], groups: {}, updatedAt: Date.now() }, r.ver))) {

@@ -77,6 +77,7 @@ export const KAFKA_ERRORS = {
   NO_REASSIGNMENT_IN_PROGRESS: spec(85, false, 404, 404, 'No partition reassignment is in progress.'),
   INVALID_RECORD: spec(87, false, 422, 42206, 'This record has failed the validation on broker and hence will be rejected.'),
   UNKNOWN_TOPIC_ID: spec(100, true, 404, 40401, 'This server does not host this topic ID.'),
+  UNSTABLE_OFFSET_COMMIT: spec(88, true, 409, 40901, 'There are unstable offsets that need to be cleared.'),
   PRODUCER_FENCED: spec(90, false, 409, 40901, 'There is a newer producer with the same transactionalId which fences the current one.'),
   TRANSACTIONAL_ID_NOT_FOUND: spec(105, false, 404, 404, 'The transactionalId could not be found.'),
   FENCED_MEMBER_EPOCH: spec(110, false, 409, 40901, 'The member epoch is fenced by the group coordinator.'),

@@ -152,6 +152,11 @@ export const groupPk = (g: string): string => `group#${g}`;
 
 /** `offsets#<g>` (COORDINATION_KEYS.offsets): a group's committed offsets, sort key `<topic>#<partition>`. */
 export const offsetsPk = (g: string): string => `offsets#${g}`;
+/**
+ * Sort-key prefix of a group's pending-offsets items under `offsets#<g>` (offsets a transaction
+ * holds, lib/storage/coordination/transactions.ts): `~` sorts after every topic name.
+ */
+export const PENDING_OFFSETS_SK_PREFIX = '~txn#';
 
 /** `member#<memberId>`: a group member's sort key under groupPk. */
 export const memberSk = (m: string): string => `member#${m}`;

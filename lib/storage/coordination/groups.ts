@@ -44,7 +44,7 @@ import { BatchWriteCommand, DeleteCommand, PutCommand, QueryCommand, UpdateComma
 import { config } from '../../config.js';
 import { logger } from '../../logger.js';
 import { dynamo } from '../clients.js';
-import { groupPk, memberSk, offsetsPk, targetSk } from '../tables.js';
+import { groupPk, memberSk, offsetsPk, PENDING_OFFSETS_SK_PREFIX, targetSk } from '../tables.js';
 import { ConditionFailed, MAX_TRANSACTION_ITEMS, transactWrite } from '../transact.js';
 
 const table = (): string => config().coordinationTable;
@@ -400,7 +400,25 @@ export async function commitOffsets(groupId: string, offsets: readonly Committed
 
 /** A group's committed offsets. */
 export async function readOffsets(groupId: string): Promise<CommittedOffset[]> {
-  return (await queryAll(offsetsPk(groupId))).map((i) => strip<CommittedOffset>(i));
+  return (await readOffsetsAndPending(groupId)).offsets;
+}
+
+/** A transaction holding offsets of the group, not committed yet (lib/storage/coordination/transactions.ts). */
+export interface PendingOffsetsItem {
+  readonly transactionalId: string;
+  readonly producerId: number;
+  readonly epoch: number;
+  readonly partitions: readonly string[];
+}
+
+/** A group's committed offsets and the transactions holding offsets for it, in one Query. */
+export async function readOffsetsAndPending(groupId: string): Promise<{ offsets: CommittedOffset[]; pending: PendingOffsetsItem[] }> {
+  const items = await queryAll(offsetsPk(groupId));
+  const isPending = (i: Record<string, unknown>) => String(i.sk).startsWith(PENDING_OFFSETS_SK_PREFIX);
+  return {
+    offsets: items.filter((i) => !isPending(i)).map((i) => strip<CommittedOffset>(i)),
+    pending: items.filter(isPending).map((i) => ({ transactionalId: i.transactionalId as string, producerId: i.producerId as number, epoch: i.epoch as number, partitions: i.partitions as string[] })),
+  };
 }
 
 /** Deletes a group: meta, members, offsets and its list entry. */

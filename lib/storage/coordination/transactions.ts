@@ -11,7 +11,16 @@
  *   `ver` 1. Fails: returns false.
  * - `replaceTxn` — condition: the item is still at `expectVer` (`ver = :v`). Effect: the item
  *   replaced at `expectVer + 1`; with `aborted`, that transaction's aborted mark put in the same
- *   transaction (so no transaction can be aborted without its mark). Fails: returns false.
+ *   transaction (so no transaction can be aborted without its mark); with `pending`, the group's
+ *   pending-offsets item put in the same transaction (so no transaction holds offsets a reader of
+ *   the group cannot see pending). Fails: returns false.
+ * - `clearPendingOffsets` — condition: the group's pending item is this transaction's (producer id
+ *   and epoch). Effect: deleted. Fails: nothing to do (a later transaction's item stays).
+ *
+ * A group's pending-offsets item lives beside its committed offsets (`offsets#<g>` /
+ * `~txn#<transactional id>`, lib/storage/coordination/groups.ts reads both in one Query): the
+ * partitions a transaction holds offsets for. A reader that asks for stable offsets (Kafka's
+ * `require_stable`) waits while the transaction it names is open or being completed.
  * - `deleteTxn` — condition: still at `expectVer`. Effect: the item deleted. Fails: returns false.
  *
  * Reads: `readTxn` (strongly consistent), `listTxns` (one Query of the `txn` collection),
@@ -19,7 +28,7 @@
  */
 import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { transactWrite, ConditionFailed } from '../transact.js';
-import { COORDINATION_KEYS } from '../tables.js';
+import { COORDINATION_KEYS, offsetsPk, PENDING_OFFSETS_SK_PREFIX } from '../tables.js';
 import { db, queryAll, strip, table } from './table.js';
 
 export type TxnState = 'Empty' | 'Ongoing' | 'PrepareCommit' | 'PrepareAbort' | 'CompleteCommit' | 'CompleteAbort';
@@ -91,15 +100,46 @@ export async function createTxn(r: Omit<TxnRecord, 'ver'>): Promise<boolean> {
  * Replaces a transactional id's item if it is still at `expectVer`; with `aborted`, marks that
  * transaction (producer id, epoch) aborted in the same write. False when it lost.
  */
-export async function replaceTxn(r: Omit<TxnRecord, 'ver'>, expectVer: number, aborted?: { readonly producerId: number; readonly epoch: number }): Promise<boolean> {
+export async function replaceTxn(
+  r: Omit<TxnRecord, 'ver'>, expectVer: number, also: { readonly aborted?: { readonly producerId: number; readonly epoch: number }; readonly pending?: PendingOffsets } = {},
+): Promise<boolean> {
   const put = { TableName: table(), Item: itemOf(r, expectVer + 1), ConditionExpression: 'ver = :v', ExpressionAttributeValues: { ':v': expectVer } };
+  const { aborted, pending } = also;
+  const extra = [
+    ...(aborted ? [{ Put: { TableName: table(), Item: { ...abortedKey(aborted.producerId, aborted.epoch), at: Date.now() } } }] : []),
+    ...(pending ? [{ Put: { TableName: table(), Item: { ...pendingKey(pending.groupId, pending.transactionalId), ...pending } } }] : []),
+  ];
   try {
-    if (!aborted) await db().send(new PutCommand(put));
-    else await transactWrite(db(), [{ Put: put }, { Put: { TableName: table(), Item: { ...abortedKey(aborted.producerId, aborted.epoch), at: Date.now() } } }]);
+    if (extra.length === 0) await db().send(new PutCommand(put));
+    else await transactWrite(db(), [{ Put: put }, ...extra]);
     return true;
   } catch (err) {
     if ((err as Error).name === 'ConditionalCheckFailedException' || err instanceof ConditionFailed) return false;
     throw err;
+  }
+}
+
+/** Offsets a transaction holds for a group, not committed yet: its partitions as `<topic>#<partition>`. */
+export interface PendingOffsets {
+  readonly groupId: string;
+  readonly transactionalId: string;
+  readonly producerId: number;
+  /** The epoch of the transaction that holds them. */
+  readonly epoch: number;
+  readonly partitions: readonly string[];
+}
+
+const pendingKey = (groupId: string, transactionalId: string) => ({ pk: offsetsPk(groupId), sk: `${PENDING_OFFSETS_SK_PREFIX}${transactionalId}` });
+
+/** Deletes a group's pending-offsets item of this transaction (a later transaction's stays). */
+export async function clearPendingOffsets(groupId: string, transactionalId: string, producerId: number, epoch: number): Promise<void> {
+  try {
+    await db().send(new DeleteCommand({
+      TableName: table(), Key: pendingKey(groupId, transactionalId),
+      ConditionExpression: 'producerId = :p AND epoch = :e', ExpressionAttributeValues: { ':p': producerId, ':e': epoch },
+    }));
+  } catch (err) {
+    if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
   }
 }
 

@@ -11,6 +11,7 @@ import { appendMarker } from '../../../lib/log/produce.js';
 import {
   addOffsets, describeTransaction, endTransaction, expireTransactions, initTransactions, produceInTransaction, type TxnProducer,
 } from '../../../lib/orchestration/transactions.js';
+import { committed } from '../../../lib/groups/coordinator.js';
 import { abortedAmong, deleteTxn, readTxn, replaceTxn } from '../../../lib/storage/coordination/transactions.js';
 import { call, createTopic, uniqueTopic, v3 } from '../../support/api.js';
 import { loseTransactResponses } from '../../support/store-hooks.js';
@@ -50,7 +51,7 @@ describe('Transaction coordinator: lost races and interrupted steps', () => {
     if (!r) throw new Error('no item');
     const { ver, ...fields } = r;
     expect(await replaceTxn({ ...fields, state: 'Ongoing', updatedAt: Date.now() }, ver)).toBe(true);
-    const lost = await replaceTxn({ ...fields, state: 'PrepareAbort', producerEpoch: r.producerEpoch + 1, lastEpoch: r.producerEpoch, updatedAt: Date.now() }, ver, { producerId: r.producerId, epoch: r.producerEpoch });
+    const lost = await replaceTxn({ ...fields, state: 'PrepareAbort', producerEpoch: r.producerEpoch + 1, lastEpoch: r.producerEpoch, updatedAt: Date.now() }, ver, { aborted: { producerId: r.producerId, epoch: r.producerEpoch } });
     expect(lost).toBe(false);
     expect((await readTxn(p.transactionalId))?.state).toBe('Ongoing');
     expect([...await abortedAmong([{ producerId: r.producerId, epoch: r.producerEpoch }])]).toEqual([]);
@@ -137,5 +138,47 @@ describe('Transaction coordinator: lost races and interrupted steps', () => {
     expect((await readTxn(p.transactionalId))?.state).toBe('CompleteCommit');
     expect(await committedValues(topic, 0)).toEqual(['won']);
     expect([...await abortedAmong([{ producerId: p.producerId, epoch: p.producerEpoch }])]).toEqual([]);
+  });
+
+  it('offsets a transaction holds make a stable read wait (UNSTABLE_OFFSET_COMMIT) until it completes; other partitions and plain reads do not wait', async () => {
+    const topic = uniqueTopic('txn-stable');
+    await createTopic(topic, 2, 3);
+    const group = uniqueTopic('g');
+    const p = await producer();
+    await addOffsets(p, group, [{ topic, partition: 0, offset: 4 }]);
+    expect(await kafkaName(committed(group, undefined, { requireStable: true }))).toBe('UNSTABLE_OFFSET_COMMIT');
+    expect(await kafkaName(committed(group, [{ topic, partition: 1 }], { requireStable: true }))).toBeUndefined();
+    expect(await committed(group)).toEqual([]);
+    const http = await call('GET', v3(`/consumer-groups/${group}/offsets?require_stable=true`));
+    expect(http.status).toBe(409);
+    expect(http.body.message).toMatch(/^UNSTABLE_OFFSET_COMMIT/);
+    expect((await call('GET', v3(`/consumer-groups/${group}/offsets?require_stable=maybe`))).status).toBe(400);
+    // Prepared and not finished (its finisher died): still unstable.
+    const r = (await readTxn(p.transactionalId))!;
+    const { ver, ...fields } = r;
+    expect(await replaceTxn({ ...fields, state: 'PrepareCommit', lastEpoch: r.producerEpoch, producerEpoch: r.producerEpoch + 1, updatedAt: Date.now() }, ver)).toBe(true);
+    expect(await kafkaName(committed(group, undefined, { requireStable: true }))).toBe('UNSTABLE_OFFSET_COMMIT');
+    // Completed: the offsets are there and the read is stable.
+    expect((await endTransaction(p, true)).producerEpoch).toBe(p.producerEpoch + 1);
+    expect((await committed(group, undefined, { requireStable: true })).map((o) => o.offset)).toEqual([4]);
+    // An aborted transaction's offsets never show, and do not hold the read once it completed.
+    const next = { ...p, producerEpoch: p.producerEpoch + 1 };
+    await addOffsets(next, group, [{ topic, partition: 0, offset: 9 }]);
+    expect(await kafkaName(committed(group, undefined, { requireStable: true }))).toBe('UNSTABLE_OFFSET_COMMIT');
+    await endTransaction(next, false);
+    expect((await committed(group, undefined, { requireStable: true })).map((o) => o.offset)).toEqual([4]);
+  });
+
+  it('a pending item left by a transaction whose finish died before clearing it holds no reader once the transaction moved on', async () => {
+    const topic = uniqueTopic('txn-stale-pending');
+    await createTopic(topic, 1, 3);
+    const group = uniqueTopic('g');
+    const p = await producer();
+    await addOffsets(p, group, [{ topic, partition: 0, offset: 2 }]);
+    // The transaction completes without its finish clearing the group's item (a crash in between).
+    const r = (await readTxn(p.transactionalId))!;
+    const { ver, ...fields } = r;
+    expect(await replaceTxn({ ...fields, state: 'CompleteAbort', partitions: [], groups: {}, lastEpoch: r.producerEpoch, producerEpoch: r.producerEpoch + 1, updatedAt: Date.now() }, ver)).toBe(true);
+    expect(await committed(group, undefined, { requireStable: true })).toEqual([]);
   });
 });
