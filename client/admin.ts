@@ -1,10 +1,11 @@
 /**
  * The admin client, in kafkajs's names and shapes where the semantics match: topics (create,
  * delete, describe, add partitions, configs), offsets, groups (list, describe, lag, reset),
- * client quotas, ACLs and the cluster (brokers, controller); and Tributary's own views for
- * consoles (cluster-views.ts): the metadata view, the controller lease, partitions with every
- * replica's offsets, segments, and a message browser's reads. Reads are tolerant of fields they
- * do not know, and of a cluster's `controller` being an object or a link.
+ * client quotas, ACLs, transactions (Kafka's Admin names: transactions-admin.ts) and the cluster
+ * (brokers, controller); and Tributary's own views for consoles (cluster-views.ts): the metadata
+ * view, the controller lease, partitions with every replica's offsets, segments, and a message
+ * browser's reads. Reads are tolerant of fields they do not know, and of a cluster's `controller`
+ * being an object or a link.
  */
 import { aclDescription, entryJson, filterQuery, groupByResource, type AclDescription, type AclEntry, type AclFilter } from './acls.js';
 import {
@@ -14,6 +15,9 @@ import {
 import type { Connection, FetchResult } from './connection.js';
 import { isRetriable, TributaryError, TributaryProtocolError } from './errors.js';
 import { withRetry } from './retry.js';
+import {
+  abortTransaction, describeTransactions, listTransactions, type ListTransactionsOptions, type TransactionDescription,
+} from './transactions-admin.js';
 
 /** kafkajs's ConfigResourceTypes (Kafka's numbers). */
 export const ConfigResourceTypes = { TOPIC: 2, BROKER: 4 } as const;
@@ -320,6 +324,27 @@ export class Admin {
       filterResponses.push({ errorCode: 0, errorMessage: null, matchingAcls: r.body.data.map((d) => ({ ...aclDescription(d), errorCode: 0, errorMessage: null })) });
     }
     return { throttleTime: 0, filterResponses };
+  }
+
+  // --- transactions -----------------------------------------------------------------------------
+  // Kafka's Admin names (KIP-664); not in kafkajs.
+
+  /** Every transactional id the caller may DESCRIBE (Kafka's ListTransactions), or only those in `states`. */
+  listTransactions(o: ListTransactionsOptions = {}): Promise<{ transactions: TransactionDescription[] }> {
+    return listTransactions(this.conn, o);
+  }
+
+  /** Each id's producer, state and open transaction (Kafka's DescribeTransactions); TRANSACTIONAL_ID_NOT_FOUND for an unknown id. */
+  describeTransactions(transactionalIds: string[]): Promise<{ transactions: TransactionDescription[] }> {
+    return describeTransactions(this.conn, transactionalIds);
+  }
+
+  /**
+   * Aborts the id's open transaction and fences its producer (kafka-transactions.sh abort): a
+   * hanging transaction stops holding back read_committed readers. Needs CLUSTER ALTER.
+   */
+  abortTransaction(transactionalId: string): Promise<TransactionDescription> {
+    return abortTransaction(this.conn, transactionalId);
   }
 
   // --- client quotas ----------------------------------------------------------------------------
