@@ -29,11 +29,14 @@ import type { FunctionSpec } from '../lib/functions/catalog.js';
 /** A function the runtime runs: the catalog's (lib/functions/catalog.ts), or a test's. */
 export type LambdaFunction = BundledFunction & Pick<FunctionSpec, 'memoryMb' | 'timeoutSeconds'>;
 import { logger } from '../lib/logger.js';
+import { waitStopped } from './processes.js';
 
 /** Lambda's limit on a synchronous invocation's request payload (6 MB). */
 export const LAMBDA_PAYLOAD_LIMIT = 6 * 1024 * 1024;
 /** And on its response: 6 MB and 100 bytes. */
 export const LAMBDA_RESPONSE_LIMIT = LAMBDA_PAYLOAD_LIMIT + 100;
+/** How long an answer waits for its environment to be stopped (on a loaded machine a stop can take milliseconds). */
+const FREEZE_WAIT_MS = 1_000;
 /** Lambda's limit on an execution environment's init. */
 export const INIT_TIMEOUT_MS = 10_000;
 /** API Gateway HTTP API's request payload limit (10 MB). */
@@ -178,13 +181,20 @@ class Environment {
   private finish(r: InvokeResult): void {
     const p = this.pending;
     this.pending = undefined;
-    if (this.state !== 'dead') {
-      // Frozen the moment it answered: whatever it left running waits for the next invocation.
-      this.proc.kill('SIGSTOP');
-      this.state = 'frozen';
-      this.lastUsed = Date.now();
+    if (this.state === 'dead' || this.proc.pid === undefined) {
+      p?.settle(r);
+      return;
     }
-    p?.settle(r);
+    // Frozen the moment it answered: whatever it left running waits for the next invocation. A stop
+    // signal lands when the process next runs, so the answer is given once every thread has stopped.
+    this.proc.kill('SIGSTOP');
+    void waitStopped(this.proc.pid, FREEZE_WAIT_MS).then(() => {
+      if (this.state === 'busy') {
+        this.state = 'frozen';
+        this.lastUsed = Date.now();
+      }
+      p?.settle(r);
+    });
   }
 
   kill(): void {

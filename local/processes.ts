@@ -462,13 +462,24 @@ export function waitDeadSync(pid: number, maxMs: number): boolean {
 export function waitStoppedSync(pid: number, maxMs: number): boolean {
   const deadline = Date.now() + maxMs;
   const nap = new Int32Array(new SharedArrayBuffer(4));
-  while (!everyTask(pid, (state) => 'TtZXx'.includes(state))) {
+  while (!isStopped(pid)) {
     if (Date.now() >= deadline) return false;
     Atomics.wait(nap, 0, 0, 1);
   }
   return true;
 }
 
+/** `waitStoppedSync` without blocking the event loop: resolves once every thread of `pid` is stopped (or gone), at most `maxMs`. */
+export async function waitStopped(pid: number, maxMs: number): Promise<boolean> {
+  const deadline = Date.now() + maxMs;
+  while (!isStopped(pid)) {
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  return true;
+}
+
+const isStopped = (pid: number): boolean => everyTask(pid, (state) => 'TtZXx'.includes(state));
 const isDead = (pid: number): boolean => everyTask(pid, (state) => state === 'Z' || state === 'X' || state === 'x');
 
 /** Whether every thread of `pid` is in a state `ok` accepts (a process or thread already gone counts). */

@@ -48,6 +48,14 @@ describe('Feature: an environment is frozen after it answers', () => {
     expect(lines).toHaveLength(1);
   });
 
+  it('where the answer arrives, every thread of the environment has already stopped (a stop signal lands only when the process next runs)', async () => {
+    for (let i = 0; i < 20; i++) {
+      const { pid } = payload(await runtime.invoke('fixture', { do: 'count' }));
+      const states = fs.readdirSync(`/proc/${pid}/task`).map((tid) => fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]?.[0]);
+      expect(new Set(states)).toEqual(new Set(['T']));
+    }
+  });
+
   it('reuses a frozen environment (module state survives) and counts one cold start for it', async () => {
     const before = runtime.stats().coldStarts;
     const a = payload(await runtime.invoke('solo', { do: 'count' }));
