@@ -66,6 +66,8 @@ export interface GroupLag {
   readonly partition: number;
   readonly currentOffset: number | null;
   readonly logEndOffset: number;
+  /** Where a read_committed consumer stops: below the log end while a transaction is open on the partition. */
+  readonly lastStableOffset: number;
   readonly lag: number;
   readonly memberId: string | null;
 }
@@ -268,12 +270,13 @@ export class Admin {
     return [...by].map(([topic, partitions]) => ({ topic, partitions: partitions.sort((a, b) => a.partition - b.partition) }));
   }
 
-  /** Per partition: committed offset, log end offset, lag and owner. */
+  /** Per partition: committed offset, log end offset, last stable offset, lag and owner. */
   async fetchGroupLag(groupId: string): Promise<GroupLag[]> {
     const r = await this.get<{ data: Json[] }>(`/consumer-groups/${enc(groupId)}/lags`);
     return r.data.map((l) => ({
       topic: String(l.topic_name), partition: Number(l.partition_id), currentOffset: (l.current_offset as number | null) ?? null,
-      logEndOffset: Number(l.log_end_offset), lag: Number(l.lag), memberId: (l.consumer_id as string | null) ?? null,
+      logEndOffset: Number(l.log_end_offset), lastStableOffset: Number(l.last_stable_offset ?? l.log_end_offset), lag: Number(l.lag),
+      memberId: (l.consumer_id as string | null) ?? null,
     }));
   }
 

@@ -61,6 +61,8 @@ export interface PartitionDescription {
   readonly logStartOffset: number | null;
   readonly logEndOffset: number | null;
   readonly highWatermark: number | null;
+  /** Where a read_committed reader stops: the high watermark, or the first offset of a transaction open on the partition. */
+  readonly lastStableOffset: number | null;
 }
 
 /** One S3 segment of a partition's log (docs/tiered-log.md). Times are ISO-8601. */
@@ -149,6 +151,7 @@ export function partitionDescription(p: Json): PartitionDescription {
     partitionId: Number(p.partition_id), leader: leaderOf(p), leaderEpoch: num(p.leader_epoch), isr: ids(p.isr),
     replicas: replicas.length > 0 ? replicas : replicaStates.map((r) => r.brokerId),
     replicaStates, logStartOffset: num(p.log_start_offset), logEndOffset: num(p.log_end_offset), highWatermark: num(p.high_watermark),
+    lastStableOffset: num(p.last_stable_offset),
   };
 }
 

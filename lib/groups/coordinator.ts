@@ -349,11 +349,13 @@ export interface PartitionLag {
   readonly partition: number;
   readonly currentOffset: number | null;
   readonly logEndOffset: number;
+  /** Where a read_committed consumer's reading ends (below the log end while a transaction is open). */
+  readonly lastStableOffset: number;
   readonly lag: number;
   readonly memberId: string | null;
 }
 
-/** Lag per partition the group commits or owns: high watermark − committed offset. */
+/** Lag per partition the group commits or owns: high watermark − committed offset (and the last stable offset beside it). */
 export async function groupLag(groupId: string): Promise<PartitionLag[]> {
   const [d, offsets] = await Promise.all([describeGroup(groupId), readOffsets(groupId)]);
   const owners = new Map(d.members.flatMap((m) => m.assignment.map((tp) => [tpKey(tp), m.memberId] as const)));
@@ -363,8 +365,12 @@ export async function groupLag(groupId: string): Promise<PartitionLag[]> {
   return Promise.all(keys.filter((k) => counts[k.slice(0, k.lastIndexOf('#'))] !== undefined).map(async (k) => {
     const topic = k.slice(0, k.lastIndexOf('#'));
     const partition = Number(k.slice(k.lastIndexOf('#') + 1));
-    const end = (await readFromLeader(topic, partition, (t) => listOffset(t, 'latest'))).offset ?? 0;
+    const latest = await readFromLeader(topic, partition, (t) => listOffset(t, 'latest'));
+    const end = latest.offset ?? 0;
     const current = committedAt.get(k) ?? null;
-    return { topic, partition, currentOffset: current, logEndOffset: end, lag: Math.max(0, end - (current ?? 0)), memberId: owners.get(k) ?? null };
+    return {
+      topic, partition, currentOffset: current, logEndOffset: end, lastStableOffset: latest.lastStableOffset ?? end,
+      lag: Math.max(0, end - (current ?? 0)), memberId: owners.get(k) ?? null,
+    };
   }));
 }

@@ -11,7 +11,7 @@ import { effectiveConfigs, isTopicConfig } from '../cluster/topic-configs.js';
 import { addPartitions, alterTopicConfigs, createTopic, deleteTopic, describeBrokers as listBrokers, describeController, describeTopic, listTopics, type TopicDescription } from '../cluster/topics.js';
 import { replicaHeads } from '../log/read.js';
 import { deleteRecords } from '../log/retention.js';
-import { topicPartitionKey, type BrokerRecord, type ClusterRecord, type Lease, type PartitionRecord, type TopicRecord } from '../storage/model.js';
+import { lastStableOffset, topicPartitionKey, type BrokerRecord, type ClusterRecord, type Lease, type PartitionRecord, type TopicRecord } from '../storage/model.js';
 import { anyOf, cluster as clusterAccess, topic } from './access.js';
 import { enforce, visible } from './enforce.js';
 import { intPathParam, parseJson, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
@@ -115,14 +115,20 @@ export interface ReplicaView {
   readonly lag: number | null;
 }
 
-/** The replicas of some partitions of a topic, read from each replica's store (one batch of reads), and each partition's high watermark. */
-export async function replicaViews(req: ApiRequest, c: ClusterRecord, d: TopicDescription, parts: readonly PartitionRecord[]): Promise<Map<number, { replicas: ReplicaView[]; highWatermark: number | null }>> {
+/** What the leader's head says of a partition: its high watermark and last stable offset (null when its store does not answer). */
+interface LeaderOffsets {
+  readonly highWatermark: number | null;
+  readonly lastStableOffset: number | null;
+}
+
+/** The replicas of some partitions of a topic, read from each replica's store (one batch of reads), and each partition's high watermark and last stable offset. */
+export async function replicaViews(req: ApiRequest, c: ClusterRecord, d: TopicDescription, parts: readonly PartitionRecord[]): Promise<Map<number, { replicas: ReplicaView[] } & LeaderOffsets>> {
   const brokers = new Map((await listBrokers()).map((b) => [b.brokerId, b]));
   const heads = await replicaHeads(parts.flatMap((p) => p.replicas.flatMap((id) => {
     const store = brokers.get(id);
     return store ? [{ store, tp: topicPartitionKey(d.topic.topicId, p.partition) }] : [];
   })));
-  const out = new Map<number, { replicas: ReplicaView[]; highWatermark: number | null }>();
+  const out = new Map<number, { replicas: ReplicaView[] } & LeaderOffsets>();
   for (const p of parts) {
     const tp = topicPartitionKey(d.topic.topicId, p.partition);
     const leaderHead = heads.get(`${p.leader}/${tp}`);
@@ -145,7 +151,7 @@ export async function replicaViews(req: ApiRequest, c: ClusterRecord, d: TopicDe
         lag: h && leaderHead ? Math.max(0, leaderHead.leo - h.leo) : null,
       };
     });
-    out.set(p.partition, { replicas, highWatermark: leaderHead?.hw ?? null });
+    out.set(p.partition, { replicas, highWatermark: leaderHead?.hw ?? null, lastStableOffset: leaderHead ? lastStableOffset(leaderHead) : null });
   }
   return out;
 }
@@ -153,14 +159,14 @@ export async function replicaViews(req: ApiRequest, c: ClusterRecord, d: TopicDe
 /**
  * Partitions as Confluent's `KafkaPartition`: `replicas` is a relationship (…/replicas); Tributary
  * adds `leader_id`, `leader_epoch`, `isr`, `replica_states` (each replica's state and offsets, as
- * …/replicas answers) and the leader's log start, log end and high watermark.
+ * …/replicas answers) and the leader's log start, log end, high watermark and last stable offset.
  */
 export async function partitionsJson(req: ApiRequest, c: ClusterRecord, d: TopicDescription, only?: PartitionRecord[]) {
   const parts = only ?? d.partitions;
   const views = await replicaViews(req, c, d, parts);
   return parts.map((p) => {
     const self = `${clusterUrl(req, c)}/topics/${d.topic.name}/partitions/${p.partition}`;
-    const { replicas, highWatermark } = views.get(p.partition) ?? { replicas: [], highWatermark: null };
+    const { replicas, highWatermark, lastStableOffset: stable } = views.get(p.partition) ?? { replicas: [], highWatermark: null, lastStableOffset: null };
     const leader = replicas.find((r) => r.broker_id === p.leader);
     return {
       kind: 'KafkaPartition',
@@ -181,6 +187,7 @@ export async function partitionsJson(req: ApiRequest, c: ClusterRecord, d: Topic
       log_start_offset: leader?.log_start_offset ?? null,
       log_end_offset: leader?.log_end_offset ?? null,
       high_watermark: highWatermark,
+      last_stable_offset: stable,
       reassignment: related(`${self}/reassignment`),
     };
   });

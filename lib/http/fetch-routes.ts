@@ -6,7 +6,7 @@
 import { HttpError } from '../errors.js';
 import { KafkaError } from '../protocol/errors.js';
 import { clusterRecord } from '../cluster/metadata.js';
-import { fetchRecords, listOffset, readFromLeader, type FetchResult, type IsolationLevel, type OffsetSpec, type ReadTarget } from '../log/read.js';
+import { fetchRecords, listOffset, readFromLeader, type FetchResult, type IsolationLevel, type ListedOffset, type OffsetSpec, type ReadTarget } from '../log/read.js';
 import type { BatchRecord } from '../protocol/record-batch.js';
 import { chargeQuota, chargeQuotaAfter, recordsSize } from '../security/quotas.js';
 import { badRequest, errorResponse, intParam, intPathParam, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
@@ -129,9 +129,14 @@ function offsetSpec(raw: string | undefined): OffsetSpec {
   throw badRequest(`Query parameter 'timestamp' must be earliest, latest, epoch milliseconds or an ISO 8601 date-time, got '${raw}'.`);
 }
 
+/** The end a reader at `isolation` sees (Kafka's ListOffsets latest): the high watermark, or for read_committed the last stable offset. */
+const endFor = (latest: ListedOffset, isolation: IsolationLevel): number | null =>
+  (isolation === 'read_committed' ? latest.lastStableOffset ?? latest.offset : latest.offset);
+
 async function v3Offsets(req: ApiRequest): Promise<ApiResponse> {
   const clusterId = await checkCluster(req);
   const spec = offsetSpec(req.query.timestamp);
+  const isolation = isolationParam(req);
   const [found, earliest, latest] = await onLeader(req, (t) => Promise.all([listOffset(t, spec), listOffset(t, 'earliest'), listOffset(t, 'latest')]));
   return {
     status: 200,
@@ -141,10 +146,11 @@ async function v3Offsets(req: ApiRequest): Promise<ApiResponse> {
       topic_name: req.params.topic_name,
       partition_id: Number(req.params.partition_id),
       spec: typeof spec === 'string' ? spec : new Date(spec.timestamp).toISOString(),
-      offset: found.offset,
+      offset: spec === 'latest' ? endFor(found, isolation) : found.offset,
       timestamp: found.timestamp === null ? null : new Date(found.timestamp).toISOString(),
       beginning_offset: earliest.offset,
-      end_offset: latest.offset,
+      end_offset: endFor(latest, isolation),
+      last_stable_offset: latest.lastStableOffset ?? null,
     },
   };
 }
@@ -175,8 +181,9 @@ async function v3PartitionOffset(req: ApiRequest): Promise<ApiResponse> {
 async function v2Offsets(req: ApiRequest): Promise<ApiResponse> {
   const type = 'application/vnd.kafka.v2+json';
   try {
+    const isolation = isolationParam(req);
     const [earliest, latest] = await onLeader(req, (t) => Promise.all([listOffset(t, 'earliest'), listOffset(t, 'latest')]));
-    return { status: 200, contentType: type, body: { beginning_offset: earliest.offset, end_offset: latest.offset } };
+    return { status: 200, contentType: type, body: { beginning_offset: earliest.offset, end_offset: endFor(latest, isolation) } };
   } catch (err) {
     return errorResponse(err, type);
   }

@@ -169,7 +169,7 @@ async function lagsJson(base: string, clusterId: string, g: string) {
       kind: 'KafkaConsumerLag',
       metadata: { self: `${groupSelf(base, g)}/lags/${l.topic}/partitions/${l.partition}`, resource_name: crnOf(clusterId, `${g}/lag=${l.topic}/partition=${l.partition}`) },
       cluster_id: clusterId, consumer_group_id: g, topic_name: l.topic, partition_id: l.partition,
-      current_offset: l.currentOffset, log_end_offset: l.logEndOffset, lag: l.lag,
+      current_offset: l.currentOffset, log_end_offset: l.logEndOffset, last_stable_offset: l.lastStableOffset, lag: l.lag,
       consumer_id: l.memberId ?? '', instance_id: m?.rest ? m.memberId : null, client_id: clientIdOf(m),
     }];
   });

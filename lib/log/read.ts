@@ -335,6 +335,8 @@ export interface ListedOffset {
   readonly offset: number | null;
   /** The found record's timestamp (by-timestamp lookups only). */
   readonly timestamp: number | null;
+  /** With `latest`: the last stable offset, where a read_committed reader ends (Kafka's ListOffsets at READ_COMMITTED). */
+  readonly lastStableOffset?: number;
 }
 
 type Found = { offset: number; timestamp: number } | undefined;
@@ -376,7 +378,7 @@ async function timeInSegments(t: ReadTarget, from: number, below: number, timest
 export async function listOffset(t: ReadTarget, spec: OffsetSpec, o: ReadHooks = {}): Promise<ListedOffset> {
   const head = await leaderHead(t);
   if (spec === 'earliest') return { offset: head.logStartOffset, timestamp: null };
-  if (spec === 'latest') return { offset: head.hw, timestamp: null };
+  if (spec === 'latest') return { offset: head.hw, timestamp: null, lastStableOffset: lastStableOffset(head) };
   await o.afterHead?.();
   const none = { offset: null, timestamp: null };
   let tail = Math.min(tailStartOf(head), head.hw);

@@ -2,7 +2,8 @@
  * The console in a real headless Chromium (test/support/browser.ts) against a private stack with
  * one DynamoDB Local process per broker, so a broker can be killed: a topic created through the
  * UI, a JSON message produced through it and found again by key, a group's lag drained by an SDK
- * consumer while its page is open, every page loaded (timed, checked by axe-core and by keyboard,
+ * consumer while its page is open, a partition's last stable offset held back by an open
+ * transaction and released by its commit, every page loaded (timed, checked by axe-core and by keyboard,
  * saved as a screenshot), and a partition's leader moving on screen after its broker is killed.
  *
  * The stack runs without Lambda fidelity (`lambda: false`): the console and the failover behave
@@ -255,6 +256,31 @@ describe('The console in a browser', () => {
     expect(await page.$(aria('form', 'Reset offsets'))).not.toBeNull();
     await screenshot(page, 'group-lag-drained');
   }, 60_000);
+
+  it('shows partition 0\'s last stable offset held at an open transaction\'s first record, below the high watermark, and reaching it once the transaction commits', async () => {
+    const tributary = new Tributary({ url: c.url });
+    const producer = tributary.producer({ transactionalId: 'console-txn' });
+    await producer.connect();
+    try {
+      const txn = await producer.transaction();
+      await txn.send({ topic: TOPIC, messages: [{ partition: 0, value: 'in a transaction' }] });
+      await load('partition');
+      const shown = async () => ({ lso: await testId('lso'), hw: await testId('hw') });
+      const open = await waitFor('the last stable offset below the high watermark', async () => {
+        const v = await shown();
+        return num(v.lso) < num(v.hw) ? v : undefined;
+      }, 15_000, shown);
+      await txn.commit();
+      // The commit marker takes an offset: the high watermark moves past it, and the last stable offset with it.
+      const closed = await waitFor('the last stable offset at the high watermark', async () => {
+        const v = await shown();
+        return num(v.lso) === num(v.hw) && num(v.hw) > num(open.hw) ? v : undefined;
+      }, 15_000, shown);
+      expect(num(closed.lso)).toBeGreaterThan(num(open.lso));
+    } finally {
+      await producer.disconnect();
+    }
+  }, 45_000);
 
   it('loads every page with its data, passes axe-core and the keyboard walk, and saves a screenshot of each', async () => {
     const failures: string[] = [];

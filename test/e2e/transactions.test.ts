@@ -1,7 +1,8 @@
 /**
  * Transactions over HTTP against the shared stack: a transactional producer's records are seen by
  * read_committed readers all at once when it commits and never when it aborts; readers never go
- * past the last stable offset and never get a marker; a new init fences the old producer (its
+ * past the last stable offset and never get a marker; the last stable offset is shown by ListOffsets at
+ * read_committed, the partition and the group's lag; a new init fences the old producer (its
  * calls fail PRODUCER_FENCED, its open transaction is aborted); a produce retried after its
  * transaction ended joins no later one; offsets sent in a transaction are committed only if it
  * commits; a transaction past its timeout is aborted by the controller's pass.
@@ -68,6 +69,35 @@ describe('Transactions over HTTP', () => {
     expect(c0.next).toBe(3);
     expect((await read(topic, 0, 'read_uncommitted')).values).toEqual(['a0', 'a1']);
     expect((await call('GET', v3(`/transactions/${p.id}`))).body.state).toBe('CompleteCommit');
+  });
+
+  it('the last stable offset is where Kafka\'s tools show it: ListOffsets at read_committed (v3 and v2), the partition, the group\'s lag', async () => {
+    const topic = uniqueTopic('txn-lso');
+    await createTopic(topic, 1, 3);
+    const group = uniqueTopic('g');
+    const p = await init(uniqueTopic('tid'));
+    expect((await send(p, topic, 0, ['a', 'b'])).status).toBe(200);
+    // Another producer's transaction commits the group's offset on the partition, so the group has a lag there.
+    const q = await init(uniqueTopic('tid'));
+    expect((await call('POST', v3(`/transactions/${q.id}/offsets`), { producer_id: q.producer_id, producer_epoch: q.producer_epoch, group_id: group, offsets: [{ topic_name: topic, partition_id: 0, offset: 0 }] })).status).toBe(204);
+    expect((await end(q, true)).status).toBe(200);
+    const shown = async () => {
+      const latest = (isolation: string) => call('GET', v3(`/topics/${topic}/partitions/0/offsets?timestamp=latest&isolation_level=${isolation}`));
+      const [committed, uncommitted, v2, partition, lags] = await Promise.all([
+        latest('read_committed'), latest('read_uncommitted'),
+        call('GET', `/topics/${topic}/partitions/0/offsets?isolation_level=read_committed`),
+        call('GET', v3(`/topics/${topic}/partitions/0`)), call('GET', v3(`/consumer-groups/${group}/lags`)),
+      ]);
+      return {
+        committed: [committed.body.offset, committed.body.end_offset], uncommitted: [uncommitted.body.offset, uncommitted.body.end_offset],
+        v2: v2.body.end_offset, partition: [partition.body.last_stable_offset, partition.body.high_watermark],
+        lag: lags.body.data.map((l: Record<string, number>) => [l.current_offset, l.last_stable_offset, l.log_end_offset, l.lag]),
+      };
+    };
+    expect(await shown()).toEqual({ committed: [0, 0], uncommitted: [2, 2], v2: 0, partition: [0, 2], lag: [[0, 0, 2, 2]] });
+    expect((await end(p, true)).status).toBe(200);
+    expect(await shown()).toEqual({ committed: [3, 3], uncommitted: [3, 3], v2: 3, partition: [3, 3], lag: [[0, 3, 3, 3]] });
+    expect((await call('GET', v3(`/topics/${topic}/partitions/0/offsets?timestamp=latest&isolation_level=snapshot`))).status).toBe(400);
   });
 
   it('an aborted transaction is never seen by read_committed; the next one from the same producer is', async () => {

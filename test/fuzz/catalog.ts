@@ -194,7 +194,7 @@ export function catalog(routes: readonly RouteSpec[], ctx: FuzzContext): RouteFu
       queries: [[['offset', '0']], [['offset', '1'], ['max_bytes', '1000'], ['format', 'string']], [['offset', '0'], ['format', 'json'], ['timeout', '10']]],
     },
     'GET /v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/offsets': {
-      queries: [[['timestamp', 'earliest']], [['timestamp', 'latest']], [['timestamp', '1767225600000']], [['timestamp', 'max_timestamp']]],
+      queries: [[['timestamp', 'earliest']], [['timestamp', 'latest']], [['timestamp', '1767225600000']], [['timestamp', 'max_timestamp']], [['timestamp', 'latest'], ['isolation_level', 'read_committed']]],
     },
     'GET /v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/offset': { queries: [[], [['offset_type', 'earliest']], [['offset_type', 'latest']]] },
     'GET /v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/segments': {
@@ -226,7 +226,7 @@ export function catalog(routes: readonly RouteSpec[], ctx: FuzzContext): RouteFu
     },
     'POST /topics/{topic_name}/partitions/{partition_id}': { contentTypes: [BIN, JSONV2], bodies: [{ records: [{ value: 'aGVsbG8=' }] }, { records: [{ value: { a: 1 } }] }] },
     'GET /topics/{topic_name}/partitions/{partition_id}/records': { queries: [[['offset', '0']], [['offset', '1'], ['count', '2']]] },
-    'GET /topics/{topic_name}/partitions/{partition_id}/offsets': { queries: [[], [['timestamp', 'earliest']]] },
+    'GET /topics/{topic_name}/partitions/{partition_id}/offsets': { queries: [[], [['timestamp', 'earliest']], [['isolation_level', 'read_committed']]] },
   };
 
   return routes.map((route) => {

@@ -1,6 +1,6 @@
 /**
  * One consumer group: members and their assignments, lag per partition (committed offset, log end
- * offset) with the total charted while the page is open, and resetting its offsets (Kafka allows
+ * offset, last stable offset) with the total charted while the page is open, and resetting its offsets (Kafka allows
  * that only while the group has no members).
  */
 import { useLocation } from 'wouter-preact';
@@ -45,6 +45,7 @@ export function GroupPage({ group }: { group: string }) {
             { label: 'Partition', cell: (l) => l.partition, numeric: true },
             { label: 'Committed offset', cell: (l) => fmt(l.currentOffset), numeric: true },
             { label: 'Log end offset', cell: (l) => fmt(l.logEndOffset), numeric: true },
+            { label: 'Last stable offset', cell: (l) => fmt(l.lastStableOffset), numeric: true },
             { label: 'Lag', cell: (l) => fmt(l.lag), numeric: true },
             { label: 'Member', cell: (l) => (l.memberId ? <code>{l.memberId}</code> : '—') },
           ]} />

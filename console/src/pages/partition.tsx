@@ -1,5 +1,6 @@
 /**
- * One partition: its replicas (role, in sync, log start and end, lag), the high watermark moving
+ * One partition: its replicas (role, in sync, log start and end, lag), the last stable offset (below
+ * the high watermark while a transaction is open), the high watermark moving
  * (a chart of every replica's log end offset and the high watermark while the page is open), and
  * its log segments in S3.
  */
@@ -25,6 +26,7 @@ export function PartitionPage({ topic, partition }: { topic: string; partition: 
             { label: 'Leader epoch', value: fmt(p.leaderEpoch), testId: 'leader-epoch' },
             { label: 'ISR', value: ids(p.isr), testId: 'isr', tone: p.isr.length < p.replicas.length ? 'bad' : 'ok' },
             { label: 'High watermark', value: fmt(p.highWatermark), testId: 'hw' },
+            { label: 'Last stable offset', value: fmt(p.lastStableOffset), testId: 'lso' },
             { label: 'Log start', value: fmt(p.logStartOffset) },
             { label: 'Log end', value: fmt(p.logEndOffset) },
           ]} />

@@ -1,6 +1,6 @@
 /**
  * A topic's partitions: leader and epoch, ISR, every replica's log end offset and lag, the high
- * watermark and log start, refreshed every 2 s so a failover can be watched; plus adding
+ * watermark, last stable offset and log start, refreshed every 2 s so a failover can be watched; plus adding
  * partitions and deleting the topic.
  */
 import { useState } from 'preact/hooks';
@@ -41,6 +41,7 @@ export function TopicPage({ topic }: { topic: string }) {
               ),
             },
             { label: 'High watermark', cell: (p) => <span data-testid={`hw-${p.partitionId}`}>{fmt(p.highWatermark)}</span>, numeric: true },
+            { label: 'Last stable offset', cell: (p) => <span data-testid={`lso-${p.partitionId}`}>{fmt(p.lastStableOffset)}</span>, numeric: true },
             { label: 'Log start', cell: (p) => fmt(p.logStartOffset), numeric: true },
             { label: 'Log end', cell: (p) => fmt(p.logEndOffset), numeric: true },
           ]} />
