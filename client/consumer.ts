@@ -397,7 +397,6 @@ export class Consumer {
     await this.commitOffsets(due.map((p) => ({ topic: p.topic, partition: p.partition, offset: String(p.resolved) })));
   }
 
-  /** Commits offsets (the next offset to read, as in Kafka) for partitions this member owns. */
   /**
    * Kafka's `groupMetadata()`: the group, this member and its generation (member epoch), for a
    * transaction's `sendOffsets({ consumer })` to be fenced by (KIP-447). Undefined before the consumer joined.
@@ -406,6 +405,7 @@ export class Consumer {
     return this.memberId ? { groupId: this.config.groupId, memberId: this.memberId, generationId: this.memberEpoch } : undefined;
   }
 
+  /** Commits offsets (the next offset to read, as in Kafka) for partitions this member owns. */
   async commitOffsets(offsets: TopicPartitionOffset[]): Promise<void> {
     if (offsets.length === 0) return;
     const path = await this.conn.v3(`/consumer-groups/${encodeURIComponent(this.config.groupId)}/offsets:commit`);

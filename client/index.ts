@@ -4,7 +4,7 @@
  * differences). Runs wherever `fetch` does: Node 20+, browsers, edge runtimes.
  */
 export { Tributary, type TributaryConfig } from './tributary.js';
-export { Producer, Transaction, CompressionTypes, MAX_BATCH_ENTRIES, type ProducerConfig, type ProducerRecord, type Message, type RecordMetadata, type Acks, type SendOffsetsOptions } from './producer.js';
+export { Producer, Transaction, CompressionTypes, MAX_BATCH_ENTRIES, type ProducerConfig, type ProducerRecord, type Message, type RecordMetadata, type Acks, type SendOffsetsOptions, type GroupMetadata } from './producer.js';
 export { Consumer } from './consumer.js';
 export type {
   ConsumerConfig, ConsumerRunConfig, EachMessagePayload, EachBatchPayload, Batch,

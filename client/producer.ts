@@ -260,7 +260,7 @@ export class Producer {
     this.checkOpen(txn);
     const pid = await this.producerId();
     const path = await this.conn.v3(`/transactions/${encodeURIComponent(this.transactionalId as string)}/offsets`);
-    const member = o.consumer?.groupMetadata();
+    const member = o.consumer && 'groupMetadata' in o.consumer ? o.consumer.groupMetadata() : o.consumer;
     await this.conn.call('POST', path, {
       body: {
         producer_id: pid.producer_id, producer_epoch: pid.producer_epoch, group_id: o.consumerGroupId,
@@ -475,8 +475,19 @@ export class Producer {
 export interface SendOffsetsOptions {
   readonly consumerGroupId: string;
   readonly topics: readonly { readonly topic: string; readonly partitions: readonly { readonly partition: number; readonly offset: string | number; readonly metadata?: string | null }[] }[];
-  /** The consumer whose records these offsets follow: the commit is refused if it is no longer the group's member at its generation. */
-  readonly consumer?: { groupMetadata(): { memberId: string; generationId: number } | undefined };
+  /**
+   * The consumer whose records these offsets follow, or its `groupMetadata()` (as Kafka's
+   * `sendOffsetsToTransaction(offsets, consumer.groupMetadata())`): the commit is refused if it is no
+   * longer the group's member at that generation.
+   */
+  readonly consumer?: GroupMetadata | { groupMetadata(): GroupMetadata | undefined };
+}
+
+/** A consumer's group membership as a transaction's offsets are fenced by (Kafka's ConsumerGroupMetadata). */
+export interface GroupMetadata {
+  readonly groupId?: string;
+  readonly memberId: string;
+  readonly generationId: number;
 }
 
 /** A transaction of a transactional producer (kafkajs's `Transaction`). */

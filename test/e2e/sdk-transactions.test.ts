@@ -95,7 +95,9 @@ describe('SDK transactions', () => {
           if (crashed) throw new Error('crashed');
           const txn = await producer.transaction();
           await txn.send({ topic: output, messages: [{ key: text(message.key) as string, value: `${text(message.value)}-out` }] });
-          await txn.sendOffsets({ consumerGroupId: groupId, topics: [{ topic, partitions: [{ partition, offset: String(Number(message.offset) + 1) }] }], consumer });
+          await txn.sendOffsets({ consumerGroupId: groupId, topics: [{ topic, partitions: [{ partition, offset: String(Number(message.offset) + 1) }] }],
+            // the consumer, or (as Kafka's sendOffsetsToTransaction takes it) its group metadata
+            consumer: transactions % 2 === 0 ? consumer : consumer.groupMetadata()! });
           if (crashAt.has(++transactions)) {
             crashed = true;
             throw new Error('crashed');
