@@ -8,7 +8,9 @@
  *      `cleanedTo`) plus the dirty segments after it up to the first one younger than
  *      `min.compaction.lag.ms`; go on only when dirty / (clean + dirty) bytes reaches
  *      `min.cleanable.dirty.ratio` (or the oldest dirty batch passed `max.compaction.lag.ms`);
- *   2. read every cleanable segment and map each key (compared as bytes) to its latest offset;
+ *   2. read every cleanable segment and map each key (compared as bytes) to its latest offset —
+ *      not an aborted transaction's records, which go (only segments below the last stable
+ *      offset are cleanable, so every transaction in them is decided);
  *   3. cut the cleanable segments into groups of adjacent segments whose kept bytes fit in
  *      `segment.bytes` (at most 98 segments: one replaceSegments transaction), filter each, write the
  *      rewrite as a new object under a new generation and swap it in with `replaceSegments`.
@@ -30,6 +32,7 @@ import { topicPartitionKey } from '../storage/model.js';
 import { readObject, readRange, putObject } from '../storage/objects.js';
 import { readHead, tailStartOf } from '../storage/replica/head.js';
 import { listSegments, replaceSegments, segmentObjectKey, type SegmentRecord } from '../storage/coordination/segments.js';
+import { abortedAmong } from '../storage/coordination/transactions.js';
 import { MAX_TRANSACTION_ITEMS } from '../storage/transact.js';
 import {
   batchesOf, decodeFooter, decodeIndex, encodeSegment, indexRange, readPlan, verifyBatchRegion,
@@ -278,6 +281,12 @@ function filterSegment(segment: SegmentRecord, batches: readonly ReadBatch[], r:
   return { segment, batches: out, emptyLast: inputOf(retain(last, [])), bytes, changed, recordsRemoved, tombstonesRemoved };
 }
 
+/** The aborted transactions among a segment's transactional batches (`producerId#epoch`). */
+async function abortedOfSegment(batches: readonly ReadBatch[]): Promise<Set<string>> {
+  const txns = batches.filter((b) => b.decoded.isTransactional && !b.decoded.isControl).map((b) => ({ producerId: b.decoded.producerId, epoch: b.decoded.producerEpoch }));
+  return txns.length === 0 ? new Set() : abortedAmong(txns);
+}
+
 /** A higher generation for a rewrite. Random steps: two compactions racing on the same segments write different objects, so the loser's PUT never replaces the winner's bytes. */
 const nextGeneration = (group: readonly SegmentRecord[]): number =>
   group.reduce((m, s) => Math.max(m, s.generation), 0) + 1 + randomInt(1 << 20);
@@ -303,7 +312,12 @@ export async function compactPartition(topic: string, partition: number, o: Comp
   const all = await listSegments(topicId, partition);
   // (committed but not yet trimmed on the leader: the leader's table still holds it above its tail start)
   const untrimmed = (s: SegmentRecord) => head !== undefined && s.endOffset > tailStartOf(head) && s.endOffset <= head.leo;
-  const cut = all.findIndex(untrimmed);
+  // As Kafka's cleaner, nothing past the first open transaction (segments are below the high
+  // watermark, so that is the last stable offset): an open transaction's records are not yet
+  // committed or aborted, so they can neither replace a key's value nor be dropped.
+  const firstOpen = head === undefined ? 0 : Math.min(Infinity, ...Object.values(head.openTxns ?? {}));
+  const unstable = (s: SegmentRecord) => s.endOffset > firstOpen;
+  const cut = all.findIndex((s) => untrimmed(s) || unstable(s));
   const segments = cut < 0 ? all : all.slice(0, cut);
   const plan = cleaningPlan(configs, segments, now);
   const result = {
@@ -328,8 +342,10 @@ export async function compactPartition(topic: string, partition: number, o: Comp
     if (mapBytes >= mapLimit) break;
     if (past()) return { ...result, skipped: 'deadline' };
     const batches = await readSegment(s);
+    // An aborted transaction's records are no key's value: left out of the map, they are dropped.
+    const aborted = await abortedOfSegment(batches);
     for (const b of batches) {
-      if (b.decoded.isControl) continue;
+      if (b.decoded.isControl || aborted.has(`${b.decoded.producerId}#${b.decoded.producerEpoch}`)) continue;
       for (const rec of b.decoded.records) {
         if (rec.key === null) continue;
         const k = keyOf(rec.key);

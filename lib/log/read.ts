@@ -295,7 +295,9 @@ export async function fetchRecords(t: ReadTarget, req: FetchRequest, o: ReadHook
     tableFrom = tailStartOf(now);
   }
   const decoded = await Promise.all(g.parts.map(async (p) => decodeBatch(await p.bytes, { verifyCrc: !p.verified })));
-  const aborted = req.isolation === 'read_committed' ? await abortedOf(decoded) : undefined;
+  // Only batches below the last stable offset belong to decided transactions: one at or past it may
+  // be open still, and must not be remembered as committed.
+  const aborted = req.isolation === 'read_committed' ? await abortedOf(decoded.filter((d) => d.baseOffset < limit)) : undefined;
   const records = decoded.flatMap((d) => (d.isControl || (aborted && d.isTransactional && aborted.has(txnKeyOf(d)))
     ? []
     : d.records.filter((r) => r.offset >= req.offset && r.offset < limit)));
