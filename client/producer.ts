@@ -286,7 +286,9 @@ export class Producer {
     const pid = await this.producerId();
     const path = await this.conn.v3(`/transactions/${encodeURIComponent(this.transactionalId as string)}/end`);
     // (a retry whose first attempt was applied gets the same answer: the coordinator knows its epoch)
-    const r = await this.conn.call<{ producer_epoch: number }>('POST', path, { body: { producer_id: pid.producer_id, producer_epoch: pid.producer_epoch, commit } });
+    const r = await this.conn.call<{ producer_id: number; producer_epoch: number }>('POST', path, { body: { producer_id: pid.producer_id, producer_epoch: pid.producer_epoch, commit } });
+    // (a producer id whose epochs ran out is replaced by a new one at epoch 0)
+    pid.producer_id = r.producer_id;
     pid.producer_epoch = r.producer_epoch;
     this.sequences.clear();
     this.open = undefined;

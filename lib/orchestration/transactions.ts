@@ -28,6 +28,7 @@
  */
 import { KafkaError } from '../protocol/errors.js';
 import { isKafkaError } from '../errors.js';
+import { config } from '../config.js';
 import { logger } from '../logger.js';
 import { initProducer } from '../cluster/producers.js';
 import { appendMarker, executePlan, planProduce, type ProduceOutcome, type ProduceRecord } from '../log/produce.js';
@@ -42,9 +43,17 @@ export type { TxnPartition, TxnRecord, TxnState } from '../storage/coordination/
 export const DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000;
 export const MAX_TRANSACTION_TIMEOUT_MS = 900_000;
 export const TRANSACTIONAL_ID_EXPIRATION_MS = 7 * 24 * 3_600_000;
-/** A prepared transaction untouched this long has lost its finisher: the controller's pass finishes it. */
-const STUCK_PREPARE_MS = 5_000;
-/** Epochs are int16: past this, init hands out a new producer id (as Kafka does). */
+/**
+ * A prepared transaction untouched this long has lost its finisher: the controller's pass finishes
+ * it. Longer than a finisher's markers may take (each an acks=all append within the request
+ * timeout), so the pass does not race a finisher that is still at work.
+ */
+const stuckPrepareMs = (): number => config().requestTimeoutMs + 5_000;
+/**
+ * Epochs are int16 and an end writes its markers one epoch up: a producer runs transactions up to
+ * this epoch; an init past it, or the end of a transaction at it, moves the id to a new producer id
+ * at epoch 0 (as Kafka does, KIP-890).
+ */
 const MAX_EPOCH = 32_766;
 /** Compare-and-set attempts of one step before CONCURRENT_TRANSACTIONS. */
 const MAX_ATTEMPTS = 20;
@@ -119,16 +128,22 @@ export async function initTransactions(transactionalId: string, timeoutMs = DEFA
     }
     const fresh = r.producerEpoch >= MAX_EPOCH ? await initProducer() : undefined;
     const next = { producerId: fresh?.producerId ?? r.producerId, producerEpoch: fresh ? 0 : r.producerEpoch + 1 };
-    const { lastEpoch: _last, startedAt: _started, ...kept } = fields(r);
+    const { lastEpoch: _last, lastProducerId: _lastId, startedAt: _started, ...kept } = fields(r);
     if (await replaceTxn({ ...kept, ...next, state: 'Empty', partitions: [], groups: {}, timeoutMs, updatedAt: now }, r.ver)) return next;
     await backoff(attempt);
   }
   throw new KafkaError('CONCURRENT_TRANSACTIONS', `CONCURRENT_TRANSACTIONS: transactional id ${transactionalId} kept changing; try again.`);
 }
 
+/** The record prepared to end its transaction: the epoch bumped (the markers carry it), the ended one remembered. */
+function preparing(r: TxnRecord, state: 'PrepareCommit' | 'PrepareAbort'): Omit<TxnRecord, 'ver'> {
+  const { lastProducerId: _lastId, ...rest } = fields(r);
+  return { ...rest, state, lastEpoch: r.producerEpoch, producerEpoch: r.producerEpoch + 1, updatedAt: Date.now() };
+}
+
 /** Aborts a transaction left open (its producer fenced by the epoch bump), then finishes the abort. */
 async function abortOpen(r: TxnRecord): Promise<void> {
-  const prepared: Omit<TxnRecord, 'ver'> = { ...fields(r), state: 'PrepareAbort', lastEpoch: r.producerEpoch, producerEpoch: r.producerEpoch + 1, updatedAt: Date.now() };
+  const prepared = preparing(r, 'PrepareAbort');
   if (await replaceTxn(prepared, r.ver, { aborted: { producerId: r.producerId, epoch: r.producerEpoch } })) await finish({ ...prepared, ver: r.ver + 1 });
 }
 
@@ -224,12 +239,12 @@ export async function endTransaction(p: TxnProducer, commit: boolean): Promise<{
     // The end of this producer's transaction was applied already: a retry (its answer lost) gets
     // the same answer; a commit of a transaction that was aborted meanwhile (its timeout, an
     // administrator) finds its producer fenced.
-    if (r.producerId === p.producerId && r.lastEpoch === p.producerEpoch && r.producerEpoch === p.producerEpoch + 1) {
+    const moved = r.lastProducerId === p.producerId && r.lastEpoch === p.producerEpoch && r.producerEpoch === 0;
+    if (moved || (r.producerId === p.producerId && r.lastEpoch === p.producerEpoch && r.producerEpoch === p.producerEpoch + 1)) {
       const aborted = r.state === 'PrepareAbort' || r.state === 'CompleteAbort';
       const committed = r.state === 'PrepareCommit' || r.state === 'CompleteCommit';
       if ((commit && committed) || (!commit && aborted)) {
-        if (isPrepared(r.state)) await finish(r);
-        return { producerId: r.producerId, producerEpoch: r.producerEpoch };
+        return endAnswer(p, isPrepared(r.state) ? await finish(r) : r);
       }
       if (commit && aborted) throw new KafkaError('PRODUCER_FENCED', `PRODUCER_FENCED: the transaction of ${p.transactionalId} at epoch ${p.producerEpoch} was aborted (its timeout, or an administrator); this producer is fenced.`);
       if (!commit && committed) throw new KafkaError('INVALID_TXN_STATE', `INVALID_TXN_STATE: the transaction of ${p.transactionalId} at epoch ${p.producerEpoch} was committed.`);
@@ -238,10 +253,9 @@ export async function endTransaction(p: TxnProducer, commit: boolean): Promise<{
     if (isPrepared(r.state)) throw new KafkaError('CONCURRENT_TRANSACTIONS', `CONCURRENT_TRANSACTIONS: the last transaction of ${p.transactionalId} is still being completed; try again.`);
     // Nothing open: nothing to write, and the epoch stays.
     if (r.state !== 'Ongoing') return { producerId: r.producerId, producerEpoch: r.producerEpoch };
-    const prepared: Omit<TxnRecord, 'ver'> = { ...fields(r), state: want, lastEpoch: r.producerEpoch, producerEpoch: r.producerEpoch + 1, updatedAt: Date.now() };
+    const prepared = preparing(r, want);
     if (await replaceTxn(prepared, r.ver, commit ? {} : { aborted: { producerId: r.producerId, epoch: r.producerEpoch } })) {
-      await finish({ ...prepared, ver: r.ver + 1 });
-      return { producerId: r.producerId, producerEpoch: prepared.producerEpoch };
+      return endAnswer(p, await finish({ ...prepared, ver: r.ver + 1 }));
     }
     await backoff(attempt);
   }
@@ -249,12 +263,23 @@ export async function endTransaction(p: TxnProducer, commit: boolean): Promise<{
 }
 
 /**
+ * What an end of `p`'s transaction answers: the epoch after it, or — its epochs ran out and the id
+ * moved on at Complete — the new producer id at epoch 0.
+ */
+function endAnswer(p: TxnProducer, done: TxnRecord | undefined): { producerId: number; producerEpoch: number } {
+  if (done?.lastProducerId === p.producerId && done.lastEpoch === p.producerEpoch) return { producerId: done.producerId, producerEpoch: 0 };
+  return { producerId: p.producerId, producerEpoch: p.producerEpoch + 1 };
+}
+
+/**
  * Completes a prepared transaction: a marker on every partition in it (in parallel, each acks=all;
  * a repeat writes nothing), the offsets of a commit, then Complete*. Safe to run twice at once and
- * to stop anywhere: the next run does the rest. Errors: a marker or offset write that failed (the
+ * to stop anywhere: the next run does the rest. A producer whose epochs ran out moves to a new
+ * producer id at epoch 0 with Complete. Returns the item as completed (by this run, or as read after
+ * another's), undefined when it is gone. Errors: a marker or offset write that failed (the
  * transaction stays prepared for the next run).
  */
-async function finish(r: TxnRecord): Promise<void> {
+async function finish(r: TxnRecord): Promise<TxnRecord | undefined> {
   const commit = r.state === 'PrepareCommit';
   await Promise.all(r.partitions.map(async ({ topic, partition }) => {
     try {
@@ -271,11 +296,17 @@ async function finish(r: TxnRecord): Promise<void> {
     await clearPendingOffsets(groupId, r.transactionalId, r.producerId, r.lastEpoch ?? r.producerEpoch - 1);
   }
   const { startedAt: _started, ...kept } = fields(r);
-  if (!(await replaceTxn({ ...kept, state: commit ? 'CompleteCommit' : 'CompleteAbort', partitions: [], groups: {}, updatedAt: Date.now() }, r.ver))) {
+  const fresh = r.producerEpoch > MAX_EPOCH ? await initProducer() : undefined;
+  const completed: Omit<TxnRecord, 'ver'> = {
+    ...kept, state: commit ? 'CompleteCommit' : 'CompleteAbort', partitions: [], groups: {}, updatedAt: Date.now(),
+    ...(fresh ? { producerId: fresh.producerId, producerEpoch: 0, lastProducerId: r.producerId } : {}),
+  };
+  if (!(await replaceTxn(completed, r.ver))) {
     // Another run completed it (or an init moved on from it): nothing left to do.
-    return;
+    return readTxn(r.transactionalId);
   }
   logger.info({ event: commit ? 'transaction-committed' : 'transaction-aborted', transactionalId: r.transactionalId, producerId: r.producerId, epoch: r.lastEpoch, partitions: r.partitions.length }, 'transaction completed');
+  return { ...completed, ver: r.ver + 1 };
 }
 
 /** A transactional id's state (Kafka's DescribeTransactions). Errors: TRANSACTIONAL_ID_NOT_FOUND. */
@@ -319,7 +350,7 @@ export async function expireTransactions(now = Date.now()): Promise<{ aborted: n
         logger.warn({ event: 'transaction-timed-out', transactionalId: r.transactionalId, producerId: r.producerId, epoch: r.producerEpoch, timeoutMs: r.timeoutMs }, 'transaction past its timeout: aborting');
         await abortOpen(r);
         out.aborted++;
-      } else if (isPrepared(r.state) && r.updatedAt + STUCK_PREPARE_MS < now) {
+      } else if (isPrepared(r.state) && r.updatedAt + stuckPrepareMs() < now) {
         await finish(r);
         out.finished++;
       } else if (isClosed(r.state) && r.updatedAt + TRANSACTIONAL_ID_EXPIRATION_MS < now && await deleteTxn(r.transactionalId, r.ver)) {

@@ -50,6 +50,8 @@ export interface TxnRecord {
   readonly producerEpoch: number;
   /** The epoch the last transaction ran under (a retried end of it is recognised by it). */
   readonly lastEpoch?: number;
+  /** The producer id the last transaction ran under, when its end moved the id to a new one (its epochs had run out). */
+  readonly lastProducerId?: number;
   readonly state: TxnState;
   readonly partitions: readonly TxnPartition[];
   /** group id → offsets sent in the open transaction. */

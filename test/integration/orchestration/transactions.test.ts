@@ -12,6 +12,7 @@ import {
   addOffsets, describeTransaction, endTransaction, expireTransactions, initTransactions, produceInTransaction, type TxnProducer,
 } from '../../../lib/orchestration/transactions.js';
 import { committed } from '../../../lib/groups/coordinator.js';
+import { config } from '../../../lib/config.js';
 import { abortedAmong, deleteTxn, readTxn, replaceTxn } from '../../../lib/storage/coordination/transactions.js';
 import { call, createTopic, uniqueTopic, v3 } from '../../support/api.js';
 import { loseTransactResponses } from '../../support/store-hooks.js';
@@ -116,7 +117,10 @@ describe('Transaction coordinator: lost races and interrupted steps', () => {
     // Not yet stuck: the pass leaves a fresh prepare to its own finisher.
     await expireTransactions();
     expect((await readTxn(p.transactionalId))?.state).toBe('PrepareCommit');
-    await sleep(5_100);
+    // Untouched for longer than a finisher's markers may take (the request timeout): stuck.
+    const prepared = (await readTxn(p.transactionalId))!;
+    const { ver: preparedVer, ...preparedFields } = prepared;
+    expect(await replaceTxn({ ...preparedFields, updatedAt: Date.now() - config().requestTimeoutMs - 6_000 }, preparedVer)).toBe(true);
     expect((await expireTransactions()).finished).toBeGreaterThanOrEqual(1);
     expect((await readTxn(p.transactionalId))?.state).toBe('CompleteCommit');
     expect(await committedValues(topic, 0)).toEqual(['left']);
