@@ -110,12 +110,16 @@ export class Connection {
   }
 
   /**
-   * Kafka's ListOffsets for one partition: `earliest`, `latest` (the high watermark), or the first
-   * offset at or after a timestamp (null when no record is that recent), with both ends.
+   * Kafka's ListOffsets for one partition: `earliest`, `latest` (the high watermark; at
+   * read_committed the last stable offset), or the first offset at or after a timestamp (null when
+   * no record is that recent), with both ends.
    */
-  async listOffset(topic: string, partition: number, spec: 'earliest' | 'latest' | number): Promise<{ offset: number | null; low: number; high: number }> {
+  async listOffset(
+    topic: string, partition: number, spec: 'earliest' | 'latest' | number, isolation: 'read_uncommitted' | 'read_committed' = 'read_uncommitted',
+  ): Promise<{ offset: number | null; low: number; high: number }> {
     const path = await this.v3(`/topics/${encodeURIComponent(topic)}/partitions/${partition}/offsets`);
-    const r = await this.call<{ offset: number | null; beginning_offset: number; end_offset: number }>('GET', path, { query: { timestamp: spec } });
+    const query = { timestamp: spec, ...(isolation === 'read_committed' ? { isolation_level: isolation } : {}) };
+    const r = await this.call<{ offset: number | null; beginning_offset: number; end_offset: number }>('GET', path, { query });
     return { offset: r.offset, low: r.beginning_offset, high: r.end_offset };
   }
 }

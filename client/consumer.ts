@@ -288,7 +288,10 @@ export class Consumer {
           delete p.seekTo;
         }
         if (p.position === undefined) {
-          p.position = (await this.conn.listOffset(p.topic, p.partition, this.fromBeginning ? 'earliest' : 'latest')).offset ?? 0;
+          // (read_committed starts at the last stable offset, as Kafka's consumer: the records of a
+          // transaction open now are delivered once it commits)
+          const isolation = this.config.readUncommitted ? 'read_uncommitted' : 'read_committed';
+          p.position = (await this.conn.listOffset(p.topic, p.partition, this.fromBeginning ? 'earliest' : 'latest', isolation)).offset ?? 0;
         }
         if (this.isPaused(p)) {
           this.turns.leave(p);

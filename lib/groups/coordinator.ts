@@ -244,11 +244,21 @@ export async function committed(groupId: string, only?: readonly TopicPartition[
     const all = await readOffsets(groupId);
     return wanted ? all.filter((x) => wanted.has(tpKey(x))) : all;
   }
-  const { offsets, pending } = await store.readOffsetsAndPending(groupId);
-  await requireStable(groupId, pending.filter((p) => !wanted || p.partitions.some((k) => wanted.has(k))));
-  const all = await current(offsets);
+  // A transaction found complete may have committed its offsets after they were read: read them
+  // again after it (a finish commits the offsets before it clears its pending item and completes).
+  let read = await store.readOffsetsAndPending(groupId);
+  for (let round = 1; ; round++) {
+    const holding = read.pending.filter((p) => !wanted || p.partitions.some((k) => wanted.has(k)));
+    await requireStable(groupId, holding);
+    if (holding.length === 0 || round === STABLE_READS) break;
+    read = await store.readOffsetsAndPending(groupId);
+  }
+  const all = await current(read.offsets);
   return wanted ? all.filter((x) => wanted.has(tpKey(x))) : all;
 }
+
+/** Reads of a group's offsets a stable read makes at most while it finds transactions' pending items. */
+const STABLE_READS = 3;
 
 /** Throws UNSTABLE_OFFSET_COMMIT while one of these transactions is open or being completed (an item left by a finished one is ignored). */
 async function requireStable(groupId: string, pending: readonly store.PendingOffsetsItem[]): Promise<void> {

@@ -45,6 +45,27 @@ describe('SDK transactions', () => {
     await producer.disconnect();
   });
 
+  it('a read_committed consumer that starts at the latest offset while a transaction is open starts at its first record, and gets it once it commits', async () => {
+    const topic = uniqueTopic('sdk-txn-latest');
+    await createTopic(topic, 1, 3);
+    const t = client();
+    const producer = t.producer({ transactionalId: uniqueTopic('sdk-tid') });
+    await producer.connect();
+    const txn = await producer.transaction();
+    await txn.send({ topic, messages: [{ partition: 0, value: 'open when the consumer started' }] });
+    const seen: string[] = [];
+    const consumer = t.consumer({ groupId: uniqueTopic('txn-latest'), maxWaitTimeInMs: 200 });
+    await consumer.subscribe({ topic, fromBeginning: false });
+    await consumer.run({ eachMessage: async ({ message }) => { seen.push(text(message.value) as string); } });
+    await until('the consumer to own the partition', () => consumer.assignment().length === 1, IN_MEMORY);
+    await new Promise((r) => setTimeout(r, 500));
+    await txn.commit();
+    await until('the committed record', () => seen.length >= 1, IN_MEMORY);
+    await consumer.disconnect();
+    await producer.disconnect();
+    expect(seen).toEqual(['open when the consumer started']);
+  });
+
   it('a second producer with the same transactionalId fences the first: its send and commit fail PRODUCER_FENCED', async () => {
     const topic = uniqueTopic('sdk-txn-fence');
     await createTopic(topic, 1, 3);
