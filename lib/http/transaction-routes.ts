@@ -1,5 +1,5 @@
 /**
- * Transaction routes (Tributary's own: REST Proxy has none; docs/api.md "Transactions"): a
+ * Transaction routes (Tributary's own: REST Proxy has none; docs/http-api.md "Transactions"): a
  * transactional producer's init, its partitions and offsets, the end of each transaction; and
  * Kafka's DescribeTransactions, ListTransactions and kafka-transactions.sh's abort. A
  * transactional produce is an ordinary produce with `transactional_id`, `producer_id` and
@@ -7,7 +7,8 @@
  */
 import * as z from 'zod';
 import { HttpError } from '../errors.js';
-import { clusterRecord } from '../cluster/metadata.js';
+import { clusterRecord, requireTopic } from '../cluster/metadata.js';
+import { KafkaError } from '../protocol/errors.js';
 import {
   abortTransaction, addOffsets, addPartitions, describeTransaction, endTransaction, initTransactions, listTransactions,
   DEFAULT_TRANSACTION_TIMEOUT_MS, type TxnProducer, type TxnRecord, type TxnState,
@@ -68,6 +69,12 @@ async function partitions(req: ApiRequest): Promise<ApiResponse> {
   await checkCluster(req);
   const b = validate(partitionsSchema, body(req), 'partitions');
   await requireAll(req, topicsIn('WRITE', b.partitions.map((p) => p.topic_name)));
+  // (as Kafka's AddPartitionsToTxn: a partition that does not exist joins nothing)
+  for (const name of new Set(b.partitions.map((p) => p.topic_name))) {
+    const view = await requireTopic(name);
+    const missing = b.partitions.find((p) => p.topic_name === name && p.partition_id >= view.topic.partitions);
+    if (missing) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `UNKNOWN_TOPIC_OR_PARTITION: topic ${name} has no partition ${missing.partition_id}.`, { topic: name });
+  }
   await addPartitions(producerOf(req, b), b.partitions.map((p) => ({ topic: p.topic_name, partition: p.partition_id })));
   return { status: 204, body: '' };
 }

@@ -82,7 +82,7 @@ const fields = (r: TxnRecord): Omit<TxnRecord, 'ver'> => {
 
 async function requireTxn(id: string): Promise<TxnRecord> {
   const r = await readTxn(id);
-  if (!r) throw new KafkaError('TRANSACTIONAL_ID_NOT_FOUND', `TRANSACTIONAL_ID_NOT_FOUND: transactional id ${id} has no producer: call init first.`);
+  if (!r) throw new KafkaError('TRANSACTIONAL_ID_NOT_FOUND', `TRANSACTIONAL_ID_NOT_FOUND: transactional id ${id} is not known (a producer creates it with init; an id idle past transactional.id.expiration.ms is forgotten).`);
   return r;
 }
 

@@ -204,5 +204,13 @@ describe('Transactions over HTTP', () => {
     await createTopic(topic, 1, 1);
     const noAcks = await call('POST', v3(`/topics/${topic}/records?acks=1&transactional_id=${id}&producer_id=1&producer_epoch=0`), { value: { type: 'STRING', data: 'x' } });
     expect(noAcks.status).toBe(400);
+    // A partition that does not exist joins no transaction, and opens none.
+    const p = await init(id);
+    const add = (partition: number, name = topic) => call('POST', v3(`/transactions/${id}/partitions`), { producer_id: p.producer_id, producer_epoch: p.producer_epoch, partitions: [{ topic_name: name, partition_id: partition }] });
+    for (const r of [await add(1), await add(0, uniqueTopic('nope'))]) {
+      expect(r.status).toBe(404);
+      expect(r.body.message).toMatch(/^UNKNOWN_TOPIC_OR_PARTITION/);
+    }
+    expect((await call('GET', v3(`/transactions/${id}`))).body).toMatchObject({ state: 'Empty', topics: [] });
   });
 });
