@@ -2,7 +2,9 @@
  * The history of a chaos run as data: one event per operation (with its start, end, outcome and the
  * values involved), per fault, and the final reads after the faults healed. Stored as JSON Lines
  * (`history.jsonl`), one event per line, and judged afterwards by the checker (`checker.ts`).
+ * The transactional workload's events are in `txn-history.ts`.
  */
+import { TXN_SHAPES, type TxnEvent } from './txn-history.js';
 
 /** A partition of a topic. */
 export interface TP {
@@ -194,12 +196,13 @@ export type HistoryEvent =
   | QuietEvent
   | HealEvent
   | FinalReadEvent
-  | FinalCommitsEvent;
+  | FinalCommitsEvent
+  | TxnEvent;
 
 // ---- Validation: a small field table per event type; extra fields are allowed (newer writers).
 
-type Field = 'string' | 'int' | 'number' | 'boolean' | 'outcome' | 'acks' | 'recs' | 'tpRecs' | 'tps' | 'tpOffsets' | 'cut' | 'deletion';
-interface Shape { readonly required: Readonly<Record<string, Field>>; readonly optional?: Readonly<Record<string, Field>> }
+export type Field = 'string' | 'int' | 'number' | 'boolean' | 'outcome' | 'acks' | 'recs' | 'tpRecs' | 'tps' | 'tpOffsets' | 'cut' | 'deletion';
+export interface Shape { readonly required: Readonly<Record<string, Field>>; readonly optional?: Readonly<Record<string, Field>> }
 
 const SHAPES: Readonly<Record<HistoryEvent['type'], Shape>> = {
   produce: {
@@ -226,6 +229,7 @@ const SHAPES: Readonly<Record<HistoryEvent['type'], Shape>> = {
   heal: { required: { id: 'int', at: 'number' } },
   'final-read': { required: { id: 'int', topic: 'string', partition: 'int', at: 'number', records: 'recs', complete: 'boolean' } },
   'final-commits': { required: { id: 'int', group: 'string', at: 'number', offsets: 'tpOffsets' } },
+  ...TXN_SHAPES,
 };
 
 type Obj = Record<string, unknown>;
