@@ -8,11 +8,14 @@
 import type { AssignmentEvent, CommitEvent, FaultEvent, FinalCommitsEvent, FinalReadEvent, HistoryEvent, PollEvent, ProduceEvent, QuietEvent, ReadEvent } from './history.js';
 import { ALLOWED_KINDS, AllowedLoss, readsBelowLogStart, type Allowed, type AllowedKind } from './allowed-loss.js';
 import { checkLiveness } from './liveness.js';
+import { checkTransactions, type TxnCounts } from './txn-checker.js';
 
 const KIND_ORDER = {
   'lost-write': 0, 'inconsistent-offset': 1, duplicate: 2, divergence: 3, 'read-above-hw': 4, 'read-backwards': 5,
   'read-below-log-start': 6, 'poll-skip': 7, 'commit-backwards': 8, 'double-ownership': 9, 'unreadable-after-heal': 10,
-  'unreadable-in-quiet': 11,
+  'unreadable-in-quiet': 11, // then the transactional workload's (txn-checker.ts):
+  'aborted-read': 12, 'intermediate-read': 13, 'control-record-read': 14, 'read-past-lso': 15, 'skipped-committed-read': 16, 'lost-committed-write': 17,
+  'non-atomic-visibility': 18, 'txn-duplicate': 19, 'txn-inconsistent-offset': 20, 'aborted-offsets': 21, 'lost-committed-offsets': 22,
 } as const;
 
 /** What can go wrong; the order is the order of the report. */
@@ -41,7 +44,7 @@ export interface CheckReport {
   /** How many allowed losses of each kind were found, including those left out of `allowed`. */
   allowedTotals: Record<AllowedKind, number>;
   counts: {
-    /** Client operations: produces, reads, polls and commits. */
+    /** Client operations: produces, reads, polls and commits, and the transactional workload's. */
     operations: number;
     produced: number;
     /** Produce events with outcome 'ok' (any acks). */
@@ -59,6 +62,8 @@ export interface CheckReport {
     uncleanLoss: number;
     /** acks=all writes missing from the final read, below a DeleteRecords' offset. */
     deleted: number;
+    /** The transactional workload's transactions, sends and reads. */
+    transactions: TxnCounts;
   };
 }
 
@@ -129,6 +134,7 @@ const name = (p: { topic: string; partition: number }): string => `${p.topic}/${
  * - unreadable-after-heal: a final read that could not read everything.
  * - unreadable-in-quiet: an acknowledged record not read within the bound of the first quiet phase
  *   after its acknowledgement (see `liveness.ts`).
+ * - the transactional workload's rules (aborted-read and the kinds after it): `txn-checker.ts`.
  * Not anomalies but losses a fault allowed (`allowed-loss.ts`), listed apart in `allowed`: a lost
  * write an unclean election cut (`cut.offset <= offset`, acknowledged by `cut.electedAt`) or below a
  * DeleteRecords sent before the final read; an offset's values unclean elections explain (each one's
@@ -175,6 +181,8 @@ export function check(events: readonly HistoryEvent[], opts: CheckOptions = {}):
     if (!f.complete) found.add('unreadable-after-heal', `final read of ${name(f)} could not read everything after the heal (got ${f.records.length} records; last offset ${f.records.at(-1)?.offset ?? 'none'})`, [f.id]);
   }
   for (const v of checkLiveness(produces, reads, polls, finals, quiets, faultEvents)) found.add('unreadable-in-quiet', v.message, v.events);
+  const txn = checkTransactions(events);
+  for (const a of txn.anomalies) found.add(a.kind, a.message, a.events);
 
   const acked = produces.filter((p) => p.outcome === 'ok');
   return {
@@ -183,9 +191,9 @@ export function check(events: readonly HistoryEvent[], opts: CheckOptions = {}):
     allowed: allowed.list(),
     allowedTotals: allowed.totals,
     counts: {
-      operations: produces.length + reads.length + polls.length + commits.length,
+      operations: produces.length + reads.length + polls.length + commits.length + txn.counts.operations,
       produced: produces.length, acknowledged: acked.length, acknowledgedAll: acked.filter((p) => p.acks === 'all').length,
-      reads: reads.length, polls: polls.length, commits: commits.length, faults, quietPhases: quiets.length, ...lost,
+      reads: reads.length, polls: polls.length, commits: commits.length, faults, quietPhases: quiets.length, ...lost, transactions: txn.counts,
     },
   };
 }

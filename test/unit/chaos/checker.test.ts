@@ -227,6 +227,7 @@ describe('Function: check', () => {
       acknowledgedAll: produces.filter((p) => p.outcome === 'ok' && p.acks === 'all').length,
       reads: ofType(base, 'read').length, polls: ofType(base, 'poll').length, commits: ofType(base, 'commit').length,
       faults: { kill: 1, pause: 1, 'proxy-drop': 1 }, quietPhases: 0, uncleanLoss: 0, deleted: 0,
+      transactions: { transactions: 0, committed: 0, aborted: 0, abortsAcknowledged: 0, unknown: 0, sends: 0, acknowledgedSends: 0, reads: 0, operations: 0 },
     });
     expect(r.allowed).toEqual([]);
     expect(r.allowedTotals).toEqual({ 'unclean-loss': 0, deleted: 0 });
@@ -473,7 +474,7 @@ describe('Function: check', () => {
   });
 
   it('lists every anomaly kind', () => {
-    expect(ANOMALY_KINDS).toHaveLength(12);
+    expect(ANOMALY_KINDS).toHaveLength(23);
     expect(ANOMALY_KINDS.indexOf('read-below-log-start')).toBe(ANOMALY_KINDS.indexOf('read-backwards') + 1);
     expect(Object.keys(check([]).anomalyTotals)).toEqual(ANOMALY_KINDS);
   });
