@@ -34,7 +34,7 @@ import { initProducer } from '../cluster/producers.js';
 import { appendMarker, executePlan, planProduce, type ProduceOutcome, type ProduceRecord } from '../log/produce.js';
 import { checkMember, commit as commitOffsets } from '../groups/coordinator.js';
 import {
-  clearPendingOffsets, createTxn, deleteTxn, listTxns, readTxn, replaceTxn, type PendingOffsets, type TxnGroupOffsets, type TxnPartition, type TxnRecord, type TxnState,
+  clearPendingOffsets, createTxn, deleteTxn, listTxns, readTxn, replaceTxn, type TxnGroupOffsets, type TxnPartition, type TxnRecord, type TxnState,
 } from '../storage/coordination/transactions.js';
 
 export type { TxnPartition, TxnRecord, TxnState } from '../storage/coordination/transactions.js';
@@ -149,10 +149,12 @@ async function abortOpen(r: TxnRecord): Promise<void> {
 
 /**
  * Changes an open (or about to open) transaction: the producer must hold the current epoch and
- * the transaction must not be ending. `change` returns the new record, or undefined for nothing to write.
+ * the transaction must not be ending. `change` returns the new record, or undefined for nothing to
+ * write; `also` what goes in the same write; `lost` runs after a lost write, before the next try.
  */
 async function update(
-  p: TxnProducer, change: (r: TxnRecord) => Omit<TxnRecord, 'ver'> | undefined, also?: (next: Omit<TxnRecord, 'ver'>) => { readonly pending?: PendingOffsets },
+  p: TxnProducer, change: (r: TxnRecord) => Omit<TxnRecord, 'ver'> | undefined,
+  also?: (next: Omit<TxnRecord, 'ver'>) => Parameters<typeof replaceTxn>[2], lost?: () => Promise<void>,
 ): Promise<void> {
   validateId(p.transactionalId);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -163,6 +165,7 @@ async function update(
     }
     const next = change(r);
     if (!next || await replaceTxn(next, r.ver, also?.(next))) return;
+    await lost?.();
     await backoff(attempt);
   }
   throw new KafkaError('CONCURRENT_TRANSACTIONS', `CONCURRENT_TRANSACTIONS: transactional id ${p.transactionalId} kept changing; try again.`);
@@ -205,7 +208,8 @@ export async function produceInTransaction(p: TxnProducer, topic: string, record
 /**
  * Kafka's AddOffsetsToTxn and TxnOffsetCommit in one: offsets for a group, committed only if the
  * transaction commits. With `consumer` (the group metadata of the consumer that read them,
- * KIP-447), the consumer must still be the group's member at that generation.
+ * KIP-447), the consumer must still be the group's member at that generation — checked first, and
+ * again in the write itself, so a rebalance between the two cannot let a deposed member's offsets in.
  * Errors: those of addPartitions; UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION.
  */
 export async function addOffsets(
@@ -223,7 +227,8 @@ export async function addOffsets(
       groupId, transactionalId: p.transactionalId, producerId: next.producerId, epoch: next.producerEpoch,
       partitions: (next.groups[groupId]?.offsets ?? []).map((o) => `${o.topic}#${o.partition}`),
     },
-  }));
+    ...(consumer ? { member: { memberId: consumer.memberId, memberEpoch: consumer.generationId } } : {}),
+  }), consumer ? () => checkMember(groupId, consumer.memberId, consumer.generationId) : undefined);
 }
 
 /**

@@ -28,7 +28,7 @@
  */
 import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { transactWrite, ConditionFailed } from '../transact.js';
-import { COORDINATION_KEYS, offsetsPk, PENDING_OFFSETS_SK_PREFIX } from '../tables.js';
+import { COORDINATION_KEYS, groupPk, memberSk, offsetsPk, PENDING_OFFSETS_SK_PREFIX } from '../tables.js';
 import { db, queryAll, strip, table } from './table.js';
 
 export type TxnState = 'Empty' | 'Ongoing' | 'PrepareCommit' | 'PrepareAbort' | 'CompleteCommit' | 'CompleteAbort';
@@ -103,11 +103,23 @@ export async function createTxn(r: Omit<TxnRecord, 'ver'>): Promise<boolean> {
  * transaction (producer id, epoch) aborted in the same write. False when it lost.
  */
 export async function replaceTxn(
-  r: Omit<TxnRecord, 'ver'>, expectVer: number, also: { readonly aborted?: { readonly producerId: number; readonly epoch: number }; readonly pending?: PendingOffsets } = {},
+  r: Omit<TxnRecord, 'ver'>, expectVer: number,
+  also: {
+    readonly aborted?: { readonly producerId: number; readonly epoch: number };
+    readonly pending?: PendingOffsets;
+    /** The group member the pending offsets are fenced by (KIP-447): still at this epoch, or nothing is written. */
+    readonly member?: { readonly memberId: string; readonly memberEpoch: number };
+  } = {},
 ): Promise<boolean> {
   const put = { TableName: table(), Item: itemOf(r, expectVer + 1), ConditionExpression: 'ver = :v', ExpressionAttributeValues: { ':v': expectVer } };
-  const { aborted, pending } = also;
+  const { aborted, pending, member } = also;
   const extra = [
+    ...(pending && member ? [{
+      ConditionCheck: {
+        TableName: table(), Key: { pk: groupPk(pending.groupId), sk: memberSk(member.memberId) },
+        ConditionExpression: 'memberEpoch = :e', ExpressionAttributeValues: { ':e': member.memberEpoch },
+      },
+    }] : []),
     ...(aborted ? [{ Put: { TableName: table(), Item: { ...abortedKey(aborted.producerId, aborted.epoch), at: Date.now() } } }] : []),
     ...(pending ? [{ Put: { TableName: table(), Item: { ...pendingKey(pending.groupId, pending.transactionalId), ...pending } } }] : []),
   ];

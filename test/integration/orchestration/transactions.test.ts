@@ -4,7 +4,8 @@
  * an aborted mark with it); concurrent inits hand out distinct epochs and leave one producer
  * current; an end whose answer was lost is answered again by its retry; a finish cut short after
  * one partition's marker is completed by the controller's pass; a commit that wins against the
- * timeout is not aborted after it.
+ * timeout is not aborted after it; offsets whose consumer's group moved on between the check and
+ * the write are refused; a stable read that raced a commit reads the committed offsets.
  */
 import { describe, expect, it } from 'vitest';
 import { appendMarker } from '../../../lib/log/produce.js';
@@ -15,7 +16,8 @@ import { committed } from '../../../lib/groups/coordinator.js';
 import { config } from '../../../lib/config.js';
 import { abortedAmong, deleteTxn, readTxn, replaceTxn } from '../../../lib/storage/coordination/transactions.js';
 import { call, createTopic, uniqueTopic, v3 } from '../../support/api.js';
-import { loseTransactResponses } from '../../support/store-hooks.js';
+import { hookStoreClient, loseTransactResponses } from '../../support/store-hooks.js';
+import { updateMember } from '../../../lib/storage/coordination/groups.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -184,5 +186,47 @@ describe('Transaction coordinator: lost races and interrupted steps', () => {
     const { ver, ...fields } = r;
     expect(await replaceTxn({ ...fields, state: 'CompleteAbort', partitions: [], groups: {}, lastEpoch: r.producerEpoch, producerEpoch: r.producerEpoch + 1, updatedAt: Date.now() }, ver)).toBe(true);
     expect(await committed(group, undefined, { requireStable: true })).toEqual([]);
+  });
+
+  it('where the consumer\'s group moves on between the member check and the write, the offsets are refused (ILLEGAL_GENERATION) and nothing is written', async () => {
+    const topic = uniqueTopic('txn-fence');
+    await createTopic(topic, 1, 3);
+    const group = uniqueTopic('g');
+    const joined = await call('POST', v3(`/consumer-groups/${group}/heartbeat`), { member_epoch: 0, subscribed_topic_names: [topic], session_timeout_ms: 30_000 });
+    expect(joined.status, joined.text).toBe(200);
+    const member = { memberId: joined.body.member_id as string, generationId: joined.body.member_epoch as number };
+    const p = await producer();
+    // The transaction's write (it carries the pending item) is about to go: a rebalance lands first.
+    let moved = false;
+    hookStoreClient(undefined, 'initialize', (next, context) => async (args) => {
+      const items = (args.input as { TransactItems?: unknown[] }).TransactItems;
+      if (!moved && context.commandName?.startsWith('TransactWrite') && JSON.stringify(items ?? []).includes(p.transactionalId)) {
+        moved = true;
+        await updateMember(group, member.memberId, { memberEpoch: member.generationId + 1 });
+      }
+      return next(args);
+    });
+    expect(await kafkaName(addOffsets(p, group, [{ topic, partition: 0, offset: 5 }], member))).toBe('ILLEGAL_GENERATION');
+    expect(moved).toBe(true);
+    const r = await readTxn(p.transactionalId);
+    expect(r?.groups).toEqual({});
+    expect(await kafkaName(committed(group, undefined, { requireStable: true }))).toBeUndefined();
+  });
+
+  it('where a stable read finds a transaction complete that committed its offsets after the read\'s query, it reads them again and answers the committed ones', async () => {
+    const topic = uniqueTopic('txn-stable-race');
+    await createTopic(topic, 1, 3);
+    const group = uniqueTopic('g');
+    const p = await producer();
+    await addOffsets(p, group, [{ topic, partition: 0, offset: 6 }]);
+    // The stable read's first Query of the group's offsets answers; then the transaction commits.
+    let queries = 0;
+    hookStoreClient(undefined, 'initialize', (next, context) => async (args) => {
+      const out = await next(args);
+      if (context.commandName === 'QueryCommand' && JSON.stringify(args.input).includes(group) && ++queries === 1) await endTransaction(p, true);
+      return out;
+    });
+    expect((await committed(group, undefined, { requireStable: true })).map((o) => o.offset)).toEqual([6]);
+    expect(queries).toBeGreaterThanOrEqual(2);
   });
 });
