@@ -1,5 +1,5 @@
 /**
- * `npm run chaos -- [--duration 10m] [--seed N] [--dir DIR] [--faults kill-broker,net-drop,...] [--quiet-bound 20s] [--segment-bytes 32768] [--producers 16]`:
+ * `npm run chaos -- [--duration 10m] [--seed N] [--dir DIR] [--faults kill-broker,net-drop,...] [--quiet-bound 20s] [--segment-bytes 32768] [--producers 16] [--transactions 2]`:
  * a chaos run on the local stack, then its summary; exits 1 when the checker found anomalies.
  * `npm run chaos -- --check DIR/history.jsonl` judges a recorded history again, with no cluster.
  */
@@ -25,11 +25,15 @@ const USAGE = `Usage: npm run chaos -- [options]
   --quiet-bound 20s      how long acknowledged records have to become readable in a quiet phase
   --segment-bytes N      segment.bytes of the run's topics
   --producers N          concurrent producers, most of them on one partition (default 16)
+  --transactions N       transactional producers on the topic chaos-txn, each with its own
+                         transactional id, beside two read_committed readers (default 2; 0: none).
+                         Each transaction writes 2-3 partitions, sends the offsets of a group in
+                         half of them, and aborts in one of four
   --check FILE           judge a recorded history.jsonl again (no cluster is started)
   --help                 show this help`;
-let values: { duration?: string; seed?: string; dir?: string; faults?: string; 'quiet-bound'?: string; 'segment-bytes'?: string; producers?: string; check?: string; help?: boolean };
+let values: { duration?: string; seed?: string; dir?: string; faults?: string; 'quiet-bound'?: string; 'segment-bytes'?: string; producers?: string; transactions?: string; check?: string; help?: boolean };
 try {
-  ({ values } = parseArgs({ options: { duration: { type: 'string' }, seed: { type: 'string' }, dir: { type: 'string' }, faults: { type: 'string' }, 'quiet-bound': { type: 'string' }, 'segment-bytes': { type: 'string' }, producers: { type: 'string' }, check: { type: 'string' }, help: { type: 'boolean' } } }));
+  ({ values } = parseArgs({ options: { duration: { type: 'string' }, seed: { type: 'string' }, dir: { type: 'string' }, faults: { type: 'string' }, 'quiet-bound': { type: 'string' }, 'segment-bytes': { type: 'string' }, producers: { type: 'string' }, transactions: { type: 'string' }, check: { type: 'string' }, help: { type: 'boolean' } } }));
 } catch (err) {
   process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
   process.exit(2);
@@ -67,6 +71,7 @@ function duration(text: string): number {
   return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
 }
 
+if (values.transactions !== undefined && !/^\d+$/.test(values.transactions)) throw new Error(`--transactions takes a number of transactional producers, got "${values.transactions}"`);
 const kinds = values.faults ? values.faults.split(',').map((k) => k.trim()) : [...FAULT_KINDS];
 for (const k of kinds) if (!(FAULT_KINDS as readonly string[]).includes(k)) throw new Error(`unknown fault ${k}; have ${FAULT_KINDS.join(', ')}`);
 const s = await runChaos({
@@ -74,11 +79,14 @@ const s = await runChaos({
   ...(values['quiet-bound'] === undefined ? {} : { quietBoundMs: duration(values['quiet-bound']) }),
   ...(values['segment-bytes'] === undefined ? {} : { segmentBytes: Number(values['segment-bytes']) }),
   ...(values.producers === undefined ? {} : { producers: Number(values.producers) }),
+  ...(values.transactions === undefined ? {} : { transactions: Number(values.transactions) }),
 });
+const t = s.transactions;
 const lines = [
   `chaos run: seed ${s.seed}, ${(s.durationMs / 1000).toFixed(0)} s of faults, history in ${dir}`,
   `operations          ${s.operations}`,
   `acknowledged writes ${s.acknowledgedWrites}`,
+  `transactions        ${t.transactions ? `${t.transactions}: ${t.committed} committed, ${t.aborted} aborted (${t.abortsAcknowledged} by an acknowledged abort), ${t.unknown} unknown; ${t.acknowledgedSends} sends acknowledged, ${t.reads} read_committed reads` : 'none'}`,
   `faults injected     ${Object.entries(s.faults).map(([k, v]) => `${k} ${v}${(s.faultsApplied[k] ?? 0) < v ? ` (${s.faultsApplied[k] ?? 0} applied)` : ''}`).join(', ') || 'none'}`,
   `failovers           ${s.failovers}`,
   `quiet phases        ${s.quietPhases ? `${s.quietPhases}, each giving acknowledged records ${(s.quietBoundMs / 1000).toFixed(1)} s to become readable` : 'none'}`,

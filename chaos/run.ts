@@ -3,7 +3,8 @@
  * two controller processes with skewed clocks, two gateways in their own processes and a fault
  * proxy in front of every broker store; the workload and the nemesis for `durationMs`, with a
  * quiet phase after every fault; then heal, wait for the cluster to recover, read everything back,
- * and let the checker judge the history.
+ * and let the checker judge the history. Beside them, transactional producers and read_committed
+ * readers on a topic of their own (txn-workload.ts).
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of our own API, read field by field */
 import fs from 'node:fs';
@@ -25,6 +26,8 @@ import { Nemesis, type NemesisControls } from './nemesis.js';
 import { FAULT_KINDS, type FaultKind } from './faults.js';
 import { generators, Recorder } from './recorder.js';
 import { finalReads, probeReadable, Workload, type WorkloadOptions, type WorkloadTarget } from './workload.js';
+import { finalTxnReads, TxnWorkload, type TxnTarget } from './txn-workload.js';
+import type { TxnCounts } from './txn-checker.js';
 
 export interface ChaosOptions {
   readonly durationMs: number;
@@ -50,6 +53,12 @@ export interface ChaosOptions {
    * @default 16
    */
   readonly producers?: number;
+  /**
+   * Transactional producers, each with its own transactional id, writing to `chaos-txn` (3
+   * partitions) beside two read_committed readers; 0 runs no transactional workload.
+   * @default 2
+   */
+  readonly transactions?: number;
 }
 
 export interface ChaosSummary {
@@ -67,6 +76,8 @@ export interface ChaosSummary {
   readonly droppedDeliveries: number;
   readonly anomalies: number;
   readonly anomalyKinds: Record<string, number>;
+  /** The transactional workload's transactions (committed, aborted, unknown), sends and reads. */
+  readonly transactions: TxnCounts;
   readonly report: CheckReport;
 }
 
@@ -176,7 +187,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
       { name: 'chaos-a', partitions: 3, minIsr: '2', unclean: false }, { name: 'chaos-b', partitions: 2, minIsr: '1', unclean: false },
       ...(kinds.includes('unclean-election') ? [{ name: 'chaos-u', partitions: 1, minIsr: '1', unclean: true }] : []),
     ];
-    for (const t of topics) {
+    const txnWorkers = o.transactions ?? 2;
+    // The transactional workload's topic: the nemesis's partition faults and the other workloads leave it alone.
+    const txnTopic = { name: 'chaos-txn', partitions: 3, minIsr: '2', unclean: false };
+    for (const t of [...topics, ...(txnWorkers > 0 ? [txnTopic] : [])]) {
       const configs = { 'min.insync.replicas': t.minIsr, 'segment.bytes': String(o.segmentBytes ?? 32_768), 'segment.ms': '20000', ...(t.unclean ? { 'unclean.leader.election.enable': 'true' } : {}) };
       const r = await fetch(`${v3}/topics`, {
         method: 'POST', headers: { 'content-type': 'application/json' },
@@ -186,6 +200,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
     }
     const uncleanTopic = topics.find((t) => t.unclean);
     const target: WorkloadTarget = { urls, clusterId: stack.clusterId, topics, group: 'chaos-group' };
+    const txnTarget: TxnTarget = { urls, clusterId: stack.clusterId, topic: txnTopic.name, partitions: txnTopic.partitions, group: 'chaos-txn-group' };
     const metadata = async () => (await (await fetch(`${v3}/metadata`, { signal: AbortSignal.timeout(5000) })).json()) as any;
     const healthy = async () => {
       const m = await metadata();
@@ -242,6 +257,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
       ...((o.producers ?? 16) >= 8 ? { hot: { tp: { topic: topics[0]!.name, partition: 0 }, share: 0.75 } } : {}),
       consumers: 3, readers: 2, sessionTimeoutMs: 6000, random: random.workload, requestTimeoutMs: 15_000,
     }, h);
+    const txns = txnWorkers > 0
+      ? new TxnWorkload(txnTarget, { workers: txnWorkers, readers: 2, random: random.transactions, requestTimeoutMs: 15_000 }, h)
+      : undefined;
     const unread = new Readability();
     let quietPhases = 0;
     const controls: NemesisControls = {
@@ -331,6 +349,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
         }
         const pausedAt = Date.now();
         try {
+          txns?.pause(); // (no transaction begins; those open go on to their end)
           await workload.pauseWrites(Number(ENV.TRIBUTARY_REQUEST_TIMEOUT_MS) + 3000);
           dropping = false;
           const start = Date.now();
@@ -341,6 +360,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
         } finally {
           dropping = false;
           workload.resumeWrites();
+          txns?.resume();
         }
       },
     };
@@ -352,6 +372,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
       outlastSessionMs: Number(ENV.TRIBUTARY_BROKER_SESSION_TIMEOUT_MS) + 1500, outlastLeaseMs: 1500 + 1000,
     }, h);
     workload.start();
+    txns?.start();
     nemesis.start();
     logger.warn({ event: 'chaos-started', seed: o.seed, durationMs: o.durationMs, dir: o.dir }, 'chaos run started');
     await sleep(o.durationMs);
@@ -369,10 +390,11 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
     }
     const recoveryMs = Date.now() - healedAt;
     await sleep(3000); // let the workload see the healed cluster
-    await workload.stop();
+    await Promise.all([workload.stop(), txns?.stop()]);
     watching = false;
     await watcher;
     await finalReads(target, h, Date.now() + 90_000);
+    if (txns) await finalTxnReads(txnTarget, h, Date.now() + 90_000);
     h.close();
     const report = check(h.events);
     const acknowledgedWrites = h.events.filter((e) => e.type === 'produce' && e.outcome === 'ok').length;
@@ -380,7 +402,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
     for (const a of report.anomalies) anomalyKinds[a.kind] = (anomalyKinds[a.kind] ?? 0) + 1;
     const summary: ChaosSummary = {
       seed: o.seed, durationMs: o.durationMs, operations: report.counts.operations, acknowledgedWrites,
-      faults: nemesis.counts, faultsApplied: nemesis.applied, failovers, recoveryMs: recovered ? recoveryMs : -1, quietPhases, quietBoundMs, droppedDeliveries: dropped, anomalies: report.anomalies.length, anomalyKinds, report,
+      faults: nemesis.counts, faultsApplied: nemesis.applied, failovers, recoveryMs: recovered ? recoveryMs : -1, quietPhases, quietBoundMs, droppedDeliveries: dropped, anomalies: report.anomalies.length, anomalyKinds,
+      transactions: report.counts.transactions, report,
     };
     fs.writeFileSync(path.join(o.dir, 'summary.json'), `${JSON.stringify({ ...summary, report: { counts: report.counts, anomalies: report.anomalies, allowed: report.allowed } }, null, 2)}\n`);
     return summary;

@@ -31,9 +31,10 @@ export interface WorkloadOptions {
   readonly requestTimeoutMs: number;
 }
 
-interface Reply { status: number; body: any; outcome: Outcome; error?: string }
+export interface Reply { status: number; body: any; outcome: Outcome; error?: string }
 
-async function request(url: string, method: string, body: unknown, timeoutMs: number): Promise<Reply> {
+/** One HTTP request with a deadline; its outcome as the history records it. */
+export async function request(url: string, method: string, body: unknown, timeoutMs: number): Promise<Reply> {
   try {
     const r = await fetch(url, {
       method, signal: AbortSignal.timeout(timeoutMs),
@@ -58,7 +59,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const key = (tp: TP) => `${tp.topic}#${tp.partition}`;
 
 /** The partition's log start offset (a DeleteRecords or retention raises it), or undefined when it could not be read. */
-async function logStartOf(v3: string, tp: TP): Promise<number | undefined> {
+export async function logStartOf(v3: string, tp: TP): Promise<number | undefined> {
   const r = await request(`${v3}/topics/${tp.topic}/partitions/${tp.partition}`, 'GET', undefined, 5000);
   return typeof r.body?.log_start_offset === 'number' ? r.body.log_start_offset : undefined;
 }
