@@ -47,8 +47,10 @@ if (values.check) {
   const { parseHistory } = await import('./history.js');
   const { check } = await import('./checker.js');
   const report = check(parseHistory(fs.readFileSync(values.check, 'utf8')));
+  const t = report.counts.transactions;
   const lines = [
     `${values.check}: ${report.anomalies.length} anomalies`,
+    ...(t.transactions ? [`  transactions: ${t.transactions} (${t.committed} committed, ${t.aborted} aborted, ${t.unknown} unknown)`] : []),
     ...report.anomalies.slice(0, 20).map((a) => `  ${a.kind}: ${a.message} [events ${a.events.join(', ')}]`),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
