@@ -196,7 +196,8 @@ export function checkTransactions(events: readonly HistoryEvent[]): TxnReport {
     judgeRead(who, r.id, r.topic, r.partition, r.records, r.end);
     const lso = r.lastStableOffset;
     const past = lso === undefined ? undefined : r.records.find((x) => x.offset >= lso);
-    if (past) add('read-past-lso', `${who} of ${tpName(r)} returned offset ${past.offset} ("${past.value}") at or above the last stable offset ${lso} of the same answer`, [r.id]);
+    const of = (value: string): string => (valueTxn.has(value) ? ` of ${label(valueTxn.get(value)!)}` : '');
+    if (past) add('read-past-lso', `${who} of ${tpName(r)} returned offset ${past.offset} ("${past.value}"${of(past.value)}) at or above the last stable offset ${lso} of the same answer`, [r.id]);
     const next = r.nextOffset;
     const committed = committedAt.get(tpKey(r.topic, r.partition));
     if (next === undefined || !committed) continue;
@@ -226,19 +227,21 @@ export function checkTransactions(events: readonly HistoryEvent[]): TxnReport {
   for (const t of txns.values()) {
     const present: string[] = [];
     const missing: string[] = [];
+    const at = new Map<string, string>(); // value → where it was acknowledged
     const finalIds = new Set<number>();
     for (const s of t.sends) {
       if (acked.get(s.value) !== s) continue;
       const f = last.get(tpKey(s.topic, s.partition));
       if (!f) continue;
       finalIds.add(f.id);
+      at.set(s.value, `"${s.value}" (${tpName(s)} offset ${s.offset})`);
       (finalValues.get(tpKey(s.topic, s.partition))!.has(s.value) ? present : missing).push(s.value);
       if (t.committed && !finalValues.get(tpKey(s.topic, s.partition))!.has(s.value)) {
         add('lost-committed-write', `"${s.value}" of ${label(t)}${t.fate === 'committed' ? '' : ' (its commit answer was lost, but a read returned its values)'}, acknowledged at ${tpName(s)} offset ${s.offset}, is missing from the final read_committed read (${f.records.length} records)`, [s.id, f.id, ...endIds(t)]);
       }
     }
     if (present.length > 0 && missing.length > 0) {
-      add('non-atomic-visibility', `the final reads hold ${present.length} of the ${present.length + missing.length} acknowledged sends of ${label(t)} (${t.fate}): present ${present.map((v) => `"${v}"`).join(', ')}; missing ${missing.map((v) => `"${v}"`).join(', ')}`,
+      add('non-atomic-visibility', `the final reads hold ${present.length} of the ${present.length + missing.length} acknowledged sends of ${label(t)} (${t.fate}): present ${present.map((v) => at.get(v)).join(', ')}; missing ${missing.map((v) => at.get(v)).join(', ')}`,
         [...sendIds(t, [...present, ...missing]), ...endIds(t), ...finalIds]);
     }
   }
@@ -271,7 +274,8 @@ export function checkTransactions(events: readonly HistoryEvent[]): TxnReport {
   for (const [k, values] of at) {
     if (values.size < 2) continue;
     const [topic, partition, offset] = k.split('#');
-    add('txn-inconsistent-offset', `${topic}/${partition} offset ${offset} holds ${values.size} values: ${[...values].map(([v, ids]) => `"${v}" (events ${ids.join(', ')})`).join(' vs ')}`,
+    const of = (v: string): string => (valueTxn.has(v) ? ` of ${label(valueTxn.get(v)!)}` : '');
+    add('txn-inconsistent-offset', `${topic}/${partition} offset ${offset} holds ${values.size} values: ${[...values].map(([v, ids]) => `"${v}"${of(v)} (events ${ids.join(', ')})`).join(' vs ')}`,
       [...values.values()].flat());
   }
 

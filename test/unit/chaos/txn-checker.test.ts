@@ -121,7 +121,7 @@ describe('Function: check (transactions)', () => {
   it('reports a read returning an offset at or above the last stable offset it answered', () => {
     const h = history(...clean(), read(0, 0, [[0, 'a0']], 100, 2, 0));
     expect(kinds(h)).toEqual(['read-past-lso']);
-    expect(only(h, 'read-past-lso')[0]!.message).toMatch(/offset 0 \("a0"\) at or above the last stable offset 0/);
+    expect(only(h, 'read-past-lso')[0]!.message).toMatch(/offset 0 \("a0" of transaction tid-0:A of tid-0\) at or above the last stable offset 0/);
   });
 
   it('reports a read moving past a committed value without returning it', () => {
@@ -144,7 +144,7 @@ describe('Function: check (transactions)', () => {
     const h = history(...RUN, ...READS.slice(0, 2), FINALS[0]!, final(1, [[0, 'a1']]), FINALS[2]!, committedOffsets(5));
     const found = only(h, 'non-atomic-visibility');
     expect(found).toHaveLength(1);
-    expect(found[0]!.message).toMatch(/1 of the 2 acknowledged sends of transaction tid-0:C of tid-0 \(unknown\): present "c0"; missing "c1"/);
+    expect(found[0]!.message).toMatch(/1 of the 2 acknowledged sends of transaction tid-0:C of tid-0 \(unknown\): present "c0" \(chaos-txn\/0 offset 4\); missing "c1" \(chaos-txn\/1 offset 2\)/);
     expect(kinds(h)).toEqual(['non-atomic-visibility']);
   });
 
@@ -162,7 +162,7 @@ describe('Function: check (transactions)', () => {
   it('reports two values read at one offset as an inconsistent offset', () => {
     const h = history(...clean(), read(1, 2, [[2, 'c1']], 100, 4, 4, 'txn-reader-1'), read(1, 2, [[2, 'a1']], 101, 4, 4, 'txn-reader-0'));
     expect(kinds(h)).toContain('txn-inconsistent-offset');
-    expect(only(h, 'txn-inconsistent-offset')[0]!.message).toMatch(/chaos-txn\/1 offset 2 holds 2 values: "c1" .* vs "a1"/);
+    expect(only(h, 'txn-inconsistent-offset')[0]!.message).toMatch(/chaos-txn\/1 offset 2 holds 2 values: "c1" of transaction tid-0:C of tid-0 .* vs "a1" of transaction tid-0:A of tid-0/);
   });
 
   it('reports a final committed offset sent only in an aborted transaction, or in none, as aborted offsets', () => {
