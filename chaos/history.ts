@@ -4,6 +4,7 @@
  * (`history.jsonl`), one event per line, and judged afterwards by the checker (`checker.ts`).
  * The transactional workload's events are in `txn-history.ts`.
  */
+import type { Field, Outcome, Rec, Shape } from './history-fields.js';
 import { TXN_SHAPES, type TxnEvent } from './txn-history.js';
 
 /** A partition of a topic. */
@@ -12,17 +13,7 @@ export interface TP {
   partition: number;
 }
 
-/** One record as a reader saw it. Values are globally unique, so a value names one write. */
-export interface Rec {
-  offset: number;
-  value: string;
-}
-
-/**
- * How an operation ended. `unknown`: timed out, connection lost or a 5xx — it may or may not have
- * taken effect, so the checker never counts it as acknowledged nor as failed.
- */
-export type Outcome = 'ok' | 'fail' | 'unknown';
+export type { Field, Outcome, Rec, Shape } from './history-fields.js';
 
 /** A producer's write of one value to one partition (each retry of the same value is its own event). */
 export interface ProduceEvent {
@@ -201,8 +192,6 @@ export type HistoryEvent =
 
 // ---- Validation: a small field table per event type; extra fields are allowed (newer writers).
 
-export type Field = 'string' | 'int' | 'number' | 'boolean' | 'outcome' | 'acks' | 'recs' | 'tpRecs' | 'tps' | 'tpOffsets' | 'cut' | 'deletion';
-export interface Shape { readonly required: Readonly<Record<string, Field>>; readonly optional?: Readonly<Record<string, Field>> }
 
 const SHAPES: Readonly<Record<HistoryEvent['type'], Shape>> = {
   produce: {

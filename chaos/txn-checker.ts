@@ -4,7 +4,6 @@
  * promise (docs/architecture.md "Transactions"). Pure and roughly linear in the history; checker.ts
  * calls it and reports its anomalies with the rest.
  */
-import type { AnomalyKind } from './checker.js';
 import type { FinalCommitsEvent, HistoryEvent, Rec } from './history.js';
 import type { TxnEndEvent, TxnFinalReadEvent, TxnOffsetsEvent, TxnReadEvent, TxnSendEvent } from './txn-history.js';
 
@@ -12,9 +11,12 @@ import type { TxnEndEvent, TxnFinalReadEvent, TxnOffsetsEvent, TxnReadEvent, Txn
 export const TXN_ANOMALY_KINDS = [
   'aborted-read', 'intermediate-read', 'control-record-read', 'read-past-lso', 'skipped-committed-read', 'lost-committed-write',
   'non-atomic-visibility', 'txn-duplicate', 'txn-inconsistent-offset', 'aborted-offsets', 'lost-committed-offsets',
-] as const satisfies readonly AnomalyKind[];
+] as const;
 
-export interface TxnAnomaly { kind: AnomalyKind; message: string; events: number[] }
+/** Its own kinds, and the liveness kind it shares with checker.ts (a final read stuck behind an open transaction). */
+export type TxnAnomalyKind = (typeof TXN_ANOMALY_KINDS)[number] | 'unreadable-after-heal';
+
+export interface TxnAnomaly { kind: TxnAnomalyKind; message: string; events: number[] }
 
 export interface TxnCounts {
   /** Transactions begun. */
@@ -106,7 +108,7 @@ function fateOf(t: Pick<Txn, 'ends'>): { fate: Fate; why: string } {
  */
 export function checkTransactions(events: readonly HistoryEvent[]): TxnReport {
   const anomalies: TxnAnomaly[] = [];
-  const add = (kind: AnomalyKind, message: string, ids: Iterable<number>): void =>
+  const add = (kind: TxnAnomalyKind, message: string, ids: Iterable<number>): void =>
     void anomalies.push({ kind, message, events: [...new Set(ids)].sort((a, b) => a - b) });
   const txns = new Map<string, Txn>();
   const txnOf = (name: string, transactionalId: string): Txn => {
@@ -295,7 +297,7 @@ export function checkTransactions(events: readonly HistoryEvent[]): TxnReport {
 }
 
 /** aborted-offsets and lost-committed-offsets, for the groups transactions sent offsets to. */
-function checkOffsets(txns: ReadonlyMap<string, Txn>, finalCommits: readonly FinalCommitsEvent[], add: (kind: AnomalyKind, message: string, ids: Iterable<number>) => void): void {
+function checkOffsets(txns: ReadonlyMap<string, Txn>, finalCommits: readonly FinalCommitsEvent[], add: (kind: TxnAnomalyKind, message: string, ids: Iterable<number>) => void): void {
   const sentBy = new Map<string, { txn: Txn; event: TxnOffsetsEvent }[]>(); // group#topic#partition#offset → its senders
   const highest = new Map<string, { offset: number; txn: Txn; event: TxnOffsetsEvent }>(); // group#topic#partition → highest committed
   for (const t of txns.values()) {

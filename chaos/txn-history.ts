@@ -5,7 +5,7 @@
  * the final read_committed read of each partition. `txn` names one transaction
  * (`<transactional id>:<n>`); a value names one send.
  */
-import type { Outcome, Rec, Shape } from './history.js';
+import type { Outcome, Rec, Shape } from './history-fields.js';
 
 /** An init of a transactional id (Kafka's InitProducerId): fences earlier producers, aborts what they left open. */
 export interface TxnInitEvent {

@@ -12,7 +12,7 @@ describe('Function: partitionDescription', () => {
       { broker_id: 3, state: 'unavailable', log_start_offset: null, log_end_offset: null, lag: null }];
     const p = partitionDescription({ partition_id: 1, leader_id: null, leader_epoch: 4, isr: [2], replicas: { related: 'x/replicas' }, replica_states: states, high_watermark: 3 });
     expect(p).toEqual({
-      partitionId: 1, leader: -1, leaderEpoch: 4, isr: [2], replicas: [2, 3], logStartOffset: null, logEndOffset: null, highWatermark: 3,
+      partitionId: 1, leader: -1, leaderEpoch: 4, isr: [2], replicas: [2, 3], logStartOffset: null, logEndOffset: null, highWatermark: 3, lastStableOffset: null,
       replicaStates: [
         { brokerId: 2, isLeader: false, isInSync: true, state: 'in-sync', logStartOffset: 0, logEndOffset: 4, lag: 1 },
         { brokerId: 3, isLeader: false, isInSync: false, state: 'unavailable', logStartOffset: null, logEndOffset: null, lag: null },
