@@ -18,6 +18,7 @@ import type { HttpHandler } from '../lib/http/handler.js';
 import type { HttpFunctionName } from '../lib/functions/catalog.js';
 import { matchStaticRoute, staticRouteKey } from '../lib/http/static-routes.js';
 import { DEFAULT_ROUTE, matchRoute, routeKey } from '../lib/http/routes.js';
+import { READY_PATH } from './ports.js';
 
 export interface ControlResponse {
   readonly status: number;
@@ -191,6 +192,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://local');
     const method = (req.method ?? 'GET').toUpperCase();
+    if (method === 'GET' && url.pathname === READY_PATH) return send(res, 200, { status: 'ready' });
     if (o.control && url.pathname.startsWith('/local/')) {
       const out = await o.control(method, url.pathname, url.searchParams);
       return send(res, out.status, out.body);

@@ -63,8 +63,15 @@ export async function waitPortFree(port: number, timeoutMs: number): Promise<boo
   }
 }
 
-/** Resolves true when anything answers an HTTP GET / on 127.0.0.1:port (any status), false otherwise. */
-export function answersHttp(port: number, timeoutMs = 1000): Promise<boolean> {
+/**
+ * The path a supervised node process answers by itself, without running any function: the
+ * supervisor's readiness probe. (GET / of a gateway runs the admin function, which a cold
+ * Lambda-fidelity environment may take longer than the probe to answer.)
+ */
+export const READY_PATH = '/local/ready';
+
+/** Resolves true when anything answers an HTTP GET of `path` on 127.0.0.1:port (any status), false otherwise. */
+export function answersHttp(port: number, timeoutMs = 1000, path = '/'): Promise<boolean> {
   return new Promise((resolve) => {
     let done = false;
     const finish = (ok: boolean): void => {
@@ -73,7 +80,7 @@ export function answersHttp(port: number, timeoutMs = 1000): Promise<boolean> {
         resolve(ok);
       }
     };
-    const req = http.request({ host: HOST, port, method: 'GET', path: '/', agent: false, timeout: timeoutMs }, (res) => {
+    const req = http.request({ host: HOST, port, method: 'GET', path, agent: false, timeout: timeoutMs }, (res) => {
       res.resume();
       finish(true);
     });

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { prepareDynamoDbLaunch, preparedDynamoDbLaunch } from './dynamodb-archive.js';
 import { checkJava, dynamoDbCommand, dynamoDbJarDir, s3rverCommand, defaultJvmFlags, JAVA_MISSING_MESSAGE, type Command } from './java.js';
-import { LocalStackError, answersHttp, freePort, waitPortFree, sleep } from './ports.js';
+import { LocalStackError, READY_PATH, answersHttp, freePort, waitPortFree, sleep } from './ports.js';
 
 export { LocalStackError, freePort, assertPortFree } from './ports.js';
 export { checkJava, DYNAMODB_JVM_FLAGS } from './java.js';
@@ -34,7 +34,7 @@ export interface ProcessSpec {
   logFile?: string;
   /** dynamodb only: JVM flags instead of the defaults (DYNAMODB_JVM_FLAGS or $TRIBUTARY_DYNAMODB_JVM_FLAGS) */
   jvmFlags?: string[];
-  /** node only: the script (relative to the project root) and its arguments; it must answer HTTP on `--port`. */
+  /** node only: the script (relative to the project root) and its arguments; it must answer GET READY_PATH on `--port` at once. */
   script?: string;
   args?: string[];
   /** Extra environment for the child (on top of this process's). */
@@ -364,7 +364,7 @@ export class ProcessSupervisor {
         const why = spawnError !== null ? `could not be started (${(spawnError as Error).message})` : exitDesc;
         throw new LocalStackError(`${label(e)} ${why} before answering on port ${spec.port}.${this.tailText(e)}`);
       }
-      if (await answersHttp(spec.port, 1000)) break;
+      if (await answersHttp(spec.port, 1000, spec.kind === 'node' ? READY_PATH : '/')) break;
       if (Date.now() >= deadline) {
         e.expectedExit = true;
         if (child.pid !== undefined) signal(child.pid, 'SIGKILL');

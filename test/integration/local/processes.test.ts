@@ -19,6 +19,8 @@ import {
   type ProcessInfo,
 } from '../../../local/processes.js';
 import { until } from '../../support/cluster.js';
+import { READY_PATH, answersHttp } from '../../../local/ports.js';
+import { startGateway } from '../../../local/gateway.js';
 
 type Probe = { status: number } | { error: string };
 
@@ -264,4 +266,31 @@ describe('ProcessSupervisor with real DynamoDB Local and s3rver', () => {
     for (const pid of everyPid) expect(isAlive(pid), `pid ${pid}`).toBe(false);
     expect(() => sup.kill('mem')).toThrow(LocalStackError);
   }, 20_000);
+});
+
+describe('ProcessSupervisor readiness of node processes', () => {
+  it('a node process is ready once it answers the readiness path, though GET / never answers', async () => {
+    const sup = new ProcessSupervisor({ readyTimeoutMs: 5_000 });
+    try {
+      const info = await sup.start({ name: 'slow', role: 'slow gateway', kind: 'node', dataDir: null, script: 'test/fixtures/local/slow-root-server.ts' });
+      expect(info.state).toBe('running');
+      expect(await answersHttp(info.port, 1000)).toBe(false); // GET / hangs: probing it would never pass
+      expect(await answersHttp(info.port, 1000, READY_PATH)).toBe(true);
+      const again = await sup.restart('slow');
+      expect(again.state).toBe('running');
+    } finally {
+      await sup.stopAll();
+    }
+  }, 30_000);
+
+  it('the gateway answers the readiness path itself, while its functions hang', async () => {
+    const hang = () => new Promise<never>(() => {});
+    const gateway = await startGateway({ host: '127.0.0.1', port: 0, maxRequestBytes: 1024, functions: new Proxy({}, { get: () => hang }) as never });
+    try {
+      expect(await answersHttp(gateway.port, 1000, READY_PATH)).toBe(true);
+      expect(await answersHttp(gateway.port, 500)).toBe(false);
+    } finally {
+      await gateway.close();
+    }
+  });
 });
