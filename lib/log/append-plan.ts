@@ -142,7 +142,7 @@ export async function appendOnHead(
 ): Promise<void> {
   const epochEntry = epochEntryFor(t, head);
   const lag = await lagFlag(t, head);
-  const openTxns = openTxnsAfter(head.openTxns, producers.map((w) => w.state));
+  const openTxns = openTxnsAfter(head.openTxns, producers.map((w) => w.state), head.hw);
   try {
     await appendBatches(t.leader, t.tp, {
       expectLeo: head.leo, leaderEpoch: t.leaderEpoch, batches, producers, ...extra,

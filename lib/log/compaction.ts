@@ -28,7 +28,7 @@ import {
   ATTRIBUTES_OFFSET, BATCH_LENGTH_OFFSET, CRC_OFFSET, LOG_OVERHEAD, MAX_TIMESTAMP_OFFSET, RECORDS_COUNT_OFFSET, RECORDS_OFFSET, decodeBatch, type DecodedBatch,
 } from '../protocol/record-batch.js';
 import { ByteReader } from '../protocol/varint.js';
-import { topicPartitionKey } from '../storage/model.js';
+import { firstUnstableOffset, topicPartitionKey } from '../storage/model.js';
 import { readObject, readRange, putObject } from '../storage/objects.js';
 import { readHead, tailStartOf } from '../storage/replica/head.js';
 import { listSegments, replaceSegments, segmentObjectKey, type SegmentRecord } from '../storage/coordination/segments.js';
@@ -312,10 +312,10 @@ export async function compactPartition(topic: string, partition: number, o: Comp
   const all = await listSegments(topicId, partition);
   // (committed but not yet trimmed on the leader: the leader's table still holds it above its tail start)
   const untrimmed = (s: SegmentRecord) => head !== undefined && s.endOffset > tailStartOf(head) && s.endOffset <= head.leo;
-  // As Kafka's cleaner, nothing past the first open transaction (segments are below the high
-  // watermark, so that is the last stable offset): an open transaction's records are not yet
-  // committed or aborted, so they can neither replace a key's value nor be dropped.
-  const firstOpen = head === undefined ? 0 : Math.min(Infinity, ...Object.values(head.openTxns ?? {}));
+  // As Kafka's cleaner, nothing past the first unstable transaction (segments are below the high
+  // watermark, so that is the last stable offset): its records are not yet committed or aborted
+  // on every replica, so they can neither replace a key's value nor be dropped.
+  const firstOpen = head === undefined ? 0 : firstUnstableOffset(head);
   const unstable = (s: SegmentRecord) => s.endOffset > firstOpen;
   const cut = all.findIndex((s) => untrimmed(s) || unstable(s));
   const segments = cut < 0 ? all : all.slice(0, cut);

@@ -156,7 +156,7 @@ export async function copyStep(leader: ReplicaStoreRef, follower: ReplicaStoreRe
       const kept = truncateState(st, to);
       return { producerId: st.producerId, expectVer: st.ver, ...(kept ? { state: stateFields(kept) } : {}) };
     });
-    const openTxns = openTxnsAfter(fHead.openTxns, touched.map((st) => truncateState(st, to) ?? { producerId: st.producerId }));
+    const openTxns = openTxnsAfter(fHead.openTxns, touched.map((st) => truncateState(st, to) ?? { producerId: st.producerId }), Math.min(fHead.hw, to), to);
     let end: number;
     try {
       end = await truncateLog(follower, tp, fHead, to, producers, openTxns);
@@ -198,7 +198,7 @@ export async function copyStep(leader: ReplicaStoreRef, follower: ReplicaStoreRe
   const last = batches[batches.length - 1] as BatchRecord;
   const newLeo = last.lastOffset + 1;
   const producers = await followerProducerStates(follower, tp, batches);
-  const openTxns = openTxnsAfter(fHead.openTxns, producers.map((w) => w.state));
+  const openTxns = openTxnsAfter(fHead.openTxns, producers.map((w) => w.state), Math.min(lHead.hw, newLeo));
   try {
     await copyBatches(follower, tp, {
       expectLeo: fHead.leo, leaderEpoch: lHead.leaderEpoch, batches, hw: Math.min(lHead.hw, newLeo), epochEntries: epochEntries(fHead, batches),

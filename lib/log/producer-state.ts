@@ -71,21 +71,39 @@ export function stateFields(st: ProducerState): ProducerState {
 }
 
 /**
- * A replica head's open transactions (producer id → first offset) after producer states change (undefined when they do not): each
- * changed producer's open transaction, or none.
+ * A replica head's unstable transactions after producer states change (undefined when they do
+ * not). An open transaction is kept under its producer id (→ its first offset). A transaction a
+ * marker closed stays unstable under `producerId:markerOffset` (→ its first offset) until the high
+ * watermark `hw` passes the marker, as Kafka keeps a completed transaction among the unstable ones
+ * until its marker is replicated: a leader that fails before then leaves a log whose marker may be
+ * cut, and the last stable offset never steps back. Closed entries at or above `end` (a truncation
+ * cut their marker) go, and so does every closed entry the high watermark has passed.
  */
-export function openTxnsAfter(open: Readonly<Record<string, number>> | undefined, states: readonly Pick<ProducerState, 'producerId' | 'txnFirst'>[]): Record<string, number> | undefined {
+export function openTxnsAfter(
+  open: Readonly<Record<string, number>> | undefined, states: readonly Pick<ProducerState, 'producerId' | 'txnFirst' | 'closed'>[],
+  hw: number, end = Infinity,
+): Record<string, number> | undefined {
   const before = open ?? {};
-  const after: Record<string, number> = { ...before };
-  let changed = false;
+  const after: Record<string, number> = {};
+  const unstable = (marker: number) => marker >= hw && marker < end;
+  for (const [key, first] of Object.entries(before)) {
+    const marker = closedMarker(key);
+    if (marker === undefined || unstable(marker)) after[key] = first;
+  }
   for (const st of states) {
     const id = String(st.producerId);
-    if (before[id] === st.txnFirst) continue;
-    changed = true;
     if (st.txnFirst === undefined) delete after[id];
     else after[id] = st.txnFirst;
+    if (st.closed !== undefined && unstable(st.closed.marker)) after[`${id}:${st.closed.marker}`] = st.closed.first;
   }
-  return changed ? after : undefined;
+  const same = Object.keys(after).length === Object.keys(before).length && Object.entries(after).every(([k, v]) => before[k] === v);
+  return same ? undefined : after;
+}
+
+/** The marker offset of an unstable-transactions key for a closed transaction (`producerId:marker`); undefined for an open one. */
+export function closedMarker(key: string): number | undefined {
+  const at = key.indexOf(':');
+  return at < 0 ? undefined : Number(key.slice(at + 1));
 }
 
 /** The transaction fields a state keeps whatever happens to its sequences. */

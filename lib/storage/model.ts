@@ -147,14 +147,27 @@ export interface ReplicaHead {
    */
   readonly stagedFrom?: number;
   /**
-   * Transactions open on this replica's log: producer id → the first offset of its open
-   * transaction. The last stable offset is the least of them and the high watermark.
+   * Transactions not yet stable on this replica's log, each → its first offset: open ones under
+   * their producer id, and ones a marker closed under `producerId:markerOffset` until the high
+   * watermark passes the marker (entries it has passed are stable and dropped at the next change).
+   * The last stable offset is the least first offset of the unstable ones and the high watermark.
    */
   readonly openTxns?: Readonly<Record<string, number>>;
 }
 
+/** The first offset of the first transaction not yet stable (Kafka's first unstable offset); Infinity when none. */
+export function firstUnstableOffset(h: Pick<ReplicaHead, 'hw' | 'openTxns'>): number {
+  let first = Infinity;
+  for (const [key, offset] of Object.entries(h.openTxns ?? {})) {
+    const at = key.indexOf(':');
+    if (at >= 0 && Number(key.slice(at + 1)) < h.hw) continue; // closed, its marker below the high watermark
+    first = Math.min(first, offset);
+  }
+  return first;
+}
+
 /** The last stable offset (Kafka's LSO): read_committed readers read below it. */
-export const lastStableOffset = (h: ReplicaHead): number => Math.min(h.hw, ...Object.values(h.openTxns ?? {}));
+export const lastStableOffset = (h: Pick<ReplicaHead, 'hw' | 'openTxns'>): number => Math.min(h.hw, firstUnstableOffset(h));
 
 export interface FollowerProgress {
   readonly leo: number;

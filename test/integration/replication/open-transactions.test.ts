@@ -1,6 +1,5 @@
 /**
- * The replica head's open transactions (producer id → first offset, what the last stable offset is
- * read from) on every replica, on a quiet private stack whose steps this test drives: appended on
+ * The replica head's unstable transactions (what the last stable offset is read from) on every replica, on a quiet private stack whose steps this test drives: appended on
  * the leader and copied to followers alike, closed by a marker everywhere, brought back by a
  * follower's truncation that cuts a marker its leader never had, and installed by a full sync.
  */
@@ -38,8 +37,26 @@ describe('Open transactions on every replica', () => {
     expect((await p.heads()).map((h) => h.openTxns)).toEqual(p.p0.replicas.map(() => ({ [p.producerId]: 0 })));
     await appendMarker(p.name, 0, p.producerId, p.producerEpoch + 1, true);
     const closed = await p.heads();
-    expect(closed.map((h) => h.openTxns)).toEqual([undefined, undefined, undefined]);
-    expect(closed.map((h) => lastStableOffset(h))).toEqual(closed.map((h) => h.hw));
+    // no open transaction left; the closed one is stable where the high watermark passed its marker
+    // (the leader's; a follower learns that high watermark with its next copy)
+    expect(closed.map((h) => Object.keys(h.openTxns ?? {}).filter((k) => !k.includes(':')))).toEqual([[], [], []]);
+    expect(closed[0]!.hw).toBe(2);
+    expect(lastStableOffset(closed[0]!)).toBe(2);
+  });
+
+  it('a marker the high watermark has not passed holds the last stable offset, so a failover that cuts the marker never moves it back', async () => {
+    const p = await transactional('txn-unreplicated');
+    await p.send(['t0', 't1'], 0);
+    const [old, next] = p.p0.replicas as [number, number, number];
+    // The leader appends the commit marker; it fails before any follower copies it.
+    const leader = { leader: p.store(old), topicId: p.topic.topicId, partition: 0, tp: p.tp, leaderEpoch: p.p0.leaderEpoch, inlineMaxBytes: 8192 };
+    await appendToLeader(leader, [prepareMarker(p.producerId, p.producerEpoch + 1, true)]);
+    const before = (await readHead(p.store(old), p.tp))!;
+    expect([before.leo, before.hw]).toEqual([3, 2]);
+    expect(lastStableOffset(before)).toBe(0);
+    // The follower elected next has the transaction open: its last stable offset is where the old leader's was.
+    await electLeader(p.name, 0, next);
+    expect(lastStableOffset((await readHead(p.store(next), p.tp))!)).toBe(0);
   });
 
   it('a follower whose truncation cuts a marker its new leader never had opens the transaction again, as the leader has it', async () => {
@@ -52,7 +69,7 @@ describe('Open transactions on every replica', () => {
     await setRole(p.store(third), p.tp, 'follower', e1.leaderEpoch);
     const zombie = { leader: p.store(old), topicId: p.topic.topicId, partition: 0, tp: p.tp, leaderEpoch: p.p0.leaderEpoch, inlineMaxBytes: 8192 };
     await appendToLeader(zombie, [prepareMarker(p.producerId, p.producerEpoch + 1, true)]);
-    expect((await readHead(p.store(old), p.tp))?.openTxns).toBeUndefined();
+    expect((await readHead(p.store(old), p.tp))?.openTxns).toEqual({ [`${p.producerId}:2`]: 0 });
     // `old` learns the new epoch: its copy step truncates the marker away, and the transaction is open there again.
     await setRole(p.store(old), p.tp, 'follower', e1.leaderEpoch);
     expect((await copyStep(p.store(next), p.store(old), p.tp)).kind).toBe('caught-up');
@@ -71,6 +88,8 @@ describe('Open transactions on every replica', () => {
     expect((await readHead(follower, p.tp))?.openTxns).toEqual({ [p.producerId]: 0 });
     await appendMarker(p.name, 0, p.producerId, p.producerEpoch + 1, false);
     expect(await fullSync(leader, follower, p.tp)).toBe(true);
-    expect((await readHead(follower, p.tp))?.openTxns).toBeUndefined();
+    const synced = (await readHead(follower, p.tp))!;
+    expect(synced.openTxns).toEqual((await readHead(leader, p.tp))!.openTxns);
+    expect(synced.openTxns?.[p.producerId]).toBeUndefined();
   });
 });

@@ -113,11 +113,25 @@ describe('Function: truncateState (transactions)', () => {
 
 describe('Function: openTxnsAfter', () => {
   it('adds, moves and removes producers\' open transactions, and answers undefined when nothing changed', () => {
-    expect(openTxnsAfter(undefined, [{ producerId: 1, txnFirst: 5 }])).toEqual({ 1: 5 });
-    expect(openTxnsAfter({ 1: 5 }, [{ producerId: 1, txnFirst: 5 }])).toBeUndefined();
-    expect(openTxnsAfter({ 1: 5, 2: 8 }, [{ producerId: 1 }])).toEqual({ 2: 8 });
-    expect(openTxnsAfter({ 1: 5 }, [{ producerId: 2 }])).toBeUndefined();
-    expect(openTxnsAfter({ 1: 5 }, [{ producerId: 1, txnFirst: 9 }, { producerId: 3, txnFirst: 2 }])).toEqual({ 1: 9, 3: 2 });
+    expect(openTxnsAfter(undefined, [{ producerId: 1, txnFirst: 5 }], 0)).toEqual({ 1: 5 });
+    expect(openTxnsAfter({ 1: 5 }, [{ producerId: 1, txnFirst: 5 }], 0)).toBeUndefined();
+    expect(openTxnsAfter({ 1: 5, 2: 8 }, [{ producerId: 1 }], 0)).toEqual({ 2: 8 });
+    expect(openTxnsAfter({ 1: 5 }, [{ producerId: 2 }], 0)).toBeUndefined();
+    expect(openTxnsAfter({ 1: 5 }, [{ producerId: 1, txnFirst: 9 }, { producerId: 3, txnFirst: 2 }], 0)).toEqual({ 1: 9, 3: 2 });
+  });
+
+  it('keeps a transaction a marker closed unstable until the high watermark passes the marker', () => {
+    const closed = { producerId: 1, closed: { first: 5, marker: 9 } };
+    expect(openTxnsAfter({ 1: 5 }, [closed], 7)).toEqual({ '1:9': 5 });
+    expect(openTxnsAfter({ 1: 5 }, [closed], 9)).toEqual({ '1:9': 5 });
+    expect(openTxnsAfter({ 1: 5 }, [closed], 10)).toEqual({});
+    // a later change of another producer drops the entry the high watermark has passed
+    expect(openTxnsAfter({ '1:9': 5 }, [{ producerId: 2, txnFirst: 12 }], 10)).toEqual({ 2: 12 });
+    expect(openTxnsAfter({ '1:9': 5 }, [{ producerId: 2, txnFirst: 12 }], 8)).toEqual({ '1:9': 5, 2: 12 });
+  });
+
+  it('drops a closed entry whose marker a truncation cut (the producer\'s transaction opens again)', () => {
+    expect(openTxnsAfter({ '1:9': 5, '2:4': 3 }, [{ producerId: 1, txnFirst: 5 }], 2, 8)).toEqual({ 1: 5, '2:4': 3 });
   });
 });
 
@@ -128,5 +142,11 @@ describe('Function: lastStableOffset', () => {
     expect(lastStableOffset(head(10, {}))).toBe(10);
     expect(lastStableOffset(head(10, { 1: 7, 2: 4 }))).toBe(4);
     expect(lastStableOffset(head(10, { 1: 12 }))).toBe(10);
+  });
+
+  it('holds at a closed transaction\'s first offset while its marker is at or above the high watermark, and not once it is below', () => {
+    expect(lastStableOffset(head(10, { '1:10': 4 }))).toBe(4);
+    expect(lastStableOffset(head(11, { '1:10': 4 }))).toBe(11);
+    expect(lastStableOffset(head(11, { '1:10': 4, 2: 8 }))).toBe(8);
   });
 });
