@@ -367,7 +367,7 @@ export class ProcessSupervisor {
       if (await answersHttp(spec.port, 1000, spec.kind === 'node' ? READY_PATH : '/')) break;
       if (Date.now() >= deadline) {
         e.expectedExit = true;
-        if (child.pid !== undefined) signal(child.pid, 'SIGKILL');
+        if (child.pid !== undefined) signal(targetOf(child), 'SIGKILL');
         await raceTimeout(e.exited, 5_000);
         this.setState(e, 'exited');
         throw new LocalStackError(

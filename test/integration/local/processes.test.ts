@@ -283,6 +283,23 @@ describe('ProcessSupervisor readiness of node processes', () => {
     }
   }, 30_000);
 
+  it('a process group that never gets ready is killed whole: no child of it outlives the failed start', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-never-ready-'));
+    const pidFile = path.join(dir, 'child.pid');
+    const sup = new ProcessSupervisor({ readyTimeoutMs: 3_000 });
+    try {
+      await expect(sup.start({
+        name: 'never', role: 'never-ready gateway', kind: 'node', dataDir: null, group: true,
+        script: 'test/fixtures/local/never-ready-with-child.ts', args: ['--pid-file', pidFile],
+      })).rejects.toThrow(LocalStackError);
+      const child = Number(fs.readFileSync(pidFile, 'utf8'));
+      await until('the never-ready process group\'s child is gone', () => !isAlive(child), 2_000);
+    } finally {
+      await sup.stopAll();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
+
   it('the gateway answers the readiness path itself, while its functions hang', async () => {
     const hang = () => new Promise<never>(() => {});
     const gateway = await startGateway({ host: '127.0.0.1', port: 0, maxRequestBytes: 1024, functions: new Proxy({}, { get: () => hang }) as never });
