@@ -220,8 +220,19 @@ export class Nemesis {
         s.kill(f.gateway);
         const [min, max] = this.steps.gatewayDownMs;
         await this.hold(min + Math.floor(f.moment * (max - min)));
-        await s.restart(f.gateway);
-        return { target: f.gateway, detail: `pid ${pid}` };
+        // A gateway that fails to start again is the harness's failure, not the system's (API
+        // Gateway would route to new instances): it is started again, and the run says so.
+        const failures: string[] = [];
+        for (;;) {
+          try {
+            await s.restart(f.gateway);
+            break;
+          } catch (err) {
+            failures.push((err as Error).message.split('\n')[0] ?? '');
+            if (failures.length >= 3) throw err;
+          }
+        }
+        return { target: f.gateway, detail: `pid ${pid}${failures.length > 0 ? `; started again after ${failures.length} failed start(s): ${failures.join(' / ')}` : ''}` };
       }
       case 'net-delay':
       case 'net-drop':

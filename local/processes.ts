@@ -93,6 +93,18 @@ interface Entry {
 
 // ---- children of every supervisor, killed synchronously when this process exits ----
 const liveChildren = new Set<ChildProcess>();
+/** Where a process that never got ready is, for the error (Linux: its state and kernel wait channel). */
+function describeStuck(pid: number): string {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+    const wchan = fs.readFileSync(`/proc/${pid}/wchan`, 'utf8').trim();
+    return ` (process state ${state}${wchan && wchan !== '0' ? `, waiting in ${wchan}` : ''})`;
+  } catch {
+    return '';
+  }
+}
+
 /** Children that lead a process group (ProcessSpec.group): signalled as the group. */
 const groupLeaders = new WeakSet<ChildProcess>();
 const targetOf = (child: ChildProcess): number => (groupLeaders.has(child) ? -(child.pid as number) : (child.pid as number));
@@ -367,11 +379,12 @@ export class ProcessSupervisor {
       if (await answersHttp(spec.port, 1000, spec.kind === 'node' ? READY_PATH : '/')) break;
       if (Date.now() >= deadline) {
         e.expectedExit = true;
+        const stuckAt = child.pid !== undefined ? describeStuck(child.pid) : '';
         if (child.pid !== undefined) signal(targetOf(child), 'SIGKILL');
         await raceTimeout(e.exited, 5_000);
         this.setState(e, 'exited');
         throw new LocalStackError(
-          `${label(e)} did not answer on port ${spec.port} within ${Math.round(this.readyTimeoutMs / 1000)} s.${this.tailText(e)}`,
+          `${label(e)} did not answer on port ${spec.port} within ${Math.round(this.readyTimeoutMs / 1000)} s${stuckAt}.${this.tailText(e)}`,
         );
       }
       await sleep(100);
