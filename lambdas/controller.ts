@@ -9,6 +9,9 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { runController } from '../lib/orchestration/controller-loop.js';
+import { armWebSocketWake, flushWakes } from '../lib/orchestration/websocket-wake.js';
+
+armWebSocketWake();
 
 export const handler = middy<unknown, { ticks: number }, Error, Context>().handler(async (_event, context) => {
   // The last sweep pass ends with the loop (runController awaits it): nothing runs after return.
@@ -17,5 +20,6 @@ export const handler = middy<unknown, { ticks: number }, Error, Context>().handl
     until: () => context.getRemainingTimeInMillis() < 3000,
     remainingMs: () => context.getRemainingTimeInMillis() - 3000,
   });
+  await flushWakes();
   return { ticks };
 });

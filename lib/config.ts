@@ -101,4 +101,17 @@ export const ENVIRONMENT = {
   consoleOidcScopes: 'TRIBUTARY_CONSOLE_OIDC_SCOPES',
   /** Origins besides the issuer's the console's page may connect to (its provider's token or key endpoints), separated by spaces. */
   consoleConnectOrigins: 'TRIBUTARY_CONSOLE_CONNECT_ORIGINS',
+  /**
+   * The WebSocket API's connection management endpoint (`https://{api}.execute-api.{region}.amazonaws.com/{stage}`;
+   * locally the gateway's URL): where the websocket function posts frames to connections.
+   */
+  websocketEndpoint: 'TRIBUTARY_WEBSOCKET_ENDPOINT',
+  /** The websocket function's name, which the functions that move high watermarks invoke (asynchronously) to deliver. */
+  websocketFunction: 'TRIBUTARY_WEBSOCKET_FUNCTION',
+  /** The Lambda API's endpoint, locally the gateway's URL (unset in AWS: the SDK's default). */
+  lambdaEndpoint: 'TRIBUTARY_LAMBDA_ENDPOINT',
+  /** With a JWT authorizer: the issuer the WebSocket API's `$connect` authorizer accepts tokens from (lib/http/websocket-authorizer.ts). */
+  jwtIssuer: 'TRIBUTARY_JWT_ISSUER',
+  /** With a JWT authorizer: the `aud` (or `client_id`) values that authorizer accepts, separated by spaces. */
+  jwtAudience: 'TRIBUTARY_JWT_AUDIENCE',
 } as const;

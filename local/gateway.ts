@@ -19,6 +19,7 @@ import type { HttpFunctionName } from '../lib/functions/catalog.js';
 import { matchStaticRoute, staticRouteKey } from '../lib/http/static-routes.js';
 import { DEFAULT_ROUTE, matchRoute, routeKey } from '../lib/http/routes.js';
 import { READY_PATH } from './ports.js';
+import type { WebSocketApi } from './websocket-api.js';
 
 export interface ControlResponse {
   readonly status: number;
@@ -41,6 +42,8 @@ export interface GatewayOptions {
    * @default none: every request is let through, as `User:ANONYMOUS`
    */
   readonly authenticate?: (authorization: string | undefined) => string | undefined;
+  /** The WebSocket API on `/ws`, with the connection management and Lambda Invoke APIs its function uses (local/websocket-api.ts). */
+  readonly websocket?: WebSocketApi;
 }
 
 /** REST Proxy's code for a request without valid credentials. */
@@ -193,6 +196,11 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     const url = new URL(req.url ?? '/', 'http://local');
     const method = (req.method ?? 'GET').toUpperCase();
     if (method === 'GET' && url.pathname === READY_PATH) return send(res, 200, { status: 'ready' });
+    if (o.websocket && (url.pathname.startsWith('/@connections/') || url.pathname.startsWith('/2015-03-31/'))) {
+      const body = await readBody(req, o.maxRequestBytes);
+      if (body === 'too-large') return send(res, 413, { message: 'Request Entity Too Large' });
+      if (o.websocket.serve(req, res, body)) return;
+    }
     if (o.control && url.pathname.startsWith('/local/')) {
       const out = await o.control(method, url.pathname, url.searchParams);
       return send(res, out.status, out.body);
@@ -229,6 +237,9 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     writeResult(res, result);
   }
 
+  server.on('upgrade', (req, socket, head) => {
+    if (!o.websocket?.upgrade(req, socket, head)) socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port, o.host, () => {
@@ -243,6 +254,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     port,
     url: `http://${o.host}:${port}`,
     close: () => new Promise<void>((resolve) => {
+      o.websocket?.close();
       server.closeAllConnections();
       server.close(() => resolve());
     }),

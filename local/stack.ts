@@ -24,6 +24,7 @@ import { coordinationTableSpec, replicaTableSpec, DEFAULT_TABLE_PREFIX, type Tab
 import { ADMIN_PRINCIPAL, CredentialStore, ensureCredentials } from './credentials.js';
 import { lambdaContext, startGateway, type ControlResponse, type Gateway } from './gateway.js';
 import { LambdaRuntime, httpApiGateway, type InvokeResult, type LambdaRuntimeOptions } from './lambda-runtime.js';
+import { startWebSocketApi, WEBSOCKET_PATH, type WebSocketFunction } from './websocket-api.js';
 import { StreamPoller } from './stream-poller.js';
 import { resetStreamClients } from '../lib/storage/streams.js';
 import { LocalStackError, ProcessSupervisor, assertPortFree, checkJava, killStale, type ProcessInfo, type ProcessSpec } from './processes.js';
@@ -64,6 +65,8 @@ export interface LocalStackOptions {
   readonly replicator?: boolean;
   /** Fault harness: a stream batch for which this returns true never reaches the replicator (a lost event). */
   readonly dropDelivery?: () => boolean;
+  /** The WebSocket API's idle timeout and connection lifetime (default API Gateway's: 10 minutes, 2 hours). */
+  readonly websocketLimits?: { readonly idleTimeoutMs?: number; readonly maxLifetimeMs?: number };
   /**
    * Lambda-fidelity mode (local/lambda-runtime.ts): every function runs from its deployed
    * bundle in worker processes, frozen between invocations, with Lambda's concurrency, timeouts
@@ -380,8 +383,20 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
       await wakePoller.start();
     }
     const http = FUNCTIONS.filter((f) => f.trigger === 'http').map((f) => f.name as HttpFunctionName);
+    // The WebSocket API's function, as API Gateway invokes it (and the wakes, as Lambda's Event invoke does).
+    const websocketFn: WebSocketFunction = runtime
+      ? async (event) => {
+        const r = await (runtime as LambdaRuntime).invoke('websocket', event);
+        return r.ok ? (r.payload as { statusCode: number }) : { statusCode: 500 };
+      }
+      : (event) => (handlers?.websocket as (e: unknown, c: Context) => Promise<{ statusCode: number }>)(event, lambdaContext('websocket'));
+    const websocket = startWebSocketApi({
+      fn: websocketFn,
+      ...(credentials ? { authenticate: (h: string | undefined) => credentials?.authenticate(h) } : {}),
+      ...(o.websocketLimits ?? {}),
+    });
     gateway = await startGateway({
-      host, port,
+      host, port, websocket,
       ...(runtime
         // API Gateway's own limit and answer; Lambda's 6 MB event limit is the runtime's.
         ? httpApiGateway(runtime, http)
@@ -395,11 +410,19 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
         return m ? addBrokerStore(Number(m[1]), query.get('rack')) : control(supervisor, runtime, method, p, query, afterRestart);
       },
     });
-    // The admin function creates a new broker's store through this stack (lib/cluster/brokers.ts).
-    env.TRIBUTARY_LOCAL_CONTROL_URL = gateway.url;
-    process.env.TRIBUTARY_LOCAL_CONTROL_URL = gateway.url;
+    // The admin function creates a new broker's store through this stack (lib/cluster/brokers.ts);
+    // the websocket function posts to its connections, and the functions that move high
+    // watermarks invoke it, through the gateway (API Gateway's and Lambda's APIs, played locally).
+    const local = {
+      TRIBUTARY_LOCAL_CONTROL_URL: gateway.url,
+      [ENVIRONMENT.websocketEndpoint]: gateway.url,
+      [ENVIRONMENT.lambdaEndpoint]: gateway.url,
+      [ENVIRONMENT.websocketFunction]: 'websocket',
+    };
+    Object.assign(env, local);
+    Object.assign(process.env, local);
     writeState();
-    logger.info({ event: 'local-stack-ready', url: gateway.url, console: `${gateway.url}/ui/`, dataDir: dir, brokers: brokerCount, isolated: !!o.isolatedBrokers, lambda: !!runtime, auth: !!credentials, credentialsFile: credentials?.file }, 'local stack ready');
+    logger.info({ event: 'local-stack-ready', url: gateway.url, websocket: `${gateway.url.replace(/^http/, 'ws')}${WEBSOCKET_PATH}`, console: `${gateway.url}/ui/`, dataDir: dir, brokers: brokerCount, isolated: !!o.isolatedBrokers, lambda: !!runtime, auth: !!credentials, credentialsFile: credentials?.file }, 'local stack ready');
     return {
       url: gateway.url, consoleUrl: `${gateway.url}/ui/`, console: builtConsole, dataDir: dir, stateFile, clusterId, supervisor, env, stop, restart: (name, opts) => restartProcess(name, opts),
       ...(credentials ? { credentialsFile: credentials.file } : {}),

@@ -11,7 +11,9 @@ export type ApiFunctionName = 'admin' | 'produce' | 'fetch' | 'groups';
 /** The function that serves the console's static files (lib/http/static-routes.ts). */
 export type StaticFunctionName = 'console';
 export type HttpFunctionName = ApiFunctionName | StaticFunctionName;
-export type FunctionName = HttpFunctionName | 'replicator' | 'controller';
+/** The WebSocket API's functions: its routes', and its `$connect` authorizer's with a JWT authorizer. */
+export type WebSocketFunctionName = 'websocket' | 'websocket-authorizer';
+export type FunctionName = HttpFunctionName | 'replicator' | 'controller' | WebSocketFunctionName;
 
 export type Access = 'none' | 'read' | 'write';
 
@@ -20,8 +22,13 @@ export interface FunctionSpec {
   /** Handler file, relative to the project root; it exports `handler`. */
   readonly entry: string;
   readonly description: string;
-  /** What invokes it: the HTTP API, the replica tables' streams, or a schedule. */
-  readonly trigger: 'http' | 'streams' | 'schedule';
+  /**
+   * What invokes it: the HTTP API, the replica tables' streams, a schedule, the WebSocket API
+   * (its `$connect`, `$disconnect` and `$default` routes, and the functions in whose `invokes` it is),
+   * or API Gateway as the WebSocket API's Lambda authorizer (deployed only where one is needed:
+   * with a JWT authorizer).
+   */
+  readonly trigger: 'http' | 'streams' | 'schedule' | 'websocket' | 'authorizer';
   readonly memoryMb: number;
   readonly timeoutSeconds: number;
   /** What it does to the coordination table, the replica tables and the bucket. */
@@ -35,6 +42,17 @@ export interface FunctionSpec {
   /** Bucket prefixes it reads and writes (`data/`, `snapshots/`). */
   readonly bucketRead: readonly string[];
   readonly bucketWrite: readonly string[];
+  /**
+   * Functions it invokes asynchronously (`InvocationType: 'Event'`): the ones that move high
+   * watermarks wake the websocket function to deliver the records now readable.
+   * @default []
+   */
+  readonly invokes?: readonly FunctionName[];
+  /**
+   * It posts to the WebSocket API's connections (`execute-api:ManageConnections`).
+   * @default false
+   */
+  readonly managesConnections?: boolean;
   /**
    * Its bundle carries the built console (build/console.ts) in `console/` beside `index.mjs`.
    * @default false
@@ -58,6 +76,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     // acks=all ISR changes (partition state + metadata version), producer ids, lag marks, suspect
     // reports; transactions: the coordinator's items, and the offsets a committed transaction commits.
     coordinationWrites: ['cluster', 'topic', 'producers', 'lagging', 'brokers', 'quotaUsage', 'transactions', 'abortedTransactions', 'offsets'],
+    invokes: ['websocket'],
   }),
   spec({
     name: 'fetch', entry: 'lambdas/fetch.ts', description: 'Fetch records and list offsets',
@@ -83,11 +102,28 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     trigger: 'streams', memoryMb: 1024, timeoutSeconds: 120, coordination: 'write', replicas: 'write', bucketRead: ['data/', 'snapshots/', 'segments/'], bucketWrite: ['snapshots/', 'segments/'],
     // ISR expands (partition state + metadata version), lag marks, segment rolls, suspect reports.
     coordinationWrites: ['cluster', 'topic', 'lagging', 'segments', 'brokers'],
+    invokes: ['websocket'],
   }),
   spec({
     name: 'controller', entry: 'lambdas/controller.ts', description: 'Holds the controller lease: broker liveness, elections, ISR, replication sweep, log maintenance (rolls, retention, compaction, garbage)',
     trigger: 'schedule', memoryMb: 512, timeoutSeconds: 70, coordination: 'write', replicas: 'write', bucketRead: ['data/', 'snapshots/', 'segments/'], bucketWrite: ['snapshots/', 'segments/', 'data/'],
     coordinationWrites: 'any',
+    invokes: ['websocket'],
+  }),
+  spec({
+    // The WebSocket API's routes (lib/http/websocket.ts) and the deliveries the functions that move
+    // high watermarks wake it for; it holds no connection open itself (API Gateway does).
+    name: 'websocket', entry: 'lambdas/websocket.ts', description: 'WebSocket consume: connections, subscriptions, and delivery of records as they become readable',
+    trigger: 'websocket', memoryMb: 512, timeoutSeconds: 29, coordination: 'write', replicas: 'read', bucketRead: ['data/', 'segments/'], bucketWrite: [],
+    // Connections and subscriptions; suspect reports and quota usage as every reader.
+    coordinationWrites: ['connections', 'brokers', 'quotaUsage'],
+    managesConnections: true,
+  }),
+  spec({
+    // The WebSocket API's `$connect` authorizer with a JWT authorizer (lib/http/websocket-authorizer.ts):
+    // it checks a token against the issuer's keys and touches no store.
+    name: 'websocket-authorizer', entry: 'lambdas/websocket-authorizer.ts', description: 'Verifies the JWT of a WebSocket connection (query string token or Authorization header) and names its principal',
+    trigger: 'authorizer', memoryMb: 256, timeoutSeconds: 10, coordination: 'none', coordinationWrites: [], replicas: 'none', bucketRead: [], bucketWrite: [],
   }),
 ];
 

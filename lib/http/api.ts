@@ -7,11 +7,10 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import * as z from 'zod';
 import type { ZodType } from 'zod';
 import { MAX_TOPIC_NAME_LENGTH } from '../cluster/topics.js';
-import type { KafkaError } from '../protocol/errors.js';
 import { HttpError, asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
-import { KAFKA_ERRORS } from '../protocol/errors.js';
+import { KAFKA_ERRORS, kafkaMessage, restErrorCode, type KafkaError } from '../protocol/errors.js';
 import { decodeBody } from './content-encoding.js';
 import { principalOf } from './principal.js';
 
@@ -85,14 +84,6 @@ export function errorResponse(err: unknown, contentType = JSON_TYPE): ApiRespons
   if (status >= 500) logger.warn({ event: 'request-failed', kafkaError: kafka.kafkaName, ...kafka.context, message: kafka.message }, 'request failed');
   return { status, contentType, body: { error_code: restErrorCode(kafka), message: kafkaMessage(kafka) } };
 }
-
-/** REST Proxy's error code for a Kafka error (40402 for a missing partition, 40401 for a missing topic). */
-export function restErrorCode(k: KafkaError): number {
-  return k.kafkaName === 'UNKNOWN_TOPIC_OR_PARTITION' && k.context.partition !== undefined ? 40402 : KAFKA_ERRORS[k.kafkaName].restCode;
-}
-
-/** The message with the Kafka error name in front. */
-export const kafkaMessage = (k: KafkaError): string => (k.message.startsWith(k.kafkaName) ? k.message : `${k.kafkaName}: ${k.message}`);
 
 /** 400/40002: the request is malformed (not JSON, a bad query parameter...). */
 export const badRequest = (message: string): HttpError => new HttpError(400, 40002, message);

@@ -15,6 +15,7 @@ import { enforce } from './enforce.js';
 import { errorResponse, toRequest, toResult, type RouteHandler } from './api.js';
 import type { ApiFunctionName } from '../functions/catalog.js';
 import { DEFAULT_ROUTE, ROUTES, routeKey } from './routes.js';
+import { armWebSocketWake, flushWakes } from '../orchestration/websocket-wake.js';
 
 export type HttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -42,12 +43,15 @@ const accessLog = (fn: ApiFunctionName): middy.MiddlewareObj<APIGatewayProxyEven
   };
 };
 
-/** Runs `fn`, then waits for the quota draws it started (Lambda freezes the instance once it answers), even when it failed. */
+/**
+ * Runs `fn`, then waits for the quota draws and the WebSocket delivery wakes it started (Lambda
+ * freezes the instance once it answers), even when it failed.
+ */
 async function settledAfter<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } finally {
-    await settleQuotaDraws();
+    await Promise.all([settleQuotaDraws(), flushWakes()]);
   }
 }
 
@@ -58,6 +62,7 @@ export function httpFunction(fn: ApiFunctionName, routes: Record<string, RouteHa
   const missing = mine.filter((k) => !routes[k]);
   if (missing.length > 0) throw new Error(`function ${fn} has no handler for ${missing.join(', ')}`);
   const access = new Map<string, AccessRule>([...ROUTES, DEFAULT_ROUTE].map((r) => [routeKey(r), r.access]));
+  armWebSocketWake();
   const dispatch = async (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> => {
     const route = routes[event.routeKey];
     const rule = access.get(event.routeKey);

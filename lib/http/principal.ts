@@ -37,3 +37,15 @@ export function principalOf(event: Pick<APIGatewayProxyEventV2, 'requestContext'
   if (typeof value === 'string' && value !== '') return `User:${value}`;
   return ANONYMOUS;
 }
+
+/**
+ * The Kafka principal of a WebSocket API event (every route of the connection carries what its
+ * `$connect` authorizer said): a Lambda REQUEST authorizer's context `principal` (the JWT
+ * authorizer, the local stack's token check), or an IAM caller's ARN; else `User:ANONYMOUS`.
+ */
+export function principalOfWebSocket(event: { readonly requestContext: unknown }): string {
+  const rc = event.requestContext as { authorizer?: { principal?: unknown }; identity?: { userArn?: unknown } };
+  if (typeof rc.authorizer?.principal === 'string' && rc.authorizer.principal !== '') return rc.authorizer.principal;
+  if (typeof rc.identity?.userArn === 'string' && rc.identity.userArn !== '') return `User:${normalizeArn(rc.identity.userArn)}`;
+  return ANONYMOUS;
+}

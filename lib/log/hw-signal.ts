@@ -10,6 +10,16 @@
  */
 const waiters = new Map<string, Set<() => void>>();
 const known = new Map<string, number>();
+const listeners = new Set<(tp: string, hw: number) => void>();
+
+/**
+ * Calls `listener` each time this instance moves a high watermark (the WebSocket deliveries'
+ * wake, lib/http/websocket-wake.ts). It must not throw nor block: it runs inside the commit.
+ */
+export function onHighWatermarkMoved(listener: (tp: string, hw: number) => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
 
 /** The highest high watermark of `tp` this instance saw (0 when none). */
 export const knownHighWatermark = (tp: string): number => known.get(tp) ?? 0;
@@ -23,6 +33,7 @@ export function noteHighWatermark(tp: string, hw: number): void {
 /** Records a high watermark this instance moved, and wakes every fetch of this instance waiting on `tp`. */
 export function highWatermarkMoved(tp: string, hw: number): void {
   noteHighWatermark(tp, hw);
+  for (const listener of listeners) listener(tp, hw);
   const set = waiters.get(tp);
   if (!set) return;
   waiters.delete(tp);

@@ -100,3 +100,11 @@ export class KafkaError extends Error {
   get code(): number { return KAFKA_ERRORS[this.kafkaName].code; }
   get retriable(): boolean { return KAFKA_ERRORS[this.kafkaName].retriable; }
 }
+
+/** REST Proxy's error code for a Kafka error (40402 for a missing partition, 40401 for a missing topic). */
+export function restErrorCode(k: KafkaError): number {
+  return k.kafkaName === 'UNKNOWN_TOPIC_OR_PARTITION' && k.context.partition !== undefined ? 40402 : KAFKA_ERRORS[k.kafkaName].restCode;
+}
+
+/** The message with the Kafka error name in front. */
+export const kafkaMessage = (k: KafkaError): string => (k.message.startsWith(k.kafkaName) ? k.message : `${k.kafkaName}: ${k.message}`);

@@ -74,6 +74,8 @@ export const COORDINATION_KEYS = {
   /** Transactional ids' coordinator state, and the marks of aborted transactions (lib/storage/coordination/transactions.ts). */
   transactions: 'txn',
   abortedTransactions: 'txn-aborted',
+  /** WebSocket connections and their subscriptions, by connection and by partition (lib/storage/coordination/connections.ts). */
+  connections: 'ws#*',
 } as const;
 
 export type CoordinationKey = keyof typeof COORDINATION_KEYS;
@@ -178,3 +180,7 @@ export const CLIENT_QUOTAS_PK = COORDINATION_KEYS.clientQuotas;
 
 /** `quota#<principal>` (COORDINATION_KEYS.quotaUsage): a principal's per-second usage counters, sort key `<kind>#<epoch second>`. */
 export const quotaUsagePk = (principal: string): string => `quota#${principal}`;
+/** A WebSocket connection's item (lib/storage/coordination/connections.ts). */
+export const connectionPk = (connectionId: string): string => `ws#conn#${connectionId}`;
+/** The WebSocket subscriptions to one partition, one item per connection. */
+export const subscriptionsPk = (topicId: string, partition: number): string => `ws#tp#${topicId}#${partition}`;

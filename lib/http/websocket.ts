@@ -1,0 +1,149 @@
+/**
+ * The WebSocket API's function: `$connect` (the authorizer has let the caller in: its connection is
+ * stored), `$disconnect` (its connection and subscriptions go), `$default` (the client's JSON
+ * messages), and the deliveries that the functions moving high watermarks wake it for
+ * (lib/http/websocket-wake.ts). API Gateway holds the sockets; this function runs only when a
+ * message arrives or there is something to send, never while a subscriber waits.
+ *
+ * Client messages (JSON text frames; docs/websocket.md):
+ * - `{"action":"subscribe","topic":t,"partition":p,"offset":"earliest"|"latest"|n,"isolation_level":…}`
+ *   → `{"type":"subscribed",topic,partition,offset}`, then `records` frames from that offset;
+ * - `{"action":"unsubscribe","topic":t,"partition":p}` → `{"type":"unsubscribed",topic,partition}`.
+ * A message that cannot be served gets `{"type":"error","error_code":…,"message":…}` with REST
+ * Proxy's codes, and changes nothing.
+ */
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { HttpError } from '../errors.js';
+import { logger } from '../logger.js';
+import type { IsolationLevel } from '../log/read.js';
+import { authorizationEnabled, requireAccess } from '../security/authorizer.js';
+import { deliverPartition, deliveryDeadline, errorFrame, postFrame, type DeliverEvent } from '../orchestration/websocket-delivery.js';
+import { connect, disconnect, isConnected, subscribe, unsubscribe } from '../orchestration/websocket-subscriptions.js';
+import { principalOfWebSocket } from './principal.js';
+
+/** What API Gateway sends for each route of a WebSocket API (the fields used here). */
+export interface WebSocketEvent {
+  readonly requestContext: {
+    readonly routeKey: string;
+    readonly connectionId: string;
+    readonly eventType?: 'CONNECT' | 'MESSAGE' | 'DISCONNECT';
+    readonly identity?: { readonly sourceIp?: string; readonly userArn?: string };
+    readonly authorizer?: Readonly<Record<string, unknown>>;
+  };
+  readonly body?: string | null;
+  readonly isBase64Encoded?: boolean;
+}
+
+export interface WebSocketResult {
+  readonly statusCode: number;
+  readonly body?: string;
+}
+
+/** A client's message that cannot be served: sent back as an error frame. */
+class Refused extends HttpError {}
+const refuse = (message: string): Refused => new Refused(400, 40002, message);
+
+interface SubscribeMessage {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: 'earliest' | 'latest' | number;
+  readonly isolation: IsolationLevel;
+}
+
+function parseMessage(body: string | null | undefined): Record<string, unknown> {
+  let msg: unknown;
+  try {
+    msg = JSON.parse(body ?? '');
+  } catch {
+    throw refuse('A message must be a JSON object with an "action".');
+  }
+  if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) throw refuse('A message must be a JSON object with an "action".');
+  return msg as Record<string, unknown>;
+}
+
+function topicAndPartition(msg: Record<string, unknown>): { topic: string; partition: number } {
+  const { topic, partition } = msg;
+  if (typeof topic !== 'string' || topic === '') throw refuse('"topic" must be a topic name.');
+  if (typeof partition !== 'number' || !Number.isInteger(partition) || partition < 0) throw refuse('"partition" must be a partition number (an integer of 0 or more).');
+  return { topic, partition };
+}
+
+function parseSubscribe(msg: Record<string, unknown>): SubscribeMessage {
+  if (msg.group_id !== undefined) {
+    throw new Refused(400, 40002, 'Group subscriptions ("group_id") are not served on the WebSocket API; subscribe to partitions ("topic" and "partition").');
+  }
+  const { topic, partition } = topicAndPartition(msg);
+  const offset = msg.offset ?? 'latest';
+  if (offset !== 'earliest' && offset !== 'latest' && !(typeof offset === 'number' && Number.isSafeInteger(offset) && offset >= 0)) {
+    throw refuse('"offset" must be "earliest", "latest" or an offset (an integer of 0 or more).');
+  }
+  const isolation = msg.isolation_level ?? 'read_uncommitted';
+  if (isolation !== 'read_uncommitted' && isolation !== 'read_committed') throw refuse('"isolation_level" must be read_uncommitted or read_committed.');
+  return { topic, partition, offset, isolation };
+}
+
+async function onSubscribe(event: WebSocketEvent, msg: Record<string, unknown>, deadline: number): Promise<void> {
+  const s = parseSubscribe(msg);
+  const principal = principalOfWebSocket(event);
+  if (authorizationEnabled()) {
+    await requireAccess({ principal, host: event.requestContext.identity?.sourceIp ?? '', operation: 'READ', resourceType: 'TOPIC', resourceName: s.topic });
+  }
+  await subscribe({ ...s, connectionId: event.requestContext.connectionId, principal }, deadline);
+}
+
+async function onMessage(event: WebSocketEvent, deadline: number): Promise<void> {
+  const connectionId = event.requestContext.connectionId;
+  let msg: Record<string, unknown> | undefined;
+  try {
+    msg = parseMessage(event.isBase64Encoded && event.body ? Buffer.from(event.body, 'base64').toString('utf8') : event.body);
+    switch (msg.action) {
+      case 'subscribe':
+        return await onSubscribe(event, msg, deadline);
+      case 'unsubscribe': {
+        const { topic, partition } = topicAndPartition(msg);
+        return await unsubscribe(event.requestContext.connectionId, topic, partition);
+      }
+      case 'commit':
+        throw refuse('"commit" needs a group subscription, which the WebSocket API does not serve; a partition subscription\'s position is the client\'s.');
+      default:
+        throw refuse(`Unknown action ${JSON.stringify(msg.action)}: use "subscribe" or "unsubscribe".`);
+    }
+  } catch (err) {
+    const where = msg && typeof msg.topic === 'string' && typeof msg.partition === 'number' ? { topic: msg.topic, partition: msg.partition } : undefined;
+    const frame = err instanceof HttpError
+      ? { type: 'error', error_code: err.errorCode, message: err.message, ...(where ?? {}) }
+      : errorFrame(err, where);
+    if (frame.error_code === 500) logger.error({ event: 'websocket-message-failed', connectionId, err }, 'a WebSocket message failed');
+    await postFrame(connectionId, frame);
+  }
+}
+
+/** The function's entry: a route of the WebSocket API, or a delivery wake. */
+export async function websocketHandler(event: WebSocketEvent | DeliverEvent, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<WebSocketResult> {
+  const deadline = deliveryDeadline(context.getRemainingTimeInMillis());
+  if ('tributaryDeliver' in event) {
+    await deliverPartition(event.tributaryDeliver.topicId, event.tributaryDeliver.partition, deadline);
+    return { statusCode: 200 };
+  }
+  const { routeKey, connectionId } = event.requestContext;
+  switch (routeKey) {
+    case '$connect':
+      await connect(connectionId, principalOfWebSocket(event));
+      return { statusCode: 200 };
+    case '$disconnect':
+      await disconnect(connectionId);
+      return { statusCode: 200 };
+    default:
+      // (the connection's item tells a message on a connection this function never saw connect)
+      if (!(await isConnected(connectionId))) {
+        await postFrame(connectionId, { type: 'error', error_code: 40101, message: 'This connection is not known (it was closed); connect again.' });
+        return { statusCode: 200 };
+      }
+      await onMessage(event, deadline);
+      return { statusCode: 200 };
+  }
+}
+
+export const handler = middy<WebSocketEvent | DeliverEvent, WebSocketResult>().handler(websocketHandler);
+export type { DeliverEvent };

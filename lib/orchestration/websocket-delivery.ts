@@ -1,0 +1,164 @@
+/**
+ * Delivery to WebSocket subscribers: the records of a partition that became readable go to every
+ * connection subscribed to it, each from its own next offset, in offset order, as frames posted
+ * through API Gateway's connection management API (locally, the gateway's).
+ *
+ * One delivery at a time per subscription: a deliverer takes the subscription's lease (a
+ * conditional write on its `next`, lib/storage/coordination/connections.ts), posts, then moves
+ * `next` and releases the lease in one conditional write. A deliverer that finds a lease held skips
+ * that subscription; the holder, having released, reads the partition again, so records that woke
+ * the skipper are delivered by the holder. A deliverer that dies holding the lease leaves `next`
+ * where it was: the next wake after the lease expires delivers the same records again (at least
+ * once; frames carry offsets, and a client drops what it already has).
+ */
+import { randomUUID } from 'node:crypto';
+import { config } from '../config.js';
+import { logger } from '../logger.js';
+import { asKafkaError } from '../errors.js';
+import { fetchRecords, readFromLeader, type FetchResult } from '../log/read.js';
+import { authorizationEnabled, authorize } from '../security/authorizer.js';
+import {
+  claimDelivery, deleteConnection, deleteSubscription, finishDelivery, listSubscriptions, type SubscriptionRecord,
+} from '../storage/coordination/connections.js';
+import { kafkaMessage, restErrorCode } from '../protocol/errors.js';
+import { postToConnection } from '../storage/connection-api.js';
+
+/** API Gateway's limit on a message posted to a connection is 128 KB; frames stay well under it. */
+export const MAX_FRAME_BYTES = 96 * 1024;
+/** How much one read of a partition takes for its subscribers. */
+const READ_BYTES = 1024 * 1024;
+/** A delivery's lease: longer than posting one read's frames takes. */
+export const DELIVERY_LEASE_MS = 20_000;
+/** Rounds of one delivery (each: the subscriptions, a read, the posts); more waits for the next wake. */
+const MAX_ROUNDS = 20;
+
+/** What the functions that move a high watermark send (asynchronously) to the websocket function to wake a delivery. */
+export interface DeliverEvent {
+  readonly tributaryDeliver: { readonly topicId: string; readonly partition: number };
+}
+
+export interface RecordFrame {
+  readonly type: 'records';
+  readonly topic: string;
+  readonly partition: number;
+  readonly records: readonly FrameRecord[];
+}
+
+export interface FrameRecord {
+  readonly offset: number;
+  readonly timestamp: number;
+  readonly key: string | null;
+  readonly value: string | null;
+  readonly headers: readonly { readonly key: string; readonly value: string | null }[];
+}
+
+export interface ErrorFrame {
+  readonly type: 'error';
+  readonly error_code: number;
+  readonly message: string;
+  readonly topic?: string;
+  readonly partition?: number;
+}
+
+/** Posts one frame; false when the connection is gone. */
+export const postFrame = (connectionId: string, frame: unknown): Promise<boolean> => postToConnection(connectionId, JSON.stringify(frame));
+
+const b64 = (b: Buffer | null): string | null => (b === null ? null : b.toString('base64'));
+
+/** The records as frames of at most MAX_FRAME_BYTES each (one record alone may make a frame). */
+export function recordFrames(topic: string, partition: number, records: FetchResult['records']): RecordFrame[] {
+  const overhead = Buffer.byteLength(JSON.stringify({ type: 'records', topic, partition, records: [] }));
+  const frames: RecordFrame[] = [];
+  let batch: FrameRecord[] = [];
+  let bytes = overhead;
+  for (const r of records) {
+    const out: FrameRecord = {
+      offset: r.offset, timestamp: r.timestamp, key: b64(r.key), value: b64(r.value),
+      headers: r.headers.map((h) => ({ key: h.key, value: b64(h.value) })),
+    };
+    const size = Buffer.byteLength(JSON.stringify(out)) + 1;
+    if (batch.length > 0 && bytes + size > MAX_FRAME_BYTES) {
+      frames.push({ type: 'records', topic, partition, records: batch });
+      batch = [];
+      bytes = overhead;
+    }
+    batch.push(out);
+    bytes += size;
+  }
+  if (batch.length > 0) frames.push({ type: 'records', topic, partition, records: batch });
+  return frames;
+}
+
+/** An error frame for what a read or a check threw (REST Proxy's error codes). */
+export function errorFrame(err: unknown, where?: { topic: string; partition: number }): ErrorFrame {
+  const k = asKafkaError(err);
+  return { type: 'error', error_code: restErrorCode(k), message: kafkaMessage(k), ...(where ?? {}) };
+}
+
+type Outcome = 'delivered' | 'idle' | 'skipped';
+
+/** One subscription's turn in a round (see the file's comment). */
+async function deliverOne(s: SubscriptionRecord, me: string, read: (offset: number, isolation: SubscriptionRecord['isolation']) => Promise<FetchResult>): Promise<Outcome> {
+  if (s.leaseUntil !== undefined && s.leaseUntil > Date.now()) return 'skipped';
+  const where = { topic: s.topic, partition: s.partition };
+  if (authorizationEnabled() && !(await authorize({ principal: s.principal, host: '', operation: 'READ', resourceType: 'TOPIC', resourceName: s.topic }))) {
+    // (an ACL revoked since the subscribe: the subscription ends, as a consumer's next fetch would fail)
+    const frame = { type: 'error', error_code: 40301, message: `TOPIC_AUTHORIZATION_FAILED: ${s.principal} is not authorized to READ topic ${s.topic}.`, ...where };
+    await deleteSubscription(s.connectionId, s.topicId, s.partition);
+    await postFrame(s.connectionId, frame);
+    return 'delivered';
+  }
+  let result: FetchResult;
+  try {
+    result = await read(s.next, s.isolation);
+  } catch (err) {
+    const k = asKafkaError(err);
+    if (k.kafkaName !== 'OFFSET_OUT_OF_RANGE') throw err;
+    // (retention or DeleteRecords went past it: the subscription cannot go on from there)
+    await deleteSubscription(s.connectionId, s.topicId, s.partition);
+    await postFrame(s.connectionId, errorFrame(k, where));
+    return 'delivered';
+  }
+  if (result.nextOffset <= s.next) return 'idle';
+  if (!(await claimDelivery(s, me, DELIVERY_LEASE_MS))) return 'skipped';
+  for (const frame of recordFrames(s.topic, s.partition, result.records)) {
+    if (!(await postFrame(s.connectionId, frame))) {
+      await deleteConnection(s.connectionId);
+      return 'delivered';
+    }
+  }
+  await finishDelivery(s, me, result.nextOffset);
+  return 'delivered';
+}
+
+/**
+ * Delivers what is readable of one partition to its subscribers (see the file's comment), until a
+ * round finds nothing to deliver or `deadline` (epoch ms) passes; answers the rounds it ran.
+ */
+export async function deliverPartition(topicId: string, partition: number, deadline: number): Promise<number> {
+  const me = randomUUID();
+  let rounds = 0;
+  for (; rounds < MAX_ROUNDS && Date.now() < deadline; rounds++) {
+    const subs = await listSubscriptions(topicId, partition);
+    const first = subs[0];
+    if (!first) break;
+    const reads = new Map<string, Promise<FetchResult>>();
+    const read = (offset: number, isolation: SubscriptionRecord['isolation']): Promise<FetchResult> => {
+      const key = `${offset}/${isolation}`;
+      let r = reads.get(key);
+      if (!r) {
+        r = readFromLeader(first.topic, partition, (t) => fetchRecords(t, { offset, maxBytes: READ_BYTES, maxWaitMs: 0, isolation }));
+        reads.set(key, r);
+      }
+      return r;
+    };
+    const outcomes = await Promise.all(subs.map((s) => deliverOne(s, me, read).catch((err: unknown) => {
+      logger.warn({ event: 'websocket-delivery-failed', connectionId: s.connectionId, topic: s.topic, partition, err }, 'delivery to a connection failed');
+      return 'skipped' as const;
+    })));
+    if (!outcomes.includes('delivered')) break;
+  }
+  return rounds;
+}
+
+export const deliveryDeadline = (remainingMs: number): number => Date.now() + Math.min(remainingMs - 2000, config().requestTimeoutMs);

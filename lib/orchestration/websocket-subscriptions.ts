@@ -1,0 +1,61 @@
+/**
+ * WebSocket connections and their partition subscriptions, as the websocket function's routes
+ * change them (lib/http/websocket.ts): a connection stored at `$connect` and removed with its
+ * subscriptions at `$disconnect`; a subscription stored from its start offset, then delivered.
+ */
+import { requireTopic } from '../cluster/metadata.js';
+import { KafkaError } from '../protocol/errors.js';
+import { listOffset, readFromLeader, type IsolationLevel } from '../log/read.js';
+import {
+  ConnectionGone, deleteConnection, deleteSubscription, getConnection, putConnection, putSubscription,
+} from '../storage/coordination/connections.js';
+import { deliverPartition, postFrame } from './websocket-delivery.js';
+
+export { deleteConnection as disconnect, putConnection as connect };
+
+/** Whether `$connect` stored the connection (and `$disconnect` has not removed it). */
+export const isConnected = async (connectionId: string): Promise<boolean> => (await getConnection(connectionId)) !== undefined;
+
+export interface Subscribe {
+  readonly connectionId: string;
+  readonly principal: string;
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: 'earliest' | 'latest' | number;
+  readonly isolation: IsolationLevel;
+}
+
+/**
+ * Subscribes a connection to a partition from Kafka's earliest or latest (for read_committed, the
+ * last stable offset) or an offset within the log (else OFFSET_OUT_OF_RANGE, as a fetch from it);
+ * answers `subscribed`, then delivers what is readable until `deadline`.
+ */
+export async function subscribe(s: Subscribe, deadline: number): Promise<void> {
+  const view = await requireTopic(s.topic);
+  const next = await readFromLeader(s.topic, s.partition, async (t) => {
+    const [earliest, latest] = await Promise.all([listOffset(t, 'earliest'), listOffset(t, 'latest')]);
+    const start = earliest.offset ?? 0;
+    const high = latest.offset ?? 0;
+    if (s.offset === 'earliest') return start;
+    if (s.offset === 'latest') return s.isolation === 'read_committed' ? latest.lastStableOffset ?? high : high;
+    if (s.offset < start || s.offset > high) {
+      throw new KafkaError('OFFSET_OUT_OF_RANGE', `Offset ${s.offset} is not within the log of ${s.topic} partition ${s.partition} (${start} to ${high}).`, { topic: s.topic });
+    }
+    return s.offset;
+  });
+  try {
+    await putSubscription({ connectionId: s.connectionId, topic: s.topic, topicId: view.topic.topicId, partition: s.partition, next, isolation: s.isolation, principal: s.principal });
+  } catch (err) {
+    if (err instanceof ConnectionGone) return; // (closed meanwhile: nothing to answer)
+    throw err;
+  }
+  await postFrame(s.connectionId, { type: 'subscribed', topic: s.topic, partition: s.partition, offset: next, isolation_level: s.isolation });
+  await deliverPartition(view.topic.topicId, s.partition, deadline);
+}
+
+/** Ends a connection's subscription to a partition and answers `unsubscribed`. */
+export async function unsubscribe(connectionId: string, topic: string, partition: number): Promise<void> {
+  const view = await requireTopic(topic);
+  await deleteSubscription(connectionId, view.topic.topicId, partition);
+  await postFrame(connectionId, { type: 'unsubscribed', topic, partition });
+}

@@ -1,0 +1,83 @@
+/**
+ * The wake of WebSocket deliveries: where this instance moves a partition's high watermark (a
+ * produce's commit, the replicator's, the controller's), records have become readable, and if the
+ * partition has subscribers the websocket function is invoked asynchronously (Lambda's `Event`
+ * invocation) to deliver them. The function that moved the high watermark waits only for Lambda
+ * to accept the invocation (`flushWakes`, before it answers: nothing runs in a frozen instance).
+ *
+ * Whether a partition has subscribers is cached per instance for PRESENCE_TTL_MS (a Query of at most
+ * one item, half a read unit), so a produce costs no read of its own. A subscriber that came after
+ * the cache said "none" gets its records with the next wake past the cache's age, and its
+ * subscribe delivers everything readable then. Off unless `TRIBUTARY_WEBSOCKET_FUNCTION` names the
+ * function.
+ */
+import { ENVIRONMENT } from '../config.js';
+import { logger } from '../logger.js';
+import { onHighWatermarkMoved } from '../log/hw-signal.js';
+import { hasSubscriptions } from '../storage/coordination/connections.js';
+import { invokeAsync } from '../storage/lambda-invoke.js';
+import type { DeliverEvent } from './websocket-delivery.js';
+
+/** How long an instance trusts its answer to "does this partition have subscribers". */
+export const PRESENCE_TTL_MS = 1000;
+
+const presence = new Map<string, { readonly has: boolean; readonly at: number }>();
+/** Partitions with a wake being sent, and whether another was asked for meanwhile. */
+const sending = new Map<string, boolean>();
+const pending = new Set<Promise<void>>();
+
+async function hasSubscribers(topicId: string, partition: number): Promise<boolean> {
+  const key = `${topicId}#${partition}`;
+  const cached = presence.get(key);
+  if (cached && Date.now() - cached.at < PRESENCE_TTL_MS) return cached.has;
+  const has = await hasSubscriptions(topicId, partition);
+  if (presence.size > 10_000) presence.clear();
+  presence.set(key, { has, at: Date.now() });
+  return has;
+}
+
+async function wake(fn: string, tp: string): Promise<void> {
+  const at = tp.lastIndexOf('#');
+  const topicId = tp.slice(0, at);
+  const partition = Number(tp.slice(at + 1));
+  if (!(await hasSubscribers(topicId, partition))) return;
+  const event: DeliverEvent = { tributaryDeliver: { topicId, partition } };
+  await invokeAsync(fn, event);
+}
+
+function moved(tp: string): void {
+  const fn = process.env[ENVIRONMENT.websocketFunction];
+  if (!fn) return;
+  if (sending.has(tp)) {
+    sending.set(tp, true); // (sent again once the one in flight is accepted)
+    return;
+  }
+  sending.set(tp, false);
+  const run = (async () => {
+    try {
+      do {
+        sending.set(tp, false);
+        await wake(fn, tp);
+      } while (sending.get(tp) === true);
+    } catch (err) {
+      logger.warn({ event: 'websocket-wake-failed', tp, err }, 'waking the WebSocket deliveries failed');
+    } finally {
+      sending.delete(tp);
+    }
+  })();
+  pending.add(run);
+  void run.finally(() => pending.delete(run));
+}
+
+let armed = false;
+/** Starts waking deliveries from this instance's high watermark moves (once per instance). */
+export function armWebSocketWake(): void {
+  if (armed) return;
+  armed = true;
+  onHighWatermarkMoved((tp) => moved(tp));
+}
+
+/** Resolves when every wake this instance started has been accepted (or has failed, logged). */
+export async function flushWakes(): Promise<void> {
+  while (pending.size > 0) await Promise.all([...pending]);
+}

@@ -1,0 +1,186 @@
+/**
+ * WebSocket connections and their partition subscriptions in the coordination table
+ * (lib/http/websocket.ts serves them; API Gateway holds the sockets).
+ *
+ * Keys: `ws#conn#<connectionId>`/`conn` for a connection (its principal, and `subs`: the keys of
+ * the partitions it subscribes to, so `$disconnect` finds them); `ws#tp#<topicId>#<partition>`/
+ * `<connectionId>` for a subscription (the next offset to deliver, the isolation level), so that a
+ * delivery finds every subscriber of a partition with one Query. Every item has `expiresAt` (epoch
+ * seconds, the table's TTL) past API Gateway's two-hour connection lifetime, so items of a
+ * connection whose `$disconnect` never ran go by themselves.
+ *
+ * Conditional writes:
+ * - `putSubscription`: [Update connection ADD subs] (condition: the connection exists), then Put
+ *   of the subscription (no condition: a subscribe again to the same partition replaces it).
+ *   Fails: `ConditionFailed` when the connection is gone (nothing written).
+ * - `claimDelivery`: Update `deliverer`, `leaseUntil` where the subscription exists, its `next` is
+ *   the one read, and no other deliverer's lease is live. Lost race: false, nothing written.
+ * - `finishDelivery`: Update `next`, REMOVE the lease where `deliverer` is the claimant's.
+ *   Lost race (the subscription was replaced or removed, or the lease expired and another took it):
+ *   false, nothing written.
+ */
+import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { config } from '../../config.js';
+import { dynamo } from '../clients.js';
+import { connectionPk, subscriptionsPk } from '../tables.js';
+
+const table = (): string => config().coordinationTable;
+const db = () => dynamo();
+const CONNECTION_SK = 'conn';
+/** API Gateway closes a WebSocket connection after two hours; items live an hour past that. */
+export const CONNECTION_TTL_SECONDS = 3 * 3600;
+const expiresAt = (now: number): number => Math.floor(now / 1000) + CONNECTION_TTL_SECONDS;
+/** The connection's item is gone (`$disconnect` ran, or it expired). */
+export class ConnectionGone extends Error {
+  override readonly name = 'ConnectionGone';
+}
+
+const isConditionFailure = (err: unknown): boolean => (err as { name?: string }).name === 'ConditionalCheckFailedException';
+
+export type Isolation = 'read_uncommitted' | 'read_committed';
+
+export interface ConnectionRecord {
+  readonly connectionId: string;
+  readonly principal: string;
+  readonly connectedAt: number;
+  /** `ws#tp#…` keys of the partitions it subscribes to. */
+  readonly subs: readonly string[];
+}
+
+export interface SubscriptionRecord {
+  readonly connectionId: string;
+  readonly topic: string;
+  readonly topicId: string;
+  readonly partition: number;
+  /** The next offset to deliver. */
+  readonly next: number;
+  readonly isolation: Isolation;
+  readonly principal: string;
+  /** A delivery in progress: who, and until when its lease holds (epoch ms). */
+  readonly deliverer?: string;
+  readonly leaseUntil?: number;
+}
+
+/** Stores a new connection (a `$connect` again with the same id replaces it). */
+export async function putConnection(connectionId: string, principal: string, now = Date.now()): Promise<void> {
+  await db().send(new PutCommand({
+    TableName: table(),
+    Item: { pk: connectionPk(connectionId), sk: CONNECTION_SK, principal, connectedAt: now, expiresAt: expiresAt(now) },
+  }));
+}
+
+export async function getConnection(connectionId: string): Promise<ConnectionRecord | undefined> {
+  const out = await db().send(new GetCommand({ TableName: table(), Key: { pk: connectionPk(connectionId), sk: CONNECTION_SK }, ConsistentRead: true }));
+  const item = out.Item;
+  if (!item) return undefined;
+  return {
+    connectionId, principal: item.principal as string, connectedAt: item.connectedAt as number,
+    subs: item.subs instanceof Set ? [...(item.subs as Set<string>)] : [],
+  };
+}
+
+/** Subscribes the connection to a partition from `next` (see the file's comment). */
+export async function putSubscription(s: Omit<SubscriptionRecord, 'deliverer' | 'leaseUntil'>, now = Date.now()): Promise<void> {
+  const pk = subscriptionsPk(s.topicId, s.partition);
+  try {
+    await db().send(new UpdateCommand({
+      TableName: table(), Key: { pk: connectionPk(s.connectionId), sk: CONNECTION_SK },
+      UpdateExpression: 'ADD subs :pk', ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':pk': new Set([pk]) },
+    }));
+  } catch (err) {
+    if (isConditionFailure(err)) throw new ConnectionGone(`Connection ${s.connectionId} is closed.`);
+    throw err;
+  }
+  await db().send(new PutCommand({
+    TableName: table(),
+    Item: {
+      pk, sk: s.connectionId, topic: s.topic, topicId: s.topicId, partition: s.partition, next: s.next,
+      isolation: s.isolation, principal: s.principal, expiresAt: expiresAt(now),
+    },
+  }));
+}
+
+const toSubscription = (item: Record<string, unknown>): SubscriptionRecord => ({
+  connectionId: item.sk as string, topic: item.topic as string, topicId: item.topicId as string,
+  partition: item.partition as number, next: item.next as number, isolation: item.isolation as Isolation,
+  principal: item.principal as string,
+  ...(typeof item.deliverer === 'string' ? { deliverer: item.deliverer } : {}),
+  ...(typeof item.leaseUntil === 'number' ? { leaseUntil: item.leaseUntil } : {}),
+});
+
+/** Every subscription to a partition (one strongly consistent Query, paged). */
+export async function listSubscriptions(topicId: string, partition: number): Promise<SubscriptionRecord[]> {
+  const out: SubscriptionRecord[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await db().send(new QueryCommand({
+      TableName: table(), ConsistentRead: true, KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': subscriptionsPk(topicId, partition) }, ExclusiveStartKey: start,
+    }));
+    for (const item of page.Items ?? []) out.push(toSubscription(item));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return out;
+}
+
+/** Takes the delivery lease of a subscription at `next` (see the file's comment); false when another holds it or `next` moved. */
+export async function claimDelivery(s: SubscriptionRecord, deliverer: string, leaseMs: number, now = Date.now()): Promise<boolean> {
+  try {
+    await db().send(new UpdateCommand({
+      TableName: table(), Key: { pk: subscriptionsPk(s.topicId, s.partition), sk: s.connectionId },
+      UpdateExpression: 'SET deliverer = :me, leaseUntil = :until',
+      ConditionExpression: 'attribute_exists(pk) AND #next = :next AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)',
+      ExpressionAttributeNames: { '#next': 'next' },
+      ExpressionAttributeValues: { ':me': deliverer, ':until': now + leaseMs, ':next': s.next, ':now': now },
+    }));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/** Moves a claimed subscription's `next` and releases the lease; false when the claim was lost. */
+export async function finishDelivery(s: SubscriptionRecord, deliverer: string, next: number): Promise<boolean> {
+  try {
+    await db().send(new UpdateCommand({
+      TableName: table(), Key: { pk: subscriptionsPk(s.topicId, s.partition), sk: s.connectionId },
+      UpdateExpression: 'SET #next = :next REMOVE deliverer, leaseUntil',
+      ConditionExpression: 'deliverer = :me',
+      ExpressionAttributeNames: { '#next': 'next' },
+      ExpressionAttributeValues: { ':me': deliverer, ':next': next },
+    }));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/** Removes one subscription (the connection's `subs` keeps its key; `$disconnect` deletes what is gone already without harm). */
+export async function deleteSubscription(connectionId: string, topicId: string, partition: number): Promise<void> {
+  await db().send(new DeleteCommand({ TableName: table(), Key: { pk: subscriptionsPk(topicId, partition), sk: connectionId } }));
+}
+
+/** Removes a connection and every subscription it lists (25 deletes per request). */
+export async function deleteConnection(connectionId: string): Promise<void> {
+  const c = await getConnection(connectionId);
+  const keys = [{ pk: connectionPk(connectionId), sk: CONNECTION_SK }, ...(c?.subs ?? []).map((pk) => ({ pk, sk: connectionId }))];
+  for (let i = 0; i < keys.length; i += 25) {
+    let requests: Record<string, unknown>[] | undefined = keys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
+    for (let attempt = 0; requests && requests.length > 0 && attempt < 5; attempt++) {
+      const out = await db().send(new BatchWriteCommand({ RequestItems: { [table()]: requests as never } }));
+      requests = out.UnprocessedItems?.[table()] as Record<string, unknown>[] | undefined;
+    }
+  }
+}
+
+/** Whether a partition has any subscription (an eventually consistent Query of at most one item: half a read unit). */
+export async function hasSubscriptions(topicId: string, partition: number): Promise<boolean> {
+  const out = await db().send(new QueryCommand({
+    TableName: table(), KeyConditionExpression: 'pk = :pk', Limit: 1, Select: 'COUNT',
+    ExpressionAttributeValues: { ':pk': subscriptionsPk(topicId, partition) },
+  }));
+  return (out.Count ?? 0) > 0;
+}

@@ -1,0 +1,141 @@
+/**
+ * WebSocket consume end to end on the shared Lambda-fidelity stack: `ws://…/ws`, the websocket
+ * function run as Lambda runs it, woken by the functions that move high watermarks.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { baseUrl, call, createTopic, uniqueTopic, v3 } from '../support/api.js';
+import { until } from '../support/cluster.js';
+
+interface Frame { type: string; [k: string]: any }
+
+/** A subscriber: its frames as they come, and a way to wait for one. */
+class Client {
+  readonly frames: Frame[] = [];
+  private constructor(readonly ws: WebSocket) {
+    ws.on('message', (data) => this.frames.push(JSON.parse(String(data)) as Frame));
+  }
+  static async open(query = ''): Promise<Client> {
+    const ws = new WebSocket(`${baseUrl().replace(/^http/, 'ws')}/ws${query}`);
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    const c = new Client(ws);
+    open.add(c);
+    return c;
+  }
+  send(msg: unknown): void {
+    this.ws.send(typeof msg === 'string' ? msg : JSON.stringify(msg));
+  }
+  async frame(what: string, match: (f: Frame) => boolean, ms = 15_000): Promise<Frame> {
+    return until(what, () => this.frames.find(match), { ms });
+  }
+  /** The values of the records frames received, in order. */
+  values(topic: string, partition = 0): string[] {
+    return this.frames.filter((f) => f.type === 'records' && f.topic === topic && f.partition === partition)
+      .flatMap((f) => f.records.map((r: any) => Buffer.from(r.value, 'base64').toString()));
+  }
+  offsets(topic: string, partition = 0): number[] {
+    return this.frames.filter((f) => f.type === 'records' && f.topic === topic && f.partition === partition).flatMap((f) => f.records.map((r: any) => r.offset));
+  }
+}
+const open = new Set<Client>();
+afterEach(() => {
+  for (const c of open) c.ws.close();
+  open.clear();
+});
+
+const produce = async (topic: string, values: string[], partition = 0) => {
+  for (const v of values) {
+    const r = await call('POST', v3(`/topics/${topic}/records`), { partition_id: partition, value: { type: 'STRING', data: v }, headers: [{ name: 'h', value: Buffer.from(`of-${v}`).toString('base64') }] });
+    expect(r.status, r.text).toBe(200);
+  }
+};
+
+describe('WebSocket consume', () => {
+  it('delivers a partition from earliest, with offsets, timestamps, keys, values and headers, then what is produced later', async () => {
+    const topic = uniqueTopic('ws-earliest');
+    await createTopic(topic, 2, 3);
+    await produce(topic, ['a', 'b', 'c']);
+    const c = await Client.open();
+    c.send({ action: 'subscribe', topic, partition: 0, offset: 'earliest' });
+    expect(await c.frame('subscribed', (f) => f.type === 'subscribed')).toMatchObject({ topic, partition: 0, offset: 0, isolation_level: 'read_uncommitted' });
+    await until('the first three records', () => c.values(topic).length >= 3);
+    const first = c.frames.find((f) => f.type === 'records')!.records[0];
+    expect(first).toMatchObject({ offset: 0, key: null, value: Buffer.from('a').toString('base64'), headers: [{ key: 'h', value: Buffer.from('of-a').toString('base64') }] });
+    expect(Math.abs(first.timestamp - Date.now())).toBeLessThan(120_000);
+    // Produced after the subscribe: the produce's commit wakes the delivery.
+    await produce(topic, ['d', 'e']);
+    await until('the records produced later', () => c.values(topic).length >= 5);
+    expect(c.values(topic)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(c.offsets(topic)).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('from latest delivers only what comes after; two subscribers each get every record once, in order', async () => {
+    const topic = uniqueTopic('ws-latest');
+    await createTopic(topic, 1, 3);
+    await produce(topic, ['old']);
+    const [x, y] = await Promise.all([Client.open(), Client.open()]);
+    for (const c of [x!, y!]) {
+      c.send({ action: 'subscribe', topic, partition: 0, offset: 'latest' });
+      expect(await c.frame('subscribed', (f) => f.type === 'subscribed')).toMatchObject({ offset: 1 });
+    }
+    const values = Array.from({ length: 12 }, (_, i) => `v${i}`);
+    await produce(topic, values);
+    for (const c of [x!, y!]) {
+      await until('every record', () => c.values(topic).length >= values.length);
+      expect(c.values(topic)).toEqual(values);
+    }
+  });
+
+  it('answers a bad message with an error frame and keeps the connection: not JSON, unknown action, unknown topic, offset out of range', async () => {
+    const topic = uniqueTopic('ws-bad');
+    await createTopic(topic, 1, 1);
+    const c = await Client.open();
+    c.send('not json');
+    expect(await c.frame('40002', (f) => f.type === 'error')).toMatchObject({ error_code: 40002 });
+    c.send({ action: 'dance' });
+    await until('two errors', () => c.frames.filter((f) => f.type === 'error').length >= 2);
+    c.send({ action: 'subscribe', topic: 'no-such-topic-here', partition: 0 });
+    expect(await c.frame('unknown topic', (f) => f.type === 'error' && f.topic === 'no-such-topic-here')).toMatchObject({ error_code: 40401 });
+    c.send({ action: 'subscribe', topic, partition: 0, offset: 99 });
+    expect(await c.frame('out of range', (f) => f.type === 'error' && f.error_code === 41601)).toMatchObject({ topic, partition: 0 });
+    c.send({ action: 'subscribe', topic, partition: -1 });
+    await until('five errors', () => c.frames.filter((f) => f.type === 'error').length >= 5);
+    // still open: a good subscribe works
+    c.send({ action: 'subscribe', topic, partition: 0, offset: 'earliest' });
+    await c.frame('subscribed', (f) => f.type === 'subscribed');
+  });
+
+  it('unsubscribe stops the deliveries of that partition', async () => {
+    const topic = uniqueTopic('ws-unsub');
+    await createTopic(topic, 1, 1);
+    const c = await Client.open();
+    c.send({ action: 'subscribe', topic, partition: 0, offset: 'latest' });
+    await c.frame('subscribed', (f) => f.type === 'subscribed');
+    await produce(topic, ['one']);
+    await until('the first record', () => c.values(topic).length === 1);
+    c.send({ action: 'unsubscribe', topic, partition: 0 });
+    await c.frame('unsubscribed', (f) => f.type === 'unsubscribed');
+    await produce(topic, ['two']);
+    // (a second subscriber proves the wake ran)
+    const d = await Client.open();
+    d.send({ action: 'subscribe', topic, partition: 0, offset: 'earliest' });
+    await until('the second subscriber has both', () => d.values(topic).length === 2);
+    expect(c.values(topic)).toEqual(['one']);
+  });
+
+  it('a subscriber waiting with nothing to read holds no function instance', async () => {
+    const topic = uniqueTopic('ws-idle');
+    await createTopic(topic, 1, 1);
+    const c = await Client.open();
+    c.send({ action: 'subscribe', topic, partition: 0, offset: 'latest' });
+    await c.frame('subscribed', (f) => f.type === 'subscribed');
+    await new Promise((r) => setTimeout(r, 2000));
+    const stats = (await call('GET', '/local/lambda')).body as { environments: { fn: string; state: string }[] };
+    expect(stats.environments.filter((e) => e.fn === 'websocket' && e.state === 'busy')).toEqual([]);
+    await produce(topic, ['late']);
+    await until('the record', () => c.values(topic).length === 1);
+  });
+});
