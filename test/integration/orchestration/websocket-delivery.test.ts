@@ -1,0 +1,80 @@
+/**
+ * One deliverer per subscription, on the shared stack: a WebSocket client subscribes through the
+ * gateway (the websocket function runs as Lambda runs it); this test takes the subscription's lease
+ * itself, as a second deliverer would, and drives the interleavings.
+ */
+import { describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { requireTopic } from '../../../lib/cluster/metadata.js';
+import { deliverPartition } from '../../../lib/orchestration/websocket-delivery.js';
+import { claimDelivery, finishDelivery, listSubscriptions } from '../../../lib/storage/coordination/connections.js';
+import { baseUrl, call, createTopic, uniqueTopic, v3 } from '../../support/api.js';
+import { until } from '../../support/cluster.js';
+
+async function subscribed(topic: string) {
+  const ws = new WebSocket(`${baseUrl().replace(/^http/, 'ws')}/ws`);
+  const frames: any[] = [];
+  ws.on('message', (d) => frames.push(JSON.parse(String(d))));
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  ws.send(JSON.stringify({ action: 'subscribe', topic, partition: 0, offset: 'latest' }));
+  await until('subscribed', () => frames.some((f) => f.type === 'subscribed'));
+  const { topicId } = (await requireTopic(topic)).topic;
+  const [sub] = await listSubscriptions(topicId, 0);
+  const offsets = () => frames.filter((f) => f.type === 'records').flatMap((f) => f.records.map((r: any) => r.offset as number));
+  return { ws, topicId, sub: sub!, offsets };
+}
+
+const produce = async (topic: string, n: number) => {
+  for (let i = 0; i < n; i++) expect((await call('POST', v3(`/topics/${topic}/records`), { partition_id: 0, value: { type: 'STRING', data: `v${i}` } })).status).toBe(200);
+};
+
+describe('WebSocket delivery: one deliverer per subscription', () => {
+  it('a wake that finds the lease held delivers nothing; the holder, once it releases, delivers it all once, in order', async () => {
+    const topic = uniqueTopic('ws-lease');
+    await createTopic(topic, 1, 1);
+    const s = await subscribed(topic);
+    try {
+      expect(await claimDelivery(s.sub, 'other', 60_000)).toBe(true);
+      // a second claim of the same subscription loses
+      expect(await claimDelivery(s.sub, 'third', 60_000)).toBe(false);
+      await produce(topic, 3);
+      // the produces' wakes ran the function's deliverer: it skipped the leased subscription
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(s.offsets()).toEqual([]);
+      // `other` releases without delivering, then reads again, as a holder does
+      expect(await finishDelivery(s.sub, 'other', s.sub.next)).toBe(true);
+      await deliverPartition(s.topicId, 0, Date.now() + 10_000);
+      await until('the three records', () => s.offsets().length >= 3);
+      expect(s.offsets()).toEqual([0, 1, 2]);
+      const [after] = await listSubscriptions(s.topicId, 0);
+      expect(after).toMatchObject({ next: 3 });
+      expect(after?.deliverer).toBeUndefined();
+    } finally {
+      s.ws.close();
+    }
+  });
+
+  it('a deliverer that dies holding the lease: once it expires another takes it, and the dead one\'s late finish writes nothing', async () => {
+    const topic = uniqueTopic('ws-expired');
+    await createTopic(topic, 1, 1);
+    const s = await subscribed(topic);
+    try {
+      const now = Date.now();
+      expect(await claimDelivery(s.sub, 'dead', 1000, now)).toBe(true);
+      // past the lease: another deliverer claims it
+      expect(await claimDelivery(s.sub, 'next', 60_000, now + 2000)).toBe(true);
+      expect(await finishDelivery(s.sub, 'dead', 99)).toBe(false);
+      const [held] = await listSubscriptions(s.topicId, 0);
+      expect(held).toMatchObject({ next: 0, deliverer: 'next' });
+      expect(await finishDelivery(s.sub, 'next', 0)).toBe(true);
+      await produce(topic, 2);
+      await until('both records', () => s.offsets().length >= 2);
+      expect(s.offsets()).toEqual([0, 1]);
+    } finally {
+      s.ws.close();
+    }
+  });
+});
