@@ -44,6 +44,7 @@ export const BACKGROUND_FILES = [
   'test/cdk/nag.test.ts',
   'test/cdk/props.test.ts',
   'test/cdk/rest-event.test.ts',
+  'test/cdk/websocket.test.ts',
   'test/unit/client/package.test.ts',
   'test/unit/chaos/checker.test.ts',
 ];

@@ -3,8 +3,8 @@
  * replica table per broker, the bucket, one Lambda function per entry of the function catalog
  * (lib/functions/catalog.ts) with exactly the access its entry names, the API built from the route table
  * (lib/http/routes.ts), the console under `<api url>ui/` (lib/http/console-server.ts; its routes need no
- * credentials), the replicator's stream event sources, the controller's schedule, alarms
- * and a dashboard. The broker list goes into the coordination table (a custom resource's PutItem),
+ * credentials), the WebSocket API beside an HTTP API (cdk/websocket.ts), the replicator's stream
+ * event sources, the controller's schedule, alarms and a dashboard. The broker list goes into the coordination table (a custom resource's PutItem),
  * where the controller reads it: a Lambda environment holds 4 KB. Tables come from lib/storage/tables.ts, the same definitions the local stack
  * creates, so what runs locally is what deploys.
  *
@@ -31,7 +31,7 @@ import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import type * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import { createHash } from 'node:crypto';
-import { CONTROLLER_WAKE_PATTERN, FUNCTIONS, REPLICA_STREAM_PATTERN, type FunctionName, type FunctionSpec } from '../lib/functions/catalog.js';
+import { CONTROLLER_WAKE_PATTERN, FUNCTIONS, REPLICA_STREAM_PATTERN, type FunctionName, type FunctionSpec, type WebSocketFunctionName } from '../lib/functions/catalog.js';
 import { DEPLOYED_BROKERS_ITEM } from '../lib/storage/tables.js';
 import { ENVIRONMENT } from '../lib/config.js';
 import { STATIC_ROUTES } from '../lib/http/static-routes.js';
@@ -43,6 +43,7 @@ import { FunctionBundler } from './bundling.js';
 import { HANDLER } from '../build/functions.js';
 import { buildObservability } from './observability.js';
 import { resolveProps, type ResolvedProps, type TributaryClusterProps } from './props.js';
+import { WEBSOCKET_STAGE, buildWebSocketApi, type ClusterWebSocketApi } from './websocket.js';
 
 export type { TributaryClusterProps } from './props.js';
 
@@ -87,11 +88,32 @@ const ATTRIBUTE_TYPES: Record<KeyType, dynamodb.AttributeType> = {
   S: dynamodb.AttributeType.STRING, N: dynamodb.AttributeType.NUMBER, B: dynamodb.AttributeType.BINARY,
 };
 
-const capitalized = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+/** `controller` → `Controller`, `websocket-authorizer` → `WebsocketAuthorizer` (construct ids, alarm names). */
+const capitalized = (s: string): string => s.split('-').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
 
-/** Does the function touch the cluster's storage (tables, streams, bucket) at all? */
+/** Does the function touch the cluster's storage (tables, streams, queue, bucket) at all? */
 const usesStorage = (spec: FunctionSpec): boolean =>
-  spec.coordination !== 'none' || spec.replicas !== 'none' || spec.bucketRead.length > 0 || spec.bucketWrite.length > 0 || spec.trigger !== 'http';
+  spec.coordination !== 'none' || spec.replicas !== 'none' || spec.bucketRead.length > 0 || spec.bucketWrite.length > 0
+  || spec.trigger === 'streams' || spec.trigger === 'schedule';
+
+/**
+ * The catalog's functions a deployment runs: the WebSocket API's come with an HTTP API (a REST API
+ * is for LocalStack's free plan, which has no WebSocket APIs either), and its authorizer only with
+ * a JWT authorizer (IAM and none need no function).
+ */
+export function deployedFunctions(p: Pick<ResolvedProps, 'apiType' | 'jwtAuthorizer'>): readonly FunctionSpec[] {
+  return FUNCTIONS.filter((f) => {
+    if (f.trigger === 'websocket') return p.apiType === 'http';
+    if (f.trigger === 'authorizer') return p.apiType === 'http' && p.jwtAuthorizer !== undefined;
+    return true;
+  });
+}
+
+/** The variable that tells a function the name of a function in its `invokes`. */
+const INVOKED_FUNCTION_ENV: Partial<Record<FunctionName, string>> = { websocket: ENVIRONMENT.websocketFunction };
+
+/** The deployed functions by name: the WebSocket API's only where it is deployed (deployedFunctions). */
+export type ClusterFunctions = Readonly<Record<Exclude<FunctionName, WebSocketFunctionName>, lambda.Function> & Partial<Record<WebSocketFunctionName, lambda.Function>>>;
 
 export class TributaryCluster extends Construct {
   /** The props with their defaults applied. */
@@ -105,8 +127,11 @@ export class TributaryCluster extends Construct {
   readonly replicaTables: readonly dynamodb.Table[];
   /** Large batches (`data/`), snapshots (`snapshots/`) and segments. */
   readonly bucket: s3.Bucket;
-  /** One function per entry of the function catalog, by name. */
-  readonly functions: Readonly<Record<FunctionName, lambda.Function>>;
+  /**
+   * One function per entry of the function catalog, by name; `websocket` with the WebSocket API
+   * (`apiType: 'http'`), `websocket-authorizer` with `jwtAuthorizer` too.
+   */
+  readonly functions: ClusterFunctions;
   /** The HTTP API (`apiType: 'http'`) or REST API (`apiType: 'rest'`). */
   readonly api: apigwv2.HttpApi | apigw.RestApi;
   /** The API's base URL, ending in `/`. */
@@ -117,6 +142,10 @@ export class TributaryCluster extends Construct {
    * call the API (a browser has no SigV4 credentials).
    */
   readonly consoleUrl: string;
+  /** The WebSocket API (WebSocket consume), with `apiType: 'http'`. */
+  readonly webSocketApi: ClusterWebSocketApi | undefined;
+  /** Where WebSocket clients connect, `wss://…/prod`, with `apiType: 'http'`. */
+  readonly webSocketUrl: string | undefined;
   /**
    * Writes the broker list into the coordination table on every create and update
    * (DEPLOYED_BROKERS_ITEM in lib/storage/tables.ts); the controller registers the brokers from it.
@@ -153,18 +182,25 @@ export class TributaryCluster extends Construct {
       reason: 'This queue is itself the failure destination (dead-letter queue) of the replicator\'s stream event sources.',
     });
 
-    const bundler = new FunctionBundler(FUNCTIONS);
+    const deployed = deployedFunctions(p);
+    const bundler = new FunctionBundler(deployed);
     const functions: Partial<Record<FunctionName, lambda.Function>> = {};
-    for (const spec of FUNCTIONS) {
+    for (const spec of deployed) {
       const fn = this.catalogFunction(spec, p, bundler, {
         [ENVIRONMENT.coordinationTable]: this.coordinationTable.tableName,
         [ENVIRONMENT.bucket]: this.bucket.bucketName,
         [ENVIRONMENT.s3ForcePathStyle]: String(p.s3ForcePathStyle),
-        // Who the caller is (lib/http/principal.ts) and what it may do (lib/security): HTTP functions only.
-        ...(spec.trigger === 'http' ? {
+        // What a caller may do (lib/security): the functions that serve callers, HTTP and WebSocket.
+        ...(spec.trigger === 'http' || spec.trigger === 'websocket' ? {
           [ENVIRONMENT.auth]: p.authMode,
           ...(p.superUsers.length > 0 ? { [ENVIRONMENT.superUsers]: p.superUsers.join(';') } : {}),
-          ...(p.jwtAuthorizer ? { [ENVIRONMENT.principalClaim]: p.jwtAuthorizer.principalClaim ?? 'sub' } : {}),
+        } : {}),
+        // Who the caller is (lib/http/principal.ts): the HTTP functions read a JWT's claim, the
+        // WebSocket API's authorizer verifies the token itself (lib/http/websocket-authorizer.ts).
+        ...((spec.trigger === 'http' || spec.trigger === 'authorizer') && p.jwtAuthorizer ? { [ENVIRONMENT.principalClaim]: p.jwtAuthorizer.principalClaim ?? 'sub' } : {}),
+        ...(spec.trigger === 'authorizer' && p.jwtAuthorizer ? {
+          [ENVIRONMENT.jwtIssuer]: p.jwtAuthorizer.issuer,
+          [ENVIRONMENT.jwtAudience]: p.jwtAuthorizer.audience.join(' '),
         } : {}),
         // The console's sign-in (its /ui/config.json and the page's Content-Security-Policy).
         ...(spec.bundlesConsole && p.jwtAuthorizer ? {
@@ -185,7 +221,8 @@ export class TributaryCluster extends Construct {
       this.trigger(spec, fn);
       functions[spec.name] = fn;
     }
-    this.functions = functions as Record<FunctionName, lambda.Function>;
+    this.functions = functions as ClusterFunctions;
+    this.grantInvokes(deployed);
     this.brokerList = this.writeBrokerList(brokers, p);
 
     const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', { retention: p.logRetention, removalPolicy: p.removalPolicy });
@@ -196,6 +233,8 @@ export class TributaryCluster extends Construct {
     this.api = api.api;
     this.apiUrl = api.url;
     this.consoleUrl = `${api.url}ui/`;
+    this.webSocketApi = this.functions.websocket ? this.buildWebSocketApi(this.functions.websocket, p) : undefined;
+    this.webSocketUrl = this.webSocketApi?.url;
 
     this.alarmTopic = p.alarmTopic ?? (p.alarmEmail ? this.emailTopic(p.alarmEmail, p.encryptionKey) : undefined);
     const observability = buildObservability(this, {
@@ -203,7 +242,7 @@ export class TributaryCluster extends Construct {
       clusterDimension: coordination.name,
       coordinationTable: this.coordinationTable,
       replicaTables: this.replicaTables,
-      specs: FUNCTIONS,
+      specs: deployed,
       functions: this.functions,
       api,
       replicationFailures: this.replicationFailureQueue,
@@ -231,6 +270,61 @@ export class TributaryCluster extends Construct {
       ? [arn('*')]
       : [...new Set(routes.map((r) => arn(`${stage}/${r.method}${r.path.replace(/\{[^}]+\}/g, '*')}`)))];
     return iam.Grant.addToPrincipal({ grantee, actions: ['execute-api:Invoke'], resourceArns });
+  }
+
+  /**
+   * Lets `grantee` open WebSocket connections (`execute-api:Invoke` on the WebSocket API's
+   * `$connect`; with `authorization: 'iam'`, the upgrade request SigV4-signed). What a connection
+   * may then read is the ACLs' to say, as for the HTTP API.
+   */
+  grantWebSocketConnect(grantee: iam.IGrantable): iam.Grant {
+    if (!this.webSocketApi) throw new Error("grantWebSocketConnect: this cluster has no WebSocket API (it comes with apiType 'http')");
+    return iam.Grant.addToPrincipal({ grantee, actions: ['execute-api:Invoke'], resourceArns: [this.webSocketApi.connectArn] });
+  }
+
+  /**
+   * Each function whose catalog entry `invokes` others may invoke exactly those (the unqualified
+   * function's ARN, no versions or aliases) and is told their names. An invoked function that is
+   * not deployed (the websocket function with a REST API) is left out: nothing is told its name.
+   */
+  private grantInvokes(deployed: readonly FunctionSpec[]): void {
+    for (const spec of deployed) {
+      const fn = this.functions[spec.name];
+      if (!fn) continue;
+      for (const name of spec.invokes ?? []) {
+        const target = this.functions[name];
+        if (!target) continue;
+        const variable = INVOKED_FUNCTION_ENV[name];
+        if (!variable) throw new Error(`the ${spec.name} function invokes ${name}, which no variable of ENVIRONMENT (lib/config.ts) names`);
+        fn.addEnvironment(variable, target.functionName);
+        fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [target.functionArn] }));
+      }
+    }
+  }
+
+  /**
+   * The WebSocket API, its access logs, and what the function that posts to connections needs:
+   * their endpoint, and `execute-api:ManageConnections` on this API's stage's connections only.
+   */
+  private buildWebSocketApi(handler: lambda.Function, p: ResolvedProps): ClusterWebSocketApi {
+    const accessLogs = new logs.LogGroup(this, 'WebSocketAccessLogs', { retention: p.logRetention, removalPolicy: p.removalPolicy });
+    const ws = buildWebSocketApi(this, {
+      name: p.tablePrefix, authorization: p.authorization, handler, accessLogs,
+      ...(this.functions['websocket-authorizer'] ? { jwtAuthorizer: this.functions['websocket-authorizer'] } : {}),
+      throttle: { rateLimit: p.throttlingRateLimit, burstLimit: p.throttlingBurstLimit },
+    });
+    const apiId = Stack.of(this).getLogicalId(ws.api.node.defaultChild as apigwv2.CfnApi);
+    for (const spec of FUNCTIONS.filter((f) => f.managesConnections)) {
+      const fn = this.functions[spec.name];
+      if (!fn) continue;
+      fn.addEnvironment(ENVIRONMENT.websocketEndpoint, ws.connectionsEndpoint);
+      fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['execute-api:ManageConnections'], resources: [ws.connectionsArn] }));
+      Validations.of(fn.role as iam.Role).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${apiId}>/${WEBSOCKET_STAGE}/*/@connections/*]`,
+        reason: `The ${spec.name} function posts to, reads and closes WebSocket connections whose ids API Gateway assigns at run time: the grant is on this API's ${WEBSOCKET_STAGE} stage's @connections only (any method: POST, GET, DELETE).`,
+      });
+    }
+    return ws;
   }
 
   /**
@@ -358,7 +452,7 @@ export class TributaryCluster extends Construct {
     return fn;
   }
 
-  /** What invokes a function, from its catalog entry; HTTP functions are wired by the API. */
+  /** What invokes a function, from its catalog entry; HTTP and WebSocket functions are wired by their APIs. */
   private trigger(spec: FunctionSpec, fn: lambda.Function): void {
     if (spec.trigger === 'streams') {
       for (const table of this.replicaTables) {

@@ -51,7 +51,8 @@ export function clusterMetric(coordinationTable: string, key: ClusterMetricKey, 
   });
 }
 
-const capitalized = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+/** `controller` → `Controller`, `websocket-authorizer` → `WebsocketAuthorizer` (construct ids, alarm names). */
+const capitalized = (s: string): string => s.split('-').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
 
 /** The extra dimension the functions emit `Errors` with (lib/http/api.ts): the Kafka error's name. */
 export const ERROR_CODE_DIMENSION = 'ErrorCode';

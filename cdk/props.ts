@@ -196,10 +196,11 @@ export interface TributaryClusterProps {
   readonly alarmTopic?: ITopic;
   /**
    * How much CloudWatch monitoring to create (each alarm costs $0.10 a month, a dashboard $3
-   * beyond an account's first three): `full`, every alarm (20 with the catalog's 6 functions) and
-   * the dashboard (about $5 a month); `essential`, the 6 cluster-health alarms (offline and
+   * beyond an account's first three): `full`, every alarm (25 with an HTTP API, two for each
+   * function; 27 with `jwtAuthorizer`, whose WebSocket authorizer is a function too) and the
+   * dashboard (about $5 a month); `essential`, the 7 cluster-health alarms (offline and
    * under-replicated partitions, no active controller, the controller not running, replication
-   * failures, API 5xx; $0.60) and no dashboard; `none`, neither.
+   * failures, API 5xx, a table tail overdue for its roll; $0.70) and no dashboard; `none`, neither.
    * @default 'full'
    */
   readonly monitoring?: Monitoring;
@@ -264,6 +265,9 @@ function resolveJwt(j: JwtAuthorizerProps, apiType: ApiType, authorization: ApiA
   if (!Array.isArray(j.audience) || j.audience.length === 0 || j.audience.some((a) => typeof a !== 'string' || a === '')) {
     throw new Error('jwtAuthorizer.audience must list at least one non-empty audience');
   }
+  // (the WebSocket API's authorizer is told them separated by spaces: TRIBUTARY_JWT_AUDIENCE)
+  const spaced = j.audience.find((a) => /\s/.test(a));
+  if (spaced !== undefined) throw new Error(`jwtAuthorizer.audience values are client ids or URIs, with no whitespace, got "${spaced}"`);
   const principalClaim = j.principalClaim ?? 'sub';
   if (typeof principalClaim !== 'string' || !/^[\w:.-]{1,128}$/.test(principalClaim)) {
     throw new Error(`jwtAuthorizer.principalClaim must be a claim name, got "${String(j.principalClaim)}"`);

@@ -32,6 +32,12 @@ export class TributaryStack extends Stack {
       description: 'The console (needs jwtAuthorizer to call an API that is not open: a browser cannot sign with IAM)',
       value: this.cluster.consoleUrl,
     });
+    if (this.cluster.webSocketUrl) {
+      new CfnOutput(this, 'WebSocketUrl', {
+        description: 'WebSocket consume: connect here (with jwtAuthorizer, a browser passes its token as ?token=; with IAM, the upgrade request is SigV4-signed)',
+        value: this.cluster.webSocketUrl,
+      });
+    }
     new CfnOutput(this, 'CoordinationTableName', { value: this.cluster.coordinationTable.tableName });
     new CfnOutput(this, 'BucketName', { value: this.cluster.bucket.bucketName });
     if (this.cluster.dashboard) new CfnOutput(this, 'DashboardName', { value: this.cluster.dashboard.dashboardName });

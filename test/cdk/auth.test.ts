@@ -1,11 +1,12 @@
 /**
  * Template assertions for authentication: IAM by default with TRIBUTARY_AUTH=iam on the
- * HTTP functions, or a JWT authorizer on every route with TRIBUTARY_AUTH=jwt and the principal
- * claim, and `superUsers` as Kafka's super.users.
+ * functions that serve callers (HTTP and WebSocket), or a JWT authorizer on every route with
+ * TRIBUTARY_AUTH=jwt and the principal claim, and `superUsers` as Kafka's super.users. The
+ * WebSocket API's `$connect`: test/cdk/websocket.test.ts.
  */
 import { App, Stack } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { TributaryCluster } from '../../cdk/cluster.js';
+import { TributaryCluster, deployedFunctions } from '../../cdk/cluster.js';
 import type { TributaryClusterProps } from '../../cdk/props.js';
 import { ENVIRONMENT } from '../../lib/config.js';
 import { FUNCTIONS } from '../../lib/functions/catalog.js';
@@ -20,20 +21,25 @@ const envOf = (s: Synthesized, name: string): Record<string, string> => {
 };
 /** The API's routes but the console's static files, which have no authorizer (test/cdk/console.test.ts). */
 const FILES = new Set(STATIC_ROUTES.map(staticRouteKey));
-const routes = (s: Synthesized) => resourcesOf(s, 'AWS::ApiGatewayV2::Route').map(([, r]) => r).filter((r) => !FILES.has(r.RouteKey));
+/** Resources of the HTTP API (not the WebSocket API's). */
+const ofHttpApi = (s: Synthesized, type: string) => resourcesOf(s, type).filter(([, r]) => r.ApiId?.Ref === logicalId(s, s.stack.cluster.api));
+const routes = (s: Synthesized) => ofHttpApi(s, 'AWS::ApiGatewayV2::Route').map(([, r]) => r).filter((r) => !FILES.has(r.RouteKey));
 
 describe('TributaryCluster: authentication', () => {
   it('uses IAM on every route by default and tells the HTTP functions so (TRIBUTARY_AUTH=iam), with no super user', () => {
     const s = synth({});
     expect(routes(s)).toHaveLength(ROUTES.length + 1);
     for (const r of routes(s)) expect(r.AuthorizationType, r.RouteKey).toBe('AWS_IAM');
-    expect(resourcesOf(s, 'AWS::ApiGatewayV2::Authorizer')).toHaveLength(0);
+    expect(ofHttpApi(s, 'AWS::ApiGatewayV2::Authorizer')).toHaveLength(0);
     for (const name of HTTP) {
       expect(envOf(s, name)[ENVIRONMENT.auth], name).toBe('iam');
       expect(envOf(s, name)[ENVIRONMENT.superUsers]).toBeUndefined();
       expect(envOf(s, name)[ENVIRONMENT.principalClaim]).toBeUndefined();
     }
-    for (const f of FUNCTIONS.filter((x) => x.trigger !== 'http')) expect(envOf(s, f.name)[ENVIRONMENT.auth], f.name).toBeUndefined();
+    expect(envOf(s, 'websocket')[ENVIRONMENT.auth]).toBe('iam');
+    for (const f of deployedFunctions(s.stack.cluster.settings).filter((x) => x.trigger !== 'http' && x.trigger !== 'websocket')) {
+      expect(envOf(s, f.name)[ENVIRONMENT.auth], f.name).toBeUndefined();
+    }
   });
 
   it("tells the functions 'none' when the deployer opened the API", () => {
@@ -45,7 +51,7 @@ describe('TributaryCluster: authentication', () => {
   it('replaces IAM with one JWT authorizer on every route, the catch-all included, and passes the principal claim and super users', () => {
     const issuer = 'https://cognito-idp.us-east-1.amazonaws.com/us-east-1_abc';
     const s = synth({ jwtAuthorizer: { issuer, audience: ['client-1', 'client-2'], principalClaim: 'email' }, superUsers: ['User:ops@example.com', 'User:admin'] });
-    const authorizers = resourcesOf(s, 'AWS::ApiGatewayV2::Authorizer');
+    const authorizers = ofHttpApi(s, 'AWS::ApiGatewayV2::Authorizer');
     expect(authorizers).toHaveLength(1);
     const [authorizerId, a] = authorizers[0] as [string, any];
     expect(a.AuthorizerType).toBe('JWT');
@@ -74,6 +80,7 @@ describe('TributaryCluster: authentication', () => {
     [{ jwtAuthorizer: { issuer: 'https://i.example.com', audience: ['a'] }, authorization: 'none' }, "jwtAuthorizer and authorization 'none' contradict each other: leave authorization unset"],
     [{ jwtAuthorizer: { issuer: 'http://i.example.com', audience: ['a'] } }, 'jwtAuthorizer.issuer must be an https URL, got "http://i.example.com"'],
     [{ jwtAuthorizer: { issuer: 'https://i.example.com', audience: [] } }, 'jwtAuthorizer.audience must list at least one non-empty audience'],
+    [{ jwtAuthorizer: { issuer: 'https://i.example.com', audience: ['a b'] } }, 'jwtAuthorizer.audience values are client ids or URIs, with no whitespace, got "a b"'],
     [{ jwtAuthorizer: { issuer: 'https://i.example.com', audience: ['a'], principalClaim: 'a b' } }, 'jwtAuthorizer.principalClaim must be a claim name, got "a b"'],
     [{ superUsers: ['admin'] }, 'superUsers[0] must be a Kafka principal such as "User:alice" (no \';\'), got "admin"'],
     [{ superUsers: ['User:a;User:b'] }, 'superUsers[0] must be a Kafka principal such as "User:alice" (no \';\'), got "User:a;User:b"'],

@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEPLOYED_BROKERS_ITEM } from '../../lib/storage/tables.js';
-import { FUNCTIONS } from '../../lib/functions/catalog.js';
+import { deployedFunctions } from '../../cdk/cluster.js';
 import { replicaTableSpec } from '../../lib/storage/tables.js';
 import { permissionsOf } from './iam.js';
 import { logicalId, resourcesOf, synth, type Synthesized } from './synth.js';
@@ -55,7 +55,7 @@ describe('TributaryCluster: brokers as a list of ids', () => {
 
   it('grants each function its catalog access on exactly the listed brokers\' tables, and streams them to the replicator', () => {
     const listed = [...replicaTables(s).values()].sort();
-    for (const spec of FUNCTIONS) {
+    for (const spec of deployedFunctions(s.stack.cluster.settings)) {
       const p = permissionsOf(s, fnId(s, spec.name));
       const replicaGrants = [...p.tables.keys()].filter((id) => id !== logicalId(s, s.stack.cluster.coordinationTable)).sort();
       expect(replicaGrants, spec.name).toEqual(spec.replicas === 'none' ? [] : listed);

@@ -66,7 +66,8 @@ let s: Synthesized;
 const assets = new Map<string, string>();
 
 beforeAll(() => {
-  s = synth({ brokers: 1 }, { bundle: true, keep: true });
+  // (with a JWT authorizer every catalog entry is deployed, the WebSocket API's authorizer too)
+  s = synth({ brokers: 1, jwtAuthorizer: { issuer: 'https://id.example.com', audience: ['client'] } }, { bundle: true, keep: true });
   for (const spec of FUNCTIONS) {
     const fn = s.json.Resources[logicalId(s, (s.stack.cluster.functions as Record<string, any>)[spec.name])]?.Properties;
     const hash = String(fn.Code.S3Key).replace(/\.zip$/, '');

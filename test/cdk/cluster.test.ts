@@ -16,6 +16,7 @@ import { coordinationTableSpec, replicaTableSpec } from '../../lib/storage/table
 import { permissionsOf } from './iam.js';
 import { ESSENTIAL_ALARMS } from '../../cdk/observability.js';
 import { TributaryStack } from '../../cdk/stack.js';
+import { deployedFunctions } from '../../cdk/cluster.js';
 import { logicalId, resourcesOf, synth, testApp, type Synthesized } from './synth.js';
 
 let s: Synthesized;
@@ -25,6 +26,10 @@ beforeAll(() => {
 
 const cluster = () => s.stack.cluster;
 const fnId = (name: string) => logicalId(s, (cluster().functions as Record<string, any>)[name]);
+/** The catalog's functions this deployment runs (the WebSocket API's authorizer comes with a JWT authorizer only). */
+const deployed = () => deployedFunctions(cluster().settings);
+/** Resources of the HTTP API (the WebSocket API's: test/cdk/websocket.test.ts). */
+const ofHttpApi = (type: string) => resourcesOf(s, type).filter(([, r]) => r.ApiId?.Ref === logicalId(s, cluster().api));
 
 describe('TributaryCluster: tables', () => {
   it('creates every table on demand, with point-in-time recovery and AWS-managed KMS encryption', () => {
@@ -117,8 +122,8 @@ describe('TributaryCluster: bucket', () => {
 describe('TributaryCluster: functions', () => {
   it('deploys one Node.js 22 arm64 function per catalog entry, with its memory, timeout and JSON logs', () => {
     // And the provider of the broker list's custom resource (AwsCustomResource's singleton).
-    expect(resourcesOf(s, 'AWS::Lambda::Function')).toHaveLength(FUNCTIONS.length + 1);
-    for (const spec of FUNCTIONS) {
+    expect(resourcesOf(s, 'AWS::Lambda::Function')).toHaveLength(deployed().length + 1);
+    for (const spec of deployed()) {
       const fn = s.json.Resources[fnId(spec.name)]?.Properties;
       expect(fn, spec.name).toMatchObject({
         Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler',
@@ -133,10 +138,10 @@ describe('TributaryCluster: functions', () => {
   });
 
   it('loads source maps only when asked (sourceMaps): parsing them is part of every cold start', () => {
-    for (const spec of FUNCTIONS) expect(s.json.Resources[fnId(spec.name)]?.Properties.Environment.Variables.NODE_OPTIONS, spec.name).toBeUndefined();
+    for (const spec of deployed()) expect(s.json.Resources[fnId(spec.name)]?.Properties.Environment.Variables.NODE_OPTIONS, spec.name).toBeUndefined();
     const mapped = synth({ brokers: 1, sourceMaps: true });
     const fns = resourcesOf(mapped, 'AWS::Lambda::Function').map(([, props]) => props).filter((props) => props.Environment?.Variables?.TRIBUTARY_BUCKET);
-    expect(fns).toHaveLength(FUNCTIONS.length);
+    expect(fns).toHaveLength(deployedFunctions(mapped.stack.cluster.settings).length);
     for (const props of fns) expect(props.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
   });
 
@@ -232,7 +237,7 @@ describe('TributaryCluster: least privilege', () => {
   it('grants each function exactly the table access its catalog entry names', () => {
     const coordination = logicalId(s, cluster().coordinationTable);
     const replicas = cluster().replicaTables.map((t) => logicalId(s, t));
-    for (const spec of FUNCTIONS) {
+    for (const spec of deployed()) {
       const p = permissionsOf(s, fnId(spec.name));
       const expected = new Map<string, string>();
       if (spec.coordination !== 'none') expected.set(coordination, spec.coordination);
@@ -242,7 +247,7 @@ describe('TributaryCluster: least privilege', () => {
   });
 
   it('grants bucket access only under the catalog entry\'s prefixes', () => {
-    for (const spec of FUNCTIONS) {
+    for (const spec of deployed()) {
       const p = permissionsOf(s, fnId(spec.name));
       expect([...p.objectsRead].sort(), `${spec.name} reads`).toEqual([...spec.bucketRead].sort());
       expect([...p.objectsWritten].sort(), `${spec.name} writes`).toEqual([...spec.bucketWrite].sort());
@@ -253,7 +258,7 @@ describe('TributaryCluster: least privilege', () => {
   it('grants stream reads to the stream-triggered functions alone (the replicator: the replica tables; the controller: the coordination table), and `*` only for dynamodb:ListStreams', () => {
     const replicas = cluster().replicaTables.map((t) => logicalId(s, t)).sort();
     const coordination = [logicalId(s, cluster().coordinationTable)];
-    for (const spec of FUNCTIONS) {
+    for (const spec of deployed()) {
       const p = permissionsOf(s, fnId(spec.name));
       const streams = spec.trigger === 'streams' ? replicas : spec.trigger === 'schedule' ? coordination : [];
       expect([...p.streams].sort(), spec.name).toEqual(streams);
@@ -265,7 +270,7 @@ describe('TributaryCluster: least privilege', () => {
     for (const [, role] of resourcesOf(s, 'AWS::IAM::Role')) {
       expect(role.ManagedPolicyArns).toBeUndefined();
     }
-    for (const spec of FUNCTIONS) {
+    for (const spec of deployed()) {
       const fn = s.json.Resources[fnId(spec.name)]?.Properties;
       const logs = permissionsOf(s, fnId(spec.name)).statements.filter((st) => [st.Action].flat().includes('logs:PutLogEvents'));
       expect(logs.map((st) => st.Resource)).toEqual([{ 'Fn::GetAtt': [fn.LoggingConfig.LogGroup.Ref, 'Arn'] }]);
@@ -275,7 +280,7 @@ describe('TributaryCluster: least privilege', () => {
 
 describe('TributaryCluster: API', () => {
   it('requires IAM authorization on every route, the catch-all included, but the console\'s static files (test/cdk/console.test.ts)', () => {
-    const routes = resourcesOf(s, 'AWS::ApiGatewayV2::Route');
+    const routes = ofHttpApi('AWS::ApiGatewayV2::Route');
     expect(routes.length).toBeGreaterThan(1);
     const files = new Set(STATIC_ROUTES.map(staticRouteKey));
     for (const [, r] of routes) expect(r.AuthorizationType, r.RouteKey).toBe(files.has(r.RouteKey) ? 'NONE' : 'AWS_IAM');
@@ -290,8 +295,9 @@ describe('TributaryCluster: API', () => {
   });
 
   it('invokes with payload format 2.0, one permission per function scoped to this API', () => {
-    s.template.allResourcesProperties('AWS::ApiGatewayV2::Integration', { IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
-    const apiPermissions = resourcesOf(s, 'AWS::Lambda::Permission').filter(([, p]) => p.Principal === 'apigateway.amazonaws.com');
+    for (const [id, integration] of ofHttpApi('AWS::ApiGatewayV2::Integration')) expect(integration, id).toMatchObject({ IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
+    const httpApi = JSON.stringify({ Ref: logicalId(s, cluster().api) });
+    const apiPermissions = resourcesOf(s, 'AWS::Lambda::Permission').filter(([, p]) => p.Principal === 'apigateway.amazonaws.com' && JSON.stringify(p.SourceArn).includes(httpApi));
     const httpFunctions = FUNCTIONS.filter((f) => f.trigger === 'http').length;
     // One per HTTP function, plus the catch-all's (its ARN, `<api>/*/$default`, is not covered by `<api>/*/*/*`).
     expect(apiPermissions).toHaveLength(httpFunctions + 1);
@@ -375,7 +381,7 @@ describe('TributaryCluster: alarms and dashboard', () => {
   });
 
   it('alarms on every function\'s errors and throttles', () => {
-    for (const spec of FUNCTIONS) {
+    for (const spec of deployed()) {
       const dims = [{ Name: 'FunctionName', Value: { Ref: fnId(spec.name) } }];
       s.template.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'AWS/Lambda', MetricName: 'Errors', Dimensions: dims });
       const throttles = s.template.findResources('AWS::CloudWatch::Alarm', { Properties: { MetricName: 'Throttles', Dimensions: dims } });
@@ -398,8 +404,9 @@ describe('TributaryCluster: alarms and dashboard', () => {
     expect(Object.keys(cluster().alarms)).toEqual(expect.arrayContaining(['OfflinePartitions', 'UnderReplicatedPartitions', 'NoActiveController', 'SegmentStorage']));
   });
 
-  it('sizes the monitoring by the `monitoring` prop: 23 alarms and the dashboard by default, the 7 cluster-health alarms with essential, nothing with none', () => {
-    s.template.resourceCountIs('AWS::CloudWatch::Alarm', 23);
+  it('sizes the monitoring by the `monitoring` prop: 25 alarms and the dashboard by default, the 7 cluster-health alarms with essential, nothing with none', () => {
+    s.template.resourceCountIs('AWS::CloudWatch::Alarm', 25);
+    synth({ brokers: 1, jwtAuthorizer: { issuer: 'https://id.example.com', audience: ['client'] } }).template.resourceCountIs('AWS::CloudWatch::Alarm', 27);
     const essential = synth({ brokers: 1, monitoring: 'essential', alarmEmail: 'ops@example.com' });
     expect(Object.keys(essential.stack.cluster.alarms).sort()).toEqual([...ESSENTIAL_ALARMS].sort());
     essential.template.resourceCountIs('AWS::CloudWatch::Alarm', ESSENTIAL_ALARMS.length);

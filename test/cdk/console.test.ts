@@ -21,10 +21,11 @@ const consoleId = (s: Synthesized) => logicalId(s, s.stack.cluster.functions.con
 const envOf = (s: Synthesized): Record<string, string> => s.json.Resources[consoleId(s)]?.Properties.Environment.Variables;
 const staticKeys = STATIC_ROUTES.map(staticRouteKey).sort();
 
-/** The HTTP API's routes by key: authorization type and the function logical id their integration invokes. */
+/** The HTTP API's routes by key (not the WebSocket API's): authorization type and the function logical id their integration invokes. */
 function httpRoutes(s: Synthesized): Map<string, { auth: string; fn: string }> {
   const integrations = new Map(resourcesOf(s, 'AWS::ApiGatewayV2::Integration'));
-  return new Map(resourcesOf(s, 'AWS::ApiGatewayV2::Route').map(([, r]) => {
+  const httpApi = logicalId(s, s.stack.cluster.api);
+  return new Map(resourcesOf(s, 'AWS::ApiGatewayV2::Route').filter(([, r]) => r.ApiId?.Ref === httpApi).map(([, r]) => {
     const integration = integrations.get(r.Target['Fn::Join'][1][1].Ref);
     return [r.RouteKey as string, { auth: r.AuthorizationType as string, fn: integration.IntegrationUri['Fn::GetAtt'][0] as string }];
   }));

@@ -12,14 +12,25 @@ import { resourcesOf, synth, type Synthesized } from './synth.js';
 const LAMBDA_ENVIRONMENT_LIMIT = 4096;
 /** The longest S3 bucket name: what a `Ref` to the bucket can resolve to. */
 const MAX_BUCKET_NAME = 63;
+/** The longest Lambda function name: what a `Ref` to a function can resolve to. */
+const MAX_FUNCTION_NAME = 64;
+/** An API Gateway API id (`Ref` to the WebSocket API). */
+const API_ID = 10;
+/** Pseudo parameters' longest values (`ap-southeast-7`, `amazonaws.com.cn`), with room to spare. */
+const PSEUDO_PARAMETERS: Record<string, number> = { 'AWS::Region': 20, 'AWS::URLSuffix': 20 };
 
-/** The deployed size of one environment value: literal, or a `Ref` whose value the template tells. */
+/** The deployed size of one environment value: literal, a `Ref` whose value the template tells, or a join of those. */
 function deployedLength(s: Synthesized, value: unknown): number {
   if (typeof value === 'string') return Buffer.byteLength(value);
+  const join = (value as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+  if (join) return join[1].reduce<number>((n, part) => n + deployedLength(s, part), Buffer.byteLength(join[0]) * (join[1].length - 1));
   const ref = (value as { Ref?: string }).Ref;
+  if (ref && PSEUDO_PARAMETERS[ref] !== undefined) return PSEUDO_PARAMETERS[ref];
   const target = ref ? s.json.Resources[ref] : undefined;
   if (target?.Type === 'AWS::DynamoDB::Table' && typeof target.Properties?.TableName === 'string') return Buffer.byteLength(target.Properties.TableName);
   if (target?.Type === 'AWS::S3::Bucket' && target.Properties?.BucketName === undefined) return MAX_BUCKET_NAME;
+  if (target?.Type === 'AWS::Lambda::Function' && target.Properties?.FunctionName === undefined) return MAX_FUNCTION_NAME;
+  if (target?.Type === 'AWS::ApiGatewayV2::Api') return API_ID;
   throw new Error(`cannot size environment value ${JSON.stringify(value)}`);
 }
 

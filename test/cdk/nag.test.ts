@@ -13,6 +13,7 @@ import { synth } from './synth.js';
 const FLAVOURS: Record<string, TributaryClusterProps> = {
   'the default deployment (HTTP API, IAM, 3 brokers)': {},
   'one broker': { brokers: 1 },
+  'an HTTP API with a JWT authorizer (and the WebSocket API\'s Lambda authorizer)': { jwtAuthorizer: { issuer: 'https://id.example.com', audience: ['client'] }, brokers: 1 },
   'a REST API with IAM': { apiType: 'rest', brokers: 1 },
   'an open HTTP API with email alarms, destroyed with the stack': { authorization: 'none', alarmEmail: 'ops@example.com', removalPolicy: RemovalPolicy.DESTROY, brokers: 2 },
   'an open REST API': { apiType: 'rest', authorization: 'none', brokers: 1 },

@@ -5,7 +5,7 @@
  */
 import { DescribeTableCommand, DynamoDBClient, ListTablesCommand, type TableDescription } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { FUNCTIONS } from '../../lib/functions/catalog.js';
+import { deployedFunctions } from '../../cdk/cluster.js';
 import { STATIC_ROUTES, staticRouteKey } from '../../lib/http/static-routes.js';
 import { DEFAULT_ROUTE, ROUTES, routeKey } from '../../lib/http/routes.js';
 import { DEFAULT_TABLE_PREFIX, coordinationTableSpec, replicaTableSpec, type TableSpec } from '../../lib/storage/tables.js';
@@ -16,7 +16,7 @@ const expectedRoutes = () => sorted([...[...ROUTES, DEFAULT_ROUTE].map((r) => [r
 
 /** Function logical id → catalog name. */
 const functionNames = (s: Synthesized): Map<string, string> =>
-  new Map(FUNCTIONS.map((f) => [logicalId(s, (s.stack.cluster.functions as Record<string, any>)[f.name]), f.name]));
+  new Map(deployedFunctions(s.stack.cluster.settings).map((f) => [logicalId(s, (s.stack.cluster.functions as Record<string, any>)[f.name]), f.name]));
 
 /** A table as both sides describe it: name, keys with their types, stream view. */
 interface Shape { name: string; keys: string[]; stream: string | null }
@@ -50,7 +50,9 @@ describe('One definition: routes', () => {
     const s = synth({ brokers: 1 });
     const names = functionNames(s);
     const integrations = new Map(resourcesOf(s, 'AWS::ApiGatewayV2::Integration'));
-    const served = resourcesOf(s, 'AWS::ApiGatewayV2::Route').map(([, r]) => {
+    // (the WebSocket API's routes: test/cdk/websocket.test.ts)
+    const httpApi = logicalId(s, s.stack.cluster.api);
+    const served = resourcesOf(s, 'AWS::ApiGatewayV2::Route').filter(([, r]) => r.ApiId?.Ref === httpApi).map(([, r]) => {
       const integration = integrations.get(r.Target['Fn::Join'][1][1].Ref);
       return [r.RouteKey, names.get(integration.IntegrationUri['Fn::GetAtt'][0])];
     });
