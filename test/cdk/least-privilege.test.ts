@@ -66,6 +66,13 @@ describe('TributaryCluster: coordination table writes by partition key', () => {
     expect(mayWrite('groups', 'offsets#billing')).toBe(true);
   });
 
+  it('keeps the websocket function to connections, subscriptions, suspect reports and quota usage', () => {
+    for (const pk of ['ws#conn#c-1', 'ws#tp#topic-id#0', 'brokers', 'quota#User:alice']) expect(mayWrite('websocket', pk), pk).toBe(true);
+    for (const pk of ['controller', 'topic#orders', 'topics', 'cluster', 'seg#abc#0', 'producers', 'lagging', 'group#g', 'offsets#g', 'txn']) {
+      expect(mayWrite('websocket', pk), `websocket writes ${pk}`).toBe(false);
+    }
+  });
+
   it('lets only the controller write the lease', () => {
     for (const spec of FUNCTIONS.filter((f) => f.coordination === 'write')) expect(mayWrite(spec.name, 'controller'), spec.name).toBe(spec.name === 'controller');
   });
