@@ -89,6 +89,8 @@ export interface TributaryClusterProps {
    * the principal `User:<principalClaim>`. Only with `apiType: 'http'`, and not with
    * `authorization: 'none'`. ACLs are enforced as with IAM. The console (`<api url>ui/`) signs in
    * with this provider (`consoleClientId`); with IAM alone it cannot call the API from a browser.
+   * The WebSocket API's `$connect` checks the same tokens (`?token=` or `Authorization: Bearer`)
+   * with a Lambda authorizer, the catalog's websocket-authorizer function.
    * @default - IAM (see `authorization`)
    */
   readonly jwtAuthorizer?: JwtAuthorizerProps;
