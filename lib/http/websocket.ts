@@ -8,7 +8,8 @@
  * Client messages (JSON text frames; docs/websocket.md):
  * - `{"action":"subscribe","topic":t,"partition":p,"offset":"earliest"|"latest"|n,"isolation_level":…}`
  *   → `{"type":"subscribed",topic,partition,offset}`, then `records` frames from that offset;
- * - `{"action":"unsubscribe","topic":t,"partition":p}` → `{"type":"unsubscribed",topic,partition}`.
+ * - `{"action":"unsubscribe","topic":t,"partition":p}` → `{"type":"unsubscribed",topic,partition}`;
+ * - `{"action":"ping"}` (exactly): a keepalive, answered by nothing and costing no store request.
  * A message that cannot be served gets `{"type":"error","error_code":…,"message":…}` with REST
  * Proxy's codes, and changes nothing.
  */
@@ -107,7 +108,7 @@ async function onMessage(event: WebSocketEvent, deadline: number): Promise<void>
       case 'commit':
         throw refuse('"commit" needs a group subscription, which the WebSocket API does not serve; a partition subscription\'s position is the client\'s.');
       default:
-        throw refuse(`Unknown action ${JSON.stringify(msg.action)}: use "subscribe" or "unsubscribe".`);
+        throw refuse(`Unknown action ${JSON.stringify(msg.action)}: use "subscribe", "unsubscribe" or "ping".`);
     }
   } catch (err) {
     const where = msg && typeof msg.topic === 'string' && typeof msg.partition === 'number' ? { topic: msg.topic, partition: msg.partition } : undefined;
@@ -135,6 +136,8 @@ export async function websocketHandler(event: WebSocketEvent | DeliverEvent, con
       await disconnect(connectionId);
       return { statusCode: 200 };
     default:
+      // (a keepalive against API Gateway's 10-minute idle timeout: nothing to read, nothing to answer)
+      if (event.body === '{"action":"ping"}') return { statusCode: 200 };
       // (the connection's item tells a message on a connection this function never saw connect)
       if (!(await isConnected(connectionId))) {
         await postFrame(connectionId, { type: 'error', error_code: 40101, message: 'This connection is not known (it was closed); connect again.' });

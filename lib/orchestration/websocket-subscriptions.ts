@@ -10,6 +10,7 @@ import {
   ConnectionGone, deleteConnection, deleteSubscription, getConnection, putConnection, putSubscription,
 } from '../storage/coordination/connections.js';
 import { deliverPartition, postFrame } from './websocket-delivery.js';
+import { PRESENCE_TTL_MS } from './websocket-wake.js';
 
 export { deleteConnection as disconnect, putConnection as connect };
 
@@ -29,6 +30,11 @@ export interface Subscribe {
  * Subscribes a connection to a partition from Kafka's earliest or latest (for read_committed, the
  * last stable offset) or an offset within the log (else OFFSET_OUT_OF_RANGE, as a fetch from it);
  * answers `subscribed`, then delivers what is readable until `deadline`.
+ *
+ * Then it delivers once more, PRESENCE_TTL_MS after the subscription was stored: an instance that
+ * asked "does this partition have subscribers" before it was stored trusts its "no" until then,
+ * so a high watermark it moves meanwhile wakes nobody; that second delivery reads past it, and
+ * every move after it wakes the deliveries.
  */
 export async function subscribe(s: Subscribe, deadline: number): Promise<void> {
   const view = await requireTopic(s.topic);
@@ -43,6 +49,7 @@ export async function subscribe(s: Subscribe, deadline: number): Promise<void> {
     }
     return s.offset;
   });
+  const storedAt = Date.now();
   try {
     await putSubscription({ connectionId: s.connectionId, topic: s.topic, topicId: view.topic.topicId, partition: s.partition, next, isolation: s.isolation, principal: s.principal });
   } catch (err) {
@@ -50,6 +57,9 @@ export async function subscribe(s: Subscribe, deadline: number): Promise<void> {
     throw err;
   }
   await postFrame(s.connectionId, { type: 'subscribed', topic: s.topic, partition: s.partition, offset: next, isolation_level: s.isolation });
+  await deliverPartition(view.topic.topicId, s.partition, deadline);
+  const wait = storedAt + PRESENCE_TTL_MS - Date.now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
   await deliverPartition(view.topic.topicId, s.partition, deadline);
 }
 

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { baseUrl, call, createTopic, uniqueTopic, v3 } from '../support/api.js';
 import { until } from '../support/cluster.js';
+import { end, init, send } from '../support/transactions.js';
 
 interface Frame { type: string; [k: string]: any }
 
@@ -124,6 +125,29 @@ describe('WebSocket consume', () => {
     d.send({ action: 'subscribe', topic, partition: 0, offset: 'earliest' });
     await until('the second subscriber has both', () => d.values(topic).length === 2);
     expect(c.values(topic)).toEqual(['one']);
+  });
+
+  it('read_committed gets a transaction\'s records once it commits and never an aborted one\'s; read_uncommitted gets both', async () => {
+    const topic = uniqueTopic('ws-txn');
+    await createTopic(topic, 1, 3);
+    const [committed, uncommitted] = await Promise.all([Client.open(), Client.open()]);
+    committed!.send({ action: 'subscribe', topic, partition: 0, offset: 'earliest', isolation_level: 'read_committed' });
+    uncommitted!.send({ action: 'subscribe', topic, partition: 0, offset: 'earliest' });
+    for (const c of [committed!, uncommitted!]) await c.frame('subscribed', (f) => f.type === 'subscribed');
+    const p = await init(uniqueTopic('ws-tid'));
+    expect((await send(p, topic, 0, ['t1', 't2'])).status).toBe(200);
+    await until('read_uncommitted sees the open transaction', () => uncommitted!.values(topic).length === 2);
+    expect(committed!.values(topic)).toEqual([]);
+    expect((await end(p, true)).status).toBe(200);
+    await until('read_committed sees the committed transaction', () => committed!.values(topic).length === 2);
+    expect((await send(p, topic, 0, ['aborted'])).status).toBe(200);
+    expect((await end(p, false)).status).toBe(200);
+    await produce(topic, ['plain']);
+    await until('both see the record after the aborted transaction', () => committed!.values(topic).includes('plain') && uncommitted!.values(topic).includes('plain'));
+    expect(committed!.values(topic)).toEqual(['t1', 't2', 'plain']);
+    expect(uncommitted!.values(topic)).toEqual(['t1', 't2', 'aborted', 'plain']);
+    // control records take offsets and are never delivered: offsets 2 (commit) and 4 (abort)
+    expect(committed!.offsets(topic)).toEqual([0, 1, 5]);
   });
 
   it('a subscriber waiting with nothing to read holds no function instance', async () => {
