@@ -31,6 +31,7 @@ import { addTotals, s3Tier, zeroTotals } from './lib/capacity.js';
 import { pathRow } from './lib/latency-model.js';
 import { leaderOf, rollAll, tableLog } from './lib/partition.js';
 import { startQuietStack } from './lib/quiet-stack.js';
+import { idleWebSocketSubscriberMonth } from './lib/websocket-cost.js';
 import { matchesPattern, StreamPoller } from '../local/stream-poller.js';
 import { lambdaContext } from '../local/gateway.js';
 import { observeRequests, sizeOf, takeCapacity, trackCapacity, type CapacityTotals as Totals, type StoreCall } from '../lib/storage/metering.js';
@@ -387,6 +388,8 @@ const controllerMonth: Dollars = {
 const idleMonth = plus(idleCounted, controllerMonth);
 // One consumer long-polling an idle partition: its fetch function is busy the whole wait, and re-reads the head.
 const waitingHeadReadsPerS = headPolls.length / (waitMs / 1000);
+// One WebSocket subscriber waiting there instead: API Gateway holds the connection.
+const idleSubscriber = idleWebSocketSubscriberMonth();
 const waitingConsumerMonth = MONTH_S * (memoryGb('fetch') * PRICE.lambda.gbSecond.value + waitingHeadReadsPerS * PRICE.dynamodb.rru.value)
   + (MONTH_S / (waitMs / 1000)) * (PRICE.lambda.request.value + PRICE.apiGateway.httpRequest.value);
 
@@ -487,7 +490,7 @@ const monthTable = {
     `Month = 730 h; MB = 10^6 bytes, GB = 2^30. Partitions: 6 at 1 MB/s, 60 at 10 MB/s (MSK bills partition-hours; Tributary keeps a table tail per partition). Retention ${RETENTION_DAYS} days (Kafka's retention.ms default): Tributary stores S3 segments once (+ a tail of up to segment.bytes per partition on each replica, half on average); Kinesis's first 24 h are included, the rest is extended retention; MSK Serverless bills GB-months stored.`,
     `Tributary fixed (10 topics × 6 partitions, 3 brokers, no clients): one controller pass a minute, the schedule's (${controllerSpec.memoryMb} MB; ${PASSES} passes measured, ${fmt(idleTicks / PASSES, 1)} ticks and ${fmt(passMeanMs, 0)} ms each on this machine: ${usd(sum(controllerMonth))} of Lambda), plus what each pass read and wrote, scaled to ${fmt(PASSES_PER_MONTH)} passes (${usd(sum(idleCounted))}: per pass ${Object.entries(idle.store.requests).filter(([op]) => op !== 'DescribeTable').map(([op, v]) => `${op} ${fmt(v / PASSES, 1)}`).join(', ')}; S3 ${Object.entries(idle.store.s3Requests).map(([op, v]) => `${op} ${v}`).join(', ') || 'none'}; replicator invocations ${idle.lambda.replicator?.invocations ?? 0}).`,
     `Replicator at sustained rates: invocations modelled as the event source mapping batches them (each table's stream polled ~4×/s, ≤ 100 records an invocation), each at the mean billed time measured here. The per-GB table above is what this run did at a low rate (about one invocation per stream record batch the local poller saw), so its replicator line is higher than at sustained rates.`,
-    `Not included: CloudWatch Logs ingestion and alarms, data transfer out of AWS, point-in-time recovery ($0.20/GB-month on the tables), the free tiers. One long-polling consumer waiting on an idle partition costs about ${usd(waitingConsumerMonth)} a month (a ${memoryGb('fetch') * 1024} MB fetch function busy for the whole wait, re-reading the head ${fmt(waitingHeadReadsPerS, 1)}×/s).`,
+    `Not included: CloudWatch Logs ingestion and alarms, data transfer out of AWS, point-in-time recovery ($0.20/GB-month on the tables), the free tiers. One long-polling consumer waiting on an idle partition costs about ${usd(waitingConsumerMonth)} a month (a ${memoryGb('fetch') * 1024} MB fetch function busy for the whole wait, re-reading the head ${fmt(waitingHeadReadsPerS, 1)}×/s); one WebSocket subscriber waiting there costs about ${usd(idleSubscriber.dollarsPerMonth)} a month (no function runs while it waits: ${fmt(idleSubscriber.connectionMinutes)} connection-minutes, ${fmt(idleSubscriber.keepalives)} keepalives and ${fmt(idleSubscriber.reconnects)} reconnects at API Gateway's 2-hour lifetime, priced from the code path's requests: bench/lib/websocket-cost.ts).`,
   ],
 };
 const latencyTable = {
@@ -575,6 +578,7 @@ await writeResult({
     idle: { ms: idleMs, passes: PASSES, passMeanMs, ticks: idleTicks, counted: idle, perMonth: idleMonth, controllerPerMonth: controllerMonth },
     paths, e2e: { model: e2e, high: e2eHigh, longPollGapMs: steadyGap, pollGaps },
     waitingConsumerMonth,
+    waitingWebSocketSubscriberMonth: idleSubscriber,
   },
   notes,
 });

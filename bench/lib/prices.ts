@@ -52,6 +52,9 @@ export const PRICE = {
     httpRequest: s(1.0 / 1e6, '$ per HTTP API request', APIGW),
     /** HTTP API requests are metered in 512 KB increments: 513 KB counts as two requests. */
     meteringStepBytes: s(512 * 1024, 'bytes per metered HTTP API request', APIGW),
+    /** WebSocket API messages, both ways, first billion a month; metered in 32 KB increments. */
+    websocketMessage: s(1.0 / 1e6, '$ per WebSocket message (32 KB increments)', APIGW),
+    websocketConnectionMinute: s(0.25 / 1e6, '$ per WebSocket connection-minute', APIGW),
   },
 } as const;
 
