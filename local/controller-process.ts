@@ -9,6 +9,8 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const { values } = parseArgs({ options: { port: { type: 'string' }, id: { type: 'string' } } });
 process.env.TRIBUTARY_CONTROLLER_ID = values.id ?? `controller-${process.pid}`;
 const { controller, runController } = await import('../lib/orchestration/controller-loop.js');
+// (a high watermark this controller moves wakes the WebSocket deliveries, as the deployed function's do)
+(await import('../lib/orchestration/websocket-wake.js')).armWebSocketWake();
 
 let last: unknown = null;
 let stopping = false;
