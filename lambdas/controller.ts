@@ -15,11 +15,15 @@ armWebSocketWake();
 
 export const handler = middy<unknown, { ticks: number }, Error, Context>().handler(async (_event, context) => {
   // The last sweep pass ends with the loop (runController awaits it): nothing runs after return.
-  const ticks = await runController({
-    untilIdle: true,
-    until: () => context.getRemainingTimeInMillis() < 3000,
-    remainingMs: () => context.getRemainingTimeInMillis() - 3000,
-  });
-  await flushWakes();
+  let ticks: number;
+  try {
+    ticks = await runController({
+      untilIdle: true,
+      until: () => context.getRemainingTimeInMillis() < 3000,
+      remainingMs: () => context.getRemainingTimeInMillis() - 3000,
+    });
+  } finally {
+    await flushWakes();
+  }
   return { ticks };
 });

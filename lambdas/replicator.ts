@@ -9,7 +9,11 @@ armWebSocketWake();
 
 export const handler = middy<DynamoDBStreamEvent, DynamoDBBatchResponse>().handler(async (event, context) => {
   // (a full sync stops 3 s before the function's end: nothing runs once it returns)
-  const failed = await replicateChanges(changesOf(event.Records), Date.now() + context.getRemainingTimeInMillis() - 3000);
-  await flushWakes();
+  let failed: string[];
+  try {
+    failed = await replicateChanges(changesOf(event.Records), Date.now() + context.getRemainingTimeInMillis() - 3000);
+  } finally {
+    await flushWakes();
+  }
   return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
 });

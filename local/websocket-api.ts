@@ -124,9 +124,9 @@ export function startWebSocketApi(o: WebSocketApiOptions): WebSocketApi {
     return true;
   }
 
-  function reply(res: ServerResponse, status: number, body?: unknown): true {
+  function reply(res: ServerResponse, status: number, body?: unknown, headers: Record<string, string> = {}): true {
     const text = body === undefined ? '' : JSON.stringify(body);
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-amzn-requestid': randomUUID() });
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-amzn-requestid': randomUUID(), ...headers });
     res.end(text);
     return true;
   }
@@ -138,9 +138,10 @@ export function startWebSocketApi(o: WebSocketApiOptions): WebSocketApi {
     if (conn) {
       const id = decodeURIComponent(conn[1] as string);
       const c = open.get(id);
-      if (!c || c.socket.readyState !== c.socket.OPEN) return reply(res, 410, { message: 'GoneException' });
+      // (the error type header is how the AWS SDK names the error: GoneException)
+      if (!c || c.socket.readyState !== c.socket.OPEN) return reply(res, 410, { message: 'GoneException' }, { 'x-amzn-errortype': 'GoneException' });
       if (method === 'POST') {
-        if (body.length > MAX_MESSAGE_BYTES) return reply(res, 413, { message: 'PayloadTooLargeException' });
+        if (body.length > MAX_MESSAGE_BYTES) return reply(res, 413, { message: 'PayloadTooLargeException' }, { 'x-amzn-errortype': 'PayloadTooLargeException' });
         c.lastActiveAt = Date.now();
         c.socket.send(body.toString('utf8'));
         return reply(res, 200);

@@ -9,7 +9,7 @@
  * - `{"action":"subscribe","topic":t,"partition":p,"offset":"earliest"|"latest"|n,"isolation_level":…}`
  *   → `{"type":"subscribed",topic,partition,offset}`, then `records` frames from that offset;
  * - `{"action":"unsubscribe","topic":t,"partition":p}` → `{"type":"unsubscribed",topic,partition}`;
- * - `{"action":"ping"}` (exactly): a keepalive, answered by nothing and costing no store request.
+ * - `{"action":"ping"}`: a keepalive, answered by nothing and costing no store request.
  * A message that cannot be served gets `{"type":"error","error_code":…,"message":…}` with REST
  * Proxy's codes, and changes nothing.
  */
@@ -50,6 +50,15 @@ interface SubscribeMessage {
   readonly partition: number;
   readonly offset: 'earliest' | 'latest' | number;
   readonly isolation: IsolationLevel;
+}
+
+function isPing(body: string | null | undefined): boolean {
+  if (!body || body.length > 100) return false;
+  try {
+    return (JSON.parse(body) as { action?: unknown }).action === 'ping';
+  } catch {
+    return false;
+  }
 }
 
 function parseMessage(body: string | null | undefined): Record<string, unknown> {
@@ -137,7 +146,7 @@ export async function websocketHandler(event: WebSocketEvent | DeliverEvent, con
       return { statusCode: 200 };
     default:
       // (a keepalive against API Gateway's 10-minute idle timeout: nothing to read, nothing to answer)
-      if (event.body === '{"action":"ping"}') return { statusCode: 200 };
+      if (isPing(event.body)) return { statusCode: 200 };
       // (the connection's item tells a message on a connection this function never saw connect)
       if (!(await isConnected(connectionId))) {
         await postFrame(connectionId, { type: 'error', error_code: 40101, message: 'This connection is not known (it was closed); connect again.' });

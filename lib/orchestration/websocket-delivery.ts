@@ -18,7 +18,7 @@ import { asKafkaError } from '../errors.js';
 import { fetchRecords, readFromLeader, type FetchResult } from '../log/read.js';
 import { authorizationEnabled, authorize } from '../security/authorizer.js';
 import {
-  claimDelivery, deleteConnection, deleteSubscription, finishDelivery, listSubscriptions, type SubscriptionRecord,
+  claimDelivery, deleteConnection, deleteSubscription, finishDelivery, listSubscriptions, releaseDelivery, type SubscriptionRecord,
 } from '../storage/coordination/connections.js';
 import { kafkaMessage, restErrorCode } from '../protocol/errors.js';
 import { postToConnection } from '../storage/connection-api.js';
@@ -121,23 +121,33 @@ async function deliverOne(s: SubscriptionRecord, me: string, read: (offset: numb
   }
   if (result.nextOffset <= s.next) return 'idle';
   if (!(await claimDelivery(s, me, DELIVERY_LEASE_MS))) return 'skipped';
-  for (const frame of recordFrames(s.topic, s.partition, result.records)) {
-    if (!(await postFrame(s.connectionId, frame))) {
-      await deleteConnection(s.connectionId);
-      return 'delivered';
+  try {
+    for (const frame of recordFrames(s.topic, s.partition, result.records)) {
+      if (!(await postFrame(s.connectionId, frame))) {
+        // (gone: the subscription goes too, even where the connection's item no longer lists it)
+        await Promise.all([deleteConnection(s.connectionId), deleteSubscription(s.connectionId, s.topicId, s.partition)]);
+        return 'delivered';
+      }
     }
+    await finishDelivery(s, me, result.nextOffset);
+  } catch (err) {
+    // (the lease goes at once, so the next wake, or Lambda's retry of this one, delivers again)
+    await releaseDelivery(s, me).catch(() => undefined);
+    throw err;
   }
-  await finishDelivery(s, me, result.nextOffset);
   return 'delivered';
 }
 
 /**
  * Delivers what is readable of one partition to its subscribers (see the file's comment), until a
  * round finds nothing to deliver or `deadline` (epoch ms) passes; answers the rounds it ran.
+ * A subscription whose delivery failed has its lease released, and the failure is thrown once
+ * the others are done.
  */
 export async function deliverPartition(topicId: string, partition: number, deadline: number): Promise<number> {
   const me = randomUUID();
   let rounds = 0;
+  let failure: unknown;
   for (; rounds < MAX_ROUNDS && Date.now() < deadline; rounds++) {
     const subs = await listSubscriptions(topicId, partition);
     const first = subs[0];
@@ -154,10 +164,13 @@ export async function deliverPartition(topicId: string, partition: number, deadl
     };
     const outcomes = await Promise.all(subs.map((s) => deliverOne(s, me, read).catch((err: unknown) => {
       logger.warn({ event: 'websocket-delivery-failed', connectionId: s.connectionId, topic: s.topic, partition, err }, 'delivery to a connection failed');
+      failure ??= err;
       return 'skipped' as const;
     })));
     if (!outcomes.includes('delivered')) break;
   }
+  // A failed delivery fails the invocation: Lambda retries an asynchronous one (the wake).
+  if (failure !== undefined) throw failure;
   return rounds;
 }
 

@@ -49,13 +49,13 @@ export async function subscribe(s: Subscribe, deadline: number): Promise<void> {
     }
     return s.offset;
   });
-  const storedAt = Date.now();
   try {
     await putSubscription({ connectionId: s.connectionId, topic: s.topic, topicId: view.topic.topicId, partition: s.partition, next, isolation: s.isolation, principal: s.principal });
   } catch (err) {
     if (err instanceof ConnectionGone) return; // (closed meanwhile: nothing to answer)
     throw err;
   }
+  const storedAt = Date.now();
   await postFrame(s.connectionId, { type: 'subscribed', topic: s.topic, partition: s.partition, offset: next, isolation_level: s.isolation });
   await deliverPartition(view.topic.topicId, s.partition, deadline);
   const wait = storedAt + PRESENCE_TTL_MS - Date.now();

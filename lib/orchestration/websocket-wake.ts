@@ -6,7 +6,7 @@
  * to accept the invocation (`flushWakes`, before it answers: nothing runs in a frozen instance).
  *
  * Whether a partition has subscribers is cached per instance for PRESENCE_TTL_MS (a Query of at most
- * one item, half a read unit), so a produce costs no read of its own. A subscriber that came after
+ * one item, one read unit, strongly consistent), so a produce costs no read of its own. A subscriber that came after
  * the cache said "none" gets its records with the next wake past the cache's age, and its
  * subscribe delivers everything readable then. Off unless `TRIBUTARY_WEBSOCKET_FUNCTION` names the
  * function.
@@ -30,9 +30,11 @@ async function hasSubscribers(topicId: string, partition: number): Promise<boole
   const key = `${topicId}#${partition}`;
   const cached = presence.get(key);
   if (cached && Date.now() - cached.at < PRESENCE_TTL_MS) return cached.has;
+  // (stamped when asked: a "no" is trusted for PRESENCE_TTL_MS from before the read, never longer)
+  const askedAt = Date.now();
   const has = await hasSubscriptions(topicId, partition);
   if (presence.size > 10_000) presence.clear();
-  presence.set(key, { has, at: Date.now() });
+  presence.set(key, { has, at: askedAt });
   return has;
 }
 
@@ -57,7 +59,8 @@ function moved(tp: string): void {
     try {
       do {
         sending.set(tp, false);
-        await wake(fn, tp);
+        // (one retry: a wake lost here waits for the partition's next move)
+        await wake(fn, tp).catch(() => wake(fn, tp));
       } while (sending.get(tp) === true);
     } catch (err) {
       logger.warn({ event: 'websocket-wake-failed', tp, err }, 'waking the WebSocket deliveries failed');

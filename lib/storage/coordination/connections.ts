@@ -15,7 +15,7 @@
  *   Fails: `ConditionFailed` when the connection is gone (nothing written).
  * - `claimDelivery`: Update `deliverer`, `leaseUntil` where the subscription exists, its `next` is
  *   the one read, and no other deliverer's lease is live. Lost race: false, nothing written.
- * - `finishDelivery`: Update `next`, REMOVE the lease where `deliverer` is the claimant's.
+ * - `finishDelivery` / `releaseDelivery`: Update `next` (or not), REMOVE the lease where `deliverer` is the claimant's.
  *   Lost race (the subscription was replaced or removed, or the lease expired and another took it):
  *   false, nothing written.
  */
@@ -158,6 +158,21 @@ export async function finishDelivery(s: SubscriptionRecord, deliverer: string, n
   }
 }
 
+/** Releases a claimed subscription's lease, `next` unchanged (a delivery that failed after its claim); false when the claim was lost. */
+export async function releaseDelivery(s: SubscriptionRecord, deliverer: string): Promise<boolean> {
+  try {
+    await db().send(new UpdateCommand({
+      TableName: table(), Key: { pk: subscriptionsPk(s.topicId, s.partition), sk: s.connectionId },
+      UpdateExpression: 'REMOVE deliverer, leaseUntil', ConditionExpression: 'deliverer = :me',
+      ExpressionAttributeValues: { ':me': deliverer },
+    }));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
 /** Removes one subscription (the connection's `subs` keeps its key; `$disconnect` deletes what is gone already without harm). */
 export async function deleteSubscription(connectionId: string, topicId: string, partition: number): Promise<void> {
   await db().send(new DeleteCommand({ TableName: table(), Key: { pk: subscriptionsPk(topicId, partition), sk: connectionId } }));
@@ -176,10 +191,10 @@ export async function deleteConnection(connectionId: string): Promise<void> {
   }
 }
 
-/** Whether a partition has any subscription (an eventually consistent Query of at most one item: half a read unit). */
+/** Whether a partition has any subscription (a strongly consistent Query of at most one item: one read unit). */
 export async function hasSubscriptions(topicId: string, partition: number): Promise<boolean> {
   const out = await db().send(new QueryCommand({
-    TableName: table(), KeyConditionExpression: 'pk = :pk', Limit: 1, Select: 'COUNT',
+    TableName: table(), ConsistentRead: true, KeyConditionExpression: 'pk = :pk', Limit: 1, Select: 'COUNT',
     ExpressionAttributeValues: { ':pk': subscriptionsPk(topicId, partition) },
   }));
   return (out.Count ?? 0) > 0;

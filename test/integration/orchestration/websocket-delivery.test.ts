@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { requireTopic } from '../../../lib/cluster/metadata.js';
 import { deliverPartition } from '../../../lib/orchestration/websocket-delivery.js';
-import { claimDelivery, finishDelivery, listSubscriptions } from '../../../lib/storage/coordination/connections.js';
+import { claimDelivery, finishDelivery, getConnection, listSubscriptions, putConnection, putSubscription } from '../../../lib/storage/coordination/connections.js';
 import { baseUrl, call, createTopic, uniqueTopic, v3 } from '../../support/api.js';
 import { until } from '../../support/cluster.js';
 
@@ -73,6 +73,35 @@ describe('WebSocket delivery: one deliverer per subscription', () => {
       await produce(topic, 2);
       await until('both records', () => s.offsets().length >= 2);
       expect(s.offsets()).toEqual([0, 1]);
+    } finally {
+      s.ws.close();
+    }
+  });
+
+  it('a connection API Gateway says is gone (410) loses its connection and subscription items at the next delivery', async () => {
+    const topic = uniqueTopic('ws-gone');
+    await createTopic(topic, 1, 1);
+    const { topicId } = (await requireTopic(topic)).topic;
+    // a connection whose $disconnect never ran: its items stayed
+    await putConnection('GoneConnection0=', 'User:ANONYMOUS');
+    await putSubscription({ connectionId: 'GoneConnection0=', topic, topicId, partition: 0, next: 0, isolation: 'read_uncommitted', principal: 'User:ANONYMOUS' });
+    await produce(topic, 1);
+    await deliverPartition(topicId, 0, Date.now() + 10_000);
+    await until('the gone connection\'s items are removed', async () => (await listSubscriptions(topicId, 0)).length === 0 && (await getConnection('GoneConnection0=')) === undefined);
+  });
+
+  it('a delivery that fails after its claim releases the lease at once, leaves next where it was, and fails', async () => {
+    const topic = uniqueTopic('ws-fails');
+    await createTopic(topic, 1, 1);
+    const s = await subscribed(topic);
+    try {
+      // a record larger than a WebSocket message: its post is refused (413), not gone
+      const big = 'x'.repeat(200 * 1024);
+      expect((await call('POST', v3(`/topics/${topic}/records`), { partition_id: 0, value: { type: 'STRING', data: big } })).status).toBe(200);
+      await expect(deliverPartition(s.topicId, 0, Date.now() + 10_000)).rejects.toThrow();
+      const [after] = await listSubscriptions(s.topicId, 0);
+      expect(after).toMatchObject({ next: 0 });
+      expect(after?.deliverer).toBeUndefined();
     } finally {
       s.ws.close();
     }
