@@ -13,12 +13,15 @@
  * - `putSubscription`: [Update connection ADD subs] (condition: the connection exists), then Put
  *   of the subscription (no condition: a subscribe again to the same partition replaces it).
  *   Fails: `ConditionFailed` when the connection is gone (nothing written).
- * - `claimDelivery`: Update `deliverer`, `leaseUntil` where the subscription exists, its `next` is
- *   the one read, and no other deliverer's lease is live. Lost race: false, nothing written.
+ * - `putSubscription`'s Put writes a new `gen`: the subscription's identity.
+ * - `claimDelivery`: Update `deliverer`, `leaseUntil` where the subscription is the one read (its
+ *   `gen`) at the `next` read, and no other deliverer's lease is live. Lost race (a subscribe again
+ *   or an unsubscribe meanwhile included): false, nothing written.
  * - `finishDelivery` / `releaseDelivery`: Update `next` (or not), REMOVE the lease where `deliverer` is the claimant's.
  *   Lost race (the subscription was replaced or removed, or the lease expired and another took it):
  *   false, nothing written.
  */
+import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../../config.js';
 import { dynamo } from '../clients.js';
@@ -56,6 +59,8 @@ export interface SubscriptionRecord {
   readonly next: number;
   readonly isolation: Isolation;
   readonly principal: string;
+  /** This subscription's identity: a subscribe again to the partition writes a new one, so a claim read before it cannot take the new subscription. */
+  readonly gen: string;
   /** A delivery in progress: who, and until when its lease holds (epoch ms). */
   readonly deliverer?: string;
   readonly leaseUntil?: number;
@@ -80,7 +85,7 @@ export async function getConnection(connectionId: string): Promise<ConnectionRec
 }
 
 /** Subscribes the connection to a partition from `next` (see the file's comment). */
-export async function putSubscription(s: Omit<SubscriptionRecord, 'deliverer' | 'leaseUntil'>, now = Date.now()): Promise<void> {
+export async function putSubscription(s: Omit<SubscriptionRecord, 'deliverer' | 'leaseUntil' | 'gen'>, now = Date.now()): Promise<void> {
   const pk = subscriptionsPk(s.topicId, s.partition);
   try {
     await db().send(new UpdateCommand({
@@ -96,7 +101,7 @@ export async function putSubscription(s: Omit<SubscriptionRecord, 'deliverer' | 
     TableName: table(),
     Item: {
       pk, sk: s.connectionId, topic: s.topic, topicId: s.topicId, partition: s.partition, next: s.next,
-      isolation: s.isolation, principal: s.principal, expiresAt: expiresAt(now),
+      isolation: s.isolation, principal: s.principal, gen: randomUUID(), expiresAt: expiresAt(now),
     },
   }));
 }
@@ -104,7 +109,7 @@ export async function putSubscription(s: Omit<SubscriptionRecord, 'deliverer' | 
 const toSubscription = (item: Record<string, unknown>): SubscriptionRecord => ({
   connectionId: item.sk as string, topic: item.topic as string, topicId: item.topicId as string,
   partition: item.partition as number, next: item.next as number, isolation: item.isolation as Isolation,
-  principal: item.principal as string,
+  principal: item.principal as string, gen: item.gen as string,
   ...(typeof item.deliverer === 'string' ? { deliverer: item.deliverer } : {}),
   ...(typeof item.leaseUntil === 'number' ? { leaseUntil: item.leaseUntil } : {}),
 });
@@ -130,9 +135,9 @@ export async function claimDelivery(s: SubscriptionRecord, deliverer: string, le
     await db().send(new UpdateCommand({
       TableName: table(), Key: { pk: subscriptionsPk(s.topicId, s.partition), sk: s.connectionId },
       UpdateExpression: 'SET deliverer = :me, leaseUntil = :until',
-      ConditionExpression: 'attribute_exists(pk) AND #next = :next AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)',
+      ConditionExpression: 'gen = :gen AND #next = :next AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)',
       ExpressionAttributeNames: { '#next': 'next' },
-      ExpressionAttributeValues: { ':me': deliverer, ':until': now + leaseMs, ':next': s.next, ':now': now },
+      ExpressionAttributeValues: { ':me': deliverer, ':until': now + leaseMs, ':next': s.next, ':now': now, ':gen': s.gen },
     }));
     return true;
   } catch (err) {

@@ -106,4 +106,20 @@ describe('WebSocket delivery: one deliverer per subscription', () => {
       s.ws.close();
     }
   });
+
+  it('a deliverer that read the subscription before a subscribe again cannot claim the new one, even at the same offset', async () => {
+    const topic = uniqueTopic('ws-resub');
+    await createTopic(topic, 1, 1);
+    const s = await subscribed(topic);
+    try {
+      s.ws.send(JSON.stringify({ action: 'subscribe', topic, partition: 0, offset: 'latest', isolation_level: 'read_committed' }));
+      await until('the second subscribe', async () => (await listSubscriptions(s.topicId, 0))[0]?.isolation === 'read_committed');
+      const [now] = await listSubscriptions(s.topicId, 0);
+      expect(now!.next).toBe(s.sub.next);
+      expect(await claimDelivery(s.sub, 'stale', 60_000)).toBe(false);
+      expect(await claimDelivery(now!, 'current', 60_000)).toBe(true);
+    } finally {
+      s.ws.close();
+    }
+  });
 });
