@@ -40,6 +40,18 @@ export class ConnectionGone extends Error {
 
 const isConditionFailure = (err: unknown): boolean => (err as { name?: string }).name === 'ConditionalCheckFailedException';
 
+type SubscriptionUpdate = Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName' | 'Key'>;
+/** A conditional Update of one subscription: true when it was written, false when its condition failed (nothing written). */
+async function updateSubscriptionIf(s: SubscriptionRecord, update: SubscriptionUpdate): Promise<boolean> {
+  try {
+    await db().send(new UpdateCommand({ TableName: table(), Key: { pk: subscriptionsPk(s.topicId, s.partition), sk: s.connectionId }, ...update }));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
 export type Isolation = 'read_uncommitted' | 'read_committed';
 
 export interface ConnectionRecord {
@@ -131,51 +143,30 @@ export async function listSubscriptions(topicId: string, partition: number): Pro
 
 /** Takes the delivery lease of a subscription at `next` (see the file's comment); false when another holds it or `next` moved. */
 export async function claimDelivery(s: SubscriptionRecord, deliverer: string, leaseMs: number, now = Date.now()): Promise<boolean> {
-  try {
-    await db().send(new UpdateCommand({
-      TableName: table(), Key: { pk: subscriptionsPk(s.topicId, s.partition), sk: s.connectionId },
-      UpdateExpression: 'SET deliverer = :me, leaseUntil = :until',
-      ConditionExpression: 'gen = :gen AND #next = :next AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)',
-      ExpressionAttributeNames: { '#next': 'next' },
-      ExpressionAttributeValues: { ':me': deliverer, ':until': now + leaseMs, ':next': s.next, ':now': now, ':gen': s.gen },
-    }));
-    return true;
-  } catch (err) {
-    if (isConditionFailure(err)) return false;
-    throw err;
-  }
+  return updateSubscriptionIf(s, {
+    UpdateExpression: 'SET deliverer = :me, leaseUntil = :until',
+    ConditionExpression: 'gen = :gen AND #next = :next AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)',
+    ExpressionAttributeNames: { '#next': 'next' },
+    ExpressionAttributeValues: { ':me': deliverer, ':until': now + leaseMs, ':next': s.next, ':now': now, ':gen': s.gen },
+  });
 }
 
 /** Moves a claimed subscription's `next` and releases the lease; false when the claim was lost. */
 export async function finishDelivery(s: SubscriptionRecord, deliverer: string, next: number): Promise<boolean> {
-  try {
-    await db().send(new UpdateCommand({
-      TableName: table(), Key: { pk: subscriptionsPk(s.topicId, s.partition), sk: s.connectionId },
-      UpdateExpression: 'SET #next = :next REMOVE deliverer, leaseUntil',
-      ConditionExpression: 'deliverer = :me',
-      ExpressionAttributeNames: { '#next': 'next' },
-      ExpressionAttributeValues: { ':me': deliverer, ':next': next },
-    }));
-    return true;
-  } catch (err) {
-    if (isConditionFailure(err)) return false;
-    throw err;
-  }
+  return updateSubscriptionIf(s, {
+    UpdateExpression: 'SET #next = :next REMOVE deliverer, leaseUntil',
+    ConditionExpression: 'deliverer = :me',
+    ExpressionAttributeNames: { '#next': 'next' },
+    ExpressionAttributeValues: { ':me': deliverer, ':next': next },
+  });
 }
 
 /** Releases a claimed subscription's lease, `next` unchanged (a delivery that failed after its claim); false when the claim was lost. */
 export async function releaseDelivery(s: SubscriptionRecord, deliverer: string): Promise<boolean> {
-  try {
-    await db().send(new UpdateCommand({
-      TableName: table(), Key: { pk: subscriptionsPk(s.topicId, s.partition), sk: s.connectionId },
-      UpdateExpression: 'REMOVE deliverer, leaseUntil', ConditionExpression: 'deliverer = :me',
-      ExpressionAttributeValues: { ':me': deliverer },
-    }));
-    return true;
-  } catch (err) {
-    if (isConditionFailure(err)) return false;
-    throw err;
-  }
+  return updateSubscriptionIf(s, {
+    UpdateExpression: 'REMOVE deliverer, leaseUntil', ConditionExpression: 'deliverer = :me',
+    ExpressionAttributeValues: { ':me': deliverer },
+  });
 }
 
 /** Removes one subscription (the connection's `subs` keeps its key; `$disconnect` deletes what is gone already without harm). */
