@@ -339,6 +339,8 @@ export interface ListedOffset {
   readonly timestamp: number | null;
   /** With `latest`: the last stable offset, where a read_committed reader ends (Kafka's ListOffsets at READ_COMMITTED). */
   readonly lastStableOffset?: number;
+  /** With `latest`: the leader's log end offset, the highest offset a fetch may start at (above the high watermark it waits). */
+  readonly logEndOffset?: number;
 }
 
 type Found = { offset: number; timestamp: number } | undefined;
@@ -380,7 +382,7 @@ async function timeInSegments(t: ReadTarget, from: number, below: number, timest
 export async function listOffset(t: ReadTarget, spec: OffsetSpec, o: ReadHooks = {}): Promise<ListedOffset> {
   const head = await leaderHead(t);
   if (spec === 'earliest') return { offset: head.logStartOffset, timestamp: null };
-  if (spec === 'latest') return { offset: head.hw, timestamp: null, lastStableOffset: lastStableOffset(head) };
+  if (spec === 'latest') return { offset: head.hw, timestamp: null, lastStableOffset: lastStableOffset(head), logEndOffset: head.leo };
   await o.afterHead?.();
   const none = { offset: null, timestamp: null };
   let tail = Math.min(tailStartOf(head), head.hw);

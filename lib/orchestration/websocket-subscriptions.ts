@@ -28,7 +28,9 @@ export interface Subscribe {
 
 /**
  * Subscribes a connection to a partition from Kafka's earliest or latest (for read_committed, the
- * last stable offset) or an offset within the log (else OFFSET_OUT_OF_RANGE, as a fetch from it);
+ * last stable offset) or an offset within the log — from the log start to the leader's log end, so
+ * a resume from the last delivered offset on a new leader whose high watermark has not caught up
+ * yet waits as a fetch would (else OFFSET_OUT_OF_RANGE, as a fetch from it);
  * answers `subscribed`, then delivers what is readable until `deadline`.
  *
  * Then it delivers once more, PRESENCE_TTL_MS after the subscription was stored: an instance that
@@ -44,8 +46,9 @@ export async function subscribe(s: Subscribe, deadline: number): Promise<void> {
     const high = latest.offset ?? 0;
     if (s.offset === 'earliest') return start;
     if (s.offset === 'latest') return s.isolation === 'read_committed' ? latest.lastStableOffset ?? high : high;
-    if (s.offset < start || s.offset > high) {
-      throw new KafkaError('OFFSET_OUT_OF_RANGE', `Offset ${s.offset} is not within the log of ${s.topic} partition ${s.partition} (${start} to ${high}).`, { topic: s.topic });
+    const end = latest.logEndOffset ?? high;
+    if (s.offset < start || s.offset > end) {
+      throw new KafkaError('OFFSET_OUT_OF_RANGE', `Offset ${s.offset} is not within the log of ${s.topic} partition ${s.partition} (${start} to ${end}).`, { topic: s.topic });
     }
     return s.offset;
   });

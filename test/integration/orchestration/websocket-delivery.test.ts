@@ -3,9 +3,11 @@
  * gateway (the websocket function runs as Lambda runs it); this test takes the subscription's lease
  * itself, as a second deliverer would, and drives the interleavings.
  */
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { requireTopic } from '../../../lib/cluster/metadata.js';
+import { replicaStore, requireTopic } from '../../../lib/cluster/metadata.js';
+import { dynamo } from '../../../lib/storage/clients.js';
 import { deliverPartition } from '../../../lib/orchestration/websocket-delivery.js';
 import { claimDelivery, finishDelivery, getConnection, listSubscriptions, putConnection, putSubscription } from '../../../lib/storage/coordination/connections.js';
 import { baseUrl, call, createTopic, uniqueTopic, v3 } from '../../support/api.js';
@@ -126,6 +128,44 @@ describe('WebSocket delivery: one deliverer per subscription', () => {
       expect(await claimDelivery(now!, 'current', 60_000)).toBe(true);
     } finally {
       s.ws.close();
+    }
+  });
+});
+
+describe('WebSocket subscribe at an offset', () => {
+  it('between the high watermark and the log end (a new leader\'s high watermark behind what was delivered) waits as a fetch would; past the log end is 41601', async () => {
+    const topic = uniqueTopic('ws-above-hw');
+    await createTopic(topic, 1, 1);
+    await produce(topic, 3);
+    const view = await requireTopic(topic);
+    const store = await replicaStore(view.partitions[0]!.leader!);
+    const tp = `${view.topic.topicId}#0`;
+    const setHw = (hw: number) => dynamo(store.endpoint).send(new UpdateCommand({
+      TableName: store.replicaTable, Key: { tp, off: -1 }, UpdateExpression: 'SET hw = :hw', ExpressionAttributeValues: { ':hw': hw },
+    }));
+    // The leader holds offsets 0–2 and has committed only offset 0, as a new leader may.
+    await setHw(1);
+    const ws = new WebSocket(`${baseUrl().replace(/^http/, 'ws')}/ws`);
+    const frames: any[] = [];
+    ws.on('message', (d) => frames.push(JSON.parse(String(d))));
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    try {
+      ws.send(JSON.stringify({ action: 'subscribe', topic, partition: 0, offset: 4 }));
+      await until('the error', () => frames.some((f) => f.type === 'error'));
+      expect(frames.find((f) => f.type === 'error')).toMatchObject({ error_code: 41601, message: expect.stringContaining('(0 to 3)') });
+      ws.send(JSON.stringify({ action: 'subscribe', topic, partition: 0, offset: 3 }));
+      await until('subscribed', () => frames.some((f) => f.type === 'subscribed'));
+      expect(frames.find((f) => f.type === 'subscribed')).toMatchObject({ offset: 3 });
+      // Once the high watermark passes it, the subscription delivers from there.
+      await setHw(3);
+      await produce(topic, 1);
+      await until('offset 3 delivered', () => frames.some((f) => f.type === 'records'));
+      expect(frames.filter((f) => f.type === 'records').flatMap((f) => f.records.map((r: any) => r.offset))).toEqual([3]);
+    } finally {
+      ws.close();
     }
   });
 });
