@@ -96,10 +96,9 @@ function parseSubscribe(msg: Record<string, unknown>): SubscribeMessage {
 async function onSubscribe(event: WebSocketEvent, msg: Record<string, unknown>, deadline: number): Promise<void> {
   const s = parseSubscribe(msg);
   const principal = principalOfWebSocket(event);
-  if (authorizationEnabled()) {
-    await requireAccess({ principal, host: event.requestContext.identity?.sourceIp ?? '', operation: 'READ', resourceType: 'TOPIC', resourceName: s.topic });
-  }
-  await subscribe({ ...s, connectionId: event.requestContext.connectionId, principal }, deadline);
+  const host = event.requestContext.identity?.sourceIp ?? '';
+  if (authorizationEnabled()) await requireAccess({ principal, host, operation: 'READ', resourceType: 'TOPIC', resourceName: s.topic });
+  await subscribe({ ...s, connectionId: event.requestContext.connectionId, principal, host }, deadline);
 }
 
 async function onMessage(event: WebSocketEvent, deadline: number): Promise<void> {

@@ -101,7 +101,7 @@ type Outcome = 'delivered' | 'idle' | 'skipped';
 async function deliverOne(s: SubscriptionRecord, me: string, read: (offset: number, isolation: SubscriptionRecord['isolation']) => Promise<FetchResult>): Promise<Outcome> {
   if (s.leaseUntil !== undefined && s.leaseUntil > Date.now()) return 'skipped';
   const where = { topic: s.topic, partition: s.partition };
-  if (authorizationEnabled() && !(await authorize({ principal: s.principal, host: '', operation: 'READ', resourceType: 'TOPIC', resourceName: s.topic }))) {
+  if (authorizationEnabled() && !(await authorize({ principal: s.principal, host: s.host, operation: 'READ', resourceType: 'TOPIC', resourceName: s.topic }))) {
     // (an ACL revoked since the subscribe: the subscription ends, as a consumer's next fetch would fail)
     const frame = { type: 'error', error_code: 40301, message: `TOPIC_AUTHORIZATION_FAILED: ${s.principal} is not authorized to READ topic ${s.topic}.`, ...where };
     await deleteSubscription(s.connectionId, s.topicId, s.partition);

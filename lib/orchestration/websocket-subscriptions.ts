@@ -20,6 +20,8 @@ export const isConnected = async (connectionId: string): Promise<boolean> => (aw
 export interface Subscribe {
   readonly connectionId: string;
   readonly principal: string;
+  /** The client's address, which ACLs on a host match (at the subscribe and at every delivery). */
+  readonly host: string;
   readonly topic: string;
   readonly partition: number;
   readonly offset: 'earliest' | 'latest' | number;
@@ -53,7 +55,7 @@ export async function subscribe(s: Subscribe, deadline: number): Promise<void> {
     return s.offset;
   });
   try {
-    await putSubscription({ connectionId: s.connectionId, topic: s.topic, topicId: view.topic.topicId, partition: s.partition, next, isolation: s.isolation, principal: s.principal });
+    await putSubscription({ connectionId: s.connectionId, topic: s.topic, topicId: view.topic.topicId, partition: s.partition, next, isolation: s.isolation, principal: s.principal, host: s.host });
   } catch (err) {
     if (err instanceof ConnectionGone) return; // (closed meanwhile: nothing to answer)
     throw err;

@@ -71,6 +71,8 @@ export interface SubscriptionRecord {
   readonly next: number;
   readonly isolation: Isolation;
   readonly principal: string;
+  /** The subscriber's address (ACLs may name a host); '' when unknown. */
+  readonly host: string;
   /** This subscription's identity: a subscribe again to the partition writes a new one, so a claim read before it cannot take the new subscription. */
   readonly gen: string;
   /** A delivery in progress: who, and until when its lease holds (epoch ms). */
@@ -113,7 +115,7 @@ export async function putSubscription(s: Omit<SubscriptionRecord, 'deliverer' | 
     TableName: table(),
     Item: {
       pk, sk: s.connectionId, topic: s.topic, topicId: s.topicId, partition: s.partition, next: s.next,
-      isolation: s.isolation, principal: s.principal, gen: randomUUID(), expiresAt: expiresAt(now),
+      isolation: s.isolation, principal: s.principal, host: s.host, gen: randomUUID(), expiresAt: expiresAt(now),
     },
   }));
 }
@@ -121,7 +123,7 @@ export async function putSubscription(s: Omit<SubscriptionRecord, 'deliverer' | 
 const toSubscription = (item: Record<string, unknown>): SubscriptionRecord => ({
   connectionId: item.sk as string, topic: item.topic as string, topicId: item.topicId as string,
   partition: item.partition as number, next: item.next as number, isolation: item.isolation as Isolation,
-  principal: item.principal as string, gen: item.gen as string,
+  principal: item.principal as string, host: typeof item.host === 'string' ? item.host : '', gen: item.gen as string,
   ...(typeof item.deliverer === 'string' ? { deliverer: item.deliverer } : {}),
   ...(typeof item.leaseUntil === 'number' ? { leaseUntil: item.leaseUntil } : {}),
 });

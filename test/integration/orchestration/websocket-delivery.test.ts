@@ -7,6 +7,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { replicaStore, requireTopic } from '../../../lib/cluster/metadata.js';
+import { createAcls } from '../../../lib/security/acl-admin.js';
 import { dynamo } from '../../../lib/storage/clients.js';
 import { deliverPartition } from '../../../lib/orchestration/websocket-delivery.js';
 import { claimDelivery, finishDelivery, getConnection, listSubscriptions, putConnection, putSubscription } from '../../../lib/storage/coordination/connections.js';
@@ -86,7 +87,7 @@ describe('WebSocket delivery: one deliverer per subscription', () => {
     const { topicId } = (await requireTopic(topic)).topic;
     // a connection whose $disconnect never ran: its items stayed
     await putConnection('GoneConnection0=', 'User:ANONYMOUS');
-    await putSubscription({ connectionId: 'GoneConnection0=', topic, topicId, partition: 0, next: 0, isolation: 'read_uncommitted', principal: 'User:ANONYMOUS' });
+    await putSubscription({ connectionId: 'GoneConnection0=', topic, topicId, partition: 0, next: 0, isolation: 'read_uncommitted', principal: 'User:ANONYMOUS', host: '' });
     await produce(topic, 1);
     await deliverPartition(topicId, 0, Date.now() + 10_000);
     await until('the gone connection\'s items are removed', async () => (await listSubscriptions(topicId, 0)).length === 0 && (await getConnection('GoneConnection0=')) === undefined);
@@ -105,7 +106,7 @@ describe('WebSocket delivery: one deliverer per subscription', () => {
       const big = 'x'.repeat(200 * 1024);
       expect((await call('POST', v3(`/topics/${topic}/records`), { partition_id: 0, value: { type: 'STRING', data: big } })).status).toBe(200);
       const { topicId } = (await requireTopic(topic)).topic;
-      await putSubscription({ connectionId: s.sub.connectionId, topic, topicId, partition: 0, next: 0, isolation: 'read_uncommitted', principal: 'User:ANONYMOUS' });
+      await putSubscription({ connectionId: s.sub.connectionId, topic, topicId, partition: 0, next: 0, isolation: 'read_uncommitted', principal: 'User:ANONYMOUS', host: '' });
       await expect(deliverPartition(topicId, 0, Date.now() + 10_000)).rejects.toThrow(/PayloadTooLarge/);
       const [after] = await listSubscriptions(topicId, 0);
       expect(after).toMatchObject({ next: 0 });
@@ -166,6 +167,29 @@ describe('WebSocket subscribe at an offset', () => {
       expect(frames.filter((f) => f.type === 'records').flatMap((f) => f.records.map((r: any) => r.offset))).toEqual([3]);
     } finally {
       ws.close();
+    }
+  });
+});
+
+describe('WebSocket delivery under ACLs', () => {
+  it('checks READ with the host the client subscribed from: an ACL for that host keeps the subscription, one from another host ends', async () => {
+    const topic = uniqueTopic('ws-acl-host');
+    await createTopic(topic, 1, 1);
+    const { topicId } = (await requireTopic(topic)).topic;
+    const principal = `User:${topic}`;
+    await createAcls([{ resourceType: 'TOPIC', resourceName: topic, patternType: 'LITERAL', principal, host: '10.0.0.7', operation: 'READ', permission: 'ALLOW' }]);
+    const saved = process.env.TRIBUTARY_AUTH;
+    process.env.TRIBUTARY_AUTH = 'acl';
+    try {
+      for (const [id, host] of [['HostAllowed0=', '10.0.0.7'], ['HostOther000=', '10.0.0.8']] as const) {
+        await putConnection(id, principal);
+        await putSubscription({ connectionId: id, topic, topicId, partition: 0, next: 0, isolation: 'read_uncommitted', principal, host });
+      }
+      await deliverPartition(topicId, 0, Date.now() + 10_000);
+      expect((await listSubscriptions(topicId, 0)).map((x) => x.connectionId)).toEqual(['HostAllowed0=']);
+    } finally {
+      if (saved === undefined) delete process.env.TRIBUTARY_AUTH;
+      else process.env.TRIBUTARY_AUTH = saved;
     }
   });
 });
