@@ -20,10 +20,12 @@ import { authorizationEnabled, authorize } from '../security/authorizer.js';
 import {
   claimDelivery, deleteConnection, deleteSubscription, finishDelivery, listSubscriptions, releaseDelivery, type SubscriptionRecord,
 } from '../storage/coordination/connections.js';
-import { kafkaMessage, restErrorCode } from '../protocol/errors.js';
+import { KAFKA_ERRORS, kafkaMessage, restErrorCode } from '../protocol/errors.js';
 import { postToConnection } from '../storage/connection-api.js';
 
-/** API Gateway's limit on a message posted to a connection is 128 KB; frames stay well under it. */
+/** API Gateway's limit on a message posted to a connection. */
+export const MAX_MESSAGE_BYTES = 128 * 1024;
+/** Frames of several records stay well under MAX_MESSAGE_BYTES. */
 export const MAX_FRAME_BYTES = 96 * 1024;
 /** How much one read of a partition takes for its subscribers. */
 const READ_BYTES = 1024 * 1024;
@@ -58,6 +60,8 @@ export interface ErrorFrame {
   readonly message: string;
   readonly topic?: string;
   readonly partition?: number;
+  /** The record a subscription ended at (a record too large to post). */
+  readonly offset?: number;
 }
 
 /** Posts one frame; false when the connection is gone. */
@@ -123,6 +127,18 @@ async function deliverOne(s: SubscriptionRecord, me: string, read: (offset: numb
   if (!(await claimDelivery(s, me, DELIVERY_LEASE_MS))) return 'skipped';
   try {
     for (const frame of recordFrames(s.topic, s.partition, result.records)) {
+      const bytes = Buffer.byteLength(JSON.stringify(frame));
+      if (bytes > MAX_MESSAGE_BYTES) {
+        // (one record that no message can carry: the subscription ends at it rather than stall there)
+        const [r] = frame.records;
+        await deleteSubscription(s.connectionId, s.topicId, s.partition);
+        await postFrame(s.connectionId, {
+          type: 'error', error_code: KAFKA_ERRORS.MESSAGE_TOO_LARGE.restCode,
+          message: `MESSAGE_TOO_LARGE: the record at offset ${r?.offset} is ${bytes} bytes as a frame, over the ${MAX_MESSAGE_BYTES} a WebSocket message may carry; read it over HTTP and subscribe again from the offset after it.`,
+          ...where, offset: r?.offset,
+        } satisfies ErrorFrame);
+        return 'delivered';
+      }
       if (!(await postFrame(s.connectionId, frame))) {
         // (gone: the subscription goes too, even where the connection's item no longer lists it)
         await Promise.all([deleteConnection(s.connectionId), deleteSubscription(s.connectionId, s.topicId, s.partition)]);

@@ -162,4 +162,20 @@ describe('WebSocket consume', () => {
     await produce(topic, ['late']);
     await until('the record', () => c.values(topic).length === 1);
   });
+
+  it('a record no WebSocket message can carry ends its subscription with 41301 at its offset, after the records before it', async () => {
+    const topic = uniqueTopic('ws-large');
+    await createTopic(topic, 1, 1);
+    // 100 KB of value is about 133 KB in base64: over API Gateway's 128 KB message.
+    await produce(topic, ['small', 'x'.repeat(100_000), 'after']);
+    const c = await Client.open();
+    c.send({ action: 'subscribe', topic, partition: 0, offset: 'earliest' });
+    const error = await c.frame('the error', (f) => f.type === 'error');
+    expect(error).toMatchObject({ error_code: 41301, topic, partition: 0, offset: 1, message: expect.stringMatching(/^MESSAGE_TOO_LARGE: the record at offset 1 /) });
+    expect(c.values(topic)).toEqual(['small']);
+    // Subscribed again after it, the partition goes on.
+    c.send({ action: 'subscribe', topic, partition: 0, offset: 2 });
+    await until('the record after it', () => c.values(topic).length >= 2);
+    expect(c.offsets(topic)).toEqual([0, 2]);
+  });
 });
