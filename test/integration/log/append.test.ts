@@ -109,6 +109,6 @@ describe('Function: fetchRecords', () => {
     await expect(fetchRecords(t, { offset: 6, maxBytes: 100, maxWaitMs: 0 })).rejects.toMatchObject({
       kafkaName: 'OFFSET_OUT_OF_RANGE', message: expect.stringContaining('[0, 5]'),
     });
-    expect(await listOffset(t, 'latest')).toEqual({ offset: 5, timestamp: null, lastStableOffset: 5 });
+    expect(await listOffset(t, 'latest')).toEqual({ offset: 5, timestamp: null, lastStableOffset: 5, logEndOffset: 5 });
   });
 });
