@@ -3,9 +3,12 @@
  * gateway (the websocket function runs as Lambda runs it); this test takes the subscription's lease
  * itself, as a second deliverer would, and drives the interleavings.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { ENVIRONMENT } from '../../../lib/config.js';
 import { replicaStore, requireTopic } from '../../../lib/cluster/metadata.js';
 import { createAcls } from '../../../lib/security/acl-admin.js';
 import { dynamo } from '../../../lib/storage/clients.js';
@@ -94,25 +97,29 @@ describe('WebSocket delivery: one deliverer per subscription', () => {
   });
 
   it('a delivery that fails after its claim releases the lease at once, leaves next where it was, and fails', async () => {
-    // (the connection: a live one the gateway holds; the big record is produced before the
-    // subscription exists, so no wake of the stack's races this test's delivery)
-    const connTopic = uniqueTopic('ws-fails-conn');
-    await createTopic(connTopic, 1, 1);
-    const s = await subscribed(connTopic);
+    // the connection API answers 500 for every post, as API Gateway may: not gone, not delivered
+    const failing = createServer((_req, res) => {
+      res.writeHead(500, { 'content-type': 'application/json', 'x-amzn-errortype': 'InternalServerErrorException' });
+      res.end('{"message":"InternalServerError"}');
+    });
+    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
+    const endpoint = process.env[ENVIRONMENT.websocketEndpoint];
     const topic = uniqueTopic('ws-fails');
     await createTopic(topic, 1, 1);
     try {
-      // a record larger than a WebSocket message: its post is refused (413), not gone
-      const big = 'x'.repeat(200 * 1024);
-      expect((await call('POST', v3(`/topics/${topic}/records`), { partition_id: 0, value: { type: 'STRING', data: big } })).status).toBe(200);
+      // the record is produced before the subscription exists, so no wake of the stack's races this delivery
+      await produce(topic, 1);
       const { topicId } = (await requireTopic(topic)).topic;
-      await putSubscription({ connectionId: s.sub.connectionId, topic, topicId, partition: 0, next: 0, isolation: 'read_uncommitted', principal: 'User:ANONYMOUS', host: '' });
-      await expect(deliverPartition(topicId, 0, Date.now() + 10_000)).rejects.toThrow(/PayloadTooLarge/);
+      await putConnection('FailingConnection0=', 'User:ANONYMOUS');
+      await putSubscription({ connectionId: 'FailingConnection0=', topic, topicId, partition: 0, next: 0, isolation: 'read_uncommitted', principal: 'User:ANONYMOUS', host: '' });
+      process.env[ENVIRONMENT.websocketEndpoint] = `http://127.0.0.1:${(failing.address() as AddressInfo).port}`;
+      await expect(deliverPartition(topicId, 0, Date.now() + 10_000)).rejects.toThrow(/InternalServerError/);
       const [after] = await listSubscriptions(topicId, 0);
       expect(after).toMatchObject({ next: 0 });
       expect(after?.deliverer).toBeUndefined();
     } finally {
-      s.ws.close();
+      process.env[ENVIRONMENT.websocketEndpoint] = endpoint;
+      failing.close();
     }
   });
 
