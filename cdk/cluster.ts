@@ -283,6 +283,17 @@ export class TributaryCluster extends Construct {
   }
 
   /**
+   * Lets push subscriptions deliver to `target` (an endpoint of type `lambda`): the function that
+   * delivers them (the websocket function) may invoke it. A subscription to a function not granted
+   * here is created, and each delivery to it fails (AccessDeniedException) until it is.
+   */
+  grantPushTarget(target: lambda.IFunction): iam.Grant {
+    const deliverer = this.functions.websocket;
+    if (!deliverer) throw new Error("grantPushTarget: push delivery runs in the websocket function, which comes with apiType 'http'");
+    return target.grantInvoke(deliverer);
+  }
+
+  /**
    * Each function whose catalog entry `invokes` others may invoke exactly those (the unqualified
    * function's ARN, no versions or aliases) and is told their names. An invoked function that is
    * not deployed (the websocket function with a REST API) is left out: nothing is told its name.

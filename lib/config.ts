@@ -108,6 +108,8 @@ export const ENVIRONMENT = {
   websocketEndpoint: 'TRIBUTARY_WEBSOCKET_ENDPOINT',
   /** The websocket function's name, which the functions that move high watermarks invoke (asynchronously) to deliver. */
   websocketFunction: 'TRIBUTARY_WEBSOCKET_FUNCTION',
+  /** `true` lets push subscriptions deliver to http and to loopback, private and link-local addresses (the local stack sets it; lib/orchestration/push-endpoints.ts). */
+  pushAllowPrivate: 'TRIBUTARY_PUSH_ALLOW_PRIVATE',
   /** The Lambda API's endpoint, locally the gateway's URL (unset in AWS: the SDK's default). */
   lambdaEndpoint: 'TRIBUTARY_LAMBDA_ENDPOINT',
   /** With a JWT authorizer: the issuer the WebSocket API's `$connect` authorizer accepts tokens from (lib/http/websocket-authorizer.ts). */

@@ -418,6 +418,7 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
       [ENVIRONMENT.websocketEndpoint]: gateway.url,
       [ENVIRONMENT.lambdaEndpoint]: gateway.url,
       [ENVIRONMENT.websocketFunction]: 'websocket',
+      [ENVIRONMENT.pushAllowPrivate]: 'true',
     };
     Object.assign(env, local);
     Object.assign(process.env, local);

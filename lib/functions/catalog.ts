@@ -85,10 +85,12 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     coordinationWrites: ['brokers', 'quotaUsage'],
   }),
   spec({
-    name: 'groups', entry: 'lambdas/groups.ts', description: 'Consumer groups: REST Proxy v2 consumers, the group protocol, offsets, lag',
+    name: 'groups', entry: 'lambdas/groups.ts', description: 'Consumer groups: REST Proxy v2 consumers, the group protocol, offsets, lag; push subscriptions',
     trigger: 'http', memoryMb: 1024, timeoutSeconds: 29, coordination: 'write', replicas: 'read', bucketRead: ['data/', 'segments/'], bucketWrite: [],
-    // Groups, members, committed offsets, suspect reports: no lease, no partition state.
-    coordinationWrites: ['groupList', 'group', 'offsets', 'brokers', 'quotaUsage'],
+    // Groups, members, committed offsets, suspect reports, push subscriptions: no lease, no partition state.
+    coordinationWrites: ['groupList', 'group', 'offsets', 'brokers', 'quotaUsage', 'push', 'pushStates'],
+    // (a new push subscription's first deliveries)
+    invokes: ['websocket'],
   }),
   spec({
     // The console's static files and /ui/config.json (lib/http/console-server.ts): no store at all, and
@@ -111,12 +113,13 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     invokes: ['websocket'],
   }),
   spec({
-    // The WebSocket API's routes (lib/http/websocket.ts) and the deliveries the functions that move
-    // high watermarks wake it for; it holds no connection open itself (API Gateway does).
-    name: 'websocket', entry: 'lambdas/websocket.ts', description: 'WebSocket consume: connections, subscriptions, and delivery of records as they become readable',
-    trigger: 'websocket', memoryMb: 512, timeoutSeconds: 29, coordination: 'write', replicas: 'read', bucketRead: ['data/', 'segments/'], bucketWrite: [],
-    // Connections and subscriptions; suspect reports and quota usage as every reader.
-    coordinationWrites: ['connections', 'brokers', 'quotaUsage'],
+    // The WebSocket API's routes (lib/http/websocket.ts) and the deliveries (WebSocket and push) the
+    // functions that move high watermarks wake it for; it holds no connection open itself (API Gateway does).
+    name: 'websocket', entry: 'lambdas/websocket.ts', description: 'WebSocket consume and push delivery: connections, subscriptions, and delivery of records as they become readable',
+    trigger: 'websocket', memoryMb: 512, timeoutSeconds: 29, coordination: 'write', replicas: 'write', bucketRead: ['data/', 'segments/'], bucketWrite: ['data/'],
+    // Connections and subscriptions; suspect reports and quota usage as every reader; push
+    // deliveries' states, their groups' offsets, and (acks=all) produces to dead-letter topics.
+    coordinationWrites: ['connections', 'brokers', 'quotaUsage', 'push', 'pushStates', 'offsets', 'cluster', 'topic', 'lagging'],
     managesConnections: true,
   }),
   spec({

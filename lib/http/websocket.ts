@@ -20,6 +20,7 @@ import { logger } from '../logger.js';
 import type { IsolationLevel } from '../log/read.js';
 import { authorizationEnabled, requireAccess } from '../security/authorizer.js';
 import { deliverPartition, deliveryDeadline, errorFrame, postFrame, type DeliverEvent } from '../orchestration/websocket-delivery.js';
+import { deliverPush } from '../orchestration/push-delivery.js';
 import { connect, disconnect, isConnected, subscribe, unsubscribe } from '../orchestration/websocket-subscriptions.js';
 import { principalOfWebSocket } from './principal.js';
 
@@ -132,7 +133,10 @@ async function onMessage(event: WebSocketEvent, deadline: number): Promise<void>
 export async function websocketHandler(event: WebSocketEvent | DeliverEvent, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<WebSocketResult> {
   const deadline = deliveryDeadline(context.getRemainingTimeInMillis());
   if ('tributaryDeliver' in event) {
-    await deliverPartition(event.tributaryDeliver.topicId, event.tributaryDeliver.partition, deadline);
+    const { topicId, partition } = event.tributaryDeliver;
+    // (push delivery logs its own failures; a WebSocket delivery's fails the invocation, for Lambda to retry)
+    const [ws] = await Promise.allSettled([deliverPartition(topicId, partition, deadline), deliverPush(topicId, partition, deadline)]);
+    if (ws.status === 'rejected') throw ws.reason;
     return { statusCode: 200 };
   }
   const { routeKey, connectionId } = event.requestContext;

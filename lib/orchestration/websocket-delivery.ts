@@ -69,6 +69,12 @@ export const postFrame = (connectionId: string, frame: unknown): Promise<boolean
 
 const b64 = (b: Buffer | null): string | null => (b === null ? null : b.toString('base64'));
 
+/** A record as frames and push deliveries carry it (bytes as base64). */
+export const frameRecord = (r: FetchResult['records'][number]): FrameRecord => ({
+  offset: r.offset, timestamp: r.timestamp, key: b64(r.key), value: b64(r.value),
+  headers: r.headers.map((h) => ({ key: h.key, value: b64(h.value) })),
+});
+
 /** The records as frames of at most MAX_FRAME_BYTES each (one record alone may make a frame). */
 export function recordFrames(topic: string, partition: number, records: FetchResult['records']): RecordFrame[] {
   const overhead = Buffer.byteLength(JSON.stringify({ type: 'records', topic, partition, records: [] }));
@@ -76,10 +82,7 @@ export function recordFrames(topic: string, partition: number, records: FetchRes
   let batch: FrameRecord[] = [];
   let bytes = overhead;
   for (const r of records) {
-    const out: FrameRecord = {
-      offset: r.offset, timestamp: r.timestamp, key: b64(r.key), value: b64(r.value),
-      headers: r.headers.map((h) => ({ key: h.key, value: b64(h.value) })),
-    };
+    const out = frameRecord(r);
     const size = Buffer.byteLength(JSON.stringify(out)) + 1;
     if (batch.length > 0 && bytes + size > MAX_FRAME_BYTES) {
       frames.push({ type: 'records', topic, partition, records: batch });

@@ -1,7 +1,7 @@
 /**
- * The wake of WebSocket deliveries: where this instance moves a partition's high watermark (a
+ * The wake of WebSocket and push deliveries: where this instance moves a partition's high watermark (a
  * produce's commit, the replicator's, the controller's), records have become readable, and if the
- * partition has subscribers the websocket function is invoked asynchronously (Lambda's `Event`
+ * partition has subscribers (or its topic a push subscription) the websocket function is invoked asynchronously (Lambda's `Event`
  * invocation) to deliver them. The function that moved the high watermark waits only for Lambda
  * to accept the invocation (`flushWakes`, before it answers: nothing runs in a frozen instance).
  *
@@ -16,6 +16,8 @@ import { logger } from '../logger.js';
 import { onHighWatermarkMoved } from '../log/hw-signal.js';
 import { hasSubscriptions } from '../storage/coordination/connections.js';
 import { invokeAsync } from '../storage/lambda-invoke.js';
+import { cachedTopic } from '../cluster/metadata.js';
+import { hasPushSubscriptions, pushSubscriptions, SUBSCRIPTIONS_TTL_MS } from './push-delivery.js';
 import type { DeliverEvent } from './websocket-delivery.js';
 
 /** How long an instance trusts its answer to "does this partition have subscribers". */
@@ -42,7 +44,7 @@ async function wake(fn: string, tp: string): Promise<void> {
   const at = tp.lastIndexOf('#');
   const topicId = tp.slice(0, at);
   const partition = Number(tp.slice(at + 1));
-  if (!(await hasSubscribers(topicId, partition))) return;
+  if (!(await hasPushSubscriptions(topicId)) && !(await hasSubscribers(topicId, partition))) return;
   const event: DeliverEvent = { tributaryDeliver: { topicId, partition } };
   await invokeAsync(fn, event);
 }
@@ -83,4 +85,38 @@ export function armWebSocketWake(): void {
 /** Resolves when every wake this instance started has been accepted (or has failed, logged). */
 export async function flushWakes(): Promise<void> {
   while (pending.size > 0) await Promise.all([...pending]);
+}
+
+/**
+ * Wakes the delivery of every partition of a topic with a push subscription (the controller's
+ * pass: a wake that was lost, a retry that no new record wakes); answers the wakes sent.
+ */
+export async function wakePushDeliveries(): Promise<number> {
+  const fn = process.env[ENVIRONMENT.websocketFunction];
+  if (!fn) return 0;
+  const topics = new Map((await pushSubscriptions()).map((s) => [s.topicId, s.topic]));
+  let sent = 0;
+  for (const [topicId, topic] of topics) sent += await wakeTopic(fn, topicId, topic);
+  return sent;
+}
+
+async function wakeTopic(fn: string, topicId: string, topic: string): Promise<number> {
+  const view = await cachedTopic(topic);
+  if (view?.topic.topicId !== topicId) return 0;
+  for (let partition = 0; partition < view.topic.partitions; partition++) {
+    await invokeAsync(fn, { tributaryDeliver: { topicId, partition } } satisfies DeliverEvent);
+  }
+  return view.topic.partitions;
+}
+
+/**
+ * Wakes a new push subscription's partitions once every instance's cached list has it (after
+ * SUBSCRIPTIONS_TTL_MS): records produced meanwhile by an instance whose list did not have it yet
+ * woke nothing, and are delivered by this wake.
+ */
+export async function wakeNewSubscription(topicId: string, topic: string): Promise<void> {
+  const fn = process.env[ENVIRONMENT.websocketFunction];
+  if (!fn) return;
+  await new Promise((r) => setTimeout(r, SUBSCRIPTIONS_TTL_MS));
+  await wakeTopic(fn, topicId, topic);
 }

@@ -76,6 +76,9 @@ export const COORDINATION_KEYS = {
   abortedTransactions: 'txn-aborted',
   /** WebSocket connections and their subscriptions, by connection and by partition (lib/storage/coordination/connections.ts). */
   connections: 'ws#*',
+  /** Push subscriptions (`push`) and their partitions' delivery states (`push#<name>`) (lib/storage/coordination/push-subscriptions.ts). */
+  push: 'push',
+  pushStates: 'push#*',
 } as const;
 
 export type CoordinationKey = keyof typeof COORDINATION_KEYS;
@@ -184,3 +187,6 @@ export const quotaUsagePk = (principal: string): string => `quota#${principal}`;
 export const connectionPk = (connectionId: string): string => `ws#conn#${connectionId}`;
 /** The WebSocket subscriptions to one partition, one item per connection. */
 export const subscriptionsPk = (topicId: string, partition: number): string => `ws#tp#${topicId}#${partition}`;
+
+/** `push#<name>` (COORDINATION_KEYS.pushStates): a push subscription's partitions' delivery states, by partitionSk. */
+export const pushStatePk = (name: string): string => `push#${name}`;

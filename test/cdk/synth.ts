@@ -38,12 +38,13 @@ export function testApp(o: { outdir?: string; bundle?: boolean; validate?: boole
   });
 }
 
-export function synth(cluster: TributaryClusterProps = {}, o: { bundle?: boolean; keep?: boolean; validate?: boolean } = {}): Synthesized {
+export function synth(cluster: TributaryClusterProps = {}, o: { bundle?: boolean; keep?: boolean; validate?: boolean; extend?: (stack: TributaryStack) => void } = {}): Synthesized {
   const outdir = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-cdk-'));
   const cleanup = () => fs.rmSync(outdir, { recursive: true, force: true });
   try {
     const app = testApp({ outdir, bundle: o.bundle, validate: o.validate });
     const stack = new TributaryStack(app, 'TestStack', { cluster });
+    o.extend?.(stack);
     const template = Template.fromStack(stack);
     if (!o.keep) cleanup();
     return { app, stack, template, outdir, json: template.toJSON() as Synthesized['json'], cleanup };

@@ -7,6 +7,7 @@
  */
 import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { deployedFunctions } from '../../cdk/cluster.js';
 import { WEBSOCKET_ROUTES, WEBSOCKET_STAGE } from '../../cdk/websocket.js';
@@ -80,7 +81,7 @@ describe('TributaryCluster: the WebSocket API (IAM)', () => {
 
   it('lets each function whose catalog entry invokes the websocket function invoke exactly it, and tells it the name', () => {
     const invokers = FUNCTIONS.filter((f) => (f.invokes ?? []).length > 0).map((f) => f.name);
-    expect(invokers.sort()).toEqual(['controller', 'produce', 'replicator']);
+    expect(invokers.sort()).toEqual(['controller', 'groups', 'produce', 'replicator']);
     for (const spec of deployedFunctions(s.stack.cluster.settings)) {
       const grants = statementsWith(s, spec.name, 'lambda:');
       if (!(spec.invokes ?? []).includes('websocket')) {
@@ -90,6 +91,19 @@ describe('TributaryCluster: the WebSocket API (IAM)', () => {
       }
       expect(grants, spec.name).toEqual([{ Action: 'lambda:InvokeFunction', Effect: 'Allow', Resource: { 'Fn::GetAtt': [fnId(s, 'websocket'), 'Arn'] } }]);
       expect(envOf(s, spec.name)[ENVIRONMENT.websocketFunction], spec.name).toEqual({ Ref: fnId(s, 'websocket') });
+    }
+  });
+
+  it('lets the websocket function invoke a push subscription\'s Lambda target only once granted', () => {
+    const t = synth({}, { extend: (stack) => {
+      const target = new lambda.Function(stack, 'Receiver', { runtime: lambda.Runtime.NODEJS_20_X, handler: 'index.handler', code: lambda.Code.fromInline('exports.handler = async () => {}') });
+      stack.cluster.grantPushTarget(target);
+    } });
+    const receiver = Object.keys(t.json.Resources).find((id) => id.startsWith('Receiver') && t.json.Resources[id]?.Type === 'AWS::Lambda::Function');
+    const grants = statementsWith(t, 'websocket', 'lambda:').filter((st) => JSON.stringify(st.Resource).includes(receiver!));
+    expect(grants.map((g) => g.Action)).toEqual(['lambda:InvokeFunction']);
+    for (const name of ['produce', 'fetch', 'admin', 'groups'] as const) {
+      expect(statementsWith(t, name, 'lambda:').some((st) => JSON.stringify(st.Resource).includes(receiver!)), name).toBe(false);
     }
   });
 

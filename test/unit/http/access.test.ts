@@ -42,7 +42,7 @@ describe('Table: ROUTES access', () => {
     const open = ROUTES.filter((r) => r.access.kind === 'open').map(routeKey);
     expect(open).toEqual([`GET /v3/clusters`, `GET ${C}`]);
     const filtered = ROUTES.filter((r) => r.access.kind === 'filtered').map(routeKey).sort();
-    expect(filtered).toEqual([`GET ${C}/consumer-groups`, `GET ${C}/metadata`, `GET ${C}/topics`, `GET ${C}/topics/-/configs`, `GET ${C}/transactions`, 'GET /topics'].sort());
+    expect(filtered).toEqual([`GET ${C}/consumer-groups`, `GET ${C}/metadata`, `GET ${C}/topics`, `GET ${C}/topics/-/configs`, `GET ${C}/transactions`, `GET ${C}/subscriptions`, 'GET /topics'].sort());
   });
 
   it('follows Kafka\'s operation per API', () => {
@@ -86,7 +86,7 @@ describe('Table: ROUTES access', () => {
   it('lists every body-dependent check in routes.ts\'s doc comment, and the handler makes it', () => {
     const doc = readFileSync('lib/http/routes.ts', 'utf8').split('\nimport ')[0] ?? '';
     const inBody = ROUTES.filter((r) => r.access.kind === 'inBody');
-    expect(inBody.map(routeKey)).toHaveLength(13);
+    expect(inBody.map(routeKey)).toHaveLength(16);
     for (const r of inBody) {
       const tail = r.path.split('/').slice(-1)[0] as string;
       expect(doc, routeKey(r)).toContain(tail.replace(/^\{.*\}$/, ''));
@@ -101,5 +101,10 @@ describe('Table: ROUTES access', () => {
     expect(source('consumer-routes.ts')).toMatch(/visible\(req, topics, .*'READ'\)/);
     expect(source('transaction-routes.ts')).toMatch(/requireAll\(req, topicsIn\('WRITE'/);
     expect(source('transaction-routes.ts')).toMatch(/requireAll\(req, \[\{ operation: 'READ', resourceType: 'GROUP'.*topicsIn\('READ'/);
+    const push = source('push-subscription-routes.ts');
+    expect(push).toMatch(/requireAll\(req, \[\s*\.\.\.topicsIn\('READ', \[b\.topic_name\]\),\s*\{ operation: 'READ', resourceType: 'GROUP', resourceName: b\.group_id \},\s*\.\.\.topicsIn\('WRITE'/);
+    expect(push).toMatch(/requireAll\(req, \[\{ operation: 'DESCRIBE', resourceType: 'GROUP'/);
+    expect(push).toMatch(/requireAll\(req, \[\{ operation: 'DELETE', resourceType: 'GROUP'/);
+    expect(push).toMatch(/visible\(req, await listSubscriptions\(\), \(s\) => \(\{ resourceType: 'GROUP'/);
   });
 });

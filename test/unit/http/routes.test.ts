@@ -13,10 +13,11 @@ import { aclRoutes } from '../../../lib/http/acl-routes.js';
 import { consumerRoutes } from '../../../lib/http/consumer-routes.js';
 import { groupRoutes } from '../../../lib/http/group-routes.js';
 import { transactionRoutes } from '../../../lib/http/transaction-routes.js';
+import { pushSubscriptionRoutes } from '../../../lib/http/push-subscription-routes.js';
 
 describe('Table: ROUTES', () => {
   it('has a handler for every route in its function, and no handler without a route', () => {
-    const handlers = { admin: { ...adminRoutes, ...aclRoutes, ...clientQuotaRoutes, ...clusterConfigRoutes, ...rebalanceRoutes, ...replicaRoutes, ...v2MetadataRoutes }, produce: { ...produceRoutes, ...transactionRoutes }, fetch: fetchRoutes, groups: { ...consumerRoutes, ...groupRoutes } };
+    const handlers = { admin: { ...adminRoutes, ...aclRoutes, ...clientQuotaRoutes, ...clusterConfigRoutes, ...rebalanceRoutes, ...replicaRoutes, ...v2MetadataRoutes }, produce: { ...produceRoutes, ...transactionRoutes }, fetch: fetchRoutes, groups: { ...consumerRoutes, ...groupRoutes, ...pushSubscriptionRoutes } };
     for (const r of ROUTES) expect(handlers[r.fn][routeKey(r)], routeKey(r)).toBeTypeOf('function');
     for (const [fn, table] of Object.entries(handlers)) {
       for (const key of Object.keys(table)) {

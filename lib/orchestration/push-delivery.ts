@@ -1,0 +1,174 @@
+/**
+ * Push delivery: the records of a partition that became readable go to each push subscription
+ * on its topic, as a signed POST (or a Lambda invoke) of `{"topic","partition","records":[…]}`,
+ * at most `maxBatchRecords` at a time, from the subscription group's committed offset.
+ *
+ * Per partition and subscription one batch at a time: a deliverer takes the partition's lease
+ * (lib/storage/coordination/push-subscriptions.ts), reads from the committed offset, sends, and on
+ * a 2xx commits the group's offset past the batch, then releases the lease and goes on. A failed
+ * attempt is counted and the batch waits (backoff with jitter) before it is tried again; the
+ * partition's later records wait behind it, so order holds. After `maxRetries` failed retries the
+ * batch goes to the dead-letter topic and delivery goes on; with no dead-letter topic it is retried
+ * for ever. At least once: a deliverer that dies after a 2xx and before its commit sends the batch
+ * again (with the same `webhook-id` when the batch is the same).
+ *
+ * What runs it: the same wake as WebSocket deliveries (the function that moved the high watermark
+ * invokes the websocket function), and the controller's pass, which wakes every partition with a
+ * push subscription so a lost wake or a retry that no new record wakes is delivered anyway.
+ * An invocation waits for a retry that falls within its deadline; later ones wait for the pass.
+ */
+import { randomUUID } from 'node:crypto';
+import { asKafkaError } from '../errors.js';
+import { logger } from '../logger.js';
+import { commit, committed } from '../groups/coordinator.js';
+import { produce } from '../log/produce.js';
+import { fetchRecords, listOffset, readFromLeader, type FetchResult } from '../log/read.js';
+import { signWebhook } from '../protocol/webhook-signature.js';
+import { authorizationEnabled, authorize } from '../security/authorizer.js';
+import {
+  claimPushDelivery, failPushDelivery, finishPushDelivery, getPushState, listPushSubscriptions, releasePushDelivery, type PushSubscription,
+} from '../storage/coordination/push-subscriptions.js';
+import { ATTEMPT_TIMEOUT_MS, sendToEndpoint } from './push-endpoints.js';
+import { frameRecord } from './websocket-delivery.js';
+
+/** A partition's delivery lease: longer than an attempt, its read and its commit. */
+export const PUSH_LEASE_MS = ATTEMPT_TIMEOUT_MS + 20_000;
+const BACKOFF_BASE_MS = 500;
+const BACKOFF_MAX_MS = 60_000;
+/** How much one attempt reads (its batch is at most `maxBatchRecords` of it). */
+const READ_BYTES = 1024 * 1024;
+/** How long an instance trusts its list of push subscriptions. */
+export const SUBSCRIPTIONS_TTL_MS = 1000;
+
+/** The wait before attempt `attempts + 1` of a batch: exponential from 500 ms to a minute, half of it random ("equal jitter"). */
+export function retryDelay(attempts: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempts - 1));
+  return Math.round(ceiling / 2 + (ceiling / 2) * random());
+}
+
+let cache: { readonly at: number; readonly subs: readonly PushSubscription[] } | undefined;
+/** The push subscriptions, as this instance last read them (at most SUBSCRIPTIONS_TTL_MS ago). */
+export async function pushSubscriptions(): Promise<readonly PushSubscription[]> {
+  if (cache && Date.now() - cache.at < SUBSCRIPTIONS_TTL_MS) return cache.subs;
+  const at = Date.now();
+  const subs = await listPushSubscriptions();
+  cache = { at, subs };
+  return subs;
+}
+
+/** Whether a topic has any push subscription (this instance's cached list). */
+export async function hasPushSubscriptions(topicId: string): Promise<boolean> {
+  return (await pushSubscriptions()).some((s) => s.topicId === topicId);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Where a partition's delivery starts: the group's committed offset, else the subscription's starting position (committed then, so it holds). */
+export async function startingOffset(s: PushSubscription, partition: number): Promise<number> {
+  const [c] = await committed(s.groupId, [{ topic: s.topic, partition }]);
+  if (c) return c.offset;
+  return resetPosition(s, partition);
+}
+
+/** Commits the subscription's starting position for a partition (no committed offset, or one outside the log) and answers it. */
+async function resetPosition(s: PushSubscription, partition: number): Promise<number> {
+  const listed = await readFromLeader(s.topic, partition, (t) => listOffset(t, s.startingPosition));
+  const at = s.startingPosition === 'latest' && s.isolation === 'read_committed' ? listed.lastStableOffset ?? listed.offset ?? 0 : listed.offset ?? 0;
+  await commit(s.groupId, [{ topic: s.topic, partition, offset: at }], null);
+  return at;
+}
+
+type Outcome = 'delivered' | 'idle' | 'failed';
+
+/** The dead-letter records of a batch: each record as it was, with headers naming where it came from and why it failed. */
+function deadLetters(s: PushSubscription, partition: number, records: FetchResult['records'], error: string) {
+  const h = (key: string, value: string) => ({ key, value: Buffer.from(value) });
+  return records.map((r) => ({
+    key: r.key, value: r.value, timestamp: r.timestamp,
+    headers: [...r.headers, h('tributary.push.subscription', s.name), h('tributary.push.topic', s.topic), h('tributary.push.partition', String(partition)), h('tributary.push.offset', String(r.offset)), h('tributary.push.error', error.slice(0, 500))],
+  }));
+}
+
+/** One attempt at the partition's next batch, under the lease (see the file's comment). */
+async function attempt(s: PushSubscription, partition: number, me: string, attempts: number): Promise<Outcome> {
+  if (authorizationEnabled() && !(await authorize({ principal: s.principal, host: '', operation: 'READ', resourceType: 'TOPIC', resourceName: s.topic }))) {
+    await failPushDelivery(s.name, partition, me, attempts + 1, Date.now() + retryDelay(attempts + 1), `TOPIC_AUTHORIZATION_FAILED: ${s.principal} may not READ topic ${s.topic}`);
+    return 'failed';
+  }
+  let from = await startingOffset(s, partition);
+  let result: FetchResult;
+  try {
+    result = await readFromLeader(s.topic, partition, (t) => fetchRecords(t, { offset: from, maxBytes: READ_BYTES, maxWaitMs: 0, isolation: s.isolation }));
+  } catch (err) {
+    if (asKafkaError(err).kafkaName !== 'OFFSET_OUT_OF_RANGE') throw err;
+    // (retention went past the committed offset: as a consumer's auto.offset.reset)
+    from = await resetPosition(s, partition);
+    logger.warn({ event: 'push-offset-reset', subscription: s.name, partition, to: from }, 'the committed offset was outside the log; delivery goes on from the starting position');
+    await releasePushDelivery(s.name, partition, me);
+    return 'delivered';
+  }
+  if (result.nextOffset <= from) {
+    await releasePushDelivery(s.name, partition, me);
+    return 'idle';
+  }
+  const records = result.records.slice(0, s.maxBatchRecords);
+  const last = records.at(-1);
+  const next = records.length < result.records.length && last ? last.offset + 1 : result.nextOffset;
+  if (records.length > 0) {
+    const body = JSON.stringify({ topic: s.topic, partition, records: records.map(frameRecord) });
+    const id = `msg_${s.name}_${s.createdAt}_${partition}_${from}_${next}`;
+    const sent = await sendToEndpoint(s.endpoint, body, { ...(await signWebhook(s.secret, id, Date.now() / 1000, body)) });
+    if (!sent.ok) {
+      const failed = attempts + 1;
+      if (s.maxRetries === undefined || failed <= s.maxRetries || s.deadLetterTopic === undefined) {
+        await failPushDelivery(s.name, partition, me, failed, Date.now() + retryDelay(failed), sent.error);
+        logger.warn({ event: 'push-delivery-failed', subscription: s.name, partition, offset: from, attempts: failed, error: sent.error }, 'a push delivery failed; it is retried');
+        return 'failed';
+      }
+      const outcomes = await produce(s.deadLetterTopic, deadLetters(s, partition, records, sent.error), { acks: 'all' });
+      const refused = outcomes.find((o) => !o.ok);
+      if (refused && !refused.ok) throw refused.error;
+      logger.warn({ event: 'push-dead-lettered', subscription: s.name, partition, from, next, deadLetterTopic: s.deadLetterTopic }, 'a batch went to the dead-letter topic');
+    }
+  }
+  await commit(s.groupId, [{ topic: s.topic, partition, offset: next }], null);
+  await finishPushDelivery(s.name, partition, me);
+  return 'delivered';
+}
+
+/** Delivers one subscription's partition until nothing is left, a retry falls past `deadline`, or the lease is another's. */
+async function deliverSubscription(s: PushSubscription, partition: number, deadline: number): Promise<void> {
+  const me = randomUUID();
+  while (Date.now() + ATTEMPT_TIMEOUT_MS < deadline) {
+    const claimed = await claimPushDelivery(s.name, partition, me, PUSH_LEASE_MS);
+    if (!claimed) {
+      // (a retry waiting: wait for it here when it falls within this invocation, else leave it to the next wake or pass)
+      const state = await getPushState(s.name, partition);
+      const leased = state?.leaseUntil !== undefined && state.leaseUntil > Date.now();
+      if (leased || state?.retryAt === undefined || state.retryAt + ATTEMPT_TIMEOUT_MS >= deadline) return;
+      await sleep(Math.max(0, state.retryAt - Date.now()));
+      continue;
+    }
+    let outcome: Outcome;
+    try {
+      outcome = await attempt(s, partition, me, claimed.attempts);
+    } catch (err) {
+      await releasePushDelivery(s.name, partition, me).catch(() => undefined);
+      throw err;
+    }
+    if (outcome === 'idle') return;
+  }
+}
+
+/**
+ * Delivers what is readable of one partition to the push subscriptions on its topic (see the
+ * file's comment) until each is idle, waits past `deadline` (epoch ms), or is another's to deliver.
+ * A subscription whose delivery threw (a store, a read) is logged; its lease is released and the
+ * next wake or pass tries again.
+ */
+export async function deliverPush(topicId: string, partition: number, deadline: number): Promise<void> {
+  const subs = (await pushSubscriptions()).filter((s) => s.topicId === topicId);
+  await Promise.all(subs.map((s) => deliverSubscription(s, partition, deadline).catch((err: unknown) => {
+    logger.warn({ event: 'push-delivery-error', subscription: s.name, partition, err }, 'push delivery stopped; the next wake or pass goes on');
+  })));
+}

@@ -1,0 +1,114 @@
+/**
+ * Where push deliveries go: an HTTP endpoint (a signed POST) or a Lambda function (a synchronous
+ * invoke), and the guard that keeps a subscription from aiming the cluster's functions at the
+ * network they run in (SSRF): unless `TRIBUTARY_PUSH_ALLOW_PRIVATE` is `true` (the local stack
+ * sets it), an HTTP endpoint must be `https` and every address its host resolves to must be
+ * public — no loopback, link-local (the instance metadata service), private, shared or reserved
+ * range. The check runs at creation and again on the address each delivery connects to, so a
+ * name that later resolves elsewhere (DNS rebinding) is refused too.
+ */
+import { lookup as dnsLookup, type LookupAddress, type LookupOneOptions } from 'node:dns';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { BlockList, isIP } from 'node:net';
+import { ENVIRONMENT } from '../config.js';
+import { invokeSync } from '../storage/lambda-invoke.js';
+import type { PushEndpoint } from '../storage/coordination/push-subscriptions.js';
+
+/** How long one delivery attempt may take. */
+export const ATTEMPT_TIMEOUT_MS = 10_000;
+
+const BLOCKED = new BlockList();
+for (const [net, bits] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
+  ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) BLOCKED.addSubnet(net, bits, 'ipv4');
+// (unique local addresses: 'fd00::' with 7 bits is the whole range, the fc block included)
+for (const [net, bits] of [['::', 128], ['::1', 128], ['64:ff9b::', 96], ['fd00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32]] as const) BLOCKED.addSubnet(net, bits, 'ipv6');
+
+const guarded = (): boolean => process.env[ENVIRONMENT.pushAllowPrivate] !== 'true';
+
+/** Whether an address is one a delivery may not connect to (IPv4-mapped IPv6 addresses are judged as IPv4). */
+export function isBlockedAddress(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return BLOCKED.check(mapped[1]!, 'ipv4');
+  const family = isIP(address);
+  if (family === 0) return true;
+  return BLOCKED.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/** The reason a URL cannot be an endpoint, or undefined when it may be (its addresses are checked at each delivery). */
+export function urlProblem(raw: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'is not a URL';
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be http or https';
+  if (url.username || url.password) return 'must not carry credentials (use headers)';
+  if (!guarded()) return undefined;
+  if (url.protocol !== 'https:') return 'must be https';
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) !== 0 && isBlockedAddress(host)) return 'names a loopback, link-local, private or reserved address';
+  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.internal')) return 'names a local host';
+  return undefined;
+}
+
+/** dns.lookup that refuses blocked addresses (when guarded), so the connection goes only where the check passed. */
+function guardedLookup(hostname: string, options: LookupOneOptions, callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void): void {
+  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return callback(err, '');
+    const allowed = guarded() ? addresses.filter((a) => !isBlockedAddress(a.address)) : addresses;
+    if (allowed.length === 0) return callback(Object.assign(new Error(`${hostname} resolves only to addresses a push delivery may not reach`), { code: 'EADDRNOTAVAIL' }), '');
+    if ((options as { all?: boolean }).all) return callback(null, allowed);
+    return callback(null, allowed[0]!.address, allowed[0]!.family);
+  });
+}
+
+/** What one attempt came to: delivered (a 2xx), or why not. */
+export type AttemptResult = { readonly ok: true } | { readonly ok: false; readonly error: string };
+
+function postHttp(url: string, headers: Readonly<Record<string, string>>, body: string): Promise<AttemptResult> {
+  return new Promise((resolve) => {
+    const u = new URL(url);
+    const host = u.hostname.replace(/^\[|\]$/g, '');
+    if (guarded() && isIP(host) !== 0 && isBlockedAddress(host)) {
+      resolve({ ok: false, error: `${host} is an address a push delivery may not reach` });
+      return;
+    }
+    const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
+    const req = send(u, {
+      method: 'POST', lookup: guardedLookup as never, timeout: ATTEMPT_TIMEOUT_MS,
+      headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'tributary-push' },
+    }, (res: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        if (size < 1024) chunks.push(c);
+        size += c.length;
+      });
+      res.on('end', () => {
+        const status = res.statusCode ?? 0;
+        if (status >= 200 && status < 300) resolve({ ok: true });
+        else resolve({ ok: false, error: `HTTP ${status}: ${Buffer.concat(chunks).toString('utf8').slice(0, 200)}` });
+      });
+      res.on('error', (err) => resolve({ ok: false, error: err.message }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${ATTEMPT_TIMEOUT_MS} ms`)));
+    req.on('error', (err) => resolve({ ok: false, error: err.message }));
+    req.end(body);
+  });
+}
+
+/** Sends one delivery; `signature` are the webhook headers (HTTP endpoints only: a Lambda is invoked with IAM). */
+export async function sendToEndpoint(endpoint: PushEndpoint, body: string, signature: Readonly<Record<string, string>>): Promise<AttemptResult> {
+  if (endpoint.type === 'http') return postHttp(endpoint.url, { ...endpoint.headers, ...signature }, body);
+  try {
+    const out = await invokeSync(endpoint.functionArn, body);
+    return out.functionError ? { ok: false, error: `${out.functionError}: ${out.payload.slice(0, 200)}` } : { ok: true };
+  } catch (err) {
+    return { ok: false, error: (err as Error).message };
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * Push subscriptions as the API manages them: creating one (its topic, dead-letter topic and
+ * endpoint checked, its secret made, its group's starting offsets committed), listing, describing
+ * with each partition's delivery state, deleting. Delivery: push-delivery.ts.
+ */
+import { HttpError } from '../errors.js';
+import { requireTopic } from '../cluster/metadata.js';
+import { committed } from '../groups/coordinator.js';
+import { newWebhookSecret } from '../protocol/webhook-signature.js';
+import {
+  createPushSubscription, deletePushSubscription, getPushSubscription, listPushStates, listPushSubscriptions, type PushSubscription,
+} from '../storage/coordination/push-subscriptions.js';
+import { startingOffset } from './push-delivery.js';
+import { urlProblem } from './push-endpoints.js';
+import { wakeNewSubscription } from './websocket-wake.js';
+
+export type { PushSubscription };
+export const DEFAULT_BATCH_RECORDS = 100;
+export const MAX_BATCH_RECORDS = 1000;
+
+export type NewSubscription = Omit<PushSubscription, 'topicId' | 'secret' | 'createdAt'>;
+
+export interface SubscriptionStatus {
+  readonly partition: number;
+  readonly committedOffset?: number;
+  readonly attempts: number;
+  readonly retryAt?: number;
+  readonly lastError?: string;
+}
+
+const notFound = (name: string): HttpError => new HttpError(404, 404, `Subscription ${name} cannot be found.`);
+
+/** Stores a subscription and commits its group's starting offsets where it has none; answers it with its secret. */
+export async function createSubscription(n: NewSubscription): Promise<PushSubscription> {
+  const view = await requireTopic(n.topic);
+  if (n.deadLetterTopic !== undefined) {
+    if (n.deadLetterTopic === n.topic) throw new HttpError(400, 40002, 'The dead-letter topic must not be the subscribed topic.');
+    await requireTopic(n.deadLetterTopic);
+  }
+  if (n.endpoint.type === 'http') {
+    const problem = urlProblem(n.endpoint.url);
+    if (problem) throw new HttpError(400, 40002, `The endpoint's url ${problem}.`);
+  }
+  const s: PushSubscription = { ...n, topicId: view.topic.topicId, secret: newWebhookSecret(), createdAt: Date.now() };
+  if (!(await createPushSubscription(s))) throw new HttpError(400, 40002, `Subscription ${n.name} already exists.`);
+  // (pinned now: `latest` means what is produced from here on, not from the first delivery)
+  for (let p = 0; p < view.topic.partitions; p++) await startingOffset(s, p);
+  await wakeNewSubscription(s.topicId, s.topic);
+  return s;
+}
+
+export async function listSubscriptions(): Promise<PushSubscription[]> {
+  return listPushSubscriptions();
+}
+
+/** A subscription and its partitions' state; `check` (the caller's access to it) runs before anything is shown. */
+export async function describeSubscription(name: string, check: (s: PushSubscription) => Promise<void>): Promise<{ subscription: PushSubscription; partitions: SubscriptionStatus[] }> {
+  const s = await getPushSubscription(name);
+  if (!s) throw notFound(name);
+  await check(s);
+  const view = await requireTopic(s.topic).catch(() => undefined);
+  const count = view?.topic.topicId === s.topicId ? view.topic.partitions : 0;
+  const [offsets, states] = await Promise.all([committed(s.groupId), listPushStates(name)]);
+  const partitions: SubscriptionStatus[] = [];
+  for (let p = 0; p < count; p++) {
+    const offset = offsets.find((o) => o.topic === s.topic && o.partition === p);
+    const state = states.find((x) => x.partition === p);
+    partitions.push({
+      partition: p, attempts: state?.attempts ?? 0,
+      ...(offset ? { committedOffset: offset.offset } : {}),
+      ...(state?.retryAt !== undefined ? { retryAt: state.retryAt } : {}),
+      ...(state?.lastError !== undefined ? { lastError: state.lastError } : {}),
+    });
+  }
+  return { subscription: s, partitions };
+}
+
+/** Deletes a subscription (its group's committed offsets stay, as a Kafka group's do); `check` runs first. */
+export async function deleteSubscription(name: string, check: (s: PushSubscription) => Promise<void>): Promise<void> {
+  const s = await getPushSubscription(name);
+  if (!s) throw notFound(name);
+  await check(s);
+  await deletePushSubscription(name);
+}

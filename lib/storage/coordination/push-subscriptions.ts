@@ -1,0 +1,193 @@
+/**
+ * Push subscriptions in the coordination table: what to deliver where (lib/orchestration/push-delivery.ts
+ * delivers; the group's committed offsets say how far).
+ *
+ * Keys: `push`/`<name>` for a subscription's definition, so one Query lists them all (there are
+ * few: a delivery caches the list); `push#<name>`/`p#<partition>` for a partition's delivery
+ * state: the lease of the one deliverer at a time, the attempts of the batch being retried, when
+ * it may be tried next and why it failed last.
+ *
+ * Conditional writes:
+ * - `createPushSubscription`: Put where no subscription has the name. Lost race: `false`, nothing written.
+ * - `claimPushDelivery`: Update `deliverer`, `leaseUntil` where no lease is live and no retry is
+ *   waiting (`retryAt` passed). Lost race: `false`, nothing written.
+ * - `finishPushDelivery` / `failPushDelivery`: Update (attempts reset, or counted with `retryAt`),
+ *   REMOVE the lease, where `deliverer` is the claimant's. Lost race (the lease expired and
+ *   another took it): `false`, nothing written.
+ */
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { config } from '../../config.js';
+import { dynamo } from '../clients.js';
+import { COORDINATION_KEYS, partitionSk, pushStatePk } from '../tables.js';
+
+const table = (): string => config().coordinationTable;
+const db = () => dynamo();
+const isConditionFailure = (err: unknown): boolean => (err as { name?: string }).name === 'ConditionalCheckFailedException';
+
+export type PushEndpoint =
+  | { readonly type: 'http'; readonly url: string; readonly headers: Readonly<Record<string, string>> }
+  | { readonly type: 'lambda'; readonly functionArn: string };
+
+export interface PushSubscription {
+  readonly name: string;
+  readonly topic: string;
+  readonly topicId: string;
+  readonly groupId: string;
+  readonly startingPosition: 'earliest' | 'latest';
+  readonly isolation: 'read_uncommitted' | 'read_committed';
+  readonly endpoint: PushEndpoint;
+  readonly maxBatchRecords: number;
+  /** Attempts after the first before a batch goes to the dead-letter topic; undefined: retried for ever. */
+  readonly maxRetries?: number;
+  readonly deadLetterTopic?: string;
+  /** The signing secret (`whsec_…`), shown to its creator once. */
+  readonly secret: string;
+  /** Who created it: deliveries read, commit and dead-letter as this principal would. */
+  readonly principal: string;
+  readonly createdAt: number;
+}
+
+export interface PushPartitionState {
+  readonly partition: number;
+  readonly deliverer?: string;
+  readonly leaseUntil?: number;
+  /** Failed attempts of the batch at the group's committed offset. */
+  readonly attempts: number;
+  /** When that batch may be tried again (epoch ms). */
+  readonly retryAt?: number;
+  readonly lastError?: string;
+}
+
+/** Stores a new subscription; false when one has the name already (nothing written). */
+export async function createPushSubscription(s: PushSubscription): Promise<boolean> {
+  try {
+    await db().send(new PutCommand({
+      TableName: table(), Item: { pk: COORDINATION_KEYS.push, sk: s.name, ...s }, ConditionExpression: 'attribute_not_exists(pk)',
+    }));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+const toSubscription = (item: Record<string, unknown>): PushSubscription => {
+  const { pk: _pk, sk: _sk, ...rest } = item;
+  return rest as unknown as PushSubscription;
+};
+
+export async function getPushSubscription(name: string): Promise<PushSubscription | undefined> {
+  const out = await db().send(new GetCommand({ TableName: table(), Key: { pk: COORDINATION_KEYS.push, sk: name }, ConsistentRead: true }));
+  return out.Item ? toSubscription(out.Item) : undefined;
+}
+
+/** Every push subscription (one strongly consistent Query, paged). */
+export async function listPushSubscriptions(): Promise<PushSubscription[]> {
+  const out: PushSubscription[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await db().send(new QueryCommand({
+      TableName: table(), ConsistentRead: true, KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': COORDINATION_KEYS.push }, ExclusiveStartKey: start,
+    }));
+    for (const item of page.Items ?? []) out.push(toSubscription(item));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return out;
+}
+
+/** Removes a subscription and the delivery states of its partitions; false when there was none. */
+export async function deletePushSubscription(name: string): Promise<boolean> {
+  const out = await db().send(new DeleteCommand({ TableName: table(), Key: { pk: COORDINATION_KEYS.push, sk: name }, ReturnValues: 'ALL_OLD' }));
+  for (const s of await listPushStates(name)) {
+    await db().send(new DeleteCommand({ TableName: table(), Key: { pk: pushStatePk(name), sk: partitionSk(s.partition) } }));
+  }
+  return out.Attributes !== undefined;
+}
+
+const toState = (item: Record<string, unknown>): PushPartitionState => ({
+  partition: Number(String(item.sk).slice(2)),
+  attempts: typeof item.attempts === 'number' ? item.attempts : 0,
+  ...(typeof item.deliverer === 'string' ? { deliverer: item.deliverer } : {}),
+  ...(typeof item.leaseUntil === 'number' ? { leaseUntil: item.leaseUntil } : {}),
+  ...(typeof item.retryAt === 'number' ? { retryAt: item.retryAt } : {}),
+  ...(typeof item.lastError === 'string' ? { lastError: item.lastError } : {}),
+});
+
+/** The delivery states of a subscription's partitions (only those delivered to or tried). */
+export async function listPushStates(name: string): Promise<PushPartitionState[]> {
+  const out: PushPartitionState[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await db().send(new QueryCommand({
+      TableName: table(), ConsistentRead: true, KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': pushStatePk(name) }, ExclusiveStartKey: start,
+    }));
+    for (const item of page.Items ?? []) out.push(toState(item));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return out;
+}
+
+/** One partition's delivery state; undefined when it was never delivered to. */
+export async function getPushState(name: string, partition: number): Promise<PushPartitionState | undefined> {
+  const out = await db().send(new GetCommand({ TableName: table(), Key: { pk: pushStatePk(name), sk: partitionSk(partition) }, ConsistentRead: true }));
+  return out.Item ? toState(out.Item) : undefined;
+}
+
+type StateUpdate = Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName' | 'Key'>;
+async function updateStateIf(name: string, partition: number, update: StateUpdate): Promise<boolean> {
+  try {
+    await db().send(new UpdateCommand({ TableName: table(), Key: { pk: pushStatePk(name), sk: partitionSk(partition) }, ...update }));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/**
+ * Takes a partition's delivery lease (see the file's comment): false when another deliverer holds
+ * it or a retry is not due yet. Answers the state as claimed (its attempts so far).
+ */
+export async function claimPushDelivery(name: string, partition: number, deliverer: string, leaseMs: number, now = Date.now()): Promise<PushPartitionState | undefined> {
+  try {
+    const out = await db().send(new UpdateCommand({
+      TableName: table(), Key: { pk: pushStatePk(name), sk: partitionSk(partition) },
+      UpdateExpression: 'SET deliverer = :me, leaseUntil = :until',
+      ConditionExpression: '(attribute_not_exists(leaseUntil) OR leaseUntil < :now) AND (attribute_not_exists(retryAt) OR retryAt <= :now)',
+      ExpressionAttributeValues: { ':me': deliverer, ':until': now + leaseMs, ':now': now },
+      ReturnValues: 'ALL_NEW',
+    }));
+    return toState(out.Attributes ?? { sk: partitionSk(partition) });
+  } catch (err) {
+    if (isConditionFailure(err)) return undefined;
+    throw err;
+  }
+}
+
+/** A batch was delivered (or dead-lettered): attempts reset, the lease released; false when the claim was lost. */
+export async function finishPushDelivery(name: string, partition: number, deliverer: string): Promise<boolean> {
+  return updateStateIf(name, partition, {
+    UpdateExpression: 'SET attempts = :zero REMOVE deliverer, leaseUntil, retryAt, lastError',
+    ConditionExpression: 'deliverer = :me',
+    ExpressionAttributeValues: { ':me': deliverer, ':zero': 0 },
+  });
+}
+
+/** A delivery attempt failed: counted, retried no sooner than `retryAt`, the lease released; false when the claim was lost. */
+export async function failPushDelivery(name: string, partition: number, deliverer: string, attempts: number, retryAt: number, error: string): Promise<boolean> {
+  return updateStateIf(name, partition, {
+    UpdateExpression: 'SET attempts = :n, retryAt = :at, lastError = :err REMOVE deliverer, leaseUntil',
+    ConditionExpression: 'deliverer = :me',
+    ExpressionAttributeValues: { ':me': deliverer, ':n': attempts, ':at': retryAt, ':err': error.slice(0, 500) },
+  });
+}
+
+/** Releases a lease without counting an attempt (nothing to deliver, or a read failed); false when the claim was lost. */
+export async function releasePushDelivery(name: string, partition: number, deliverer: string): Promise<boolean> {
+  return updateStateIf(name, partition, {
+    UpdateExpression: 'REMOVE deliverer, leaseUntil', ConditionExpression: 'deliverer = :me',
+    ExpressionAttributeValues: { ':me': deliverer },
+  });
+}
