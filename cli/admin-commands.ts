@@ -15,7 +15,7 @@ function configPairs(list: string[] = []): { name: string; value: string }[] {
   });
 }
 
-const intOpt = (v: string | undefined, what: string): number | undefined => {
+export const intOpt = (v: string | undefined, what: string): number | undefined => {
   if (v === undefined) return undefined;
   const n = Number(v);
   if (!Number.isInteger(n)) throw new UsageError(`${what} must be an integer, got '${v}'.`);

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 /**
- * `tributary`: topics, produce, consume, groups, ACLs, transactions, the cluster, and `local` (the
- * local cluster `npm start` runs), through the SDK. `--url`/`TRIBUTARY_URL`, `--auth iam|token`
- * (`--token` or `TRIBUTARY_TOKEN`, which alone also mean token), tables by default and `--json`
- * for scripts; exit codes in output.ts.
+ * `tributary`: topics, produce, consume, groups, ACLs, transactions, push subscriptions, the
+ * cluster, and `local` (the local cluster `npm start` runs), through the SDK.
+ * `--url`/`TRIBUTARY_URL`, `--auth iam|token` (`--token` or `TRIBUTARY_TOKEN`, which alone also
+ * mean token), tables by default and `--json` for scripts; exit codes in output.ts.
  */
 import { Command, CommanderError, Option } from 'commander';
 import { Tributary, type AuthConfig } from '../client/index.js';
@@ -12,6 +12,7 @@ import { aclCommands } from './acl-commands.js';
 import { adminCommands } from './admin-commands.js';
 import { EXIT, fail, UsageError } from './output.js';
 import { produceCommand } from './produce.js';
+import { subscriptionCommands } from './subscription-commands.js';
 import { transactionCommands } from './transaction-commands.js';
 import { usersCommands } from './users.js';
 
@@ -82,6 +83,7 @@ export function program(): Command {
   adminCommands(p, ctx);
   aclCommands(p, ctx);
   transactionCommands(p, ctx);
+  subscriptionCommands(p, ctx);
   usersCommands(p, () => p.opts<GlobalOptions>().json ?? false);
 
   p.command('local')

@@ -1,7 +1,8 @@
 /**
  * The admin client, in kafkajs's names and shapes where the semantics match: topics (create,
  * delete, describe, add partitions, configs), offsets, groups (list, describe, lag, reset),
- * client quotas, ACLs, transactions (Kafka's Admin names: transactions-admin.ts) and the cluster
+ * client quotas, ACLs, transactions (Kafka's Admin names: transactions-admin.ts), push
+ * subscriptions (subscriptions-admin.ts) and the cluster
  * (brokers, controller); and Tributary's own views for consoles (cluster-views.ts): the metadata
  * view, the controller lease, partitions with every replica's offsets, segments, and a message
  * browser's reads. Reads are tolerant of fields they do not know, and of a cluster's `controller`
@@ -15,6 +16,10 @@ import {
 import type { Connection, FetchResult } from './connection.js';
 import { isRetriable, TributaryError, TributaryProtocolError } from './errors.js';
 import { withRetry } from './retry.js';
+import {
+  createSubscription, deleteSubscription, describeSubscription, listSubscriptions,
+  type CreatedSubscription, type CreateSubscriptionOptions, type SubscriptionDescription, type SubscriptionDetails,
+} from './subscriptions-admin.js';
 import {
   abortTransaction, describeTransactions, listTransactions, type ListTransactionsOptions, type TransactionDescription,
 } from './transactions-admin.js';
@@ -348,6 +353,29 @@ export class Admin {
    */
   abortTransaction(transactionalId: string): Promise<TransactionDescription> {
     return abortTransaction(this.conn, transactionalId);
+  }
+
+  // --- push subscriptions -----------------------------------------------------------------------
+  // Tributary's: the cluster reads a topic as a group and posts its records to an endpoint.
+
+  /** Creates a push subscription; resolves with it and the secret that signs its deliveries (answered only here). */
+  createSubscription(o: CreateSubscriptionOptions): Promise<CreatedSubscription> {
+    return createSubscription(this.conn, o);
+  }
+
+  /** Every push subscription. */
+  listSubscriptions(): Promise<SubscriptionDescription[]> {
+    return listSubscriptions(this.conn);
+  }
+
+  /** A push subscription and each partition's delivery state; an unknown name rejects at once (404). */
+  describeSubscription(name: string): Promise<SubscriptionDetails> {
+    return describeSubscription(this.conn, name);
+  }
+
+  /** Deletes a push subscription: its deliveries stop. */
+  deleteSubscription(name: string): Promise<void> {
+    return deleteSubscription(this.conn, name);
   }
 
   // --- client quotas ----------------------------------------------------------------------------

@@ -21,6 +21,11 @@ export {
   AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes, type AclEntry, type AclFilter, type AclDescription, type AclEnum,
 } from './acls.js';
 export { TRANSACTION_STATES, type TransactionState, type TransactionDescription, type ListTransactionsOptions } from './transactions-admin.js';
+export type {
+  SubscriptionDescription, SubscriptionDetails, SubscriptionPartitionState, SubscriptionEndpoint, SubscriptionEndpointDescription,
+  SubscriptionStartingPosition, SubscriptionIsolationLevel, CreateSubscriptionOptions, CreatedSubscription,
+} from './subscriptions-admin.js';
+export { verifyWebhook, signWebhook, newWebhookSecret, type WebhookHeaders } from '../lib/protocol/webhook-signature.js';
 export type { KafkaMessage, FetchResult } from './connection.js';
 export { signV4, type AuthConfig, type AwsCredentials, type AwsCredentialsProvider, type OutgoingRequest } from './auth.js';
 export { TributaryError, TributaryProtocolError, TributaryConnectionError } from './errors.js';
