@@ -14,7 +14,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocket, WebSocketServer } from 'ws';
 import { logger } from '../lib/logger.js';
 import type { DeliverEvent, WebSocketEvent, WebSocketResult } from '../lib/http/websocket.js';
 
@@ -71,8 +71,9 @@ export function startWebSocketApi(o: WebSocketApiOptions): WebSocketApi {
     },
     ...(body !== undefined ? { body, isBase64Encoded: false } : {}),
   });
-  const run = (e: WebSocketEvent | DeliverEvent): Promise<WebSocketResult | undefined> => o.fn(e).catch((err: unknown) => {
+  const run = (e: WebSocketEvent | DeliverEvent, failed?: () => void): Promise<WebSocketResult | undefined> => o.fn(e).catch((err: unknown) => {
     logger.warn({ event: 'websocket-function-failed', err }, 'the websocket function failed');
+    failed?.();
     return { statusCode: 500 };
   });
 
@@ -111,7 +112,10 @@ export function startWebSocketApi(o: WebSocketApiOptions): WebSocketApi {
         ws.on('message', (data, isBinary) => {
           c.lastActiveAt = Date.now();
           const text = isBinary ? Buffer.from(data as Buffer).toString('base64') : String(data);
-          void run(event(id, c, '$default', text));
+          // (a message whose invocation failed or was throttled: API Gateway tells the client so)
+          void run(event(id, c, '$default', text), () => {
+            if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ message: 'Internal server error', connectionId: id, requestId: randomUUID() }));
+          });
         });
         ws.on('close', () => {
           if (open.get(id) !== c) return;
