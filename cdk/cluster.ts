@@ -235,6 +235,8 @@ export class TributaryCluster extends Construct {
     this.consoleUrl = `${api.url}ui/`;
     this.webSocketApi = this.functions.websocket ? this.buildWebSocketApi(this.functions.websocket, p) : undefined;
     this.webSocketUrl = this.webSocketApi?.url;
+    // (the console follows partitions live over it: its config.json and Content-Security-Policy name it)
+    if (this.webSocketUrl) this.functions.console?.addEnvironment(ENVIRONMENT.consoleWebsocketUrl, this.webSocketUrl);
 
     this.alarmTopic = p.alarmTopic ?? (p.alarmEmail ? this.emailTopic(p.alarmEmail, p.encryptionKey) : undefined);
     const observability = buildObservability(this, {

@@ -97,6 +97,8 @@ export const ENVIRONMENT = {
   consoleOidcIssuer: 'TRIBUTARY_CONSOLE_OIDC_ISSUER',
   /** The console's OIDC client id (the construct's `jwtAuthorizer.consoleClientId`). */
   consoleOidcClientId: 'TRIBUTARY_CONSOLE_OIDC_CLIENT_ID',
+  /** The WebSocket API's URL, for the console's live follow where it is not the console's origin's `/ws` (a deployment's `WebSocketUrl`). */
+  consoleWebsocketUrl: 'TRIBUTARY_CONSOLE_WEBSOCKET_URL',
   /** The scopes the console asks for, separated by spaces. */
   consoleOidcScopes: 'TRIBUTARY_CONSOLE_OIDC_SCOPES',
   /** Origins besides the issuer's the console's page may connect to (its provider's token or key endpoints), separated by spaces. */

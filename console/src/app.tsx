@@ -89,7 +89,7 @@ export function App() {
           <Route path="/topics">{() => <TopicsPage />}</Route>
           <Route path="/topics/:topic">{(p) => <TopicPage topic={decode(p, 'topic')} />}</Route>
           <Route path="/topics/:topic/partitions/:partition">{(p) => <PartitionPage topic={decode(p, 'topic')} partition={Number(p.partition)} />}</Route>
-          <Route path="/topics/:topic/messages">{(p) => <MessagesPage topic={decode(p, 'topic')} />}</Route>
+          <Route path="/topics/:topic/messages">{(p) => <MessagesPage topic={decode(p, 'topic')} live={config.auth !== 'iam'} />}</Route>
           <Route path="/topics/:topic/produce">{(p) => <ProducePage topic={decode(p, 'topic')} />}</Route>
           <Route path="/topics/:topic/configs">{(p) => <ConfigsPage topic={decode(p, 'topic')} />}</Route>
           <Route path="/groups">{() => <GroupsPage />}</Route>

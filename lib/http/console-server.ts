@@ -28,6 +28,8 @@ import { logger } from '../logger.js';
 export interface ConsoleConfig {
   /** `none`: open; `token`: the local stack's `--auth` (a bearer token); `iam`: SigV4 only; `jwt`: an OIDC provider's token. */
   readonly auth: 'none' | 'token' | 'iam' | 'jwt';
+  /** The WebSocket API's URL, where it is not this origin's `/ws` (a deployment's: `TRIBUTARY_CONSOLE_WEBSOCKET_URL`). */
+  readonly websocket?: string;
   /** With `jwt`, when the deployment names the console's OIDC client. */
   readonly oidc?: {
     readonly issuer: string;
@@ -46,11 +48,13 @@ export function consoleConfig(env: NodeJS.ProcessEnv = process.env): ConsoleConf
   const auth = mode !== undefined && AUTH_MODES.has(mode) ? mode : 'none';
   const issuer = env[ENVIRONMENT.consoleOidcIssuer];
   const clientId = env[ENVIRONMENT.consoleOidcClientId];
-  if (auth !== 'jwt' || !issuer || !clientId) return { auth };
+  const websocket = env[ENVIRONMENT.consoleWebsocketUrl];
+  const base = { auth, ...(websocket ? { websocket } : {}) };
+  if (auth !== 'jwt' || !issuer || !clientId) return base;
   const words = (v: string | undefined) => (v ?? '').split(/\s+/).filter((s) => s !== '');
   const scopes = words(env[ENVIRONMENT.consoleOidcScopes] ?? 'openid');
   const connectOrigins = words(env[ENVIRONMENT.consoleConnectOrigins]);
-  return { auth, oidc: { issuer, clientId, scopes, ...(connectOrigins.length > 0 ? { connectOrigins } : {}) } };
+  return { ...base, oidc: { issuer, clientId, scopes, ...(connectOrigins.length > 0 ? { connectOrigins } : {}) } };
 }
 
 /**
@@ -70,9 +74,19 @@ export function oidcOrigins(issuer: string): string[] {
   return [url.origin, ...(cognito ? [`https://*.auth.${cognito[1]}.amazoncognito.com`] : [])];
 }
 
+/** A WebSocket URL's origin for connect-src (`wss://host`); the URL itself when it is not one. */
+function websocketOrigin(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return url;
+  }
+}
+
 /** The Content-Security-Policy of the console's page. */
 export function contentSecurityPolicy(config: ConsoleConfig): string {
-  const connect = ["'self'", ...(config.oidc ? [...oidcOrigins(config.oidc.issuer), ...(config.oidc.connectOrigins ?? [])] : [])];
+  const connect = ["'self'", ...(config.websocket ? [websocketOrigin(config.websocket)] : []), ...(config.oidc ? [...oidcOrigins(config.oidc.issuer), ...(config.oidc.connectOrigins ?? [])] : [])];
   return [
     "default-src 'none'",
     "script-src 'self'",

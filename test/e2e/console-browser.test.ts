@@ -1,7 +1,8 @@
 /**
  * The console in a real headless Chromium (test/support/browser.ts) against a private stack with
  * one DynamoDB Local process per broker, so a broker can be killed: a topic created through the
- * UI, a JSON message produced through it and found again by key, a group's lag drained by an SDK
+ * UI, a JSON message produced through it and found again by key, a partition followed live over the
+ * WebSocket API, a group's lag drained by an SDK
  * consumer while its page is open, a partition's last stable offset held back by an open
  * transaction and released by its commit, every page loaded (timed, checked by axe-core and by keyboard,
  * saved as a screenshot), and a partition's leader moving on screen after its broker is killed.
@@ -214,7 +215,21 @@ describe('The console in a browser', () => {
       return r?.length === 1 && r[0]?.includes(offset as string) ? r : undefined;
     });
     expect(newest[0]).toEqual(expect.arrayContaining([partition, offset, 'k1']));
-  }, 30_000);
+
+    // Following partition 0 live over the WebSocket API: a record produced afterwards is pushed to the page.
+    await choose('Follow partition', '0');
+    await page.locator(aria('button', 'Follow')).click();
+    const liveStatus = () => page.evaluate(() => (globalThis as any).document.querySelector('[aria-live="polite"]')?.textContent.trim() as string | undefined);
+    await waitFor('the subscription', async () => (await liveStatus())?.startsWith('Following partition 0'), 15_000, liveStatus);
+    const producer = new Tributary({ url: c.url }).producer();
+    await producer.send({ topic: TOPIC, messages: [{ partition: 0, key: 'live-1', value: 'pushed over the WebSocket' }] });
+    await producer.disconnect();
+    const live = await waitFor('the pushed record in the live table', async () => (await tableRows('Live messages'))?.find((r) => r.includes('live-1')), 15_000, liveStatus);
+    expect(live).toEqual(expect.arrayContaining(['live-1', 'pushed over the WebSocket']));
+    await screenshot(page, 'messages-live');
+    await page.locator(aria('button', 'Stop')).click();
+    expect(await liveStatus()).toBe('Not following.');
+  }, 45_000);
 
   it('shows a group\'s lag dropping to 0 while an SDK consumer reads the topic, with the group page open', async () => {
     const tributary = new Tributary({ url: c.url });

@@ -8,6 +8,8 @@ import { Tributary, TributaryProtocolError, type Admin, type Producer } from '..
 /** What /ui/config.json says about the API's authentication. */
 export interface ConsoleConfig {
   readonly auth: 'none' | 'token' | 'iam' | 'jwt';
+  /** The WebSocket API's URL where it is not this origin's `/ws` (a deployment's `WebSocketUrl`). */
+  readonly websocket?: string;
   readonly oidc?: { readonly issuer: string; readonly clientId: string; readonly scopes?: readonly string[] };
 }
 
@@ -27,10 +29,23 @@ export const session = {
 /** The API's base URL: the console is served under `<api>/ui/`. */
 export const apiUrl = (): string => `${location.origin}${location.pathname.replace(/\/ui(\/.*)?$/, '')}`;
 
+let websocketBase: string | undefined;
+
+/** The WebSocket API's URL with the console's token (browsers cannot set headers on a WebSocket: it goes as `?token=`). */
+export function websocketUrl(): string {
+  const url = new URL(websocketBase ?? `${apiUrl().replace(/^http/, 'ws')}/ws`);
+  if (session.token) url.searchParams.set('token', session.token);
+  return url.toString();
+}
+
 export async function loadConfig(): Promise<ConsoleConfig> {
   try {
     const res = await fetch(new URL('config.json', location.href.replace(/#.*$/, '')), { cache: 'no-cache' });
-    if (res.ok) return (await res.json()) as ConsoleConfig;
+    if (res.ok) {
+      const config = (await res.json()) as ConsoleConfig;
+      websocketBase = config.websocket;
+      return config;
+    }
   } catch {
     /* served without config.json (a plain static copy): assume an open API */
   }

@@ -1,13 +1,16 @@
 /**
  * The message browser: a partition (or all), from the beginning, an offset, a time or the newest
  * records, filtered by a search over key, value and headers; JSON values pretty-printed. Reads
- * without a consumer group (nothing is committed), at most MAX_SCAN records per partition a search.
+ * without a consumer group (nothing is committed), at most MAX_SCAN records per partition a search;
+ * and a partition followed live over the WebSocket API (live.tsx).
  */
 import { useState } from 'preact/hooks';
 import type { KafkaMessage } from '../../../client/index.js';
 import { cluster } from '../common/api.js';
-import { ActionForm, Field, fmt, fmtTime, Page, Pretty, Table, textOf } from '../common/components.js';
+import { ActionForm, Field, fmt, Page, Table, textOf } from '../common/components.js';
+import { messageColumns } from '../common/message-columns.js';
 import { usePoll } from '../common/poll.js';
+import { LiveFollow } from './live.js';
 import { TopicNav } from './topic-nav.js';
 
 const MAX_SCAN = 5_000;
@@ -46,7 +49,8 @@ async function browse(topic: string, partition: number, from: From, at: string, 
   }
 }
 
-export function MessagesPage({ topic }: { topic: string }) {
+/** `live`: the WebSocket API can be reached with the console's credentials (not with IAM: a browser cannot sign the handshake). */
+export function MessagesPage({ topic, live }: { topic: string; live: boolean }) {
   const parts = usePoll(() => cluster().admin.describePartitions(topic), [topic], 0);
   const [from, setFrom] = useState<From>('beginning');
   const [result, setResult] = useState<{ rows: Row[]; scanned: number } | undefined>();
@@ -92,16 +96,10 @@ export function MessagesPage({ topic }: { topic: string }) {
       {result && (
         <Table caption="Messages" rows={result.rows} rowKey={(r) => `${r.partition}/${r.message.offset}`} empty="No messages match." columns={[
           { label: 'Partition', cell: (r) => r.partition, numeric: true },
-          { label: 'Offset', cell: (r) => r.message.offset, numeric: true },
-          { label: 'Timestamp', cell: (r) => fmtTime(r.message.timestamp) },
-          { label: 'Key', cell: (r) => { const k = textOf(r.message.key); return k === null ? <span class="muted">null</span> : <span class={k.binary ? 'binary' : undefined}>{k.text}</span>; } },
-          { label: 'Value', cell: (r) => { const v = textOf(r.message.value); return v === null ? <span class="muted">null</span> : v.binary ? <span class="binary">{v.text}</span> : <Pretty text={v.text} />; } },
-          { label: 'Headers', cell: (r) => {
-            const hs = Object.entries(r.message.headers);
-            return hs.length === 0 ? <span class="muted">—</span> : <ul class="headers">{hs.map(([k, v]) => <li><b>{k}</b>: {textOf(v)?.text ?? 'null'}</li>)}</ul>;
-          } },
+          ...messageColumns<Row>((r) => r.message),
         ]} />
       )}
+      {live && <LiveFollow topic={topic} partitions={count} />}
     </Page>
   );
 }
