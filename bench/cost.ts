@@ -13,6 +13,7 @@
  *   roll     the log rolled to S3 segments (the replicator's job in AWS: lib/log/replicator.ts)
  *   transactions  a transactional producer's init, sends and commit, step by step, next to the
  *            same sends without a transaction (bench/lib/transaction-cost.ts)
+ *   push     a push subscription delivering 1 KiB records to a local HTTP receiver (bench/lib/push-cost.ts)
  *   idle     10 topics × 6 partitions, no clients: the controller's scheduled passes (one a minute in
  *            AWS: lease, probes, one sweep pass), run in-process with the replicator listening and
  *            their clock a minute apart; scaled to a month
@@ -50,6 +51,7 @@ import { runController } from '../lib/orchestration/controller-loop.js';
 import * as replicator from '../lambdas/replicator.js';
 import { changesOf, handOffToSweep } from '../lib/log/replicator.js';
 import { transactionCost, transactionTable as transactionTable_ } from './lib/transaction-cost.js';
+import { pushDeliveryCost, pushTable as pushTableOf } from './lib/push-cost.js';
 import { partitionCeilingTable } from './lib/ceiling.js';
 
 const quick = isQuick();
@@ -254,17 +256,28 @@ const contended = await runContended();
 // --- A transaction's cost, step by step, next to the same sends without one -----------------------
 
 const TXN_SENDS = quick ? 4 : 10;
-const txnSteps = await transactionCost<Phase>({ cluster: C, topic: 'cost-txn', http, transactions: quick ? 1 : 5, sends: TXN_SENDS, measure: async (work) => {
+/** Runs `work` as one measured phase (`counted` adds what the phase stands for before it ends): the stores' totals once the replicator is quiet, and the HTTP requests it served. */
+async function measured<T>(work: () => Promise<T>, counted?: (out: T, ms: number) => void): Promise<{ phase: Phase; store: Totals; served: Served[] }> {
   await quiet();
   trackCapacity(true);
   takeCapacity();
   [current, served] = [newPhase(), []];
-  await work();
+  const t0 = performance.now();
+  const out = await work();
+  counted?.(out, performance.now() - t0);
   const taken = served;
   const phase = await endPhase();
   trackCapacity(false);
   return { phase, store: phase.store, served: taken };
-} });
+}
+const txnSteps = await transactionCost<Phase>({ cluster: C, topic: 'cost-txn', http, transactions: quick ? 1 : 5, sends: TXN_SENDS, measure: (work) => measured(work) });
+
+// --- Push delivery: 1 KiB records delivered to an HTTP receiver, per GB --------------------------
+
+const push = await pushDeliveryCost<Phase>({
+  cluster: C, topic: 'cost-push', http, records: quick ? 200 : 2000, batchRecords: 100,
+  measure: (work) => measured(work, ({ batches }, ms) => Array.from({ length: batches }, () => invoked('websocket', ms / batches))),
+});
 
 // --- Latency samples: acks=1 and acks=all of 1 KiB, a waiting long poll -----------------------------
 
@@ -343,7 +356,7 @@ const seconds = (performance.now() - started) / 1000;
 
 // --- Pricing -------------------------------------------------------------------------------------
 
-interface Dollars { ddbWrite: number; ddbRead: number; s3: number; lambdaRequests: number; lambdaCompute: number; api: number }
+type Dollars = { ddbWrite: number; ddbRead: number; s3: number; lambdaRequests: number; lambdaCompute: number; api: number };
 const COMPONENTS: { key: keyof Dollars; label: string }[] = [
   { key: 'ddbWrite', label: 'DynamoDB writes' }, { key: 'ddbRead', label: 'DynamoDB reads' }, { key: 's3', label: 'S3 requests' },
   { key: 'lambdaRequests', label: 'Lambda requests' }, { key: 'lambdaCompute', label: 'Lambda GB-s' }, { key: 'api', label: 'HTTP API' },
@@ -527,6 +540,7 @@ const contendedTable = {
   ],
 };
 
+const { table: pushTable, perGb: pushPerGb } = pushTableOf(push, dollars, COMPONENTS, sum);
 const { table: transactionTable, perTransaction: perTxn, baseline: baselineTxn } = transactionTable_(txnSteps, TXN_SENDS, (p) => sum(dollars(p)));
 
 // Biggest drivers, from the numbers.
@@ -555,7 +569,7 @@ await writeResult({
   description: 'Counted on the local stack and priced at AWS list prices (bench/lib/prices.ts): produce over HTTP at RF 3, acks=all, requests of 1 KiB, 64 KiB and 1 MiB of 1 KiB records; everything read once with fetch (1 MiB pages); the log rolled to S3 segments; an idle period with the controller running. '
     + 'DynamoDB write units as billed (item sizes, ×2 in transactions), read units as reported, S3 requests by type, HTTP API requests in 512 KB steps, Lambda invocations and GB-seconds (measured handler time × the memory each function is deployed with). '
     + 'The latency model turns the store calls each request made into AWS latency with published per-service figures; the per-partition ceiling is analytic.',
-  tables: [costTable, contendedTable, transactionTable, monthTable, latencyTable, ceilingTable, phaseTable],
+  tables: [costTable, contendedTable, transactionTable, pushTable, monthTable, latencyTable, ceilingTable, phaseTable],
   charts: [{
     title: '$ per GB produced and read once, by request size (log scale; traffic only, no hourly or storage charges)',
     spec: {
@@ -579,6 +593,7 @@ await writeResult({
     paths, e2e: { model: e2e, high: e2eHigh, longPollGapMs: steadyGap, pollGaps },
     waitingConsumerMonth,
     waitingWebSocketSubscriberMonth: idleSubscriber,
+    push: { records: push.records, bytes: push.bytes, batches: push.batches, store: push.measured.phase.store, lambda: push.measured.phase.lambda, perGb: pushPerGb, totalPerGb: sum(pushPerGb) },
   },
   notes,
 });

@@ -96,6 +96,14 @@ describe('TributaryCluster: the console', () => {
     expect(google[ENVIRONMENT.consoleConnectOrigins]).toBe('https://oauth2.googleapis.com');
   });
 
+  it('tells the console the WebSocket API\'s URL (its live follow), where the deployment has one', () => {
+    const s = synth({ brokers: 1 });
+    const wsApi = resourcesOf(s, 'AWS::ApiGatewayV2::Api').find(([, a]) => a.ProtocolType === 'WEBSOCKET')?.[0];
+    expect(JSON.stringify(envOf(s)[ENVIRONMENT.consoleWebsocketUrl])).toContain(`"Ref":"${wsApi}"`);
+    expect(JSON.stringify(envOf(s)[ENVIRONMENT.consoleWebsocketUrl])).toContain('wss://');
+    expect(envOf(synth({ brokers: 1, apiType: 'rest' }))[ENVIRONMENT.consoleWebsocketUrl]).toBeUndefined();
+  });
+
   it.each<[TributaryClusterProps, string]>([
     [{ jwtAuthorizer: { issuer: ISSUER, audience: ['a'], consoleClientId: '' } }, 'jwtAuthorizer.consoleClientId must be a non-empty client id, got ""'],
     [{ jwtAuthorizer: { issuer: ISSUER, audience: ['a'], consoleScopes: ['openid email'] } }, 'jwtAuthorizer.consoleScopes must be OAuth scope tokens (no spaces or quotes), got ["openid email"]'],

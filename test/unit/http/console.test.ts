@@ -122,6 +122,13 @@ describe('Method: consoleConfig', () => {
     expect(consoleConfig({ TRIBUTARY_AUTH: 'jwt' })).toEqual({ auth: 'jwt' });
   });
 
+  it('names a deployment\'s WebSocket API for the live follow, and lets the page connect to its origin', () => {
+    const url = 'wss://abc123.execute-api.eu-west-1.amazonaws.com/prod';
+    const config = consoleConfig({ TRIBUTARY_AUTH: 'jwt', TRIBUTARY_CONSOLE_WEBSOCKET_URL: url });
+    expect(config).toEqual({ auth: 'jwt', websocket: url });
+    expect(contentSecurityPolicy(config)).toContain("connect-src 'self' wss://abc123.execute-api.eu-west-1.amazonaws.com;");
+  });
+
   it('names the OIDC provider and client with a JWT authorizer, and lets the page connect to it', () => {
     const env = {
       TRIBUTARY_AUTH: 'jwt', TRIBUTARY_CONSOLE_OIDC_ISSUER: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc',
