@@ -5,7 +5,8 @@
  * (maps keyed by `topic#partition`, a few sorts), so a 100k-event history checks in well under a
  * second.
  */
-import type { AssignmentEvent, CommitEvent, FaultEvent, FinalCommitsEvent, FinalReadEvent, HistoryEvent, PollEvent, ProduceEvent, QuietEvent, ReadEvent } from './history.js';
+import type { AssignmentEvent, CommitEvent, FaultEvent, FinalCommitsEvent, FinalReadEvent, HistoryEvent, PollEvent, ProduceEvent, PushFinalEvent, QuietEvent, ReadEvent } from './history.js';
+import { checkPush } from './push-checker.js';
 import { ALLOWED_KINDS, AllowedLoss, readsBelowLogStart, type Allowed, type AllowedKind } from './allowed-loss.js';
 import { checkLiveness } from './liveness.js';
 import { checkTransactions, type TxnCounts } from './txn-checker.js';
@@ -13,9 +14,9 @@ import { checkTransactions, type TxnCounts } from './txn-checker.js';
 const KIND_ORDER = {
   'lost-write': 0, 'inconsistent-offset': 1, duplicate: 2, divergence: 3, 'read-above-hw': 4, 'read-backwards': 5,
   'read-below-log-start': 6, 'poll-skip': 7, 'commit-backwards': 8, 'double-ownership': 9, 'unreadable-after-heal': 10,
-  'unreadable-in-quiet': 11, // then the transactional workload's (txn-checker.ts):
-  'aborted-read': 12, 'intermediate-read': 13, 'control-record-read': 14, 'read-past-lso': 15, 'skipped-committed-read': 16, 'lost-committed-write': 17,
-  'non-atomic-visibility': 18, 'txn-duplicate': 19, 'txn-inconsistent-offset': 20, 'aborted-offsets': 21, 'lost-committed-offsets': 22,
+  'unreadable-in-quiet': 11, 'push-skip': 12, 'push-behind': 13, // (the push subscription's: push-checker.ts) then the transactional workload's (txn-checker.ts):
+  'aborted-read': 14, 'intermediate-read': 15, 'control-record-read': 16, 'read-past-lso': 17, 'skipped-committed-read': 18, 'lost-committed-write': 19,
+  'non-atomic-visibility': 20, 'txn-duplicate': 21, 'txn-inconsistent-offset': 22, 'aborted-offsets': 23, 'lost-committed-offsets': 24,
 } as const;
 
 /** What can go wrong; the order is the order of the report. */
@@ -154,6 +155,7 @@ export function check(events: readonly HistoryEvent[], opts: CheckOptions = {}):
   const faults: Record<string, number> = {};
   const faultEvents: FaultEvent[] = [];
   const quiets: QuietEvent[] = [];
+  let pushFinal: PushFinalEvent | undefined;
   for (const e of events) {
     switch (e.type) {
       case 'produce': produces.push(e); break;
@@ -163,6 +165,7 @@ export function check(events: readonly HistoryEvent[], opts: CheckOptions = {}):
       case 'assignment': assignments.push(e); break;
       case 'final-read': finals.push(e); break;
       case 'final-commits': finalCommits.push(e); break;
+      case 'push-final': pushFinal = e; break;
       case 'fault': faults[e.kind] = (faults[e.kind] ?? 0) + 1; faultEvents.push(e); break;
       case 'quiet': quiets.push(e); break;
       case 'heal': break;
@@ -173,7 +176,8 @@ export function check(events: readonly HistoryEvent[], opts: CheckOptions = {}):
   checkOffsets(produces, reads, polls, finals, loss, found, allowed);
   const lost = checkLostWrites(produces, finals, loss, found, allowed);
   checkReads(reads, found);
-  for (const v of readsBelowLogStart(loss, reads, polls, finals)) found.add('read-below-log-start', v.message, v.events);
+  // (push deliveries are left out: when its deliverer read a batch, the receiver cannot know)
+  for (const v of readsBelowLogStart(loss, reads.filter((r) => r.process !== 'push'), polls, finals)) found.add('read-below-log-start', v.message, v.events);
   checkPolls(polls, assignments, found);
   checkCommits(commits, finalCommits, found);
   checkOwnership(assignments, polls, commits, found);
@@ -183,6 +187,7 @@ export function check(events: readonly HistoryEvent[], opts: CheckOptions = {}):
   for (const v of checkLiveness(produces, reads, polls, finals, quiets, faultEvents)) found.add('unreadable-in-quiet', v.message, v.events);
   const txn = checkTransactions(events);
   for (const a of txn.anomalies) found.add(a.kind, a.message, a.events);
+  for (const a of checkPush(reads, finals, pushFinal, faultEvents)) found.add(a.kind, a.message, a.events);
 
   const acked = produces.filter((p) => p.outcome === 'ok');
   return {

@@ -176,6 +176,16 @@ export interface FinalCommitsEvent {
   offsets: (TP & { offset: number })[];
 }
 
+/** The push subscription's group at the end of the run (push-reader.ts): its committed offsets, and whether it had caught up. */
+export interface PushFinalEvent {
+  type: 'push-final';
+  id: number;
+  group: string;
+  at: number;
+  offsets: (TP & { offset: number })[];
+  caughtUp: boolean;
+}
+
 /** One line of `history.jsonl`. */
 export type HistoryEvent =
   | ProduceEvent
@@ -188,6 +198,7 @@ export type HistoryEvent =
   | HealEvent
   | FinalReadEvent
   | FinalCommitsEvent
+  | PushFinalEvent
   | TxnEvent;
 
 // ---- Validation: a small field table per event type; extra fields are allowed (newer writers).
@@ -218,6 +229,7 @@ const SHAPES: Readonly<Record<HistoryEvent['type'], Shape>> = {
   heal: { required: { id: 'int', at: 'number' } },
   'final-read': { required: { id: 'int', topic: 'string', partition: 'int', at: 'number', records: 'recs', complete: 'boolean' } },
   'final-commits': { required: { id: 'int', group: 'string', at: 'number', offsets: 'tpOffsets' } },
+  'push-final': { required: { id: 'int', group: 'string', at: 'number', offsets: 'tpOffsets', caughtUp: 'boolean' } },
   ...TXN_SHAPES,
 };
 

@@ -53,6 +53,8 @@ export function deriveSeed(seed: number, stream: string): number {
  * The run's generators, one per stream. The workloads draw as fast as their requests return, so
  * they have their own: the nemesis's schedule then depends on the seed alone, never on request timing.
  */
-export function generators(seed: number): { workload: () => number; transactions: () => number; nemesis: () => number } {
-  return { workload: rng(deriveSeed(seed, 'workload')), transactions: rng(deriveSeed(seed, 'transactions')), nemesis: rng(deriveSeed(seed, 'nemesis')) };
+export function generators(seed: number): { workload: () => number; transactions: () => number; push: () => number; nemesis: () => number } {
+  return {
+    workload: rng(deriveSeed(seed, 'workload')), transactions: rng(deriveSeed(seed, 'transactions')), push: rng(deriveSeed(seed, 'push')), nemesis: rng(deriveSeed(seed, 'nemesis')),
+  };
 }

@@ -26,6 +26,7 @@ import { Nemesis, type NemesisControls } from './nemesis.js';
 import { FAULT_KINDS, type FaultKind } from './faults.js';
 import { generators, Recorder } from './recorder.js';
 import { finalReads, probeReadable, Workload, type WorkloadOptions, type WorkloadTarget } from './workload.js';
+import { PushReader } from './push-reader.js';
 import { finalTxnReads, TxnWorkload, type TxnTarget } from './txn-workload.js';
 import type { TxnCounts } from './txn-checker.js';
 
@@ -59,6 +60,12 @@ export interface ChaosOptions {
    * @default 2
    */
   readonly transactions?: number;
+  /**
+   * A push subscription on the first topic among the readers, to a receiver that refuses some
+   * deliveries (push-reader.ts).
+   * @default true
+   */
+  readonly push?: boolean;
 }
 
 export interface ChaosSummary {
@@ -257,6 +264,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
       ...((o.producers ?? 16) >= 8 ? { hot: { tp: { topic: topics[0]!.name, partition: 0 }, share: 0.75 } } : {}),
       consumers: 3, readers: 2, sessionTimeoutMs: 6000, random: random.workload, requestTimeoutMs: 15_000,
     }, h);
+    const push = o.push === false ? undefined : new PushReader(target, h, random.push);
     const txns = txnWorkers > 0
       ? new TxnWorkload(txnTarget, { workers: txnWorkers, readers: 2, random: random.transactions, requestTimeoutMs: 15_000 }, h)
       : undefined;
@@ -371,6 +379,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
       holdMs: [3000, 9000], gapMs: [3000, 7000], controls,
       outlastSessionMs: Number(ENV.TRIBUTARY_BROKER_SESSION_TIMEOUT_MS) + 1500, outlastLeaseMs: 1500 + 1000,
     }, h);
+    await push?.start(Date.now() + 60_000);
     workload.start();
     txns?.start();
     nemesis.start();
@@ -393,6 +402,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
     await Promise.all([workload.stop(), txns?.stop()]);
     watching = false;
     await watcher;
+    await push?.finish(Date.now() + 90_000);
     await finalReads(target, h, Date.now() + 90_000);
     if (txns) await finalTxnReads(txnTarget, h, Date.now() + 90_000);
     h.close();
