@@ -27,6 +27,7 @@ import { FAULT_KINDS, type FaultKind } from './faults.js';
 import { generators, Recorder } from './recorder.js';
 import { finalReads, probeReadable, Workload, type WorkloadOptions, type WorkloadTarget } from './workload.js';
 import { PushReader } from './push-reader.js';
+import { WebSocketReader } from './ws-reader.js';
 import { finalTxnReads, TxnWorkload, type TxnTarget } from './txn-workload.js';
 import type { TxnCounts } from './txn-checker.js';
 
@@ -66,6 +67,11 @@ export interface ChaosOptions {
    * @default true
    */
   readonly push?: boolean;
+  /**
+   * A WebSocket subscriber to the first topic's partitions among the readers (ws-reader.ts).
+   * @default true
+   */
+  readonly websocket?: boolean;
 }
 
 export interface ChaosSummary {
@@ -265,6 +271,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
       consumers: 3, readers: 2, sessionTimeoutMs: 6000, random: random.workload, requestTimeoutMs: 15_000,
     }, h);
     const push = o.push === false ? undefined : new PushReader(target, h, random.push);
+    const wsReader = o.websocket === false ? undefined : new WebSocketReader(stack.url, target, h);
     const txns = txnWorkers > 0
       ? new TxnWorkload(txnTarget, { workers: txnWorkers, readers: 2, random: random.transactions, requestTimeoutMs: 15_000 }, h)
       : undefined;
@@ -380,6 +387,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
       outlastSessionMs: Number(ENV.TRIBUTARY_BROKER_SESSION_TIMEOUT_MS) + 1500, outlastLeaseMs: 1500 + 1000,
     }, h);
     await push?.start(Date.now() + 60_000);
+    wsReader?.start();
     workload.start();
     txns?.start();
     nemesis.start();
@@ -399,7 +407,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
     }
     const recoveryMs = Date.now() - healedAt;
     await sleep(3000); // let the workload see the healed cluster
-    await Promise.all([workload.stop(), txns?.stop()]);
+    await Promise.all([workload.stop(), txns?.stop(), wsReader?.stop()]);
     watching = false;
     await watcher;
     await push?.finish(Date.now() + 90_000);
