@@ -37,7 +37,7 @@ export interface CreateSubscriptionOptions {
   readonly endpoint: SubscriptionEndpoint;
   /** Records per delivery, 1 to 1000. @default 100 */
   readonly maxBatchRecords?: number;
-  /** Retries of a failed batch before it is written to `deadLetterTopic` (which this needs). @default retried until delivered */
+  /** Retries of a failed batch before it is written to `deadLetterTopic` (the two go together). @default retried until delivered */
   readonly maxRetries?: number;
   /** An existing topic, not `topic`, that a batch which used up `maxRetries` is written to. */
   readonly deadLetterTopic?: string;

@@ -27,8 +27,11 @@ async function checkCluster(req: ApiRequest): Promise<string> {
   return c.clusterId;
 }
 
-/** Names as Kafka's: what a topic may be called. */
-const nameField = z.string().min(1).max(249).regex(/^[a-zA-Z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only');
+/** Names as Kafka's: what a topic (or a group, here) may be called. */
+const NAME = /^[a-zA-Z0-9._-]{1,249}$/;
+const nameField = z.string().min(1).max(249).regex(NAME, 'letters, digits, ".", "_" and "-" only');
+const MAX_HEADERS = 20;
+const MAX_HEADER_BYTES = 8192;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Headers a subscription may not set: the ones the delivery writes. */
 const RESERVED_HEADERS = new Set(['content-type', 'content-length', 'host', 'user-agent', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'transfer-encoding', 'connection']);
@@ -37,7 +40,12 @@ const endpointSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('http'),
     url: z.string().min(1).max(2048),
-    headers: z.record(z.string().max(256).regex(HEADER_NAME, 'a header name').refine((h) => !RESERVED_HEADERS.has(h.toLowerCase()), 'a header the delivery sets itself'), z.string().max(4096).regex(/^[^\r\n]*$/, 'one line')).optional(),
+    headers: z.record(
+      z.string().max(256).regex(HEADER_NAME, 'a header name').refine((h) => !RESERVED_HEADERS.has(h.toLowerCase()), 'a header the delivery sets itself'),
+      // (what HTTP allows in a header value: tab, visible ASCII and Latin-1)
+      z.string().max(4096).regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'a header value (tab, printable ASCII and Latin-1 only)'),
+    ).refine((h) => Object.keys(h).length <= MAX_HEADERS, `at most ${MAX_HEADERS} headers`)
+      .refine((h) => Object.entries(h).reduce((n, [k, v]) => n + k.length + v.length, 0) <= MAX_HEADER_BYTES, `at most ${MAX_HEADER_BYTES} bytes of headers`).optional(),
   }).strict(),
   z.object({ type: z.literal('lambda'), function_arn: z.string().min(1).max(256).regex(/^arn:aws[a-zA-Z-]*:lambda:[a-z0-9-]+:\d{12}:function:[a-zA-Z0-9-_]+(:[a-zA-Z0-9-_$]+)?$/, 'a Lambda function ARN') }).strict(),
 ]);
@@ -45,7 +53,7 @@ const endpointSchema = z.discriminatedUnion('type', [
 const createSchema = z.object({
   subscription_name: nameField,
   topic_name: topicField,
-  group_id: z.string().min(1).max(255),
+  group_id: nameField,
   starting_position: z.enum(['earliest', 'latest']).optional(),
   isolation_level: z.enum(['read_uncommitted', 'read_committed']).optional(),
   endpoint: endpointSchema,
@@ -87,9 +95,9 @@ async function create(req: ApiRequest): Promise<ApiResponse> {
     { operation: 'READ', resourceType: 'GROUP', resourceName: b.group_id },
     ...topicsIn('WRITE', b.dead_letter_topic === undefined ? [] : [b.dead_letter_topic]),
   ]);
-  if (b.max_retries !== undefined && b.dead_letter_topic === undefined) {
-    // (as documented: without a dead-letter topic a batch is retried for ever; a limit would mean nothing)
-    throw badRequest('"max_retries" needs a "dead_letter_topic": without one, a batch is retried until it is delivered.');
+  if ((b.max_retries === undefined) !== (b.dead_letter_topic === undefined)) {
+    // (as documented: without a dead-letter topic a batch is retried for ever; one without the other would mean nothing)
+    throw badRequest('"max_retries" and "dead_letter_topic" go together: without them, a batch is retried until it is delivered.');
   }
   const wanted: NewSubscription = {
     name: b.subscription_name, topic: b.topic_name, groupId: b.group_id,
@@ -113,7 +121,12 @@ async function list(req: ApiRequest): Promise<ApiResponse> {
   };
 }
 
-const nameOf = (req: ApiRequest): string => req.params.subscription_name ?? '';
+/** The path's subscription name; one no subscription can have is not found. */
+function nameOf(req: ApiRequest): string {
+  const name = req.params.subscription_name ?? '';
+  if (!NAME.test(name)) throw new HttpError(404, 404, 'Subscription cannot be found.');
+  return name;
+}
 
 async function describe(req: ApiRequest): Promise<ApiResponse> {
   const clusterId = await checkCluster(req);

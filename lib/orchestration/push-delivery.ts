@@ -20,13 +20,14 @@
 import { randomUUID } from 'node:crypto';
 import { asKafkaError } from '../errors.js';
 import { logger } from '../logger.js';
-import { commit, committed } from '../groups/coordinator.js';
+import { commit, committed, resetOffsets } from '../groups/coordinator.js';
 import { produce } from '../log/produce.js';
 import { fetchRecords, listOffset, readFromLeader, type FetchResult } from '../log/read.js';
 import { signWebhook } from '../protocol/webhook-signature.js';
 import { authorizationEnabled, authorize } from '../security/authorizer.js';
 import {
-  claimPushDelivery, failPushDelivery, finishPushDelivery, getPushState, listPushSubscriptions, releasePushDelivery, type PushSubscription,
+  claimPushDelivery, failPushDelivery, finishPushDelivery, getPushState, getPushSubscription, listPushSubscriptions, pushStateKey,
+  releasePushDelivery, type PushSubscription,
 } from '../storage/coordination/push-subscriptions.js';
 import { ATTEMPT_TIMEOUT_MS, sendToEndpoint } from './push-endpoints.js';
 import { frameRecord } from './websocket-delivery.js';
@@ -63,17 +64,18 @@ export async function hasPushSubscriptions(topicId: string): Promise<boolean> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Where a partition's delivery starts: the group's committed offset, else the subscription's starting position (committed then, so it holds). */
+/**
+ * Where a partition's delivery starts: the group's committed offset, else the subscription's
+ * starting position, committed then so that it holds. A partition the topic did not have when the
+ * subscription was created starts at the earliest offset: its first records are what woke it.
+ */
 export async function startingOffset(s: PushSubscription, partition: number): Promise<number> {
   const [c] = await committed(s.groupId, [{ topic: s.topic, partition }]);
   if (c) return c.offset;
-  return resetPosition(s, partition);
-}
-
-/** Commits the subscription's starting position for a partition (no committed offset, or one outside the log) and answers it. */
-async function resetPosition(s: PushSubscription, partition: number): Promise<number> {
-  const listed = await readFromLeader(s.topic, partition, (t) => listOffset(t, s.startingPosition));
-  const at = s.startingPosition === 'latest' && s.isolation === 'read_committed' ? listed.lastStableOffset ?? listed.offset ?? 0 : listed.offset ?? 0;
+  const position = partition < s.partitions ? s.startingPosition : 'earliest';
+  const listed = await readFromLeader(s.topic, partition, (t) => listOffset(t, position));
+  const at = position === 'latest' && s.isolation === 'read_committed' ? listed.lastStableOffset ?? listed.offset ?? 0 : listed.offset ?? 0;
+  // (never backwards: a deliverer that got here first may have delivered past it already)
   await commit(s.groupId, [{ topic: s.topic, partition, offset: at }], null);
   return at;
 }
@@ -89,26 +91,43 @@ function deadLetters(s: PushSubscription, partition: number, records: FetchResul
   }));
 }
 
-/** One attempt at the partition's next batch, under the lease (see the file's comment). */
-async function attempt(s: PushSubscription, partition: number, me: string, attempts: number): Promise<Outcome> {
+/** A delivery's attempts so far at the partition it holds the lease of. */
+interface Claim {
+  readonly s: PushSubscription;
+  readonly partition: number;
+  readonly me: string;
+  readonly key: string;
+  readonly attempts: number;
+}
+
+const failed = async (c: Claim, error: string): Promise<Outcome> => {
+  const n = c.attempts + 1;
+  await failPushDelivery(c.key, c.partition, c.me, n, Date.now() + retryDelay(n), error);
+  logger.warn({ event: 'push-delivery-failed', subscription: c.s.name, partition: c.partition, attempts: n, error }, 'a push delivery failed; it is retried');
+  return 'failed';
+};
+
+/** One attempt at the partition's next batch, under the lease (see the file's comment), sent before `deadline`. */
+async function attempt(c: Claim, deadline: number): Promise<Outcome> {
+  const { s, partition, me, key } = c;
   if (authorizationEnabled() && !(await authorize({ principal: s.principal, host: '', operation: 'READ', resourceType: 'TOPIC', resourceName: s.topic }))) {
-    await failPushDelivery(s.name, partition, me, attempts + 1, Date.now() + retryDelay(attempts + 1), `TOPIC_AUTHORIZATION_FAILED: ${s.principal} may not READ topic ${s.topic}`);
-    return 'failed';
+    return failed(c, `TOPIC_AUTHORIZATION_FAILED: ${s.principal} may not READ topic ${s.topic}`);
   }
-  let from = await startingOffset(s, partition);
+  const from = await startingOffset(s, partition);
   let result: FetchResult;
   try {
     result = await readFromLeader(s.topic, partition, (t) => fetchRecords(t, { offset: from, maxBytes: READ_BYTES, maxWaitMs: 0, isolation: s.isolation }));
   } catch (err) {
     if (asKafkaError(err).kafkaName !== 'OFFSET_OUT_OF_RANGE') throw err;
-    // (retention went past the committed offset: as a consumer's auto.offset.reset)
-    from = await resetPosition(s, partition);
-    logger.warn({ event: 'push-offset-reset', subscription: s.name, partition, to: from }, 'the committed offset was outside the log; delivery goes on from the starting position');
-    await releasePushDelivery(s.name, partition, me);
+    // (retention went past the committed offset, or an unclean election cut the log below it: as a
+    // consumer's auto.offset.reset, which may move the offset back)
+    const [to] = await resetOffsets(s.groupId, [{ topic: s.topic, partition }], s.startingPosition);
+    logger.warn({ event: 'push-offset-reset', subscription: s.name, partition, from, to: to?.offset }, 'the committed offset was outside the log; delivery goes on from the starting position');
+    await releasePushDelivery(key, partition, me);
     return 'delivered';
   }
   if (result.nextOffset <= from) {
-    await releasePushDelivery(s.name, partition, me);
+    await releasePushDelivery(key, partition, me);
     return 'idle';
   }
   const records = result.records.slice(0, s.maxBatchRecords);
@@ -117,43 +136,53 @@ async function attempt(s: PushSubscription, partition: number, me: string, attem
   if (records.length > 0) {
     const body = JSON.stringify({ topic: s.topic, partition, records: records.map(frameRecord) });
     const id = `msg_${s.name}_${s.createdAt}_${partition}_${from}_${next}`;
-    const sent = await sendToEndpoint(s.endpoint, body, { ...(await signWebhook(s.secret, id, Date.now() / 1000, body)) });
+    // (what is left for the commit and the release after the send)
+    const sent = await sendToEndpoint(s.endpoint, body, { ...(await signWebhook(s.secret, id, Date.now() / 1000, body)) }, deadline - Date.now() - FINISH_MS);
     if (!sent.ok) {
-      const failed = attempts + 1;
-      if (s.maxRetries === undefined || failed <= s.maxRetries || s.deadLetterTopic === undefined) {
-        await failPushDelivery(s.name, partition, me, failed, Date.now() + retryDelay(failed), sent.error);
-        logger.warn({ event: 'push-delivery-failed', subscription: s.name, partition, offset: from, attempts: failed, error: sent.error }, 'a push delivery failed; it is retried');
-        return 'failed';
-      }
+      if (s.maxRetries === undefined || c.attempts + 1 <= s.maxRetries || s.deadLetterTopic === undefined) return failed(c, sent.error);
       const outcomes = await produce(s.deadLetterTopic, deadLetters(s, partition, records, sent.error), { acks: 'all' });
       const refused = outcomes.find((o) => !o.ok);
-      if (refused && !refused.ok) throw refused.error;
+      // (some records refused: the batch is tried again, endpoint first, after the backoff; a
+      // dead-letter topic can hold a record twice, never lose one)
+      if (refused && !refused.ok) return failed(c, `the dead-letter topic ${s.deadLetterTopic} refused the batch: ${refused.error.message}`);
       logger.warn({ event: 'push-dead-lettered', subscription: s.name, partition, from, next, deadLetterTopic: s.deadLetterTopic }, 'a batch went to the dead-letter topic');
     }
   }
   await commit(s.groupId, [{ topic: s.topic, partition, offset: next }], null);
-  await finishPushDelivery(s.name, partition, me);
+  await finishPushDelivery(key, partition, me);
   return 'delivered';
 }
 
-/** Delivers one subscription's partition until nothing is left, a retry falls past `deadline`, or the lease is another's. */
-async function deliverSubscription(s: PushSubscription, partition: number, deadline: number): Promise<void> {
+/** Time kept after a send for the commit and the release. */
+const FINISH_MS = 3000;
+
+/**
+ * Delivers one subscription's partition until nothing is left, a retry falls past `deadline`, the
+ * lease is another's, or the subscription is gone (deleted, or deleted and created again: each
+ * round reads it again, so a delivery that began under the old one stops).
+ */
+async function deliverSubscription(cached: PushSubscription, partition: number, deadline: number): Promise<void> {
   const me = randomUUID();
-  while (Date.now() + ATTEMPT_TIMEOUT_MS < deadline) {
-    const claimed = await claimPushDelivery(s.name, partition, me, PUSH_LEASE_MS);
+  const key = pushStateKey(cached);
+  while (Date.now() + FINISH_MS + 1000 < deadline) {
+    const s = await getPushSubscription(cached.name);
+    if (s?.createdAt !== cached.createdAt) return;
+    const claimed = await claimPushDelivery(key, partition, me, PUSH_LEASE_MS);
     if (!claimed) {
       // (a retry waiting: wait for it here when it falls within this invocation, else leave it to the next wake or pass)
-      const state = await getPushState(s.name, partition);
+      const state = await getPushState(key, partition);
       const leased = state?.leaseUntil !== undefined && state.leaseUntil > Date.now();
       if (leased || state?.retryAt === undefined || state.retryAt + ATTEMPT_TIMEOUT_MS >= deadline) return;
       await sleep(Math.max(0, state.retryAt - Date.now()));
       continue;
     }
+    const c: Claim = { s, partition, me, key, attempts: claimed.attempts };
     let outcome: Outcome;
     try {
-      outcome = await attempt(s, partition, me, claimed.attempts);
+      outcome = await attempt(c, deadline);
     } catch (err) {
-      await releasePushDelivery(s.name, partition, me).catch(() => undefined);
+      // (a store, a read, a refused commit: counted as an attempt, so it backs off and shows in describe)
+      await failed(c, asKafkaError(err).message).catch(() => releasePushDelivery(key, partition, me).catch(() => undefined));
       throw err;
     }
     if (outcome === 'idle') return;

@@ -24,8 +24,12 @@ for (const [net, bits] of [
   ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
   ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) BLOCKED.addSubnet(net, bits, 'ipv4');
-// (unique local addresses: 'fd00::' with 7 bits is the whole range, the fc block included)
-for (const [net, bits] of [['::', 128], ['::1', 128], ['64:ff9b::', 96], ['fd00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32]] as const) BLOCKED.addSubnet(net, bits, 'ipv6');
+// (unique local addresses: 'fd00::' with 7 bits is the whole range, the fc block included; the
+// IPv4-compatible, SIIT, NAT64, 6to4 and Teredo ranges embed IPv4 addresses; site-local, discard)
+for (const [net, bits] of [
+  ['::', 96], ['::ffff:0:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 32], ['2001:db8::', 32], ['2002::', 16],
+  ['fd00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+] as const) BLOCKED.addSubnet(net, bits, 'ipv6');
 
 const guarded = (): boolean => process.env[ENVIRONMENT.pushAllowPrivate] !== 'true';
 
@@ -50,7 +54,7 @@ export function urlProblem(raw: string): string | undefined {
   if (url.username || url.password) return 'must not carry credentials (use headers)';
   if (!guarded()) return undefined;
   if (url.protocol !== 'https:') return 'must be https';
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
   if (isIP(host) !== 0 && isBlockedAddress(host)) return 'names a loopback, link-local, private or reserved address';
   if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.internal')) return 'names a local host';
   return undefined;
@@ -70,7 +74,8 @@ function guardedLookup(hostname: string, options: LookupOneOptions, callback: (e
 /** What one attempt came to: delivered (a 2xx), or why not. */
 export type AttemptResult = { readonly ok: true } | { readonly ok: false; readonly error: string };
 
-function postHttp(url: string, headers: Readonly<Record<string, string>>, body: string): Promise<AttemptResult> {
+/** A POST answered within `timeoutMs` in all (not per packet): a 2xx settles it at once, its body unread. */
+function postHttp(url: string, headers: Readonly<Record<string, string>>, body: string, timeoutMs: number): Promise<AttemptResult> {
   return new Promise((resolve) => {
     const u = new URL(url);
     const host = u.hostname.replace(/^\[|\]$/g, '');
@@ -79,34 +84,52 @@ function postHttp(url: string, headers: Readonly<Record<string, string>>, body: 
       return;
     }
     const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = send(u, {
-      method: 'POST', lookup: guardedLookup as never, timeout: ATTEMPT_TIMEOUT_MS,
-      headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'tributary-push' },
-    }, (res: IncomingMessage) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        if (size < 1024) chunks.push(c);
-        size += c.length;
-      });
-      res.on('end', () => {
+    let req: ReturnType<typeof httpRequest>;
+    const timer = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    const settle = (r: AttemptResult) => {
+      clearTimeout(timer);
+      resolve(r);
+    };
+    try {
+      req = send(u, {
+        method: 'POST', lookup: guardedLookup as never,
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'tributary-push' },
+      }, (res: IncomingMessage) => {
         const status = res.statusCode ?? 0;
-        if (status >= 200 && status < 300) resolve({ ok: true });
-        else resolve({ ok: false, error: `HTTP ${status}: ${Buffer.concat(chunks).toString('utf8').slice(0, 200)}` });
+        if (status >= 200 && status < 300) {
+          settle({ ok: true });
+          res.destroy();
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          if (size < 1024) chunks.push(c);
+          size += c.length;
+        });
+        res.on('end', () => settle({ ok: false, error: `HTTP ${status}: ${Buffer.concat(chunks).toString('utf8').slice(0, 200)}` }));
+        res.on('error', () => settle({ ok: false, error: `HTTP ${status}` }));
       });
-      res.on('error', (err) => resolve({ ok: false, error: err.message }));
-    });
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${ATTEMPT_TIMEOUT_MS} ms`)));
-    req.on('error', (err) => resolve({ ok: false, error: err.message }));
+    } catch (err) {
+      // (a header Node refuses to send: a failed attempt like any other)
+      clearTimeout(timer);
+      resolve({ ok: false, error: (err as Error).message });
+      return;
+    }
+    req.on('error', (err) => settle({ ok: false, error: err.message }));
     req.end(body);
   });
 }
 
-/** Sends one delivery; `signature` are the webhook headers (HTTP endpoints only: a Lambda is invoked with IAM). */
-export async function sendToEndpoint(endpoint: PushEndpoint, body: string, signature: Readonly<Record<string, string>>): Promise<AttemptResult> {
-  if (endpoint.type === 'http') return postHttp(endpoint.url, { ...endpoint.headers, ...signature }, body);
+/**
+ * Sends one delivery within `timeoutMs` (ATTEMPT_TIMEOUT_MS at most); `signature` are the webhook
+ * headers (HTTP endpoints only: a Lambda is invoked with IAM).
+ */
+export async function sendToEndpoint(endpoint: PushEndpoint, body: string, signature: Readonly<Record<string, string>>, timeoutMs = ATTEMPT_TIMEOUT_MS): Promise<AttemptResult> {
+  const limit = Math.max(1, Math.min(ATTEMPT_TIMEOUT_MS, timeoutMs));
+  if (endpoint.type === 'http') return postHttp(endpoint.url, { ...endpoint.headers, ...signature }, body, limit);
   try {
-    const out = await invokeSync(endpoint.functionArn, body);
+    const out = await invokeSync(endpoint.functionArn, body, AbortSignal.timeout(limit));
     return out.functionError ? { ok: false, error: `${out.functionError}: ${out.payload.slice(0, 200)}` } : { ok: true };
   } catch (err) {
     return { ok: false, error: (err as Error).message };

@@ -8,7 +8,7 @@ import { requireTopic } from '../cluster/metadata.js';
 import { committed } from '../groups/coordinator.js';
 import { newWebhookSecret } from '../protocol/webhook-signature.js';
 import {
-  createPushSubscription, deletePushSubscription, getPushSubscription, listPushStates, listPushSubscriptions, type PushSubscription,
+  createPushSubscription, deletePushSubscription, getPushSubscription, listPushStates, listPushSubscriptions, pushStateKey, type PushSubscription,
 } from '../storage/coordination/push-subscriptions.js';
 import { startingOffset } from './push-delivery.js';
 import { urlProblem } from './push-endpoints.js';
@@ -18,7 +18,7 @@ export type { PushSubscription };
 export const DEFAULT_BATCH_RECORDS = 100;
 export const MAX_BATCH_RECORDS = 1000;
 
-export type NewSubscription = Omit<PushSubscription, 'topicId' | 'secret' | 'createdAt'>;
+export type NewSubscription = Omit<PushSubscription, 'topicId' | 'secret' | 'createdAt' | 'partitions'>;
 
 export interface SubscriptionStatus {
   readonly partition: number;
@@ -41,11 +41,21 @@ export async function createSubscription(n: NewSubscription): Promise<PushSubscr
     const problem = urlProblem(n.endpoint.url);
     if (problem) throw new HttpError(400, 40002, `The endpoint's url ${problem}.`);
   }
-  const s: PushSubscription = { ...n, topicId: view.topic.topicId, secret: newWebhookSecret(), createdAt: Date.now() };
+  const all = await listPushSubscriptions();
+  // (two subscriptions committing one group's offsets of one topic would each skip what the other delivered)
+  const sharing = all.find((x) => x.groupId === n.groupId && x.topic === n.topic && x.name !== n.name);
+  if (sharing) throw new HttpError(400, 40002, `Group ${n.groupId} already delivers topic ${n.topic} for subscription ${sharing.name}: give this one a group of its own.`);
+  const s: PushSubscription = { ...n, topicId: view.topic.topicId, partitions: view.topic.partitions, secret: newWebhookSecret(), createdAt: Date.now() };
   if (!(await createPushSubscription(s))) throw new HttpError(400, 40002, `Subscription ${n.name} already exists.`);
-  // (pinned now: `latest` means what is produced from here on, not from the first delivery)
-  for (let p = 0; p < view.topic.partitions; p++) await startingOffset(s, p);
-  await wakeNewSubscription(s.topicId, s.topic);
+  try {
+    // (pinned now: `latest` means what is produced from here on, not from the first delivery)
+    await Promise.all(Array.from({ length: view.topic.partitions }, (_, p) => startingOffset(s, p)));
+    await wakeNewSubscription(s.topicId, s.topic);
+  } catch (err) {
+    // (answered as failed: nothing of it stays, but the offsets pinned, which a create again pins the same way)
+    await deletePushSubscription(s).catch(() => undefined);
+    throw err;
+  }
   return s;
 }
 
@@ -60,7 +70,7 @@ export async function describeSubscription(name: string, check: (s: PushSubscrip
   await check(s);
   const view = await requireTopic(s.topic).catch(() => undefined);
   const count = view?.topic.topicId === s.topicId ? view.topic.partitions : 0;
-  const [offsets, states] = await Promise.all([committed(s.groupId), listPushStates(name)]);
+  const [offsets, states] = await Promise.all([committed(s.groupId), listPushStates(pushStateKey(s))]);
   const partitions: SubscriptionStatus[] = [];
   for (let p = 0; p < count; p++) {
     const offset = offsets.find((o) => o.topic === s.topic && o.partition === p);
@@ -80,5 +90,5 @@ export async function deleteSubscription(name: string, check: (s: PushSubscripti
   const s = await getPushSubscription(name);
   if (!s) throw notFound(name);
   await check(s);
-  await deletePushSubscription(name);
+  await deletePushSubscription(s);
 }

@@ -21,10 +21,10 @@ export interface InvokeResult {
   readonly payload: string;
 }
 
-/** Invokes `fn` with `payload` (as JSON) and waits for its answer (`InvocationType: 'RequestResponse'`). */
-export async function invokeSync(fn: string, payload: string): Promise<InvokeResult> {
+/** Invokes `fn` with `payload` (as JSON) and waits for its answer (`InvocationType: 'RequestResponse'`), until `signal` aborts. */
+export async function invokeSync(fn: string, payload: string, signal?: AbortSignal): Promise<InvokeResult> {
   const endpoint = process.env[ENVIRONMENT.lambdaEndpoint];
   client ??= new LambdaClient({ region: process.env.AWS_REGION ?? 'us-east-1', ...(endpoint ? { endpoint } : {}) });
-  const out = await client.send(new InvokeCommand({ FunctionName: fn, InvocationType: 'RequestResponse', Payload: Buffer.from(payload) }));
+  const out = await client.send(new InvokeCommand({ FunctionName: fn, InvocationType: 'RequestResponse', Payload: Buffer.from(payload) }), signal ? { abortSignal: signal } : {});
   return { ...(out.FunctionError ? { functionError: out.FunctionError } : {}), payload: out.Payload ? Buffer.from(out.Payload).toString('utf8') : '' };
 }

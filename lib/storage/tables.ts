@@ -188,5 +188,5 @@ export const connectionPk = (connectionId: string): string => `ws#conn#${connect
 /** The WebSocket subscriptions to one partition, one item per connection. */
 export const subscriptionsPk = (topicId: string, partition: number): string => `ws#tp#${topicId}#${partition}`;
 
-/** `push#<name>` (COORDINATION_KEYS.pushStates): a push subscription's partitions' delivery states, by partitionSk. */
-export const pushStatePk = (name: string): string => `push#${name}`;
+/** `push#<name>#<createdAt>` (COORDINATION_KEYS.pushStates): a push subscription's partitions' delivery states, by partitionSk. */
+export const pushStatePk = (key: string): string => `push#${key}`;

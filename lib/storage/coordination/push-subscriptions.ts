@@ -3,9 +3,10 @@
  * delivers; the group's committed offsets say how far).
  *
  * Keys: `push`/`<name>` for a subscription's definition, so one Query lists them all (there are
- * few: a delivery caches the list); `push#<name>`/`p#<partition>` for a partition's delivery
- * state: the lease of the one deliverer at a time, the attempts of the batch being retried, when
- * it may be tried next and why it failed last.
+ * few: a delivery caches the list); `push#<name>#<createdAt>`/`p#<partition>` for a partition's
+ * delivery state: the lease of the one deliverer at a time, the attempts of the batch being
+ * retried, when it may be tried next and why it failed last. (`createdAt` in the key: a
+ * subscription deleted and created again under its name starts with no state of the old one's.)
  *
  * Conditional writes:
  * - `createPushSubscription`: Put where no subscription has the name. Lost race: `false`, nothing written.
@@ -40,6 +41,8 @@ export interface PushSubscription {
   /** Attempts after the first before a batch goes to the dead-letter topic; undefined: retried for ever. */
   readonly maxRetries?: number;
   readonly deadLetterTopic?: string;
+  /** The topic's partition count at the creation: partitions added later start at the earliest offset. */
+  readonly partitions: number;
   /** The signing secret (`whsec_…`), shown to its creator once. */
   readonly secret: string;
   /** Who created it: deliveries read, commit and dead-letter as this principal would. */
@@ -96,13 +99,15 @@ export async function listPushSubscriptions(): Promise<PushSubscription[]> {
   return out;
 }
 
-/** Removes a subscription and the delivery states of its partitions; false when there was none. */
-export async function deletePushSubscription(name: string): Promise<boolean> {
-  const out = await db().send(new DeleteCommand({ TableName: table(), Key: { pk: COORDINATION_KEYS.push, sk: name }, ReturnValues: 'ALL_OLD' }));
-  for (const s of await listPushStates(name)) {
-    await db().send(new DeleteCommand({ TableName: table(), Key: { pk: pushStatePk(name), sk: partitionSk(s.partition) } }));
+/** The key of a subscription's delivery states (see the file's comment): what the state functions below take. */
+export const pushStateKey = (s: Pick<PushSubscription, 'name' | 'createdAt'>): string => `${s.name}#${s.createdAt}`;
+
+/** Removes a subscription and the delivery states of its partitions. */
+export async function deletePushSubscription(s: PushSubscription): Promise<void> {
+  await db().send(new DeleteCommand({ TableName: table(), Key: { pk: COORDINATION_KEYS.push, sk: s.name } }));
+  for (const state of await listPushStates(pushStateKey(s))) {
+    await db().send(new DeleteCommand({ TableName: table(), Key: { pk: pushStatePk(pushStateKey(s)), sk: partitionSk(state.partition) } }));
   }
-  return out.Attributes !== undefined;
 }
 
 const toState = (item: Record<string, unknown>): PushPartitionState => ({
@@ -114,7 +119,7 @@ const toState = (item: Record<string, unknown>): PushPartitionState => ({
   ...(typeof item.lastError === 'string' ? { lastError: item.lastError } : {}),
 });
 
-/** The delivery states of a subscription's partitions (only those delivered to or tried). */
+/** The delivery states of a subscription's partitions (only those delivered to or tried); `key` is its pushStateKey. */
 export async function listPushStates(name: string): Promise<PushPartitionState[]> {
   const out: PushPartitionState[] = [];
   let start: Record<string, unknown> | undefined;

@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { produce as produceRecords } from '../../../lib/log/produce.js';
 import { wakePushDeliveries } from '../../../lib/orchestration/websocket-wake.js';
 import { verifyWebhook } from '../../../lib/protocol/webhook-signature.js';
-import { claimPushDelivery, failPushDelivery, finishPushDelivery, getPushState, releasePushDelivery } from '../../../lib/storage/coordination/push-subscriptions.js';
+import {
+  claimPushDelivery, failPushDelivery, finishPushDelivery, getPushState, getPushSubscription, pushStateKey, releasePushDelivery,
+} from '../../../lib/storage/coordination/push-subscriptions.js';
 import { call, createTopic, expectError, readRecords, uniqueTopic, v3 } from '../../support/api.js';
 import { until } from '../../support/cluster.js';
 
@@ -173,10 +175,14 @@ describe('push subscriptions', () => {
       [{ ...base, endpoint: { type: 'http', url: rx.url('/x'), headers: { 'webhook-signature': 'v1,forged' } } }, 422, 42206],
       [{ ...base, endpoint: { type: 'lambda', function_arn: 'not-an-arn' } }, 422, 42206],
       [{ ...base, max_retries: 3 }, 400, 40002],
+      [{ ...base, dead_letter_topic: topic }, 400, 40002],
+      [{ ...base, group_id: 'has space' }, 422, 42206],
+      [{ ...base, endpoint: { type: 'http', url: rx.url('/x'), headers: { authorization: 'Bearer €' } } }, 422, 42206],
+      [{ ...base, endpoint: { type: 'http', url: rx.url('/x'), headers: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`x-h${i}`, 'v'])) } }, 422, 42206],
       [{ ...base, max_batch_records: 0 }, 422, 42206],
       [{ ...base, subscription_name: 'has space' }, 422, 42206],
       [{ ...base, topic_name: uniqueTopic('absent') }, 404, 40401],
-      [{ ...base, dead_letter_topic: topic }, 400, 40002],
+      [{ ...base, dead_letter_topic: topic, max_retries: 1 }, 400, 40002],
       [{ ...base, extra: 1 }, 422, 42206],
     ];
     for (const [body, status, code] of cases) {
@@ -187,6 +193,9 @@ describe('push subscriptions', () => {
     expect((await call('GET', v3('/subscriptions'))).body.data.some((s: any) => s.topic_name === topic)).toBe(false);
     expect((await call('POST', v3('/subscriptions'), base)).status).toBe(201);
     expectError(await call('POST', v3('/subscriptions'), base), 400, 40002, /already exists/);
+    // another subscription of the same group on the same topic
+    expectError(await call('POST', v3('/subscriptions'), { ...base, subscription_name: `${topic}-other` }), 400, 40002, /own/);
+    expectError(await call('GET', v3(`/subscriptions/${'x'.repeat(2000)}`)), 404, 404);
     expect((await call('DELETE', v3(`/subscriptions/${topic}-sub`))).status).toBe(204);
     expectError(await call('DELETE', v3(`/subscriptions/${topic}-sub`)), 404, 404);
   });
@@ -196,13 +205,14 @@ describe('push subscriptions', () => {
     await createTopic(topic, 1, 1);
     const name = `${topic}-sub`;
     expect((await call('POST', v3('/subscriptions'), { subscription_name: name, topic_name: topic, group_id: `${topic}-g`, endpoint: { type: 'http', url: rx.url('/repair') } })).status).toBe(201);
+    const key = pushStateKey((await getPushSubscription(name))!);
     // (the creation's own first delivery has run: it found nothing and let the lease go)
     await until('the first delivery', async () => {
-      const state = await getPushState(name, 0);
+      const state = await getPushState(key, 0);
       return state !== undefined && state.deliverer === undefined;
     });
     // a deliverer that dies holding the partition's lease; a record produced by this process, which sends no wake
-    expect(await claimPushDelivery(name, 0, 'dead', 2000)).toBeDefined();
+    expect(await claimPushDelivery(key, 0, 'dead', 2000)).toBeDefined();
     expect(await produceRecords(topic, [{ partition: 0, key: null, value: Buffer.from('r'), headers: [] }], { acks: 1 })).toMatchObject([{ ok: true, offset: 0 }]);
     await new Promise((r) => setTimeout(r, 2500));
     expect(accepted(rx.deliveries, '/repair').get(0)).toBeUndefined();
