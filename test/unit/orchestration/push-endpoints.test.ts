@@ -1,4 +1,6 @@
 /** The push endpoints' SSRF guard and the retry backoff, without a stack. */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ENVIRONMENT } from '../../../lib/config.js';
 import { isBlockedAddress, sendToEndpoint, urlProblem } from '../../../lib/orchestration/push-endpoints.js';
@@ -12,7 +14,10 @@ describe('the push endpoint guard (as in AWS)', () => {
   });
 
   it('refuses loopback, link-local (instance metadata), private, shared and reserved addresses, IPv4-mapped ones too', () => {
-    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:169.254.169.254', 'not-an-ip']) {
+    for (const a of [
+      '127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00::1', 'fc00::1',
+      '::ffff:127.0.0.1', '::ffff:169.254.169.254', '::7f00:1', '::ffff:0:7f00:1', '64:ff9b:1::1', '2002:7f00:1::', '2001::1', 'fec0::1', '100::1', 'not-an-ip',
+    ]) {
       expect(isBlockedAddress(a), a).toBe(true);
     }
     for (const a of ['8.8.8.8', '172.32.0.1', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect(isBlockedAddress(a), a).toBe(false);
@@ -26,6 +31,8 @@ describe('the push endpoint guard (as in AWS)', () => {
     expect(urlProblem('https://[::1]/x')).toMatch(/address/);
     expect(urlProblem('https://169.254.169.254/latest/meta-data')).toMatch(/address/);
     expect(urlProblem('https://localhost:8080/x')).toMatch(/local host/);
+    expect(urlProblem('https://localhost./x')).toMatch(/local host/);
+    expect(urlProblem('https://metadata.internal./x')).toMatch(/local host/);
     expect(urlProblem('https://user:pw@hooks.example.com/x')).toMatch(/credentials/);
     expect(urlProblem('file:///etc/passwd')).toMatch(/http or https/);
     process.env[ENVIRONMENT.pushAllowPrivate] = 'true';
@@ -37,6 +44,34 @@ describe('the push endpoint guard (as in AWS)', () => {
     // (localhost resolves to loopback: the connection is refused before any packet is sent)
     const out = await sendToEndpoint({ type: 'http', url: 'http://localhost:9/x', headers: {} }, '{}', {});
     expect(out).toEqual({ ok: false, error: expect.stringMatching(/may not reach/) });
+  });
+});
+
+describe('an attempt\'s time', () => {
+  it('is settled by a 2xx status at once, whatever the body does after it, and fails past its limit in all', async () => {
+    const server = createServer((req, res) => {
+      if (req.url === '/dribble') {
+        res.writeHead(200);
+        const t = setInterval(() => res.write('.'), 100);
+        res.on('close', () => clearInterval(t));
+      }
+      // '/silent': reads the request and never answers
+      req.resume();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = (p: string) => `http://127.0.0.1:${(server.address() as AddressInfo).port}${p}`;
+    try {
+      // (the body never ends: only the status can have settled it within the limit)
+      expect(await sendToEndpoint({ type: 'http', url: url('/dribble'), headers: {} }, '{}', {}, 2000)).toEqual({ ok: true });
+      const t0 = Date.now();
+      expect(await sendToEndpoint({ type: 'http', url: url('/silent'), headers: {} }, '{}', {}, 300)).toEqual({ ok: false, error: 'no answer within 300 ms' });
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(290);
+      // a header value Node refuses to send is a failed attempt, not a throw
+      expect(await sendToEndpoint({ type: 'http', url: url('/dribble'), headers: { authorization: 'Bearer \u20ac' } }, '{}', {}, 300)).toMatchObject({ ok: false });
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });
 
