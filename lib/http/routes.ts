@@ -28,9 +28,10 @@
  * - `POST .../transactions/{id}/partitions` (Kafka's AddPartitionsToTxn): TOPIC WRITE per
  *   partition's topic; `POST .../transactions/{id}/offsets` (AddOffsetsToTxn, TxnOffsetCommit):
  *   GROUP READ on the group and TOPIC READ per offset's topic (transaction-routes.ts). A forced abort (Kafka's WriteTxnMarkers from kafka-transactions.sh) is CLUSTER ALTER.
- * - push subscriptions (push-subscription-routes.ts): creating one, TOPIC READ on its topic, GROUP
- *   READ on its group, TOPIC WRITE on its dead-letter topic; describing or deleting one, GROUP
- *   DESCRIBE or DELETE on its group.
+ * - push subscriptions (push-subscription-routes.ts): READ on some topic before anything (a
+ *   principal that can read nothing is refused at once); then creating one, TOPIC READ on its
+ *   topic, GROUP READ on its group, TOPIC WRITE on its dead-letter topic; describing or deleting
+ *   one, GROUP DESCRIBE or DELETE on its group.
  * Lists (`filtered`) show only what the principal may DESCRIBE: v3 and v2 topic lists, the
  * metadata route's topics, all topics' configs (DESCRIBE_CONFIGS), the consumer-group list.
  */
@@ -118,10 +119,10 @@ export const ROUTES: readonly RouteSpec[] = [
   r('GET', `${P}/records`, 'fetch', topic('READ')),
   r('GET', `${P}/offsets`, 'fetch', topic('DESCRIBE')),
   r('GET', `${P}/offset`, 'fetch', topic('DESCRIBE')),
-  r('POST', `${C}/subscriptions`, 'groups', inBody('TOPIC READ on topic_name, GROUP READ on group_id, TOPIC WRITE on dead_letter_topic', open('checked against the body'))),
+  r('POST', `${C}/subscriptions`, 'groups', inBody('TOPIC READ on topic_name, GROUP READ on group_id, TOPIC WRITE on dead_letter_topic', anyTopic('READ'))),
   r('GET', `${C}/subscriptions`, 'groups', filtered('push subscriptions whose group the principal may DESCRIBE')),
-  r('GET', `${C}/subscriptions/{subscription_name}`, 'groups', inBody('GROUP DESCRIBE on the subscription\'s group', open('checked against the stored subscription'))),
-  r('DELETE', `${C}/subscriptions/{subscription_name}`, 'groups', inBody('GROUP DELETE on the subscription\'s group', open('checked against the stored subscription'))),
+  r('GET', `${C}/subscriptions/{subscription_name}`, 'groups', inBody('GROUP DESCRIBE on the subscription\'s group', anyTopic('READ'))),
+  r('DELETE', `${C}/subscriptions/{subscription_name}`, 'groups', inBody('GROUP DELETE on the subscription\'s group', anyTopic('READ'))),
   r('GET', `${C}/consumer-groups`, 'groups', filtered('groups the principal may DESCRIBE')),
   r('GET', `${G}`, 'groups', group('DESCRIBE')),
   r('DELETE', `${G}`, 'groups', group('DELETE')),

@@ -17,7 +17,7 @@ const exercised = new Set<string>();
  * v3 routes that are Tributary's own (no operation in the spec, so no schema to check): the
  * native group protocol, fetch, ListOffsets, DeleteRecords, producer ids, brokers joining and
  * leaving, reassignments and elections, the balancer, the metadata view, the controller lease, client quotas,
- * a partition's S3 segments and transactions.
+ * a partition's S3 segments, transactions and push subscriptions.
  */
 const EXTENSIONS = [
   'GET /v3/clusters/{cluster_id}/controller',
@@ -48,6 +48,10 @@ const EXTENSIONS = [
   'POST /v3/clusters/{cluster_id}/transactions/{transactional_id}/partitions',
   'POST /v3/clusters/{cluster_id}/transactions/{transactional_id}/offsets',
   'POST /v3/clusters/{cluster_id}/transactions/{transactional_id}/end',
+  'POST /v3/clusters/{cluster_id}/subscriptions',
+  'GET /v3/clusters/{cluster_id}/subscriptions',
+  'GET /v3/clusters/{cluster_id}/subscriptions/{subscription_name}',
+  'DELETE /v3/clusters/{cluster_id}/subscriptions/{subscription_name}',
   'POST /v3/clusters/{cluster_id}/transactions/{transactional_id}/abort',
 ];
 

@@ -15,7 +15,7 @@ describe('the push endpoint guard (as in AWS)', () => {
 
   it('refuses loopback, link-local (instance metadata), private, shared and reserved addresses, IPv4-mapped ones too', () => {
     for (const a of [
-      '127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00::1', 'fc00::1',
+      '127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00::1', 'fcab::1',
       '::ffff:127.0.0.1', '::ffff:169.254.169.254', '::7f00:1', '::ffff:0:7f00:1', '64:ff9b:1::1', '2002:7f00:1::', '2001::1', 'fec0::1', '100::1', 'not-an-ip',
     ]) {
       expect(isBlockedAddress(a), a).toBe(true);
