@@ -12,7 +12,7 @@ import { createTopic } from '../../lib/cluster/topics.js';
 import { ENVIRONMENT } from '../../lib/config.js';
 import { deliverPush, SUBSCRIPTIONS_TTL_MS } from '../../lib/orchestration/push-delivery.js';
 import { fmt, usd } from './report.js';
-import type { Measure, Measured } from './transaction-cost.js';
+import type { Measured } from './transaction-cost.js';
 
 type Http = (method: 'GET' | 'POST', url: string, body?: string) => Promise<any>;
 
@@ -107,4 +107,3 @@ export function pushTable<P extends PhaseLike, D extends Record<string, number>>
   return { table, perGb };
 }
 
-export type { Measure };

@@ -137,7 +137,7 @@ async function attempt(c: Claim, deadline: number): Promise<Outcome> {
     const body = JSON.stringify({ topic: s.topic, partition, records: records.map(frameRecord) });
     const id = `msg_${s.name}_${s.createdAt}_${partition}_${from}_${next}`;
     // (what is left for the commit and the release after the send)
-    const sent = await sendToEndpoint(s.endpoint, body, { ...(await signWebhook(s.secret, id, Date.now() / 1000, body)) }, deadline - Date.now() - FINISH_MS);
+    const sent = await sendToEndpoint(s.endpoint, body, await signWebhook(s.secret, id, Date.now() / 1000, body), deadline - Date.now() - FINISH_MS);
     if (!sent.ok) {
       if (s.maxRetries === undefined || c.attempts + 1 <= s.maxRetries || s.deadLetterTopic === undefined) return failed(c, sent.error);
       const outcomes = await produce(s.deadLetterTopic, deadLetters(s, partition, records, sent.error), { acks: 'all' });
@@ -192,8 +192,8 @@ async function deliverSubscription(cached: PushSubscription, partition: number, 
 /**
  * Delivers what is readable of one partition to the push subscriptions on its topic (see the
  * file's comment) until each is idle, waits past `deadline` (epoch ms), or is another's to deliver.
- * A subscription whose delivery threw (a store, a read) is logged; its lease is released and the
- * next wake or pass tries again.
+ * A subscription whose delivery threw (a store, a read) is logged; the throw counts as a failed
+ * attempt, and the next wake or pass tries again after its backoff.
  */
 export async function deliverPush(topicId: string, partition: number, deadline: number): Promise<void> {
   const subs = (await pushSubscriptions()).filter((s) => s.topicId === topicId);

@@ -120,13 +120,13 @@ const toState = (item: Record<string, unknown>): PushPartitionState => ({
 });
 
 /** The delivery states of a subscription's partitions (only those delivered to or tried); `key` is its pushStateKey. */
-export async function listPushStates(name: string): Promise<PushPartitionState[]> {
+export async function listPushStates(key: string): Promise<PushPartitionState[]> {
   const out: PushPartitionState[] = [];
   let start: Record<string, unknown> | undefined;
   do {
     const page = await db().send(new QueryCommand({
       TableName: table(), ConsistentRead: true, KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': pushStatePk(name) }, ExclusiveStartKey: start,
+      ExpressionAttributeValues: { ':pk': pushStatePk(key) }, ExclusiveStartKey: start,
     }));
     for (const item of page.Items ?? []) out.push(toState(item));
     start = page.LastEvaluatedKey;
@@ -135,15 +135,15 @@ export async function listPushStates(name: string): Promise<PushPartitionState[]
 }
 
 /** One partition's delivery state; undefined when it was never delivered to. */
-export async function getPushState(name: string, partition: number): Promise<PushPartitionState | undefined> {
-  const out = await db().send(new GetCommand({ TableName: table(), Key: { pk: pushStatePk(name), sk: partitionSk(partition) }, ConsistentRead: true }));
+export async function getPushState(key: string, partition: number): Promise<PushPartitionState | undefined> {
+  const out = await db().send(new GetCommand({ TableName: table(), Key: { pk: pushStatePk(key), sk: partitionSk(partition) }, ConsistentRead: true }));
   return out.Item ? toState(out.Item) : undefined;
 }
 
 type StateUpdate = Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName' | 'Key'>;
-async function updateStateIf(name: string, partition: number, update: StateUpdate): Promise<boolean> {
+async function updateStateIf(key: string, partition: number, update: StateUpdate): Promise<boolean> {
   try {
-    await db().send(new UpdateCommand({ TableName: table(), Key: { pk: pushStatePk(name), sk: partitionSk(partition) }, ...update }));
+    await db().send(new UpdateCommand({ TableName: table(), Key: { pk: pushStatePk(key), sk: partitionSk(partition) }, ...update }));
     return true;
   } catch (err) {
     if (isConditionFailure(err)) return false;
@@ -155,10 +155,10 @@ async function updateStateIf(name: string, partition: number, update: StateUpdat
  * Takes a partition's delivery lease (see the file's comment): false when another deliverer holds
  * it or a retry is not due yet. Answers the state as claimed (its attempts so far).
  */
-export async function claimPushDelivery(name: string, partition: number, deliverer: string, leaseMs: number, now = Date.now()): Promise<PushPartitionState | undefined> {
+export async function claimPushDelivery(key: string, partition: number, deliverer: string, leaseMs: number, now = Date.now()): Promise<PushPartitionState | undefined> {
   try {
     const out = await db().send(new UpdateCommand({
-      TableName: table(), Key: { pk: pushStatePk(name), sk: partitionSk(partition) },
+      TableName: table(), Key: { pk: pushStatePk(key), sk: partitionSk(partition) },
       UpdateExpression: 'SET deliverer = :me, leaseUntil = :until',
       ConditionExpression: '(attribute_not_exists(leaseUntil) OR leaseUntil < :now) AND (attribute_not_exists(retryAt) OR retryAt <= :now)',
       ExpressionAttributeValues: { ':me': deliverer, ':until': now + leaseMs, ':now': now },
@@ -172,8 +172,8 @@ export async function claimPushDelivery(name: string, partition: number, deliver
 }
 
 /** A batch was delivered (or dead-lettered): attempts reset, the lease released; false when the claim was lost. */
-export async function finishPushDelivery(name: string, partition: number, deliverer: string): Promise<boolean> {
-  return updateStateIf(name, partition, {
+export async function finishPushDelivery(key: string, partition: number, deliverer: string): Promise<boolean> {
+  return updateStateIf(key, partition, {
     UpdateExpression: 'SET attempts = :zero REMOVE deliverer, leaseUntil, retryAt, lastError',
     ConditionExpression: 'deliverer = :me',
     ExpressionAttributeValues: { ':me': deliverer, ':zero': 0 },
@@ -181,8 +181,8 @@ export async function finishPushDelivery(name: string, partition: number, delive
 }
 
 /** A delivery attempt failed: counted, retried no sooner than `retryAt`, the lease released; false when the claim was lost. */
-export async function failPushDelivery(name: string, partition: number, deliverer: string, attempts: number, retryAt: number, error: string): Promise<boolean> {
-  return updateStateIf(name, partition, {
+export async function failPushDelivery(key: string, partition: number, deliverer: string, attempts: number, retryAt: number, error: string): Promise<boolean> {
+  return updateStateIf(key, partition, {
     UpdateExpression: 'SET attempts = :n, retryAt = :at, lastError = :err REMOVE deliverer, leaseUntil',
     ConditionExpression: 'deliverer = :me',
     ExpressionAttributeValues: { ':me': deliverer, ':n': attempts, ':at': retryAt, ':err': error.slice(0, 500) },
@@ -190,8 +190,8 @@ export async function failPushDelivery(name: string, partition: number, delivere
 }
 
 /** Releases a lease without counting an attempt (nothing to deliver, or a read failed); false when the claim was lost. */
-export async function releasePushDelivery(name: string, partition: number, deliverer: string): Promise<boolean> {
-  return updateStateIf(name, partition, {
+export async function releasePushDelivery(key: string, partition: number, deliverer: string): Promise<boolean> {
+  return updateStateIf(key, partition, {
     UpdateExpression: 'REMOVE deliverer, leaseUntil', ConditionExpression: 'deliverer = :me',
     ExpressionAttributeValues: { ':me': deliverer },
   });
