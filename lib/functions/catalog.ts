@@ -117,9 +117,10 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     // functions that move high watermarks wake it for; it holds no connection open itself (API Gateway does).
     name: 'websocket', entry: 'lambdas/websocket.ts', description: 'WebSocket consume and push delivery: connections, subscriptions, and delivery of records as they become readable',
     trigger: 'websocket', memoryMb: 512, timeoutSeconds: 29, coordination: 'write', replicas: 'write', bucketRead: ['data/', 'segments/'], bucketWrite: ['data/'],
-    // Connections and subscriptions; suspect reports and quota usage as every reader; push
-    // deliveries' states, their groups' offsets, and (acks=all) produces to dead-letter topics.
-    coordinationWrites: ['connections', 'brokers', 'quotaUsage', 'push', 'pushStates', 'offsets', 'cluster', 'topic', 'lagging'],
+    // Connections and subscriptions; the groups its connections are members of (members, offsets);
+    // suspect reports and quota usage as every reader; push deliveries' states, their groups'
+    // offsets, and (acks=all) produces to dead-letter topics.
+    coordinationWrites: ['connections', 'groupList', 'group', 'brokers', 'quotaUsage', 'push', 'pushStates', 'offsets', 'cluster', 'topic', 'lagging'],
     managesConnections: true,
   }),
   spec({

@@ -134,6 +134,18 @@ export async function heartbeat(groupId: string, req: HeartbeatRequest, assignor
   }
 }
 
+/**
+ * Whether a member still reads a partition: `live` when it is in the group with its session
+ * running (it heartbeated within its session timeout) and owns the partition, `not-owned` when it
+ * is live but the partition is no longer its, `expired` when it left or its session ran out (the
+ * next heartbeat of any member removes it). One read of its item.
+ */
+export async function memberReads(groupId: string, memberId: string, tp: TopicPartition, now = Date.now()): Promise<'live' | 'not-owned' | 'expired'> {
+  const m = await store.getMember(groupId, memberId);
+  if (m === undefined || m.lastHeartbeatAt + m.sessionTimeoutMs <= now) return 'expired';
+  return keysOf(m.owned).includes(tpKey(tp)) ? 'live' : 'not-owned';
+}
+
 export interface OffsetToCommit {
   readonly topic: string;
   readonly partition: number;

@@ -8,6 +8,11 @@
  * Client messages (JSON text frames; docs/websocket.md):
  * - `{"action":"subscribe","topic":t,"partition":p,"offset":"earliest"|"latest"|n,"isolation_level":…}`
  *   → `{"type":"subscribed",topic,partition,offset}`, then `records` frames from that offset;
+ * - `{"action":"subscribe","topic":t,"group_id":g,"offset":"earliest"|"latest",…}` → the connection
+ *   joins group g (lib/orchestration/websocket-groups.ts): `{"type":"subscribed",group_id,member_id,…}`,
+ *   then `subscribed` and `records` frames for each partition the group assigns it;
+ * - `{"action":"heartbeat"}` (a group member's, every `heartbeat_interval_ms`), `{"action":"commit",
+ *   "topic":t,"partition":p,"offset":n}` → `{"type":"committed",…}`, `{"action":"unsubscribe","group_id":g}`;
  * - `{"action":"unsubscribe","topic":t,"partition":p}` → `{"type":"unsubscribed",topic,partition}`;
  * - `{"action":"ping"}`: a keepalive, answered by nothing and costing no store request.
  * A message that cannot be served gets `{"type":"error","error_code":…,"message":…}` with REST
@@ -22,6 +27,9 @@ import { authorizationEnabled, requireAccess } from '../security/authorizer.js';
 import { deliverPartition, deliveryDeadline, errorFrame, postFrame, type DeliverEvent } from '../orchestration/websocket-delivery.js';
 import { deliverPush } from '../orchestration/push-delivery.js';
 import { connect, disconnect, isConnected, subscribe, unsubscribe } from '../orchestration/websocket-subscriptions.js';
+import {
+  commitGroup, connectionGroupId, heartbeatGroup, leaveGroup, leaveOnDisconnect, subscribeGroup, type GroupSubscribe,
+} from '../orchestration/websocket-groups.js';
 import { principalOfWebSocket } from './principal.js';
 
 /** What API Gateway sends for each route of a WebSocket API (the fields used here). */
@@ -80,26 +88,78 @@ function topicAndPartition(msg: Record<string, unknown>): { topic: string; parti
   return { topic, partition };
 }
 
+function parseIsolation(msg: Record<string, unknown>): IsolationLevel {
+  const isolation = msg.isolation_level ?? 'read_uncommitted';
+  if (isolation !== 'read_uncommitted' && isolation !== 'read_committed') throw refuse('"isolation_level" must be read_uncommitted or read_committed.');
+  return isolation;
+}
+
 function parseSubscribe(msg: Record<string, unknown>): SubscribeMessage {
-  if (msg.group_id !== undefined) {
-    throw new Refused(400, 40002, 'Group subscriptions ("group_id") are not served on the WebSocket API; subscribe to partitions ("topic" and "partition").');
-  }
   const { topic, partition } = topicAndPartition(msg);
   const offset = msg.offset ?? 'latest';
   if (offset !== 'earliest' && offset !== 'latest' && !(typeof offset === 'number' && Number.isSafeInteger(offset) && offset >= 0)) {
     throw refuse('"offset" must be "earliest", "latest" or an offset (an integer of 0 or more).');
   }
-  const isolation = msg.isolation_level ?? 'read_uncommitted';
-  if (isolation !== 'read_uncommitted' && isolation !== 'read_committed') throw refuse('"isolation_level" must be read_uncommitted or read_committed.');
-  return { topic, partition, offset, isolation };
+  return { topic, partition, offset, isolation: parseIsolation(msg) };
+}
+
+function groupId(msg: Record<string, unknown>): string {
+  if (typeof msg.group_id !== 'string') throw refuse('"group_id" must be a consumer group id.');
+  return msg.group_id;
+}
+
+function parseGroupSubscribe(msg: Record<string, unknown>): Omit<GroupSubscribe, 'connectionId' | 'principal' | 'host'> {
+  const { topic } = msg;
+  if (typeof topic !== 'string' || topic === '') throw refuse('"topic" must be a topic name.');
+  if (msg.partition !== undefined) throw refuse('A group subscription names a topic, not a partition: the group assigns its partitions.');
+  const reset = msg.offset ?? 'latest';
+  if (reset !== 'earliest' && reset !== 'latest') throw refuse('"offset" of a group subscription is where a partition with no committed offset starts: "earliest" or "latest".');
+  const session = msg.session_timeout_ms;
+  if (session !== undefined && typeof session !== 'number') throw refuse('"session_timeout_ms" must be a number of milliseconds.');
+  return { groupId: groupId(msg), topic, reset, isolation: parseIsolation(msg), ...(session !== undefined ? { sessionTimeoutMs: session } : {}) };
+}
+
+/** Who sent a message, and from where (ACLs may name a host). */
+const caller = (event: WebSocketEvent) => ({ principal: principalOfWebSocket(event), host: event.requestContext.identity?.sourceIp ?? '' });
+
+async function requireRead(event: WebSocketEvent, resourceType: 'TOPIC' | 'GROUP', resourceName: string): Promise<void> {
+  if (authorizationEnabled()) await requireAccess({ ...caller(event), operation: 'READ', resourceType, resourceName });
 }
 
 async function onSubscribe(event: WebSocketEvent, msg: Record<string, unknown>, deadline: number): Promise<void> {
+  const connectionId = event.requestContext.connectionId;
+  if (msg.group_id !== undefined) {
+    const g = parseGroupSubscribe(msg);
+    await requireRead(event, 'GROUP', g.groupId);
+    await requireRead(event, 'TOPIC', g.topic);
+    return subscribeGroup({ ...g, connectionId, ...caller(event) }, deadline);
+  }
   const s = parseSubscribe(msg);
-  const principal = principalOfWebSocket(event);
-  const host = event.requestContext.identity?.sourceIp ?? '';
-  if (authorizationEnabled()) await requireAccess({ principal, host, operation: 'READ', resourceType: 'TOPIC', resourceName: s.topic });
-  await subscribe({ ...s, connectionId: event.requestContext.connectionId, principal, host }, deadline);
+  await requireRead(event, 'TOPIC', s.topic);
+  await subscribe({ ...s, connectionId, ...caller(event) }, deadline);
+}
+
+/** A group member's messages: its ACL on the group is checked at each, as Kafka checks a heartbeat's and a commit's. */
+async function onGroupMessage(event: WebSocketEvent, msg: Record<string, unknown>, deadline: number): Promise<void> {
+  const connectionId = event.requestContext.connectionId;
+  const group = await connectionGroupId(connectionId);
+  if (group === undefined) throw refuse(`"${String(msg.action)}" needs a group subscription: subscribe with "group_id" first.`);
+  if (msg.group_id !== undefined && msg.group_id !== group) throw refuse(`This connection is a member of group ${group}, not ${String(msg.group_id)}.`);
+  await requireRead(event, 'GROUP', group);
+  switch (msg.action) {
+    case 'heartbeat':
+      return heartbeatGroup(connectionId, caller(event).host, deadline);
+    case 'commit': {
+      const { topic, partition } = topicAndPartition(msg);
+      const { offset, metadata } = msg;
+      if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) throw refuse('"offset" must be the next offset to read (an integer of 0 or more).');
+      if (metadata !== undefined && typeof metadata !== 'string') throw refuse('"metadata" must be a string.');
+      await requireRead(event, 'TOPIC', topic);
+      return commitGroup(connectionId, { topic, partition, offset, ...(metadata !== undefined ? { metadata } : {}) });
+    }
+    default:
+      return leaveGroup(connectionId);
+  }
 }
 
 async function onMessage(event: WebSocketEvent, deadline: number): Promise<void> {
@@ -111,13 +171,15 @@ async function onMessage(event: WebSocketEvent, deadline: number): Promise<void>
       case 'subscribe':
         return await onSubscribe(event, msg, deadline);
       case 'unsubscribe': {
+        if (msg.group_id !== undefined && msg.topic === undefined) return await onGroupMessage(event, msg, deadline);
         const { topic, partition } = topicAndPartition(msg);
         return await unsubscribe(event.requestContext.connectionId, topic, partition);
       }
+      case 'heartbeat':
       case 'commit':
-        throw refuse('"commit" needs a group subscription, which the WebSocket API does not serve; a partition subscription\'s position is the client\'s.');
+        return await onGroupMessage(event, msg, deadline);
       default:
-        throw refuse(`Unknown action ${JSON.stringify(msg.action)}: use "subscribe", "unsubscribe" or "ping".`);
+        throw refuse(`Unknown action ${JSON.stringify(msg.action)}: use "subscribe", "unsubscribe", "heartbeat", "commit" or "ping".`);
     }
   } catch (err) {
     const where = msg && typeof msg.topic === 'string' && typeof msg.partition === 'number' ? { topic: msg.topic, partition: msg.partition } : undefined;
@@ -145,6 +207,7 @@ export async function websocketHandler(event: WebSocketEvent | DeliverEvent, con
       await connect(connectionId, principalOfWebSocket(event));
       return { statusCode: 200 };
     case '$disconnect':
+      await leaveOnDisconnect(connectionId);
       await disconnect(connectionId);
       return { statusCode: 200 };
     default:

@@ -17,6 +17,7 @@ import { logger } from '../logger.js';
 import { asKafkaError } from '../errors.js';
 import { fetchRecords, readFromLeader, type FetchResult } from '../log/read.js';
 import { authorizationEnabled, authorize } from '../security/authorizer.js';
+import { memberReads } from '../groups/coordinator.js';
 import {
   claimDelivery, deleteConnection, deleteSubscription, finishDelivery, listSubscriptions, releaseDelivery, type SubscriptionRecord,
 } from '../storage/coordination/connections.js';
@@ -108,6 +109,17 @@ type Outcome = 'delivered' | 'idle' | 'skipped';
 async function deliverOne(s: SubscriptionRecord, me: string, read: (offset: number, isolation: SubscriptionRecord['isolation']) => Promise<FetchResult>): Promise<Outcome> {
   if (s.leaseUntil !== undefined && s.leaseUntil > Date.now()) return 'skipped';
   const where = { topic: s.topic, partition: s.partition };
+  if (s.groupId !== undefined && s.memberId !== undefined) {
+    const reads = await memberReads(s.groupId, s.memberId, where);
+    if (reads !== 'live') {
+      // (a group's partition is delivered only to its live owner: another member may read it now)
+      await deleteSubscription(s.connectionId, s.topicId, s.partition);
+      await postFrame(s.connectionId, reads === 'expired'
+        ? { type: 'error', error_code: 40403, message: `UNKNOWN_MEMBER_ID: member ${s.memberId} is not in group ${s.groupId} (its session ran out: no heartbeat within its session timeout); send a heartbeat to join again.`, ...where, group_id: s.groupId }
+        : { type: 'unsubscribed', ...where, group_id: s.groupId });
+      return 'delivered';
+    }
+  }
   if (authorizationEnabled() && !(await authorize({ principal: s.principal, host: s.host, operation: 'READ', resourceType: 'TOPIC', resourceName: s.topic }))) {
     // (an ACL revoked since the subscribe: the subscription ends, as a consumer's next fetch would fail)
     const frame = { type: 'error', error_code: 40301, message: `TOPIC_AUTHORIZATION_FAILED: ${s.principal} is not authorized to READ topic ${s.topic}.`, ...where };

@@ -26,6 +26,8 @@ export interface Subscribe {
   readonly partition: number;
   readonly offset: 'earliest' | 'latest' | number;
   readonly isolation: IsolationLevel;
+  /** The consumer group member the partition is assigned to (lib/orchestration/websocket-groups.ts); absent for a partition subscription. */
+  readonly member?: { readonly groupId: string; readonly memberId: string };
 }
 
 /**
@@ -55,22 +57,25 @@ export async function subscribe(s: Subscribe, deadline: number): Promise<void> {
     return s.offset;
   });
   try {
-    await putSubscription({ connectionId: s.connectionId, topic: s.topic, topicId: view.topic.topicId, partition: s.partition, next, isolation: s.isolation, principal: s.principal, host: s.host });
+    await putSubscription({
+      connectionId: s.connectionId, topic: s.topic, topicId: view.topic.topicId, partition: s.partition, next, isolation: s.isolation, principal: s.principal, host: s.host,
+      ...(s.member ? { groupId: s.member.groupId, memberId: s.member.memberId } : {}),
+    });
   } catch (err) {
     if (err instanceof ConnectionGone) return; // (closed meanwhile: nothing to answer)
     throw err;
   }
   const storedAt = Date.now();
-  await postFrame(s.connectionId, { type: 'subscribed', topic: s.topic, partition: s.partition, offset: next, isolation_level: s.isolation });
+  await postFrame(s.connectionId, { type: 'subscribed', topic: s.topic, partition: s.partition, offset: next, isolation_level: s.isolation, ...(s.member ? { group_id: s.member.groupId } : {}) });
   await deliverPartition(view.topic.topicId, s.partition, deadline);
   const wait = storedAt + PRESENCE_TTL_MS - Date.now();
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
   await deliverPartition(view.topic.topicId, s.partition, deadline);
 }
 
-/** Ends a connection's subscription to a partition and answers `unsubscribed`. */
-export async function unsubscribe(connectionId: string, topic: string, partition: number): Promise<void> {
+/** Ends a connection's subscription to a partition and answers `unsubscribed` (with the group's id when the group assigned it). */
+export async function unsubscribe(connectionId: string, topic: string, partition: number, groupId?: string): Promise<void> {
   const view = await requireTopic(topic);
   await deleteSubscription(connectionId, view.topic.topicId, partition);
-  await postFrame(connectionId, { type: 'unsubscribed', topic, partition });
+  await postFrame(connectionId, { type: 'unsubscribed', topic, partition, ...(groupId !== undefined ? { group_id: groupId } : {}) });
 }

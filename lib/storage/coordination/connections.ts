@@ -14,6 +14,9 @@
  *   of the subscription (no condition: a subscribe again to the same partition replaces it).
  *   Fails: `ConditionFailed` when the connection is gone (nothing written).
  * - `putSubscription`'s Put writes a new `gen`: the subscription's identity.
+ * - `setConnectionGroup`: Update `grp` (the connection's group membership) and `gparts` (its
+ *   partitions) where the connection exists.
+ *   Lost race (closed meanwhile): false, nothing written.
  * - `claimDelivery`: Update `deliverer`, `leaseUntil` where the subscription is the one read (its
  *   `gen`) at the `next` read, and no other deliverer's lease is live. Lost race (a subscribe again
  *   or an unsubscribe meanwhile included): false, nothing written.
@@ -22,7 +25,7 @@
  *   false, nothing written.
  */
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../../config.js';
 import { dynamo } from '../clients.js';
 import { connectionPk, subscriptionsPk } from '../tables.js';
@@ -40,9 +43,9 @@ export class ConnectionGone extends Error {
 
 const isConditionFailure = (err: unknown): boolean => (err as { name?: string }).name === 'ConditionalCheckFailedException';
 
-type SubscriptionUpdate = Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName' | 'Key'>;
+type ItemUpdate = Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName' | 'Key'>;
 /** A conditional Update of one subscription: true when it was written, false when its condition failed (nothing written). */
-async function updateSubscriptionIf(s: SubscriptionRecord, update: SubscriptionUpdate): Promise<boolean> {
+async function updateSubscriptionIf(s: SubscriptionRecord, update: ItemUpdate): Promise<boolean> {
   try {
     await db().send(new UpdateCommand({ TableName: table(), Key: { pk: subscriptionsPk(s.topicId, s.partition), sk: s.connectionId }, ...update }));
     return true;
@@ -54,12 +57,27 @@ async function updateSubscriptionIf(s: SubscriptionRecord, update: SubscriptionU
 
 export type Isolation = 'read_uncommitted' | 'read_committed';
 
+/** A connection's membership of a consumer group: the group's member that the websocket function runs for it. */
+export interface ConnectionGroup {
+  readonly groupId: string;
+  readonly memberId: string;
+  readonly memberEpoch: number;
+  readonly topics: readonly string[];
+  /** Where a partition with no committed offset starts (Kafka's auto.offset.reset). */
+  readonly reset: 'earliest' | 'latest';
+  readonly isolation: Isolation;
+  readonly sessionTimeoutMs: number;
+  /** `topic#partition` of the partitions the connection is subscribed to through the group now. */
+  readonly parts: readonly string[];
+}
+
 export interface ConnectionRecord {
   readonly connectionId: string;
   readonly principal: string;
   readonly connectedAt: number;
   /** `ws#tp#…` keys of the partitions it subscribes to. */
   readonly subs: readonly string[];
+  readonly group?: ConnectionGroup;
 }
 
 export interface SubscriptionRecord {
@@ -73,6 +91,9 @@ export interface SubscriptionRecord {
   readonly principal: string;
   /** The subscriber's address (ACLs may name a host); '' when unknown. */
   readonly host: string;
+  /** Set when the partition is the connection's through a consumer group: delivered while that member is live. */
+  readonly groupId?: string;
+  readonly memberId?: string;
   /** This subscription's identity: a subscribe again to the partition writes a new one, so a claim read before it cannot take the new subscription. */
   readonly gen: string;
   /** A delivery in progress: who, and until when its lease holds (epoch ms). */
@@ -95,7 +116,28 @@ export async function getConnection(connectionId: string): Promise<ConnectionRec
   return {
     connectionId, principal: item.principal as string, connectedAt: item.connectedAt as number,
     subs: item.subs instanceof Set ? [...(item.subs as Set<string>)] : [],
+    ...(item.grp ? { group: { ...(item.grp as Omit<ConnectionGroup, 'parts'>), parts: item.gparts instanceof Set ? [...(item.gparts as Set<string>)].sort() : [] } } : {}),
   };
+}
+
+/** A conditional Update of the connection's item (condition: it exists): false when it is gone. */
+async function updateConnectionIf(connectionId: string, update: ItemUpdate): Promise<boolean> {
+  try {
+    await db().send(new UpdateCommand({ TableName: table(), Key: { pk: connectionPk(connectionId), sk: CONNECTION_SK }, ConditionExpression: 'attribute_exists(pk)', ...update }));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/** Stores (or, with null, removes) the connection's group membership: `grp`, and its partitions as the string set `gparts`; false when the connection is gone. */
+export async function setConnectionGroup(connectionId: string, group: ConnectionGroup | null): Promise<boolean> {
+  if (!group) return updateConnectionIf(connectionId, { UpdateExpression: 'REMOVE grp, gparts' });
+  const { parts, ...grp } = group;
+  return updateConnectionIf(connectionId, parts.length > 0
+    ? { UpdateExpression: 'SET grp = :g, gparts = :p', ExpressionAttributeValues: { ':g': grp, ':p': new Set(parts) } }
+    : { UpdateExpression: 'SET grp = :g REMOVE gparts', ExpressionAttributeValues: { ':g': grp } });
 }
 
 /** Subscribes the connection to a partition from `next` (see the file's comment). */
@@ -116,14 +158,32 @@ export async function putSubscription(s: Omit<SubscriptionRecord, 'deliverer' | 
     Item: {
       pk, sk: s.connectionId, topic: s.topic, topicId: s.topicId, partition: s.partition, next: s.next,
       isolation: s.isolation, principal: s.principal, host: s.host, gen: randomUUID(), expiresAt: expiresAt(now),
+      ...(s.groupId !== undefined ? { groupId: s.groupId, memberId: s.memberId } : {}),
     },
   }));
+}
+
+/** Which of these partitions the connection is subscribed to (strongly consistent BatchGetItems of 100 keys; unprocessed keys asked again). */
+export async function subscribedAmong(connectionId: string, partitions: readonly { readonly topicId: string; readonly partition: number }[]): Promise<SubscriptionRecord[]> {
+  const out: SubscriptionRecord[] = [];
+  for (let i = 0; i < partitions.length; i += 100) {
+    let keys: Record<string, unknown>[] | undefined = partitions.slice(i, i + 100).map((p) => ({ pk: subscriptionsPk(p.topicId, p.partition), sk: connectionId }));
+    for (let attempt = 0; keys && keys.length > 0; attempt++) {
+      if (attempt > 8) throw new Error(`BatchGetItem on ${table()} left ${keys.length} keys unprocessed`);
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+      const res = await db().send(new BatchGetCommand({ RequestItems: { [table()]: { Keys: keys, ConsistentRead: true } } }));
+      for (const item of res.Responses?.[table()] ?? []) out.push(toSubscription(item));
+      keys = res.UnprocessedKeys?.[table()]?.Keys as Record<string, unknown>[] | undefined;
+    }
+  }
+  return out;
 }
 
 const toSubscription = (item: Record<string, unknown>): SubscriptionRecord => ({
   connectionId: item.sk as string, topic: item.topic as string, topicId: item.topicId as string,
   partition: item.partition as number, next: item.next as number, isolation: item.isolation as Isolation,
   principal: item.principal as string, host: typeof item.host === 'string' ? item.host : '', gen: item.gen as string,
+  ...(typeof item.groupId === 'string' ? { groupId: item.groupId, memberId: item.memberId as string } : {}),
   ...(typeof item.deliverer === 'string' ? { deliverer: item.deliverer } : {}),
   ...(typeof item.leaseUntil === 'number' ? { leaseUntil: item.leaseUntil } : {}),
 });

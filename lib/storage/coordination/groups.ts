@@ -40,7 +40,7 @@
  * `deleteMember` and `deleteGroupItems` delete unconditionally.
  */
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../../config.js';
 import { logger } from '../../logger.js';
 import { dynamo } from '../clients.js';
@@ -309,6 +309,12 @@ export async function updateMember(groupId: string, memberId: string, fields: Pa
     if ((err as Error).name === 'ConditionalCheckFailedException') throw new UnknownMember(`member ${memberId} of group ${groupId} is gone or at another epoch`);
     throw err;
   }
+}
+
+/** One member's item (a strongly consistent GetItem), or undefined when it is not in the group. */
+export async function getMember(groupId: string, memberId: string): Promise<MemberRecord | undefined> {
+  const out = await db().send(new GetCommand({ TableName: table(), Key: { pk: groupPk(groupId), sk: memberSk(memberId) }, ConsistentRead: true }));
+  return out.Item ? strip<MemberRecord>(out.Item) : undefined;
 }
 
 /** Creates a member that is not part of the assignment yet (a REST instance). Errors: `MemberExists`. */

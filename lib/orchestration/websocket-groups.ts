@@ -1,0 +1,189 @@
+/**
+ * Consumer group subscriptions over the WebSocket API: the websocket function runs a group member
+ * for the connection, as it does a REST Proxy consumer instance (lib/groups/rest-consumer.ts). The
+ * member's heartbeats are the client's `heartbeat` messages; each one's answer is reconciled into
+ * the connection's partition subscriptions — a partition assigned is subscribed from the group's
+ * committed offset (else from `reset`, Kafka's auto.offset.reset), a partition taken away is
+ * unsubscribed — and the client commits with `commit` messages, fenced by the member's epoch.
+ *
+ * The membership is stored on the connection's item (`setConnectionGroup`), with the partitions
+ * the group assigned it; each heartbeat compares the assignment with the subscriptions the
+ * connection holds (read, not trusted from that list), so one that an invocation cut short never
+ * wrote, or that a delivery ended, is subscribed again at the next heartbeat. A member whose client stops heartbeating is expired by the group after its session timeout, as
+ * any member; deliveries check the member is live and end its partitions' subscriptions when not.
+ * `$disconnect` leaves the group at once.
+ */
+import { tpKey, type TopicPartition } from '../groups/assignors.js';
+import { commit, committed, DEFAULT_SESSION_TIMEOUT_MS, heartbeat, type HeartbeatResult } from '../groups/coordinator.js';
+import { isKafkaError } from '../errors.js';
+import { KafkaError } from '../protocol/errors.js';
+import type { IsolationLevel } from '../log/read.js';
+import { logger } from '../logger.js';
+import { cachedTopic } from '../cluster/metadata.js';
+import { getConnection, setConnectionGroup, subscribedAmong, type ConnectionGroup, type ConnectionRecord } from '../storage/coordination/connections.js';
+import { postFrame } from './websocket-delivery.js';
+import { subscribe, unsubscribe } from './websocket-subscriptions.js';
+
+export interface GroupSubscribe {
+  readonly connectionId: string;
+  readonly principal: string;
+  readonly host: string;
+  readonly groupId: string;
+  readonly topic: string;
+  readonly reset: 'earliest' | 'latest';
+  readonly isolation: IsolationLevel;
+  readonly sessionTimeoutMs?: number;
+}
+
+const parseKey = (k: string): TopicPartition => ({ topic: k.slice(0, k.lastIndexOf('#')), partition: Number(k.slice(k.lastIndexOf('#') + 1)) });
+
+const notInGroup = (): KafkaError => new KafkaError('INVALID_REQUEST', 'This connection is not subscribed to a consumer group: subscribe with "group_id" first.');
+
+async function connection(connectionId: string): Promise<ConnectionRecord> {
+  const c = await getConnection(connectionId);
+  if (!c) throw new KafkaError('INVALID_REQUEST', 'This connection is closed.');
+  return c;
+}
+
+/** Where an assigned partition starts: the group's committed offset, else `reset`; a committed offset outside the log starts at `reset` too, as Kafka's consumer does. */
+async function subscribeAssigned(c: ConnectionRecord, g: ConnectionGroup, host: string, tp: TopicPartition, commits: ReadonlyMap<string, number>, deadline: number): Promise<void> {
+  const base = { connectionId: c.connectionId, principal: c.principal, host, topic: tp.topic, partition: tp.partition, isolation: g.isolation, member: { groupId: g.groupId, memberId: g.memberId } };
+  const at = commits.get(tpKey(tp));
+  try {
+    await subscribe({ ...base, offset: at ?? g.reset }, deadline);
+  } catch (err) {
+    if (at === undefined || !isKafkaError(err, 'OFFSET_OUT_OF_RANGE')) throw err;
+    await subscribe({ ...base, offset: g.reset }, deadline);
+  }
+}
+
+/**
+ * Makes the connection's group partitions what the heartbeat assigned: unsubscribes what was taken
+ * away, subscribes what was added (from the committed offsets), then stores the membership with
+ * its new epoch and partitions. What the connection holds is read from its subscriptions (those
+ * of the partitions assigned and of those it listed), not trusted from the list: a subscription
+ * that a delivery ended (its member's session ran out) or that a cut-short invocation never wrote
+ * is subscribed again here.
+ */
+async function reconcile(c: ConnectionRecord, g: ConnectionGroup, host: string, hb: HeartbeatResult, deadline: number): Promise<void> {
+  const assigned = new Set(hb.assignment.map(tpKey));
+  const candidates = (await Promise.all([...new Set([...assigned, ...g.parts])].map(async (k) => {
+    const tp = parseKey(k);
+    const view = await cachedTopic(tp.topic);
+    return view ? [{ ...tp, topicId: view.topic.topicId }] : [];
+  }))).flat();
+  const held = new Set((await subscribedAmong(c.connectionId, candidates)).filter((s) => s.groupId === g.groupId).map((s) => `${s.topic}#${s.partition}`));
+  const gone = [...held].filter((k) => !assigned.has(k));
+  const added = [...assigned].filter((k) => !held.has(k)).map(parseKey);
+  const next: ConnectionGroup = { ...g, memberId: hb.memberId, memberEpoch: hb.memberEpoch, parts: [...assigned].sort() };
+  await Promise.all(gone.map(async (k) => {
+    const tp = parseKey(k);
+    // (a topic deleted meanwhile has no subscription left to end)
+    await unsubscribe(c.connectionId, tp.topic, tp.partition, g.groupId).catch((err: unknown) => {
+      if (!isKafkaError(err, 'UNKNOWN_TOPIC_OR_PARTITION')) throw err;
+    });
+  }));
+  // (stored before the new subscriptions' deliveries, which wait out the presence cache)
+  if (!(await setConnectionGroup(c.connectionId, next))) {
+    logger.info({ event: 'websocket-group-not-stored', connectionId: c.connectionId, group: g.groupId }, 'the connection closed first: its member leaves at its session timeout');
+    return;
+  }
+  if (added.length > 0) {
+    const stable = g.isolation === 'read_committed';
+    const commits = new Map((await committed(g.groupId, added, { requireStable: stable })).map((o) => [tpKey(o), o.offset]));
+    // (each waits out the presence cache before its second delivery: they run side by side)
+    await Promise.all(added.map((tp) => subscribeAssigned(c, next, host, tp, commits, deadline)));
+  }
+}
+
+const groupFrame = (g: ConnectionGroup, hb: HeartbeatResult) => ({
+  type: 'subscribed', group_id: g.groupId, topics: g.topics, member_id: hb.memberId, member_epoch: hb.memberEpoch,
+  heartbeat_interval_ms: hb.heartbeatIntervalMs, session_timeout_ms: g.sessionTimeoutMs,
+});
+
+/**
+ * Subscribes the connection to a topic as a member of a consumer group (joining it, or adding the
+ * topic to the member's subscription), answers `subscribed` with the member's id, epoch and
+ * heartbeat interval, and subscribes the partitions the group assigns.
+ */
+export async function subscribeGroup(s: GroupSubscribe, deadline: number): Promise<void> {
+  const c = await connection(s.connectionId);
+  const had = c.group;
+  if (had && had.groupId !== s.groupId) {
+    throw new KafkaError('INVALID_REQUEST', `This connection is a member of group ${had.groupId}: one group per connection (open another for group ${s.groupId}).`);
+  }
+  const topics = [...new Set([...(had?.topics ?? []), s.topic])].sort();
+  const sessionTimeoutMs = s.sessionTimeoutMs ?? had?.sessionTimeoutMs;
+  const hb = await heartbeat(s.groupId, {
+    ...(had ? { memberId: had.memberId, memberEpoch: had.memberEpoch } : { memberEpoch: 0 }),
+    subscription: { topics }, ...(sessionTimeoutMs !== undefined ? { sessionTimeoutMs } : {}),
+  });
+  const g: ConnectionGroup = {
+    groupId: s.groupId, memberId: hb.memberId, memberEpoch: hb.memberEpoch, topics, reset: s.reset, isolation: s.isolation,
+    sessionTimeoutMs: sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS, parts: had?.parts ?? [],
+  };
+  await postFrame(c.connectionId, groupFrame(g, hb));
+  await reconcile(c, g, s.host, hb, deadline);
+}
+
+/**
+ * The member's heartbeat: reconciles what the group assigns now. A member the group no longer
+ * knows (its session ran out) or has fenced gives up its partitions and joins again, as Kafka's
+ * consumer does after losing them.
+ */
+export async function heartbeatGroup(connectionId: string, host: string, deadline: number): Promise<void> {
+  const c = await connection(connectionId);
+  let g = c.group;
+  if (!g) throw notInGroup();
+  let hb: HeartbeatResult;
+  try {
+    hb = await heartbeat(g.groupId, { memberId: g.memberId, memberEpoch: g.memberEpoch });
+  } catch (err) {
+    if (!isKafkaError(err, 'UNKNOWN_MEMBER_ID') && !isKafkaError(err, 'FENCED_MEMBER_EPOCH')) throw err;
+    await reconcile(c, g, host, lost(g), deadline);
+    g = { ...g, memberEpoch: 0, parts: [] };
+    hb = await heartbeat(g.groupId, { memberId: g.memberId, memberEpoch: 0, subscription: { topics: g.topics }, sessionTimeoutMs: g.sessionTimeoutMs });
+    await postFrame(connectionId, groupFrame(g, hb));
+  }
+  await reconcile(c, g, host, hb, deadline);
+}
+
+/** A heartbeat's answer for a member that has lost its partitions. */
+const lost = (g: ConnectionGroup): HeartbeatResult => ({ memberId: g.memberId, memberEpoch: 0, groupEpoch: 0, assignment: [], revoking: [], heartbeatIntervalMs: 0 });
+
+/** Leaves the group: its partitions unsubscribed, the membership removed, `unsubscribed` with the group's id answered. */
+export async function leaveGroup(connectionId: string): Promise<void> {
+  const c = await connection(connectionId);
+  const g = c.group;
+  if (!g) throw notInGroup();
+  await heartbeat(g.groupId, { memberId: g.memberId, memberEpoch: -1 }).catch((err: unknown) => {
+    if (!isKafkaError(err, 'UNKNOWN_MEMBER_ID')) throw err; // (expired already: nothing to leave)
+  });
+  await reconcile(c, g, '', lost(g), Date.now());
+  await setConnectionGroup(connectionId, null);
+  await postFrame(connectionId, { type: 'unsubscribed', group_id: g.groupId });
+}
+
+/** At `$disconnect`: the member leaves its group at once rather than at its session's end (nothing is posted: the socket is gone). */
+export async function leaveOnDisconnect(connectionId: string): Promise<void> {
+  const g = (await getConnection(connectionId))?.group;
+  if (!g) return;
+  await heartbeat(g.groupId, { memberId: g.memberId, memberEpoch: -1 }).catch((err: unknown) => {
+    logger.info({ event: 'websocket-group-leave-failed', group: g.groupId, member: g.memberId, err: (err as Error).message }, 'the member is expired at its session timeout instead');
+  });
+}
+
+/**
+ * Commits the next offset to read of one of the member's partitions (Kafka's meaning), fenced by
+ * the member's epoch and ownership; answers `committed`.
+ */
+export async function commitGroup(connectionId: string, o: { topic: string; partition: number; offset: number; metadata?: string }): Promise<void> {
+  const c = await connection(connectionId);
+  const g = c.group;
+  if (!g) throw notInGroup();
+  await commit(g.groupId, [o], { memberId: g.memberId, memberEpoch: g.memberEpoch });
+  await postFrame(connectionId, { type: 'committed', group_id: g.groupId, topic: o.topic, partition: o.partition, offset: o.offset });
+}
+
+/** The group a connection is a member of, if any (for the ACL checks of its messages). */
+export const connectionGroupId = async (connectionId: string): Promise<string | undefined> => (await getConnection(connectionId))?.group?.groupId;
