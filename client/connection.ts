@@ -36,7 +36,7 @@ export class Connection {
   private clusterIdP: Promise<string> | undefined;
   private readonly counts = new Map<string, { count: Promise<number>; at: number }>();
 
-  constructor(readonly transport: Transport, readonly retry: RetryOptions, readonly metadataMaxAge: number) {}
+  constructor(readonly transport: Transport, readonly retry: RetryOptions, readonly metadataMaxAge: number, readonly websocketUrl?: string) {}
 
   /** The cluster's id (there is one), asked once. */
   clusterId(): Promise<string> {

@@ -36,6 +36,16 @@ export interface ConsumerConfig {
   /** @default 1048576 */
   readonly maxBytesPerPartition?: number;
   /**
+   * How records reach the consumer. `websocket`: the server pushes them over the cluster's
+   * WebSocket API (`websocketUrl` of the client), so a consumer that waits holds no function;
+   * `long-poll`: fetches over HTTP that wait for records (`maxWaitTimeInMs`, `longPolls`);
+   * `auto`: the WebSocket API when it accepts a connection at `run`, else long polls — and long
+   * polls from the moment the WebSocket API stays unreachable. Group membership, heartbeats and
+   * commits are HTTP calls either way.
+   * @default 'auto'
+   */
+  readonly transport?: 'auto' | 'websocket' | 'long-poll';
+  /**
    * Read the records of open and aborted transactions too (Kafka's `isolation.level=read_uncommitted`).
    * By default, as kafkajs, a consumer reads committed: up to the last stable offset, without the
    * records of aborted transactions. Transaction markers are never returned.

@@ -10,6 +10,7 @@ import { TributaryError, TributaryProtocolError, isRetriable } from './errors.js
 import { backoff, sleep, withRetry } from './retry.js';
 import type { ConsumerConfig, ConsumerEvent, ConsumerRunConfig, TopicPartition, TopicPartitionOffset } from './consumer-types.js';
 import { LongPollTurns } from './long-poll-turns.js';
+import { WebSocketFeed } from './websocket-feed.js';
 
 
 interface PartitionState {
@@ -64,6 +65,8 @@ export class Consumer {
   private readonly turns: LongPollTurns<PartitionState>;
   private lastCommitAt = Date.now();
   private uncommitted = 0;
+  /** The WebSocket transport, while it is used (ConsumerConfig.transport). */
+  private feed: WebSocketFeed | undefined;
 
   constructor(private readonly conn: Connection, private readonly config: ConsumerConfig) {
     if (!config.groupId) throw new TributaryError('consumer({ groupId }) needs a groupId.');
@@ -115,6 +118,7 @@ export class Consumer {
     if (this.running) throw new TributaryError('The consumer is running already.');
     this.runConfig = config;
     this.slots = config.partitionsConsumedConcurrently ?? 1;
+    await this.openFeed();
     this.running = true;
     this.memberEpoch = 0;
     // Joining retries what is retriable (a 5xx, no answer), as the heartbeat loop does after it.
@@ -122,9 +126,48 @@ export class Consumer {
       await withRetry(() => this.heartbeat(), this.config.retry);
     } catch (e) {
       this.running = false;
+      this.closeFeed();
       throw e;
     }
     this.heartbeatLoop = this.loop();
+  }
+
+  /** Opens the WebSocket transport when the config asks for it and the cluster offers it (ConsumerConfig.transport). */
+  private async openFeed(): Promise<void> {
+    const mode = this.config.transport ?? 'auto';
+    if (mode === 'long-poll') return;
+    const url = this.conn.websocketUrl;
+    try {
+      if (!url) throw new TributaryError('The client has no websocketUrl.');
+      this.feed = await WebSocketFeed.open(url, this.conn.transport);
+    } catch (e) {
+      if (mode === 'websocket') throw e;
+    }
+  }
+
+  private closeFeed(): void {
+    this.feed?.close();
+    this.feed = undefined;
+  }
+
+  /** Which transport reads the records now: `websocket` or `long-poll` (ConsumerConfig.transport). */
+  get transport(): 'websocket' | 'long-poll' {
+    return this.feed && !this.feed.failed ? 'websocket' : 'long-poll';
+  }
+
+  /**
+   * One read of a partition from `offset`: pushed records over the WebSocket transport, else a
+   * fetch (long-polling with `long`). A record too large for a WebSocket message is fetched.
+   */
+  private async read(p: PartitionState, offset: number, long: boolean, signal: AbortSignal): Promise<FetchResult> {
+    const maxWaitMs = this.config.maxWaitTimeInMs ?? 5000;
+    const readCommitted = !(this.config.readUncommitted ?? false);
+    if (this.feed?.failed) this.closeFeed();
+    const pushed = this.feed ? await this.feed.read(p.topic, p.partition, offset, { maxWaitMs, signal, readCommitted }) : undefined;
+    if (pushed) return pushed;
+    return this.conn.fetch(p.topic, p.partition, offset, {
+      maxWaitMs: long && !this.feed ? maxWaitMs : 0, maxBytes: this.config.maxBytesPerPartition ?? 1_048_576, signal, readCommitted,
+    });
   }
 
   private async loop(): Promise<void> {
@@ -215,7 +258,10 @@ export class Consumer {
     }
     await Promise.allSettled(parts.map((p) => p.worker));
     if (commit) await this.commitResolved(parts).catch((e) => this.emit('consumer.crash', { error: e, groupId: this.config.groupId, restart: true }));
-    for (const p of parts) this.owned.delete(key(p.topic, p.partition));
+    for (const p of parts) {
+      this.owned.delete(key(p.topic, p.partition));
+      this.feed?.unsubscribe(p.topic, p.partition);
+    }
     return parts.map((p) => ({ topic: p.topic, partition: p.partition }));
   }
 
@@ -301,14 +347,13 @@ export class Consumer {
         }
         p.fetch = new AbortController();
         const maxWaitMs = this.config.maxWaitTimeInMs ?? 5000;
-        // A partition with records to read gets them at once either way; only the wait takes turns.
-        const long = this.turns.take(p);
+        // A partition with records to read gets them at once either way; only the wait takes turns
+        // (over the WebSocket transport every partition waits: no function is held while it does).
+        const pushed = this.feed !== undefined;
+        const long = pushed || this.turns.take(p);
         let result: FetchResult;
         try {
-          result = await this.conn.fetch(p.topic, p.partition, p.position, {
-            maxWaitMs: long ? maxWaitMs : 0, maxBytes: this.config.maxBytesPerPartition ?? 1_048_576, signal: p.fetch.signal,
-            readCommitted: !(this.config.readUncommitted ?? false),
-          });
+          result = await this.read(p, p.position, long, p.fetch.signal);
         } catch (e) {
           if (p.fetch.signal.aborted) continue;
           if (e instanceof TributaryProtocolError && e.type === 'OFFSET_OUT_OF_RANGE') {
@@ -318,7 +363,7 @@ export class Consumer {
           }
           throw e;
         } finally {
-          if (long) this.turns.end(p);
+          if (long && !pushed) this.turns.end(p);
         }
         const messages = result.messages.filter((m) => Number(m.offset) >= (p.position as number));
         if (messages.length > 0) this.turns.leave(p);
@@ -503,6 +548,7 @@ export class Consumer {
     const parts = [...this.owned.values()];
     for (const p of parts) p.fetch?.abort();
     await Promise.allSettled(parts.map((p) => p.worker));
+    this.closeFeed();
     await this.commitResolved(parts).catch(() => undefined);
     if (waitForHeartbeats) await this.heartbeatLoop?.catch(() => undefined);
   }

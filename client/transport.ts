@@ -49,6 +49,11 @@ export class Transport {
     this.timeoutMs = o.requestTimeout ?? 30_000;
   }
 
+  /** The headers that authenticate a GET of `url` (a WebSocket handshake's: a signed IAM request, a bearer token). */
+  signedHeaders(url: URL): Promise<Record<string, string>> {
+    return this.auth({ method: 'GET', url, headers: {} });
+  }
+
   /** Sends one request; resolves with the parsed JSON answer (or the text when it is not JSON). */
   async call<T = unknown>(method: string, path: string, o: CallOptions = {}): Promise<{ status: number; body: T }> {
     const url = new URL(path.startsWith('http') ? path : `${this.baseUrl}${path}`);

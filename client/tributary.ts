@@ -26,6 +26,12 @@ export interface TributaryConfig {
   readonly retry?: RetryOptions;
   /** How long topic partition counts are trusted (Kafka's `metadata.max.age.ms`). @default 300000 */
   readonly metadataMaxAge?: number;
+  /**
+   * The cluster's WebSocket API, which consumers read from when it is there (docs/websocket.md):
+   * in AWS the stack output `WebSocketUrl`; `false` never uses one.
+   * @default `url` with a ws(s) scheme and the path `/ws` (the local stack's)
+   */
+  readonly websocketUrl?: string | false;
 }
 
 /**
@@ -50,7 +56,8 @@ export class Tributary {
       ...(config.fetch ? { fetch: config.fetch } : {}),
       ...(config.requestTimeout !== undefined ? { requestTimeout: config.requestTimeout } : {}),
     });
-    this.connection = new Connection(transport, config.retry ?? {}, config.metadataMaxAge ?? 300_000);
+    const websocketUrl = config.websocketUrl === false ? undefined : config.websocketUrl ?? `${transport.baseUrl.replace(/^http/, 'ws')}/ws`;
+    this.connection = new Connection(transport, config.retry ?? {}, config.metadataMaxAge ?? 300_000, websocketUrl);
   }
 
   /**

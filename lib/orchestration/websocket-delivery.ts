@@ -45,6 +45,8 @@ export interface RecordFrame {
   readonly topic: string;
   readonly partition: number;
   readonly records: readonly FrameRecord[];
+  /** The partition's high watermark when the records were read. */
+  readonly high_watermark: number;
 }
 
 export interface FrameRecord {
@@ -77,8 +79,8 @@ export const frameRecord = (r: FetchResult['records'][number]): FrameRecord => (
 });
 
 /** The records as frames of at most MAX_FRAME_BYTES each (one record alone may make a frame). */
-export function recordFrames(topic: string, partition: number, records: FetchResult['records']): RecordFrame[] {
-  const overhead = Buffer.byteLength(JSON.stringify({ type: 'records', topic, partition, records: [] }));
+export function recordFrames(topic: string, partition: number, records: FetchResult['records'], highWatermark: number): RecordFrame[] {
+  const overhead = Buffer.byteLength(JSON.stringify({ type: 'records', topic, partition, records: [], high_watermark: highWatermark }));
   const frames: RecordFrame[] = [];
   let batch: FrameRecord[] = [];
   let bytes = overhead;
@@ -86,14 +88,14 @@ export function recordFrames(topic: string, partition: number, records: FetchRes
     const out = frameRecord(r);
     const size = Buffer.byteLength(JSON.stringify(out)) + 1;
     if (batch.length > 0 && bytes + size > MAX_FRAME_BYTES) {
-      frames.push({ type: 'records', topic, partition, records: batch });
+      frames.push({ type: 'records', topic, partition, records: batch, high_watermark: highWatermark });
       batch = [];
       bytes = overhead;
     }
     batch.push(out);
     bytes += size;
   }
-  if (batch.length > 0) frames.push({ type: 'records', topic, partition, records: batch });
+  if (batch.length > 0) frames.push({ type: 'records', topic, partition, records: batch, high_watermark: highWatermark });
   return frames;
 }
 
@@ -141,7 +143,7 @@ async function deliverOne(s: SubscriptionRecord, me: string, read: (offset: numb
   if (result.nextOffset <= s.next) return 'idle';
   if (!(await claimDelivery(s, me, DELIVERY_LEASE_MS))) return 'skipped';
   try {
-    for (const frame of recordFrames(s.topic, s.partition, result.records)) {
+    for (const frame of recordFrames(s.topic, s.partition, result.records, result.highWatermark)) {
       const bytes = Buffer.byteLength(JSON.stringify(frame));
       if (bytes > MAX_MESSAGE_BYTES) {
         // (one record that no message can carry: the subscription ends at it rather than stall there)

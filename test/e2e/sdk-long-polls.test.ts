@@ -54,7 +54,7 @@ async function consumeIdle(longPolls: number | undefined, gate?: number) {
   await createTopic(topic, 4, 1);
   const { counts, fetchLike } = countingFetch(gate);
   const consumer = new Tributary({ url: baseUrl(), fetch: fetchLike }).consumer({
-    groupId: `${topic}-group`, maxWaitTimeInMs: 800, ...(longPolls !== undefined ? { longPolls } : {}),
+    groupId: `${topic}-group`, transport: 'long-poll', maxWaitTimeInMs: 800, ...(longPolls !== undefined ? { longPolls } : {}),
   });
   const got: { partition: number; message: KafkaMessage }[] = [];
   await consumer.subscribe({ topics: [topic], fromBeginning: true });
