@@ -29,7 +29,7 @@ import path from 'node:path';
 import { fmt, isQuick, usd, writeResult } from './lib/report.js';
 import { ALTERNATIVES, DDB_ITEM_OVERHEAD_BYTES, LATENCY, PRICE, S3_GET_TIER, S3_PUT_TIER, pricesNote } from './lib/prices.js';
 import { addTotals, s3Tier, zeroTotals } from './lib/capacity.js';
-import { pathRow } from './lib/latency-model.js';
+import { longPollEndToEnd, pathRow, websocketEndToEnd } from './lib/latency-model.js';
 import { leaderOf, rollAll, tableLog } from './lib/partition.js';
 import { startQuietStack } from './lib/quiet-stack.js';
 import { idleWebSocketSubscriberMonth } from './lib/websocket-cost.js';
@@ -450,11 +450,8 @@ const paths = [
   pathRow('fetch 1 MiB page (1 KiB records)', runs[0]!.fetchServed),
 ];
 const acksAll = paths[1]!;
-// A waiting consumer sees a record once its long poll next reads the head (on average half the
-// steady re-read interval), then reads the batches; the produce's own response leg overlaps.
-const queryMs = LATENCY.dynamodbRead.p50Ms;
-const e2e = acksAll.model + steadyGap / 2 + queryMs + LATENCY.apiGateway.p50Ms;
-const e2eHigh = acksAll.high + steadyGap / 2 + LATENCY.dynamodbRead.highMs + LATENCY.apiGateway.highMs;
+const { model: e2e, high: e2eHigh } = longPollEndToEnd(acksAll, steadyGap);
+const wsE2e = websocketEndToEnd(acksAll, paths[paths.length - 2]!);
 
 // --- Report --------------------------------------------------------------------------------------
 
@@ -512,6 +509,7 @@ const latencyTable = {
   rows: [
     ...paths.map((p) => [p.name, p.roundTrips, p.calls, p.chain, fmt(p.model, 0), fmt(p.high, 0), fmt(p.compute, 1), fmt(p.local, 1)]),
     ['end to end (acks=all 1 KiB → long-polling consumer)', '', '', `produce acks=all + half the long poll's head re-read interval (${fmt(steadyGap, 0)} ms measured) + Query`, fmt(e2e, 0), fmt(e2eHigh, 0), '', ''],
+    ['end to end (acks=all 1 KiB → WebSocket subscriber)', '', '', 'produce\'s store calls → async invoke → Query → tail read beside UpdateItem → post', fmt(wsE2e.model, 0), fmt(wsE2e.high, 0), '', ''],
     ['goal', '', '', '', 'acks=all ≤ 30, end to end ≤ 60', '', '', ''],
     ['WarpStream (published)', '', '', 'S3 Standard / S3 Express One Zone', `${ALTERNATIVES.warpStream.produceP50S3StandardMs.value} / ${ALTERNATIVES.warpStream.produceP50S3ExpressMs.value}`, '', '', ''],
   ],
@@ -590,7 +588,7 @@ await writeResult({
     runs: runs.map((r) => ({ size: r.size, payload: r.payload, phases: r.phases, headBytes: r.headBytes, batchItemBytes: r.batchItemBytes, batchesPerRequest: r.batchesPerRequest, segmentBytes: r.segmentBytes })),
     perGb: perGb.map((g) => ({ size: g.run.size.label, ...g.total, total: sum(g.total) })),
     idle: { ms: idleMs, passes: PASSES, passMeanMs, ticks: idleTicks, counted: idle, perMonth: idleMonth, controllerPerMonth: controllerMonth },
-    paths, e2e: { model: e2e, high: e2eHigh, longPollGapMs: steadyGap, pollGaps },
+    paths, e2e: { model: e2e, high: e2eHigh, longPollGapMs: steadyGap, pollGaps, websocket: wsE2e },
     waitingConsumerMonth,
     waitingWebSocketSubscriberMonth: idleSubscriber,
     push: { records: push.records, bytes: push.bytes, batches: push.batches, store: push.measured.phase.store, lambda: push.measured.phase.lambda, perGb: pushPerGb, totalPerGb: sum(pushPerGb) },

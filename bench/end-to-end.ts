@@ -6,11 +6,14 @@
  *   v3 fetch     GET .../partitions/0/records?offset=N&timeout=5000 (the long poll of lib/log/read.ts)
  *   v2 consumer  a REST Proxy v2 consumer instance with the partition assigned,
  *                GET /consumers/.../records?timeout=5000 (lib/groups/rest-consumer.ts poll)
+ *   WebSocket    a subscriber of the partition on /ws: the produce's commit wakes the websocket
+ *                function, which posts the records (lib/orchestration/websocket-delivery.ts)
  * Run: `npm run bench -- end-to-end [--quick]`.
  */
 import './lib/env.js';
 import { isQuick, writeResult, type Table } from './lib/report.js';
 import { RequestRecorder, STACK_NOTE, formatCalls, http, pct, startBenchStack, summarize } from './lib/load.js';
+import { WebSocket } from 'ws';
 import { createTopic } from '../lib/cluster/topics.js';
 
 const quick = isQuick();
@@ -91,10 +94,31 @@ const v2 = await phase('v2 consumer instance', 'e2e-v2', async (stopped, seen, p
     for (const rec of body) seen(Buffer.from(rec.value, 'base64').toString('utf8'), at);
   }
 });
+// 3. A WebSocket subscriber (no request while it waits: "consumer requests" counts the frames it got).
+await createTopic({ name: 'e2e-ws', partitions: 1, replicationFactor: 3 });
+const ws = await phase('WebSocket subscriber', 'e2e-ws', async (stopped, seen, frame) => {
+  const socket = new WebSocket(`${U.replace(/^http/, 'ws')}/ws`);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  const subscribed = new Promise<void>((resolve) => socket.on('message', (data) => {
+    const f = JSON.parse(String(data)) as { type: string; records?: { value: string }[] };
+    if (f.type === 'subscribed') resolve();
+    if (f.type !== 'records') return;
+    frame();
+    const at = performance.now();
+    for (const r of f.records ?? []) seen(Buffer.from(r.value, 'base64').toString('utf8'), at);
+  }));
+  socket.send(JSON.stringify({ action: 'subscribe', topic: 'e2e-ws', partition: 0, offset: 'latest' }));
+  await subscribed;
+  while (!stopped()) await sleep(20);
+  socket.close();
+});
 recorder.stop();
 await stack.stop();
 
-const phases = [v3, v2];
+const phases = [v3, v2, ws];
 const row = (p: Phase) => {
   const produceP50 = pct(p.produce, 0.5);
   const e50 = pct(p.e2e, 0.5);
@@ -105,7 +129,10 @@ const table: Table = {
   title: 'Produce (acks=all) to delivery, ms',
   columns: ['consumer', 'records sent', 'received', 'produce p50', 'produce p99', 'end-to-end p50', 'end-to-end p99', 'e2e p50 / produce p50', 'e2e p99 / produce p50', 'consumer requests'],
   rows: phases.map(row),
-  notes: ['Target: end-to-end p50 and p99 ≤ 2 × the acks=all produce p50 of the same run.'],
+  notes: [
+    'Target: end-to-end p50 and p99 ≤ 2 × the acks=all produce p50 of the same run; over the WebSocket, end to end no worse than the long poll.',
+    'WebSocket: "consumer requests" are the records frames it received; it sends nothing while it waits.',
+  ],
 };
 const consumerCalls: Table = {
   title: 'Store calls per consumer request (the gateway\'s request observer)',
@@ -119,9 +146,9 @@ const consumerCalls: Table = {
 const cdf = phases.flatMap((p) => [...p.e2e].sort((a, b) => a - b).map((ms, i, all) => ({ consumer: p.consumer, ms, quantile: (i + 1) / all.length })));
 await writeResult({
   scenario: 'end-to-end',
-  title: 'End to end: produce (acks=all) to a long-polling consumer',
+  title: 'End to end: produce (acks=all) to a long-polling consumer and to a WebSocket subscriber',
   description: `${STACK_NOTE} One partition, RF 3, 1 KiB records, one producer sending one record per request (acks=all) for ${SECONDS} s with 0–15 ms between requests; `
-    + `one consumer long-polling (wait ${WAIT_MS} ms). End to end = from the start of the produce request to the consumer having the response that holds the record.`,
+    + `one consumer long-polling (wait ${WAIT_MS} ms), or one WebSocket subscriber. End to end = from the start of the produce request to the consumer having the response (or frame) that holds the record.`,
   tables: [table, consumerCalls],
   charts: [{
     title: 'End-to-end latency, cumulative distribution',

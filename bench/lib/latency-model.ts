@@ -64,3 +64,33 @@ export function pathRow(name: string, reqs: readonly ServedRequest[]) {
     local: median(reqs.map((s) => s.ms)),
   };
 }
+
+type PathRow = ReturnType<typeof pathRow>;
+
+/**
+ * Produce (acks=all) → a long-polling consumer's answer, modelled: a waiting consumer sees a record
+ * once its long poll next reads the head (on average half the steady re-read interval `gapMs`),
+ * then reads the batches (a Query); the produce's own response leg overlaps.
+ */
+export function longPollEndToEnd(acksAll: PathRow, gapMs: number): { model: number; high: number } {
+  return {
+    model: acksAll.model + gapMs / 2 + LATENCY.dynamodbRead.p50Ms + LATENCY.apiGateway.p50Ms,
+    high: acksAll.high + gapMs / 2 + LATENCY.dynamodbRead.highMs + LATENCY.apiGateway.highMs,
+  };
+}
+
+/**
+ * Produce (acks=all) → a WebSocket subscriber's frame, modelled with the same figures: the
+ * produce's store calls up to its high-watermark move (its path without the gateway and the
+ * invoke), the wake (an asynchronous invoke of the websocket function to a warm environment, with
+ * the high watermark), then the delivery's calls — the partition's subscriptions (a Query), then
+ * the records read as a fetch at the tail reads them (that path's store calls) beside the lease
+ * (an UpdateItem; the wake's high watermark says there is something to deliver) — and the post
+ * through API Gateway's connection API to the socket.
+ */
+export function websocketEndToEnd(acksAll: PathRow, tailFetch: PathRow): { model: number; high: number } {
+  const calls = (row: PathRow, which: 'model' | 'high') => row[which] - LATENCY.apiGateway[which === 'model' ? 'p50Ms' : 'highMs'] - LATENCY.lambdaWarmInvoke[which === 'model' ? 'p50Ms' : 'highMs'];
+  const f = (which: 'model' | 'high', k: 'p50Ms' | 'highMs') => calls(acksAll, which) + LATENCY.lambdaAsyncInvoke[k]
+    + LATENCY.dynamodbRead[k] + Math.max(calls(tailFetch, which), LATENCY.dynamodbWrite[k]) + LATENCY.apiGateway[k];
+  return { model: f('model', 'p50Ms'), high: f('high', 'highMs') };
+}

@@ -126,6 +126,8 @@ export const LATENCY = {
   apiGateway: l(5, 15, 'https://cloudonaut.io/review-api-gateway-http-apis/ (HTTP API measured faster than REST API); AWS publishes no number: 5 ms assumed, 15 ms pessimistic'),
   /** A warm Lambda invoke's own overhead (routing to a warm sandbox; no Init phase). */
   lambdaWarmInvoke: l(2, 10, 'https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html (a warm environment skips Init); AWS publishes no overhead figure: 2 ms assumed, 10 ms pessimistic'),
+  /** An asynchronous invoke (InvocationType Event): accepted into the function's queue, then handed to a warm environment. */
+  lambdaAsyncInvoke: l(10, 50, 'https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html (the event is queued; "a separate process reads events from the queue and runs your function"); AWS publishes no figure: 10 ms assumed from the Invoke to a warm environment running it, 50 ms pessimistic'),
 } as const;
 
 export type LatencyKind = keyof typeof LATENCY;

@@ -195,9 +195,9 @@ async function onMessage(event: WebSocketEvent, deadline: number): Promise<void>
 export async function websocketHandler(event: WebSocketEvent | DeliverEvent, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<WebSocketResult> {
   const deadline = deliveryDeadline(context.getRemainingTimeInMillis());
   if ('tributaryDeliver' in event) {
-    const { topicId, partition } = event.tributaryDeliver;
+    const { topicId, partition, highWatermark } = event.tributaryDeliver;
     // (push delivery logs its own failures; a WebSocket delivery's fails the invocation, for Lambda to retry)
-    const [ws] = await Promise.allSettled([deliverPartition(topicId, partition, deadline), deliverPush(topicId, partition, deadline)]);
+    const [ws] = await Promise.allSettled([deliverPartition(topicId, partition, deadline, highWatermark), deliverPush(topicId, partition, deadline)]);
     if (ws.status === 'rejected') throw ws.reason;
     return { statusCode: 200 };
   }

@@ -37,7 +37,8 @@ const MAX_ROUNDS = 20;
 
 /** What the functions that move a high watermark send (asynchronously) to the websocket function to wake a delivery. */
 export interface DeliverEvent {
-  readonly tributaryDeliver: { readonly topicId: string; readonly partition: number };
+  /** `highWatermark`: the one the waker moved to, when it knows it (the delivery then takes leases beside its reads). */
+  readonly tributaryDeliver: { readonly topicId: string; readonly partition: number; readonly highWatermark?: number };
 }
 
 export interface RecordFrame {
@@ -107,41 +108,58 @@ export function errorFrame(err: unknown, where?: { topic: string; partition: num
 
 type Outcome = 'delivered' | 'idle' | 'skipped';
 
-/** One subscription's turn in a round (see the file's comment). */
-async function deliverOne(s: SubscriptionRecord, me: string, read: (offset: number, isolation: SubscriptionRecord['isolation']) => Promise<FetchResult>): Promise<Outcome> {
-  if (s.leaseUntil !== undefined && s.leaseUntil > Date.now()) return 'skipped';
+/** Why a subscription may not be delivered now (its member is no longer live or owns the partition elsewhere, its READ was revoked): the frame that ends it, or undefined. */
+async function refusal(s: SubscriptionRecord): Promise<Record<string, unknown> | undefined> {
   const where = { topic: s.topic, partition: s.partition };
   if (s.groupId !== undefined && s.memberId !== undefined) {
     const reads = await memberReads(s.groupId, s.memberId, where);
-    if (reads !== 'live') {
-      // (a group's partition is delivered only to its live owner: another member may read it now)
-      await deleteSubscription(s.connectionId, s.topicId, s.partition);
-      await postFrame(s.connectionId, reads === 'expired'
-        ? { type: 'error', error_code: 40403, message: `UNKNOWN_MEMBER_ID: member ${s.memberId} is not in group ${s.groupId} (its session ran out: no heartbeat within its session timeout); send a heartbeat to join again.`, ...where, group_id: s.groupId }
-        : { type: 'unsubscribed', ...where, group_id: s.groupId });
-      return 'delivered';
-    }
+    // (a group's partition is delivered only to its live owner: another member may read it now)
+    if (reads === 'expired') return { type: 'error', error_code: 40403, message: `UNKNOWN_MEMBER_ID: member ${s.memberId} is not in group ${s.groupId} (its session ran out: no heartbeat within its session timeout); send a heartbeat to join again.`, ...where, group_id: s.groupId };
+    if (reads === 'not-owned') return { type: 'unsubscribed', ...where, group_id: s.groupId };
   }
   if (authorizationEnabled() && !(await authorize({ principal: s.principal, host: s.host, operation: 'READ', resourceType: 'TOPIC', resourceName: s.topic }))) {
     // (an ACL revoked since the subscribe: the subscription ends, as a consumer's next fetch would fail)
-    const frame = { type: 'error', error_code: 40301, message: `TOPIC_AUTHORIZATION_FAILED: ${s.principal} is not authorized to READ topic ${s.topic}.`, ...where };
+    return { type: 'error', error_code: 40301, message: `TOPIC_AUTHORIZATION_FAILED: ${s.principal} is not authorized to READ topic ${s.topic}.`, ...where };
+  }
+  return undefined;
+}
+
+/**
+ * One subscription's turn in a round (see the file's comment). The read starts at once, beside the
+ * checks; with `eager` (the wake said the high watermark is past `next`, so there is something to
+ * deliver) the lease is taken beside them too, and released should the read find nothing.
+ */
+async function deliverOne(s: SubscriptionRecord, me: string, read: (offset: number, isolation: SubscriptionRecord['isolation']) => Promise<FetchResult>, eager: boolean): Promise<Outcome> {
+  if (s.leaseUntil !== undefined && s.leaseUntil > Date.now()) return 'skipped';
+  const where = { topic: s.topic, partition: s.partition };
+  const reading = read(s.next, s.isolation).then((result) => ({ result }), (err: unknown) => ({ err }));
+  // (a claim that fails to answer counts as lost: nothing is posted, and a lease it did take expires)
+  const claiming = eager ? claimDelivery(s, me, DELIVERY_LEASE_MS).catch(() => false) : undefined;
+  const release = async () => {
+    if (claiming && (await claiming)) await releaseDelivery(s, me);
+  };
+  const refused = await refusal(s);
+  if (refused) {
     await deleteSubscription(s.connectionId, s.topicId, s.partition);
-    await postFrame(s.connectionId, frame);
+    await postFrame(s.connectionId, refused);
     return 'delivered';
   }
-  let result: FetchResult;
-  try {
-    result = await read(s.next, s.isolation);
-  } catch (err) {
-    const k = asKafkaError(err);
-    if (k.kafkaName !== 'OFFSET_OUT_OF_RANGE') throw err;
+  const got = await reading;
+  if ('err' in got) {
+    await release();
+    const k = asKafkaError(got.err);
+    if (k.kafkaName !== 'OFFSET_OUT_OF_RANGE') throw got.err;
     // (retention or DeleteRecords went past it: the subscription cannot go on from there)
     await deleteSubscription(s.connectionId, s.topicId, s.partition);
     await postFrame(s.connectionId, errorFrame(k, where));
     return 'delivered';
   }
-  if (result.nextOffset <= s.next) return 'idle';
-  if (!(await claimDelivery(s, me, DELIVERY_LEASE_MS))) return 'skipped';
+  const { result } = got;
+  if (result.nextOffset <= s.next) {
+    await release();
+    return 'idle';
+  }
+  if (!(await (claiming ?? claimDelivery(s, me, DELIVERY_LEASE_MS)))) return 'skipped';
   try {
     for (const frame of recordFrames(s.topic, s.partition, result.records, result.highWatermark)) {
       const bytes = Buffer.byteLength(JSON.stringify(frame));
@@ -177,7 +195,7 @@ async function deliverOne(s: SubscriptionRecord, me: string, read: (offset: numb
  * A subscription whose delivery failed has its lease released, and the failure is thrown once
  * the others are done.
  */
-export async function deliverPartition(topicId: string, partition: number, deadline: number): Promise<number> {
+export async function deliverPartition(topicId: string, partition: number, deadline: number, highWatermark?: number): Promise<number> {
   const me = randomUUID();
   let rounds = 0;
   let failure: unknown;
@@ -195,7 +213,7 @@ export async function deliverPartition(topicId: string, partition: number, deadl
       }
       return r;
     };
-    const outcomes = await Promise.all(subs.map((s) => deliverOne(s, me, read).catch((err: unknown) => {
+    const outcomes = await Promise.all(subs.map((s) => deliverOne(s, me, read, rounds === 0 && highWatermark !== undefined && s.next < highWatermark).catch((err: unknown) => {
       logger.warn({ event: 'websocket-delivery-failed', connectionId: s.connectionId, topic: s.topic, partition, err }, 'delivery to a connection failed');
       failure ??= err;
       return 'skipped' as const;

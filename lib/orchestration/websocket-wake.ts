@@ -40,18 +40,26 @@ async function hasSubscribers(topicId: string, partition: number): Promise<boole
   return has;
 }
 
+/** The newest high watermark each partition moved to here (sent with its wake). */
+const movedTo = new Map<string, number>();
+
 async function wake(fn: string, tp: string): Promise<void> {
   const at = tp.lastIndexOf('#');
   const topicId = tp.slice(0, at);
   const partition = Number(tp.slice(at + 1));
   if (!(await hasPushSubscriptions(topicId)) && !(await hasSubscribers(topicId, partition))) return;
-  const event: DeliverEvent = { tributaryDeliver: { topicId, partition } };
+  const highWatermark = movedTo.get(tp);
+  const event: DeliverEvent = { tributaryDeliver: { topicId, partition, ...(highWatermark !== undefined ? { highWatermark } : {}) } };
   await invokeAsync(fn, event);
 }
 
-function moved(tp: string): void {
+function moved(tp: string, hw: number): void {
   const fn = process.env[ENVIRONMENT.websocketFunction];
   if (!fn) return;
+  if (hw > (movedTo.get(tp) ?? -1)) {
+    if (movedTo.size > 10_000) movedTo.clear();
+    movedTo.set(tp, hw);
+  }
   if (sending.has(tp)) {
     sending.set(tp, true); // (sent again once the one in flight is accepted)
     return;
@@ -79,7 +87,7 @@ let armed = false;
 export function armWebSocketWake(): void {
   if (armed) return;
   armed = true;
-  onHighWatermarkMoved((tp) => moved(tp));
+  onHighWatermarkMoved((tp, hw) => moved(tp, hw));
 }
 
 /** Resolves when every wake this instance started has been accepted (or has failed, logged). */

@@ -63,6 +63,33 @@ describe('WebSocket delivery: one deliverer per subscription', () => {
     }
   });
 
+  it('woken with the high watermark, a delivery takes the lease beside its read: released when the read finds nothing; lost to a held lease, it posts nothing', async () => {
+    const topic = uniqueTopic('ws-eager');
+    await createTopic(topic, 1, 1);
+    const s = await subscribed(topic);
+    try {
+      // The wake says 5, but nothing is past `next`: the lease taken beside the read is released.
+      await deliverPartition(s.topicId, 0, Date.now() + 10_000, 5);
+      const [idle] = await listSubscriptions(s.topicId, 0);
+      expect(idle).toMatchObject({ next: 0 });
+      expect(idle?.deliverer).toBeUndefined();
+      // Another deliverer holds the lease: the eager claim loses, and nothing is posted.
+      expect(await claimDelivery(idle!, 'other', 60_000)).toBe(true);
+      await produce(topic, 2);
+      await new Promise((r) => setTimeout(r, 1000)); // (the produces' own wakes skip it too)
+      await deliverPartition(s.topicId, 0, Date.now() + 10_000, 2);
+      expect(s.offsets()).toEqual([]);
+      const [held] = await listSubscriptions(s.topicId, 0);
+      expect(held).toMatchObject({ next: 0, deliverer: 'other' });
+      expect(await finishDelivery(held!, 'other', 0)).toBe(true);
+      await deliverPartition(s.topicId, 0, Date.now() + 10_000, 2);
+      await until('both records', () => s.offsets().length >= 2);
+      expect(s.offsets()).toEqual([0, 1]);
+    } finally {
+      s.ws.close();
+    }
+  });
+
   it('a deliverer that dies holding the lease: once it expires another takes it, and the dead one\'s late finish writes nothing', async () => {
     const topic = uniqueTopic('ws-expired');
     await createTopic(topic, 1, 1);
