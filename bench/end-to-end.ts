@@ -137,11 +137,11 @@ const table: Table = {
 const consumerCalls: Table = {
   title: 'Store calls per consumer request (the gateway\'s request observer)',
   columns: ['consumer', 'requests', 'round trips p50', 'round trips max', 'store calls per request, by op'],
-  rows: phases.map((p) => {
+  rows: [v3, v2].map((p) => {
     const s = summarize(recorder.byLabel.get(`consume ${p.consumer}`)?.filter((r) => r.route.startsWith('GET')) ?? []);
     return [p.consumer, s.requests, s.p50, s.max, formatCalls(s.callsByOp)];
   }),
-  notes: ['Only the consumer\'s GETs are counted. A long poll that waits re-reads the head while it waits, so its calls grow with the wait.'],
+  notes: ['Only the consumer\'s GETs are counted. A long poll that waits re-reads the head while it waits, so its calls grow with the wait. The WebSocket subscriber sends no request: the websocket function reads for it when a commit wakes it.'],
 };
 const cdf = phases.flatMap((p) => [...p.e2e].sort((a, b) => a - b).map((ms, i, all) => ({ consumer: p.consumer, ms, quantile: (i + 1) / all.length })));
 await writeResult({
