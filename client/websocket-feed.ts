@@ -13,13 +13,13 @@ import { backoff, sleep } from './retry.js';
 import type { Transport } from './transport.js';
 
 /** The part of a WebSocket that both the browser's and the `ws` package's have. */
-interface Socket {
+export interface Socket {
   readonly readyState: number;
   send(data: string): void;
   close(code?: number): void;
   addEventListener(type: 'open' | 'close' | 'error' | 'message', listener: (e: { data?: unknown }) => void): void;
 }
-type SocketFactory = (url: string, headers: Record<string, string>) => Socket;
+export type SocketFactory = (url: string, headers: Record<string, string>) => Socket;
 
 // A variable, not a literal: bundlers leave `import(name)` alone, so browser bundles never see it.
 const NODE_WS = 'ws';
@@ -44,14 +44,33 @@ async function socketFactory(): Promise<SocketFactory> {
 
 interface FrameRecord { offset: number; timestamp: number; key: string | null; value: string | null; headers?: { key: string; value: string | null }[] }
 
+interface Frame {
+  type?: string; topic?: string; partition?: number; records?: FrameRecord[]; high_watermark?: number; error_code?: number;
+  offset?: number; subscription_id?: string; group_id?: string; message?: string;
+}
+
 interface PartitionFeed {
   readonly topic: string;
   readonly partition: number;
   readonly isolation: 'read_uncommitted' | 'read_committed';
-  /** The next offset the subscription delivers: records below it are dropped (a redelivery). */
+  /** The next offset expected: records below it are dropped (a redelivery). */
   next: number;
   readonly messages: KafkaMessage[];
+  /** Bytes of `messages`. */
+  bytes: number;
   highWatermark: number;
+  /**
+   * `subscribing`: a subscribe from `from` is sent (again after SUBSCRIBE_RESEND_MS without its
+   * answer); `active`: answered; `paused`: unsubscribed while its records wait to be read
+   * (MAX_BUFFERED_BYTES), subscribed again from `next` once they are; `released`: the consumer
+   * let it go.
+   */
+  state: 'subscribing' | 'active' | 'paused' | 'released';
+  /** The offset the current subscription starts at, and when its subscribe was sent. */
+  from: number;
+  sentAt: number;
+  /** The subscriptions (their `subscription_id`) answered for `from` since it was sent: only their records are taken. */
+  readonly gens: Set<string>;
   error?: TributaryProtocolError;
   /** A record too large for a WebSocket message is at `next`: read it over HTTP. */
   tooLarge?: boolean;
@@ -64,7 +83,22 @@ const fk = (topic: string, partition: number) => `${topic}\u0000${partition}`;
 const KEEPALIVE_MS = 5 * 60_000;
 /** Reconnects in a row that may fail before the feed gives up (the consumer goes back to long polls). */
 const MAX_RECONNECTS = 8;
+/** A subscribe not answered by then is sent again (its invocation failed or was throttled). */
+const SUBSCRIBE_RESEND_MS = 5000;
+/** Records pushed but not read yet, per partition, before its subscription pauses. */
+const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+/** How long the WebSocket API may take to accept a connection. */
+const CONNECT_TIMEOUT_MS = 10_000;
 
+/**
+ * Why this shape: a subscription's frames carry its `subscription_id`, and a subscribe again (a
+ * seek, a reset, a reassignment) makes a new one, while the old one's frames may still be on
+ * their way; taking only the frames of subscriptions answered for the current start offset keeps
+ * a stale frame from moving `next` past records the new one has yet to deliver. Messages are
+ * served by separate invocations in any order, so an answer that shows the server may hold
+ * another subscription (a `subscribed` for another offset, or an `unsubscribed`, after ours) sends
+ * ours again.
+ */
 export class WebSocketFeed {
   private socket: Socket | undefined;
   private readonly partitions = new Map<string, PartitionFeed>();
@@ -76,22 +110,37 @@ export class WebSocketFeed {
 
   private constructor(private readonly url: string, private readonly transport: Transport, private readonly factory: SocketFactory) {}
 
-  /** Opens the feed's connection; throws when the cluster offers no WebSocket API there (the consumer then long-polls). */
-  static async open(url: string, transport: Transport): Promise<WebSocketFeed> {
-    const feed = new WebSocketFeed(url, transport, await socketFactory());
+  /** Opens the feed's connection; throws when the cluster offers no WebSocket API there (the consumer then long-polls). `factory`: tests give their own socket. */
+  static async open(url: string, transport: Transport, factory?: SocketFactory): Promise<WebSocketFeed> {
+    const feed = new WebSocketFeed(url, transport, factory ?? await socketFactory());
     await feed.connect();
-    feed.keepalive = setInterval(() => feed.send({ action: 'ping' }), KEEPALIVE_MS);
+    feed.keepalive = setInterval(() => feed.tick(), 1000);
     (feed.keepalive as { unref?: () => void }).unref?.();
     return feed;
+  }
+
+  private lastPing = Date.now();
+  /** Each second: a keepalive every KEEPALIVE_MS, and subscribes not answered in time sent again. */
+  private tick(): void {
+    const now = Date.now();
+    if (now - this.lastPing >= KEEPALIVE_MS) {
+      this.lastPing = now;
+      this.send({ action: 'ping' });
+    }
+    for (const p of this.partitions.values()) if (p.state === 'subscribing' && now - p.sentAt >= SUBSCRIBE_RESEND_MS) this.subscribeAt(p, p.from);
   }
 
   private async connect(): Promise<void> {
     const headers = await this.transport.signedHeaders(new URL(this.url.replace(/^ws/, 'http')));
     const socket = this.factory(this.url, headers);
     await new Promise<void>((resolve, reject) => {
-      socket.addEventListener('open', () => resolve());
-      socket.addEventListener('error', () => reject(new TributaryConnectionError(`The WebSocket API at ${this.url} did not accept a connection.`)));
-      socket.addEventListener('close', () => reject(new TributaryConnectionError(`The WebSocket API at ${this.url} closed the connection.`)));
+      const timer = setTimeout(() => {
+        reject(new TributaryConnectionError(`The WebSocket API at ${this.url} did not accept a connection within ${CONNECT_TIMEOUT_MS} ms.`));
+        socket.close();
+      }, CONNECT_TIMEOUT_MS);
+      socket.addEventListener('open', () => { clearTimeout(timer); resolve(); });
+      socket.addEventListener('error', () => { clearTimeout(timer); reject(new TributaryConnectionError(`The WebSocket API at ${this.url} did not accept a connection.`)); });
+      socket.addEventListener('close', () => { clearTimeout(timer); reject(new TributaryConnectionError(`The WebSocket API at ${this.url} closed the connection.`)); });
     });
     this.socket = socket;
     socket.addEventListener('message', (e) => this.onFrame(String(e.data)));
@@ -99,7 +148,11 @@ export class WebSocketFeed {
       if (this.socket === socket) this.socket = undefined;
       if (!this.closed) void this.reconnect();
     });
-    for (const p of this.partitions.values()) this.subscribeAt(p);
+    // (a new connection holds no subscription: every partition subscribes again from what it has not read)
+    for (const [k, p] of this.partitions) {
+      if (p.state === 'released') this.partitions.delete(k);
+      else if (p.state !== 'paused') this.subscribeAt(p, this.unread(p));
+    }
   }
 
   /** Opens the connection again and subscribes every partition from where it is; gives up after MAX_RECONNECTS failures in a row. */
@@ -124,35 +177,73 @@ export class WebSocketFeed {
     if (this.socket?.readyState === 1) this.socket.send(JSON.stringify(msg));
   }
 
-  /** Subscribes (again) from the first record not read yet: what came but was not read is delivered again. */
-  private subscribeAt(p: PartitionFeed): void {
+  /** The first offset not read yet: what came but was not read is delivered again by a new subscription. */
+  private unread(p: PartitionFeed): number {
     const first = p.messages[0];
-    if (first) p.next = Number(first.offset);
+    return first ? Number(first.offset) : p.next;
+  }
+
+  /** Subscribes (again) from `from`, dropping what came and was not read. */
+  private subscribeAt(p: PartitionFeed, from: number): void {
     p.messages.length = 0;
-    this.send({ action: 'subscribe', topic: p.topic, partition: p.partition, offset: p.next, isolation_level: p.isolation });
+    p.bytes = 0;
+    p.next = from;
+    p.from = from;
+    p.state = 'subscribing';
+    p.sentAt = Date.now();
+    p.gens.clear();
+    this.send({ action: 'subscribe', topic: p.topic, partition: p.partition, offset: from, isolation_level: p.isolation });
   }
 
   private onFrame(text: string): void {
-    let f: { type?: string; topic?: string; partition?: number; records?: FrameRecord[]; high_watermark?: number; error_code?: number; offset?: number };
+    let f: Frame;
     try {
-      f = JSON.parse(text) as typeof f;
+      f = JSON.parse(text) as Frame;
     } catch {
       return;
     }
-    const p = f.topic !== undefined && f.partition !== undefined ? this.partitions.get(fk(f.topic, f.partition)) : undefined;
+    if (f.type === undefined && typeof f.message === 'string') {
+      // API Gateway's own answer to a message whose invocation failed or was throttled: which one is not said.
+      for (const p of this.partitions.values()) if (p.state === 'subscribing') this.subscribeAt(p, p.from);
+      return;
+    }
+    const p = f.topic !== undefined && f.partition !== undefined && f.group_id === undefined ? this.partitions.get(fk(f.topic, f.partition)) : undefined;
     if (!p) return;
+    if (f.type === 'subscribed' && f.subscription_id !== undefined) {
+      if (p.state === 'paused' || p.state === 'released') return;
+      if (f.offset === p.from) {
+        p.gens.add(f.subscription_id);
+        p.state = 'active';
+      } else if (p.state === 'active') {
+        this.subscribeAt(p, this.unread(p)); // (an older subscribe served after ours: the server may hold it now)
+      }
+      return;
+    }
+    if (f.type === 'unsubscribed') {
+      if (p.state === 'released') this.partitions.delete(fk(p.topic, p.partition));
+      else if (p.state === 'active') this.subscribeAt(p, this.unread(p)); // (an older unsubscribe served after our subscribe)
+      return;
+    }
     if (f.type === 'records') {
+      if (p.state !== 'active' || f.subscription_id === undefined || !p.gens.has(f.subscription_id)) return;
       for (const r of f.records ?? []) {
         if (r.offset < p.next) continue;
         const key = bytes(r.key);
         const value = bytes(r.value);
         const headers: Record<string, Uint8Array | null> = {};
         for (const h of r.headers ?? []) headers[h.key] = bytes(h.value);
-        p.messages.push({ key, value, headers, offset: String(r.offset), timestamp: String(r.timestamp), attributes: 0, size: (key?.length ?? 0) + (value?.length ?? 0) });
+        const size = (key?.length ?? 0) + (value?.length ?? 0);
+        p.messages.push({ key, value, headers, offset: String(r.offset), timestamp: String(r.timestamp), attributes: 0, size });
+        p.bytes += size;
         p.next = r.offset + 1;
       }
       p.highWatermark = Math.max(p.highWatermark, f.high_watermark ?? p.next);
+      if (p.bytes > MAX_BUFFERED_BYTES) {
+        p.state = 'paused';
+        this.send({ action: 'unsubscribe', topic: p.topic, partition: p.partition });
+      }
     } else if (f.type === 'error') {
+      if (p.state === 'released') return;
       if (f.error_code === 41301) p.tooLarge = true;
       else p.error = errorFromResponse(Math.floor((f.error_code ?? 500) / 100), f);
     } else {
@@ -177,12 +268,12 @@ export class WebSocketFeed {
     const k = fk(topic, partition);
     const isolation = o.readCommitted ? 'read_committed' : 'read_uncommitted';
     let p = this.partitions.get(k);
-    const first = p?.messages[0];
-    const at = first ? Number(first.offset) : p?.next;
-    if (!p || p.isolation !== isolation || (at !== offset && !(p.messages.length === 0 && p.next === offset))) {
-      p = { topic, partition, isolation, next: offset, messages: [], highWatermark: offset };
+    if (!p || p.isolation !== isolation) {
+      p = { topic, partition, isolation, next: offset, messages: [], bytes: 0, highWatermark: offset, state: 'subscribing', from: offset, sentAt: 0, gens: new Set() };
       this.partitions.set(k, p);
-      this.subscribeAt(p);
+      this.subscribeAt(p, offset);
+    } else if (p.state === 'released' || this.unread(p) !== offset || (p.state === 'paused' && p.messages.length === 0)) {
+      this.subscribeAt(p, offset);
     }
     if (p.tooLarge) {
       delete p.tooLarge;
@@ -197,6 +288,7 @@ export class WebSocketFeed {
       throw e;
     }
     const messages = p.messages.splice(0);
+    p.bytes = 0;
     return { messages, nextOffset: messages.length > 0 ? Number(messages.at(-1)?.offset) + 1 : offset, highWatermark: p.highWatermark, logStartOffset: 0 };
   }
 
@@ -214,9 +306,14 @@ export class WebSocketFeed {
     });
   }
 
-  /** Ends a partition's subscription (it was revoked). */
+  /** Ends a partition's subscription (it was revoked); a later read subscribes it again. */
   unsubscribe(topic: string, partition: number): void {
-    if (this.partitions.delete(fk(topic, partition))) this.send({ action: 'unsubscribe', topic, partition });
+    const p = this.partitions.get(fk(topic, partition));
+    if (!p || p.state === 'released') return;
+    p.state = 'released';
+    p.messages.length = 0;
+    p.bytes = 0;
+    this.send({ action: 'unsubscribe', topic, partition });
   }
 
   close(): void {

@@ -48,6 +48,8 @@ export interface RecordFrame {
   readonly records: readonly FrameRecord[];
   /** The partition's high watermark when the records were read. */
   readonly high_watermark: number;
+  /** The subscription that delivers them (its `subscribed` frame's): a client that subscribed again drops an older one's frames. */
+  readonly subscription_id: string;
 }
 
 export interface FrameRecord {
@@ -80,8 +82,8 @@ export const frameRecord = (r: FetchResult['records'][number]): FrameRecord => (
 });
 
 /** The records as frames of at most MAX_FRAME_BYTES each (one record alone may make a frame). */
-export function recordFrames(topic: string, partition: number, records: FetchResult['records'], highWatermark: number): RecordFrame[] {
-  const overhead = Buffer.byteLength(JSON.stringify({ type: 'records', topic, partition, records: [], high_watermark: highWatermark }));
+export function recordFrames(topic: string, partition: number, records: FetchResult['records'], highWatermark: number, subscriptionId: string): RecordFrame[] {
+  const overhead = Buffer.byteLength(JSON.stringify({ type: 'records', topic, partition, records: [], high_watermark: highWatermark, subscription_id: subscriptionId }));
   const frames: RecordFrame[] = [];
   let batch: FrameRecord[] = [];
   let bytes = overhead;
@@ -89,14 +91,14 @@ export function recordFrames(topic: string, partition: number, records: FetchRes
     const out = frameRecord(r);
     const size = Buffer.byteLength(JSON.stringify(out)) + 1;
     if (batch.length > 0 && bytes + size > MAX_FRAME_BYTES) {
-      frames.push({ type: 'records', topic, partition, records: batch, high_watermark: highWatermark });
+      frames.push({ type: 'records', topic, partition, records: batch, high_watermark: highWatermark, subscription_id: subscriptionId });
       batch = [];
       bytes = overhead;
     }
     batch.push(out);
     bytes += size;
   }
-  if (batch.length > 0) frames.push({ type: 'records', topic, partition, records: batch, high_watermark: highWatermark });
+  if (batch.length > 0) frames.push({ type: 'records', topic, partition, records: batch, high_watermark: highWatermark, subscription_id: subscriptionId });
   return frames;
 }
 
@@ -106,7 +108,7 @@ export function errorFrame(err: unknown, where?: { topic: string; partition: num
   return { type: 'error', error_code: restErrorCode(k), message: kafkaMessage(k), ...(where ?? {}) };
 }
 
-type Outcome = 'delivered' | 'idle' | 'skipped';
+type Outcome = 'delivered' | 'released' | 'idle' | 'skipped';
 
 /** Why a subscription may not be delivered now (its member is no longer live or owns the partition elsewhere, its READ was revoked): the frame that ends it, or undefined. */
 async function refusal(s: SubscriptionRecord): Promise<Record<string, unknown> | undefined> {
@@ -127,41 +129,60 @@ async function refusal(s: SubscriptionRecord): Promise<Record<string, unknown> |
 /**
  * One subscription's turn in a round (see the file's comment). The read starts at once, beside the
  * checks; with `eager` (the wake said the high watermark is past `next`, so there is something to
- * deliver) the lease is taken beside them too, and released should the read find nothing.
+ * deliver) the lease is taken beside them too. An eager lease that finds nothing to deliver is
+ * released and answers `released`: like any holder that releases, its deliverer reads again (a
+ * wake that skipped the lease meanwhile left its records to it).
  */
 async function deliverOne(s: SubscriptionRecord, me: string, read: (offset: number, isolation: SubscriptionRecord['isolation']) => Promise<FetchResult>, eager: boolean): Promise<Outcome> {
   if (s.leaseUntil !== undefined && s.leaseUntil > Date.now()) return 'skipped';
   const where = { topic: s.topic, partition: s.partition };
   const reading = read(s.next, s.isolation).then((result) => ({ result }), (err: unknown) => ({ err }));
-  // (a claim that fails to answer counts as lost: nothing is posted, and a lease it did take expires)
-  const claiming = eager ? claimDelivery(s, me, DELIVERY_LEASE_MS).catch(() => false) : undefined;
-  const release = async () => {
-    if (claiming && (await claiming)) await releaseDelivery(s, me);
+  const claiming = eager ? claimDelivery(s, me, DELIVERY_LEASE_MS).then((ok) => ({ ok }), (err: unknown) => ({ err })) : undefined;
+  /** Whether the eager claim took the lease; its failure is thrown (the invocation fails, for Lambda to retry). */
+  const claimed = async (): Promise<boolean> => {
+    const c = await claiming;
+    if (c && 'err' in c) throw c.err;
+    return c?.ok === true;
   };
-  const refused = await refusal(s);
-  if (refused) {
-    await deleteSubscription(s.connectionId, s.topicId, s.partition);
-    await postFrame(s.connectionId, refused);
-    return 'delivered';
-  }
-  const got = await reading;
-  if ('err' in got) {
-    await release();
-    const k = asKafkaError(got.err);
-    if (k.kafkaName !== 'OFFSET_OUT_OF_RANGE') throw got.err;
-    // (retention or DeleteRecords went past it: the subscription cannot go on from there)
-    await deleteSubscription(s.connectionId, s.topicId, s.partition);
-    await postFrame(s.connectionId, errorFrame(k, where));
-    return 'delivered';
-  }
-  const { result } = got;
-  if (result.nextOffset <= s.next) {
-    await release();
-    return 'idle';
-  }
-  if (!(await (claiming ?? claimDelivery(s, me, DELIVERY_LEASE_MS)))) return 'skipped';
+  /** Whether the lease is accounted for: held for the posts below, released, or gone with the subscription. */
+  let settled = false;
   try {
-    for (const frame of recordFrames(s.topic, s.partition, result.records, result.highWatermark)) {
+    const refused = await refusal(s);
+    if (refused) {
+      settled = true;
+      await deleteSubscription(s.connectionId, s.topicId, s.partition);
+      await postFrame(s.connectionId, refused);
+      return 'delivered';
+    }
+    const got = await reading;
+    if ('err' in got) {
+      const k = asKafkaError(got.err);
+      if (k.kafkaName !== 'OFFSET_OUT_OF_RANGE') throw got.err;
+      // (retention or DeleteRecords went past it: the subscription cannot go on from there)
+      settled = true;
+      await deleteSubscription(s.connectionId, s.topicId, s.partition);
+      await postFrame(s.connectionId, errorFrame(k, where));
+      return 'delivered';
+    }
+    const { result } = got;
+    if (result.nextOffset <= s.next) {
+      settled = true;
+      if (!(await claimed())) return 'idle';
+      await releaseDelivery(s, me);
+      return 'released';
+    }
+    settled = true;
+    if (!(await (claiming ? claimed() : claimDelivery(s, me, DELIVERY_LEASE_MS)))) return 'skipped';
+  } finally {
+    // (an eager lease taken while the checks or the read failed goes at once)
+    if (claiming && !settled) {
+      const c = await claiming;
+      if ('ok' in c && c.ok) await releaseDelivery(s, me).catch(() => undefined);
+    }
+  }
+  const { result } = (await reading) as { result: FetchResult };
+  try {
+    for (const frame of recordFrames(s.topic, s.partition, result.records, result.highWatermark, s.gen)) {
       const bytes = Buffer.byteLength(JSON.stringify(frame));
       if (bytes > MAX_MESSAGE_BYTES) {
         // (one record that no message can carry: the subscription ends at it rather than stall there)
@@ -218,7 +239,7 @@ export async function deliverPartition(topicId: string, partition: number, deadl
       failure ??= err;
       return 'skipped' as const;
     })));
-    if (!outcomes.includes('delivered')) break;
+    if (!outcomes.includes('delivered') && !outcomes.includes('released')) break;
   }
   // A failed delivery fails the invocation: Lambda retries an asynchronous one (the wake).
   if (failure !== undefined) throw failure;

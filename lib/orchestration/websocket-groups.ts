@@ -57,43 +57,57 @@ async function subscribeAssigned(c: ConnectionRecord, g: ConnectionGroup, host: 
   }
 }
 
-/**
- * Makes the connection's group partitions what the heartbeat assigned: unsubscribes what was taken
- * away, subscribes what was added (from the committed offsets), then stores the membership with
- * its new epoch and partitions. What the connection holds is read from its subscriptions (those
- * of the partitions assigned and of those it listed), not trusted from the list: a subscription
- * that a delivery ended (its member's session ran out) or that a cut-short invocation never wrote
- * is subscribed again here.
- */
-async function reconcile(c: ConnectionRecord, g: ConnectionGroup, host: string, hb: HeartbeatResult, deadline: number): Promise<void> {
-  const assigned = new Set(hb.assignment.map(tpKey));
-  const candidates = (await Promise.all([...new Set([...assigned, ...g.parts])].map(async (k) => {
+/** Runs every step, then throws the first failure (none is left running when the invocation ends). */
+async function all(steps: readonly Promise<unknown>[]): Promise<void> {
+  const failed = (await Promise.allSettled(steps)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+/** The group partitions the connection holds a subscription of, among `keys` (read, not trusted from its list). */
+async function heldAmong(connectionId: string, groupId: string, keys: Iterable<string>): Promise<Set<string>> {
+  const candidates = (await Promise.all([...new Set(keys)].map(async (k) => {
     const tp = parseKey(k);
     const view = await cachedTopic(tp.topic);
     return view ? [{ ...tp, topicId: view.topic.topicId }] : [];
   }))).flat();
-  const held = new Set((await subscribedAmong(c.connectionId, candidates)).filter((s) => s.groupId === g.groupId).map((s) => `${s.topic}#${s.partition}`));
-  const gone = [...held].filter((k) => !assigned.has(k));
-  const added = [...assigned].filter((k) => !held.has(k)).map(parseKey);
+  return new Set((await subscribedAmong(connectionId, candidates)).filter((s) => s.groupId === groupId).map((s) => tpKey(s)));
+}
+
+const unsubscribeAll = (connectionId: string, groupId: string, keys: Iterable<string>): Promise<void> => all([...keys].map(async (k) => {
+  const tp = parseKey(k);
+  // (a topic deleted meanwhile has no subscription left to end)
+  await unsubscribe(connectionId, tp.topic, tp.partition, groupId).catch((err: unknown) => {
+    if (!isKafkaError(err, 'UNKNOWN_TOPIC_OR_PARTITION')) throw err;
+  });
+}));
+
+/**
+ * Makes the connection's group partitions what the heartbeat assigned. The membership is stored
+ * first, with the new epoch and partitions, on condition that it is still this member's and not
+ * at a later epoch (`expect`: `join` when there must be none yet); when that fails — the
+ * connection left the group or closed, or a later heartbeat stored its answer — nothing else is
+ * done and false is answered. Then what was taken away is unsubscribed and what was added
+ * subscribed from the committed offsets. What the connection holds is read from its subscriptions
+ * (of the partitions assigned and of those it listed), not trusted from the list, so a
+ * subscription that a delivery ended or a cut-short invocation never wrote is subscribed again.
+ */
+async function reconcile(c: ConnectionRecord, g: ConnectionGroup, host: string, hb: HeartbeatResult, expect: 'join' | 'member', deadline: number): Promise<boolean> {
+  const assigned = new Set(hb.assignment.map(tpKey));
   const next: ConnectionGroup = { ...g, memberId: hb.memberId, memberEpoch: hb.memberEpoch, parts: [...assigned].sort() };
-  await Promise.all(gone.map(async (k) => {
-    const tp = parseKey(k);
-    // (a topic deleted meanwhile has no subscription left to end)
-    await unsubscribe(c.connectionId, tp.topic, tp.partition, g.groupId).catch((err: unknown) => {
-      if (!isKafkaError(err, 'UNKNOWN_TOPIC_OR_PARTITION')) throw err;
-    });
-  }));
-  // (stored before the new subscriptions' deliveries, which wait out the presence cache)
-  if (!(await setConnectionGroup(c.connectionId, next))) {
-    logger.info({ event: 'websocket-group-not-stored', connectionId: c.connectionId, group: g.groupId }, 'the connection closed first: its member leaves at its session timeout');
-    return;
+  if (!(await setConnectionGroup(c.connectionId, next, expect === 'join' ? null : g.memberId))) {
+    logger.info({ event: 'websocket-group-not-stored', connectionId: c.connectionId, group: g.groupId }, 'the connection left the group, closed, or stored a later heartbeat first');
+    return false;
   }
+  const held = await heldAmong(c.connectionId, g.groupId, [...assigned, ...g.parts]);
+  const added = [...assigned].filter((k) => !held.has(k)).map(parseKey);
+  await unsubscribeAll(c.connectionId, g.groupId, [...held].filter((k) => !assigned.has(k)));
   if (added.length > 0) {
     const stable = g.isolation === 'read_committed';
     const commits = new Map((await committed(g.groupId, added, { requireStable: stable })).map((o) => [tpKey(o), o.offset]));
     // (each waits out the presence cache before its second delivery: they run side by side)
-    await Promise.all(added.map((tp) => subscribeAssigned(c, next, host, tp, commits, deadline)));
+    await all(added.map((tp) => subscribeAssigned(c, next, host, tp, commits, deadline)));
   }
+  return true;
 }
 
 const groupFrame = (g: ConnectionGroup, hb: HeartbeatResult) => ({
@@ -101,10 +115,16 @@ const groupFrame = (g: ConnectionGroup, hb: HeartbeatResult) => ({
   heartbeat_interval_ms: hb.heartbeatIntervalMs, session_timeout_ms: g.sessionTimeoutMs,
 });
 
+/** Leaves the group for a member the connection does not hold (it closed or left meanwhile): never a member nobody serves. */
+const leave = (g: Pick<ConnectionGroup, 'groupId' | 'memberId'>) => heartbeat(g.groupId, { memberId: g.memberId, memberEpoch: -1 }).catch((err: unknown) => {
+  logger.info({ event: 'websocket-group-leave-failed', group: g.groupId, member: g.memberId, err: (err as Error).message }, 'the member is expired at its session timeout instead');
+});
+
 /**
  * Subscribes the connection to a topic as a member of a consumer group (joining it, or adding the
  * topic to the member's subscription), answers `subscribed` with the member's id, epoch and
- * heartbeat interval, and subscribes the partitions the group assigns.
+ * heartbeat interval, and subscribes the partitions the group assigns. A join whose membership
+ * cannot be stored (the connection closed, or joined meanwhile) leaves again.
  */
 export async function subscribeGroup(s: GroupSubscribe, deadline: number): Promise<void> {
   const c = await connection(s.connectionId);
@@ -123,35 +143,45 @@ export async function subscribeGroup(s: GroupSubscribe, deadline: number): Promi
     sessionTimeoutMs: sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS, parts: had?.parts ?? [],
   };
   await postFrame(c.connectionId, groupFrame(g, hb));
-  await reconcile(c, g, s.host, hb, deadline);
+  if (!(await reconcile(c, g, s.host, hb, had ? 'member' : 'join', deadline)) && !had) await leave(g);
 }
 
 /**
  * The member's heartbeat: reconciles what the group assigns now. A member the group no longer
  * knows (its session ran out) or has fenced gives up its partitions and joins again, as Kafka's
- * consumer does after losing them.
+ * consumer does after losing them — unless the connection no longer holds it (it left or closed
+ * meanwhile), or a heartbeat that overlapped this one already stored a later epoch (then this one
+ * is sent again with it).
  */
 export async function heartbeatGroup(connectionId: string, host: string, deadline: number): Promise<void> {
-  const c = await connection(connectionId);
-  let g = c.group;
-  if (!g) throw notInGroup();
-  let hb: HeartbeatResult;
-  try {
-    hb = await heartbeat(g.groupId, { memberId: g.memberId, memberEpoch: g.memberEpoch });
-  } catch (err) {
-    if (!isKafkaError(err, 'UNKNOWN_MEMBER_ID') && !isKafkaError(err, 'FENCED_MEMBER_EPOCH')) throw err;
-    await reconcile(c, g, host, lost(g), deadline);
-    g = { ...g, memberEpoch: 0, parts: [] };
-    hb = await heartbeat(g.groupId, { memberId: g.memberId, memberEpoch: 0, subscription: { topics: g.topics }, sessionTimeoutMs: g.sessionTimeoutMs });
-    await postFrame(connectionId, groupFrame(g, hb));
+  let c = await connection(connectionId);
+  for (let attempt = 0; ; attempt++) {
+    const g = c.group;
+    if (!g) throw notInGroup();
+    try {
+      const hb = await heartbeat(g.groupId, { memberId: g.memberId, memberEpoch: g.memberEpoch });
+      await reconcile(c, g, host, hb, 'member', deadline);
+      return;
+    } catch (err) {
+      if (!isKafkaError(err, 'UNKNOWN_MEMBER_ID') && !isKafkaError(err, 'FENCED_MEMBER_EPOCH')) throw err;
+      const now = await getConnection(connectionId);
+      if (!now?.group || now.group.memberId !== g.memberId) return; // (left or closed meanwhile: nothing to rejoin)
+      if (now.group.memberEpoch > g.memberEpoch && attempt === 0) {
+        c = now;
+        continue;
+      }
+      // Lost: its partitions go (delivered past the commits or not), then it joins again and
+      // starts them from the committed offsets.
+      await unsubscribeAll(connectionId, g.groupId, await heldAmong(connectionId, g.groupId, now.group.parts));
+      const rejoined = await heartbeat(g.groupId, { memberId: g.memberId, memberEpoch: 0, subscription: { topics: g.topics }, sessionTimeoutMs: g.sessionTimeoutMs });
+      await postFrame(connectionId, groupFrame(g, rejoined));
+      await reconcile(now, { ...now.group, parts: [] }, host, rejoined, 'member', deadline);
+      return;
+    }
   }
-  await reconcile(c, g, host, hb, deadline);
 }
 
-/** A heartbeat's answer for a member that has lost its partitions. */
-const lost = (g: ConnectionGroup): HeartbeatResult => ({ memberId: g.memberId, memberEpoch: 0, groupEpoch: 0, assignment: [], revoking: [], heartbeatIntervalMs: 0 });
-
-/** Leaves the group: its partitions unsubscribed, the membership removed, `unsubscribed` with the group's id answered. */
+/** Leaves the group: the membership removed, its partitions unsubscribed, `unsubscribed` with the group's id answered. */
 export async function leaveGroup(connectionId: string): Promise<void> {
   const c = await connection(connectionId);
   const g = c.group;
@@ -159,30 +189,29 @@ export async function leaveGroup(connectionId: string): Promise<void> {
   await heartbeat(g.groupId, { memberId: g.memberId, memberEpoch: -1 }).catch((err: unknown) => {
     if (!isKafkaError(err, 'UNKNOWN_MEMBER_ID')) throw err; // (expired already: nothing to leave)
   });
-  await reconcile(c, g, '', lost(g), Date.now());
-  await setConnectionGroup(connectionId, null);
+  await setConnectionGroup(connectionId, null, g.memberId);
+  await unsubscribeAll(connectionId, g.groupId, await heldAmong(connectionId, g.groupId, g.parts));
   await postFrame(connectionId, { type: 'unsubscribed', group_id: g.groupId });
 }
 
 /** At `$disconnect`: the member leaves its group at once rather than at its session's end (nothing is posted: the socket is gone). */
 export async function leaveOnDisconnect(connectionId: string): Promise<void> {
   const g = (await getConnection(connectionId))?.group;
-  if (!g) return;
-  await heartbeat(g.groupId, { memberId: g.memberId, memberEpoch: -1 }).catch((err: unknown) => {
-    logger.info({ event: 'websocket-group-leave-failed', group: g.groupId, member: g.memberId, err: (err as Error).message }, 'the member is expired at its session timeout instead');
-  });
+  if (g) await leave(g);
 }
 
 /**
  * Commits the next offset to read of one of the member's partitions (Kafka's meaning), fenced by
- * the member's epoch and ownership; answers `committed`.
+ * the member's epoch and ownership; answers `committed` (with `kept` when the group had committed
+ * a later offset, which stays).
  */
 export async function commitGroup(connectionId: string, o: { topic: string; partition: number; offset: number; metadata?: string }): Promise<void> {
   const c = await connection(connectionId);
   const g = c.group;
   if (!g) throw notInGroup();
-  await commit(g.groupId, [o], { memberId: g.memberId, memberEpoch: g.memberEpoch });
-  await postFrame(connectionId, { type: 'committed', group_id: g.groupId, topic: o.topic, partition: o.partition, offset: o.offset });
+  const { kept } = await commit(g.groupId, [o], { memberId: g.memberId, memberEpoch: g.memberEpoch });
+  // (`kept`: the group's committed offset is above this one, which is not written; only a reset moves it back)
+  await postFrame(connectionId, { type: 'committed', group_id: g.groupId, topic: o.topic, partition: o.partition, offset: o.offset, ...(kept.length > 0 ? { kept: true } : {}) });
 }
 
 /** The group a connection is a member of, if any (for the ACL checks of its messages). */

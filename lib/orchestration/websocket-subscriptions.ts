@@ -56,8 +56,9 @@ export async function subscribe(s: Subscribe, deadline: number): Promise<void> {
     }
     return s.offset;
   });
+  let gen: string;
   try {
-    await putSubscription({
+    gen = await putSubscription({
       connectionId: s.connectionId, topic: s.topic, topicId: view.topic.topicId, partition: s.partition, next, isolation: s.isolation, principal: s.principal, host: s.host,
       ...(s.member ? { groupId: s.member.groupId, memberId: s.member.memberId } : {}),
     });
@@ -66,7 +67,10 @@ export async function subscribe(s: Subscribe, deadline: number): Promise<void> {
     throw err;
   }
   const storedAt = Date.now();
-  await postFrame(s.connectionId, { type: 'subscribed', topic: s.topic, partition: s.partition, offset: next, isolation_level: s.isolation, ...(s.member ? { group_id: s.member.groupId } : {}) });
+  await postFrame(s.connectionId, {
+    type: 'subscribed', topic: s.topic, partition: s.partition, offset: next, isolation_level: s.isolation, subscription_id: gen,
+    ...(s.member ? { group_id: s.member.groupId } : {}),
+  });
   await deliverPartition(view.topic.topicId, s.partition, deadline);
   const wait = storedAt + PRESENCE_TTL_MS - Date.now();
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));

@@ -40,7 +40,7 @@ async function hasSubscribers(topicId: string, partition: number): Promise<boole
   return has;
 }
 
-/** The newest high watermark each partition moved to here (sent with its wake). */
+/** The high watermark each partition last moved to here (sent with its wake; after a truncation, lower than before). */
 const movedTo = new Map<string, number>();
 
 async function wake(fn: string, tp: string): Promise<void> {
@@ -56,10 +56,8 @@ async function wake(fn: string, tp: string): Promise<void> {
 function moved(tp: string, hw: number): void {
   const fn = process.env[ENVIRONMENT.websocketFunction];
   if (!fn) return;
-  if (hw > (movedTo.get(tp) ?? -1)) {
-    if (movedTo.size > 10_000) movedTo.clear();
-    movedTo.set(tp, hw);
-  }
+  if (movedTo.size > 10_000) movedTo.clear();
+  movedTo.set(tp, hw);
   if (sending.has(tp)) {
     sending.set(tp, true); // (sent again once the one in flight is accepted)
     return;

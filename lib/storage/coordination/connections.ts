@@ -15,8 +15,9 @@
  *   Fails: `ConditionFailed` when the connection is gone (nothing written).
  * - `putSubscription`'s Put writes a new `gen`: the subscription's identity.
  * - `setConnectionGroup`: Update `grp` (the connection's group membership) and `gparts` (its
- *   partitions) where the connection exists.
- *   Lost race (closed meanwhile): false, nothing written.
+ *   partitions) where the connection exists and its membership is the expected member's (or none,
+ *   to join), not at a later member epoch. Lost race (closed, left, joined by another, a later
+ *   heartbeat first): false, nothing written.
  * - `claimDelivery`: Update `deliverer`, `leaseUntil` where the subscription is the one read (its
  *   `gen`) at the `next` read, and no other deliverer's lease is live. Lost race (a subscribe again
  *   or an unsubscribe meanwhile included): false, nothing written.
@@ -120,10 +121,10 @@ export async function getConnection(connectionId: string): Promise<ConnectionRec
   };
 }
 
-/** A conditional Update of the connection's item (condition: it exists): false when it is gone. */
+/** A conditional Update of the connection's item: false when its condition failed. */
 async function updateConnectionIf(connectionId: string, update: ItemUpdate): Promise<boolean> {
   try {
-    await db().send(new UpdateCommand({ TableName: table(), Key: { pk: connectionPk(connectionId), sk: CONNECTION_SK }, ConditionExpression: 'attribute_exists(pk)', ...update }));
+    await db().send(new UpdateCommand({ TableName: table(), Key: { pk: connectionPk(connectionId), sk: CONNECTION_SK }, ...update }));
     return true;
   } catch (err) {
     if (isConditionFailure(err)) return false;
@@ -131,17 +132,27 @@ async function updateConnectionIf(connectionId: string, update: ItemUpdate): Pro
   }
 }
 
-/** Stores (or, with null, removes) the connection's group membership: `grp`, and its partitions as the string set `gparts`; false when the connection is gone. */
-export async function setConnectionGroup(connectionId: string, group: ConnectionGroup | null): Promise<boolean> {
-  if (!group) return updateConnectionIf(connectionId, { UpdateExpression: 'REMOVE grp, gparts' });
+/**
+ * Stores (or, with null, removes) the connection's group membership: `grp`, and its partitions as
+ * the string set `gparts`. Condition: the connection exists and its stored membership is `member`'s
+ * (null: it has none, a join) and, when storing, not at a later member epoch. False when the
+ * condition failed: closed, left, joined by another, or a later heartbeat stored first.
+ */
+export async function setConnectionGroup(connectionId: string, group: ConnectionGroup | null, member: string | null): Promise<boolean> {
+  const owner = member === null
+    ? { ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(grp)' }
+    : { ConditionExpression: `attribute_exists(pk) AND grp.memberId = :m${group ? ' AND grp.memberEpoch <= :e' : ''}` };
+  const values = { ...(member !== null ? { ':m': member } : {}), ...(group && member !== null ? { ':e': group.memberEpoch } : {}) };
+  const withValues = (v: Record<string, unknown>) => (Object.keys(v).length > 0 ? { ExpressionAttributeValues: v } : {});
+  if (!group) return updateConnectionIf(connectionId, { UpdateExpression: 'REMOVE grp, gparts', ...owner, ...withValues(values) });
   const { parts, ...grp } = group;
   return updateConnectionIf(connectionId, parts.length > 0
-    ? { UpdateExpression: 'SET grp = :g, gparts = :p', ExpressionAttributeValues: { ':g': grp, ':p': new Set(parts) } }
-    : { UpdateExpression: 'SET grp = :g REMOVE gparts', ExpressionAttributeValues: { ':g': grp } });
+    ? { UpdateExpression: 'SET grp = :g, gparts = :p', ...owner, ExpressionAttributeValues: { ...values, ':g': grp, ':p': new Set(parts) } }
+    : { UpdateExpression: 'SET grp = :g REMOVE gparts', ...owner, ExpressionAttributeValues: { ...values, ':g': grp } });
 }
 
-/** Subscribes the connection to a partition from `next` (see the file's comment). */
-export async function putSubscription(s: Omit<SubscriptionRecord, 'deliverer' | 'leaseUntil' | 'gen'>, now = Date.now()): Promise<void> {
+/** Subscribes the connection to a partition from `next` (see the file's comment); answers the subscription's `gen`. */
+export async function putSubscription(s: Omit<SubscriptionRecord, 'deliverer' | 'leaseUntil' | 'gen'>, now = Date.now()): Promise<string> {
   const pk = subscriptionsPk(s.topicId, s.partition);
   try {
     await db().send(new UpdateCommand({
@@ -153,14 +164,16 @@ export async function putSubscription(s: Omit<SubscriptionRecord, 'deliverer' | 
     if (isConditionFailure(err)) throw new ConnectionGone(`Connection ${s.connectionId} is closed.`);
     throw err;
   }
+  const gen = randomUUID();
   await db().send(new PutCommand({
     TableName: table(),
     Item: {
       pk, sk: s.connectionId, topic: s.topic, topicId: s.topicId, partition: s.partition, next: s.next,
-      isolation: s.isolation, principal: s.principal, host: s.host, gen: randomUUID(), expiresAt: expiresAt(now),
+      isolation: s.isolation, principal: s.principal, host: s.host, gen, expiresAt: expiresAt(now),
       ...(s.groupId !== undefined ? { groupId: s.groupId, memberId: s.memberId } : {}),
     },
   }));
+  return gen;
 }
 
 /** Which of these partitions the connection is subscribed to (strongly consistent BatchGetItems of 100 keys; unprocessed keys asked again). */

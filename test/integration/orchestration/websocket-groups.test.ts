@@ -6,7 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { requireTopic } from '../../../lib/cluster/metadata.js';
+import { heartbeatHooks } from '../../../lib/groups/coordinator.js';
 import { websocketHandler } from '../../../lib/http/websocket.js';
+import { leaveGroup } from '../../../lib/orchestration/websocket-groups.js';
 import { createAcls } from '../../../lib/security/acl-admin.js';
 import {
   deleteConnection, deleteSubscription, getConnection, listSubscriptions, putConnection, setConnectionGroup,
@@ -16,16 +18,25 @@ import { until } from '../../support/cluster.js';
 import { Client, produce } from '../../support/websocket.js';
 
 describe('WebSocket group membership: failure paths', () => {
-  it('the membership write loses to a $disconnect that removed the connection: false, nothing written', async () => {
+  it('the membership write loses its races: to a $disconnect, a leave, another join, a later heartbeat (false, nothing written)', async () => {
     const id = `test-${uniqueTopic('conn')}`;
     await putConnection(id, 'User:alice');
     const g = { groupId: 'g', memberId: 'm', memberEpoch: 3, topics: ['t'], reset: 'latest' as const, isolation: 'read_uncommitted' as const, sessionTimeoutMs: 45_000, parts: ['t#1', 't#0'] };
-    expect(await setConnectionGroup(id, g)).toBe(true);
+    expect(await setConnectionGroup(id, g, null)).toBe(true);
     expect((await getConnection(id))?.group).toEqual({ ...g, parts: ['t#0', 't#1'] });
-    expect(await setConnectionGroup(id, { ...g, parts: [] })).toBe(true);
-    expect((await getConnection(id))?.group?.parts).toEqual([]);
+    // a second join, another member's write, and an earlier epoch's answer all lose
+    expect(await setConnectionGroup(id, { ...g, memberId: 'other' }, null)).toBe(false);
+    expect(await setConnectionGroup(id, { ...g, memberId: 'other', memberEpoch: 9 }, 'other')).toBe(false);
+    expect(await setConnectionGroup(id, { ...g, memberEpoch: 2, parts: [] }, 'm')).toBe(false);
+    expect((await getConnection(id))?.group).toEqual({ ...g, parts: ['t#0', 't#1'] });
+    expect(await setConnectionGroup(id, { ...g, memberEpoch: 4, parts: [] }, 'm')).toBe(true);
+    expect((await getConnection(id))?.group).toMatchObject({ memberEpoch: 4, parts: [] });
+    // a leave; then a heartbeat's late answer cannot bring the membership back
+    expect(await setConnectionGroup(id, null, 'm')).toBe(true);
+    expect(await setConnectionGroup(id, { ...g, memberEpoch: 5 }, 'm')).toBe(false);
+    expect((await getConnection(id))?.group).toBeUndefined();
     await deleteConnection(id);
-    expect(await setConnectionGroup(id, g)).toBe(false);
+    expect(await setConnectionGroup(id, g, null)).toBe(false);
     expect(await getConnection(id)).toBeUndefined();
   });
 
@@ -66,6 +77,37 @@ describe('WebSocket group membership: failure paths', () => {
       if (saved === undefined) delete process.env.TRIBUTARY_AUTH;
       else process.env.TRIBUTARY_AUTH = saved;
     }
+  });
+
+  it('a heartbeat that a leave overtakes does not join again: no member nobody serves', async () => {
+    const topic = uniqueTopic('wsg-ghost');
+    const group = `g-${topic}`;
+    await createTopic(topic, 1, 1);
+    const c = await Client.open();
+    c.send({ action: 'subscribe', topic, group_id: group, offset: 'earliest' });
+    await c.frame('partition subscribed', (f) => f.type === 'subscribed' && f.partition === 0);
+    const { topicId } = (await requireTopic(topic)).topic;
+    const connectionId = (await listSubscriptions(topicId, 0))[0]!.connectionId;
+    let left = false;
+    // The leave runs after the heartbeat read the group and before it writes.
+    heartbeatHooks.afterRead = async (g) => {
+      if (g !== group || left) return;
+      left = true;
+      await leaveGroup(connectionId);
+    };
+    try {
+      await websocketHandler(
+        { requestContext: { routeKey: '$default', connectionId, identity: { sourceIp: '127.0.0.1' } }, body: JSON.stringify({ action: 'heartbeat' }) },
+        { getRemainingTimeInMillis: () => 20_000 },
+      );
+    } finally {
+      heartbeatHooks.afterRead = undefined;
+    }
+    expect(left).toBe(true);
+    expect((await getConnection(connectionId))?.group).toBeUndefined();
+    const members = await call('GET', v3(`/consumer-groups/${group}/consumers`));
+    expect(members.body.data).toEqual([]);
+    expect(await listSubscriptions(topicId, 0)).toEqual([]);
   });
 
   it('a heartbeat subscribes again an assigned partition whose subscription is missing, from the committed offset', async () => {

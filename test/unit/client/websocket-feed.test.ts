@@ -1,0 +1,114 @@
+/**
+ * The SDK consumer's WebSocket feed against a scripted server (a socket this test answers for),
+ * driving the interleavings that separate invocations of the websocket function allow: frames of
+ * an earlier subscription arriving after a subscribe again, an older subscribe served after a
+ * newer one, an invocation that failed (API Gateway's untyped answer).
+ */
+import { describe, expect, it } from 'vitest';
+import { WebSocketFeed, type Socket } from '../../../client/websocket-feed.js';
+import { Transport } from '../../../client/transport.js';
+
+type Listener = (e: { data?: unknown }) => void;
+
+/** A socket whose server side is this test: what the feed sends, and frames pushed to it. */
+class ScriptedSocket implements Socket {
+  readyState = 0;
+  readonly sent: Record<string, unknown>[] = [];
+  private readonly listeners = new Map<string, Listener[]>();
+  addEventListener(type: string, l: Listener): void {
+    this.listeners.set(type, [...(this.listeners.get(type) ?? []), l]);
+  }
+  send(data: string): void {
+    this.sent.push(JSON.parse(data) as Record<string, unknown>);
+  }
+  close(): void {
+    this.readyState = 3;
+  }
+  open(): void {
+    this.readyState = 1;
+    for (const l of this.listeners.get('open') ?? []) l({});
+  }
+  push(frame: unknown): void {
+    for (const l of this.listeners.get('message') ?? []) l({ data: JSON.stringify(frame) });
+  }
+  subscribes(): unknown[] {
+    return this.sent.filter((m) => m.action === 'subscribe').map((m) => m.offset);
+  }
+}
+
+const record = (offset: number) => ({ offset, timestamp: 1, key: null, value: Buffer.from(`v${offset}`).toString('base64'), headers: [] });
+const records = (id: string, offsets: number[]) => ({ type: 'records', topic: 't', partition: 0, records: offsets.map(record), high_watermark: 99, subscription_id: id });
+const subscribed = (id: string, offset: number) => ({ type: 'subscribed', topic: 't', partition: 0, offset, isolation_level: 'read_uncommitted', subscription_id: id });
+
+async function feed(): Promise<{ f: WebSocketFeed; socket: ScriptedSocket }> {
+  const socket = new ScriptedSocket();
+  const opening = WebSocketFeed.open('ws://test/ws', new Transport({ url: 'http://test' }), () => {
+    queueMicrotask(() => socket.open());
+    return socket;
+  });
+  const f = await opening;
+  return { f, socket };
+}
+
+const read = (f: WebSocketFeed, offset: number, maxWaitMs = 50) =>
+  f.read('t', 0, offset, { maxWaitMs, signal: new AbortController().signal, readCommitted: false });
+
+describe('the SDK consumer\'s WebSocket feed', () => {
+  it('after a subscribe again from an earlier offset, frames of the earlier subscription still arriving are dropped: nothing skipped', async () => {
+    const { f, socket } = await feed();
+    try {
+      expect((await read(f, 0))?.messages).toEqual([]);
+      expect(socket.subscribes()).toEqual([0]);
+      socket.push(subscribed('A', 0));
+      socket.push(records('A', [0, 1, 2]));
+      expect((await read(f, 0))?.messages.map((m) => m.offset)).toEqual(['0', '1', '2']);
+      // The consumer goes back to 1 (a seek, a retry of a failed callback): subscribe again from 1.
+      expect((await read(f, 1))?.messages).toEqual([]);
+      expect(socket.subscribes()).toEqual([0, 1]);
+      // A's next frame, posted before the server stored B, arrives after: it must not move the feed to 5.
+      socket.push(records('A', [3, 4]));
+      socket.push(subscribed('B', 1));
+      socket.push(records('B', [1, 2, 3]));
+      const got = await read(f, 1);
+      expect(got?.messages.map((m) => m.offset)).toEqual(['1', '2', '3']);
+      expect(got?.nextOffset).toBe(4);
+    } finally {
+      f.close();
+    }
+  });
+
+  it('an older subscribe served after the newer one (the server may hold it now) sends the newer one again; so does an unsubscribe served late', async () => {
+    const { f, socket } = await feed();
+    try {
+      await read(f, 0);
+      await read(f, 5); // (a subscribe again from 5 before the first was answered)
+      expect(socket.subscribes()).toEqual([0, 5]);
+      socket.push(subscribed('B', 5));
+      socket.push(subscribed('A', 0)); // the subscribe from 0 was served last
+      expect(socket.subscribes()).toEqual([0, 5, 5]);
+      socket.push(subscribed('C', 5));
+      socket.push(records('A', [0, 1]));
+      socket.push(records('C', [5]));
+      expect((await read(f, 5))?.messages.map((m) => m.offset)).toEqual(['5']);
+      socket.push({ type: 'unsubscribed', topic: 't', partition: 0 });
+      expect(socket.subscribes()).toEqual([0, 5, 5, 6]);
+    } finally {
+      f.close();
+    }
+  });
+
+  it('a subscribe whose invocation failed (API Gateway\'s untyped answer) is sent again; an error frame is thrown once', async () => {
+    const { f, socket } = await feed();
+    try {
+      await read(f, 7);
+      socket.push({ message: 'Internal server error', connectionId: 'c', requestId: 'r' });
+      expect(socket.subscribes()).toEqual([7, 7]);
+      socket.push({ type: 'error', topic: 't', partition: 0, error_code: 41601, message: 'OFFSET_OUT_OF_RANGE: Offset 7 is not within the log.' });
+      await expect(read(f, 7)).rejects.toMatchObject({ type: 'OFFSET_OUT_OF_RANGE' });
+      expect((await read(f, 0))?.messages).toEqual([]);
+      expect(socket.subscribes()).toEqual([7, 7, 0]);
+    } finally {
+      f.close();
+    }
+  });
+});
