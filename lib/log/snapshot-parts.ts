@@ -14,6 +14,7 @@
  * size): that entry gets a part of its own.
  */
 import type { BatchRecord, ReplicaHead, StoredProducerState } from '../storage/model.js';
+import { stateFields } from './producer-state.js';
 
 export const SNAPSHOT_FORMAT = 2;
 
@@ -107,7 +108,9 @@ export class SnapshotWriter {
   }
 
   async addProducer(st: SnapshotProducerState): Promise<void> {
-    await this.add(encodeEntry({ t: 'p', producerId: st.producerId, producerEpoch: st.producerEpoch, batches: st.batches }, undefined));
+    // (the whole state: its open or closed transaction too, or a replica built from the snapshot
+    // would take the transaction's next record for its first and move the last stable offset past it)
+    await this.add(encodeEntry({ t: 'p', ...stateFields(st) }, undefined));
     this.pendingProducers++;
   }
 

@@ -12,6 +12,8 @@ import { fullSync } from '../../../lib/log/full-sync.js';
 import { appendMarker, produce } from '../../../lib/log/produce.js';
 import { lastStableOffset } from '../../../lib/storage/model.js';
 import { readHead, setRole } from '../../../lib/storage/replica/head.js';
+import { listProducerStates } from '../../../lib/storage/replica/producer-states.js';
+import { fetchRecords, readFromLeader } from '../../../lib/log/read.js';
 import { useQuietCluster } from '../../support/cluster.js';
 import { electLeader, rf3Partition } from '../../support/partition.js';
 
@@ -77,6 +79,26 @@ describe('Open transactions on every replica', () => {
     expect(reopened.leo).toBe(2);
     expect(reopened.openTxns).toEqual({ [p.producerId]: 0 });
     expect(lastStableOffset(reopened)).toBe(0);
+  });
+
+  it('a full sync carries each producer\'s transaction state: elected, the synced follower keeps the open transaction at its first offset, and read_committed stops there', async () => {
+    const p = await transactional('txn-sync-lead');
+    await p.send(['s0'], 0);
+    const [old, next] = p.p0.replicas as [number, number, number];
+    expect(await fullSync(p.store(old), p.store(next), p.tp)).toBe(true);
+    const [state] = await listProducerStates(p.store(next), p.tp);
+    expect(state).toMatchObject({ producerId: p.producerId, txnFirst: 0 });
+    // The synced follower leads; the transaction's next record must not move its first offset.
+    const e1 = await electLeader(p.name, 0, next);
+    await setRole(p.store(next), p.tp, 'leader', e1.leaderEpoch);
+    await p.send(['s1'], 1);
+    const head = (await readHead(p.store(next), p.tp))!;
+    expect(head.openTxns).toEqual({ [p.producerId]: 0 });
+    expect(lastStableOffset(head)).toBe(0);
+    // The transaction is open: a read_committed reader gets neither record (it would keep them, decided, for good).
+    const read = await readFromLeader(p.name, 0, (t) => fetchRecords(t, { offset: 0, maxBytes: 1 << 20, maxWaitMs: 0, isolation: 'read_committed' }));
+    expect(read.records).toEqual([]);
+    expect(read.lastStableOffset).toBe(0);
   });
 
   it('a full sync installs the leader\'s open transactions on the follower', async () => {
