@@ -28,7 +28,7 @@ import { deliverPartition, deliveryDeadline, errorFrame, postFrame, type Deliver
 import { deliverPush } from '../orchestration/push-delivery.js';
 import { connect, disconnect, isConnected, subscribe, unsubscribe } from '../orchestration/websocket-subscriptions.js';
 import {
-  commitGroup, connectionGroupId, heartbeatGroup, leaveGroup, leaveOnDisconnect, subscribeGroup, type GroupSubscribe,
+  commitGroup, connection, heartbeatGroup, leaveGroup, leaveOnDisconnect, subscribeGroup, type GroupSubscribe,
 } from '../orchestration/websocket-groups.js';
 import { principalOfWebSocket } from './principal.js';
 
@@ -141,24 +141,25 @@ async function onSubscribe(event: WebSocketEvent, msg: Record<string, unknown>, 
 
 /** A group member's messages: its ACL on the group is checked at each, as Kafka checks a heartbeat's and a commit's. */
 async function onGroupMessage(event: WebSocketEvent, msg: Record<string, unknown>, deadline: number): Promise<void> {
-  const connectionId = event.requestContext.connectionId;
-  const group = await connectionGroupId(connectionId);
+  // (one read of the connection serves the ACL check and the message)
+  const c = await connection(event.requestContext.connectionId);
+  const group = c.group?.groupId;
   if (group === undefined) throw refuse(`"${String(msg.action)}" needs a group subscription: subscribe with "group_id" first.`);
   if (msg.group_id !== undefined && msg.group_id !== group) throw refuse(`This connection is a member of group ${group}, not ${String(msg.group_id)}.`);
   await requireRead(event, 'GROUP', group);
   switch (msg.action) {
     case 'heartbeat':
-      return heartbeatGroup(connectionId, caller(event).host, deadline);
+      return heartbeatGroup(c, caller(event).host, deadline);
     case 'commit': {
       const { topic, partition } = topicAndPartition(msg);
       const { offset, metadata } = msg;
       if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) throw refuse('"offset" must be the next offset to read (an integer of 0 or more).');
       if (metadata !== undefined && typeof metadata !== 'string') throw refuse('"metadata" must be a string.');
       await requireRead(event, 'TOPIC', topic);
-      return commitGroup(connectionId, { topic, partition, offset, ...(metadata !== undefined ? { metadata } : {}) });
+      return commitGroup(c, { topic, partition, offset, ...(metadata !== undefined ? { metadata } : {}) });
     }
     default:
-      return leaveGroup(connectionId);
+      return leaveGroup(c);
   }
 }
 

@@ -39,7 +39,8 @@ const parseKey = (k: string): TopicPartition => ({ topic: k.slice(0, k.lastIndex
 
 const notInGroup = (): KafkaError => new KafkaError('INVALID_REQUEST', 'This connection is not subscribed to a consumer group: subscribe with "group_id" first.');
 
-async function connection(connectionId: string): Promise<ConnectionRecord> {
+/** The connection's item (its principal and group membership); a closed one is refused. */
+export async function connection(connectionId: string): Promise<ConnectionRecord> {
   const c = await getConnection(connectionId);
   if (!c) throw new KafkaError('INVALID_REQUEST', 'This connection is closed.');
   return c;
@@ -153,8 +154,9 @@ export async function subscribeGroup(s: GroupSubscribe, deadline: number): Promi
  * meanwhile), or a heartbeat that overlapped this one already stored a later epoch (then this one
  * is sent again with it).
  */
-export async function heartbeatGroup(connectionId: string, host: string, deadline: number): Promise<void> {
-  let c = await connection(connectionId);
+export async function heartbeatGroup(read: ConnectionRecord, host: string, deadline: number): Promise<void> {
+  const { connectionId } = read;
+  let c = read;
   for (let attempt = 0; ; attempt++) {
     const g = c.group;
     if (!g) throw notInGroup();
@@ -182,8 +184,8 @@ export async function heartbeatGroup(connectionId: string, host: string, deadlin
 }
 
 /** Leaves the group: the membership removed, its partitions unsubscribed, `unsubscribed` with the group's id answered. */
-export async function leaveGroup(connectionId: string): Promise<void> {
-  const c = await connection(connectionId);
+export async function leaveGroup(c: ConnectionRecord): Promise<void> {
+  const { connectionId } = c;
   const g = c.group;
   if (!g) throw notInGroup();
   await heartbeat(g.groupId, { memberId: g.memberId, memberEpoch: -1 }).catch((err: unknown) => {
@@ -205,14 +207,11 @@ export async function leaveOnDisconnect(connectionId: string): Promise<void> {
  * the member's epoch and ownership; answers `committed` (with `kept` when the group had committed
  * a later offset, which stays).
  */
-export async function commitGroup(connectionId: string, o: { topic: string; partition: number; offset: number; metadata?: string }): Promise<void> {
-  const c = await connection(connectionId);
+export async function commitGroup(c: ConnectionRecord, o: { topic: string; partition: number; offset: number; metadata?: string }): Promise<void> {
+  const { connectionId } = c;
   const g = c.group;
   if (!g) throw notInGroup();
   const { kept } = await commit(g.groupId, [o], { memberId: g.memberId, memberEpoch: g.memberEpoch });
   // (`kept`: the group's committed offset is above this one, which is not written; only a reset moves it back)
   await postFrame(connectionId, { type: 'committed', group_id: g.groupId, topic: o.topic, partition: o.partition, offset: o.offset, ...(kept.length > 0 ? { kept: true } : {}) });
 }
-
-/** The group a connection is a member of, if any (for the ACL checks of its messages). */
-export const connectionGroupId = async (connectionId: string): Promise<string | undefined> => (await getConnection(connectionId))?.group?.groupId;

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { requireTopic } from '../../../lib/cluster/metadata.js';
 import { heartbeatHooks } from '../../../lib/groups/coordinator.js';
 import { websocketHandler } from '../../../lib/http/websocket.js';
-import { leaveGroup } from '../../../lib/orchestration/websocket-groups.js';
+import { connection, leaveGroup } from '../../../lib/orchestration/websocket-groups.js';
 import { createAcls } from '../../../lib/security/acl-admin.js';
 import {
   deleteConnection, deleteSubscription, getConnection, listSubscriptions, putConnection, setConnectionGroup,
@@ -93,7 +93,7 @@ describe('WebSocket group membership: failure paths', () => {
     heartbeatHooks.afterRead = async (g) => {
       if (g !== group || left) return;
       left = true;
-      await leaveGroup(connectionId);
+      await leaveGroup(await connection(connectionId));
     };
     try {
       await websocketHandler(
