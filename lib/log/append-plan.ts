@@ -235,7 +235,9 @@ export function planBatch(t: AppendTarget, p: Plan, b: ReadyBatch): AppendedRang
     // A transaction marker: a repeat (the coordinator finishing a transaction twice) writes nothing,
     // but its answer covers the log up to here, where the marker it repeats is: an acks=all repeat
     // waits until that marker is committed, so no finish goes on while it could still be lost.
-    const verdict = checkMarker(p.evolving.get(tag.producerId), { producerId: tag.producerId, markerEpoch: tag.producerEpoch, commit: tag.control === 'commit' });
+    const verdict = checkMarker(p.evolving.get(tag.producerId), {
+      producerId: tag.producerId, markerEpoch: tag.producerEpoch, commit: tag.control === 'commit', ...(tag.repair ? { repair: true } : {}),
+    });
     if (verdict.kind === 'repeat') return { baseOffset: -1, lastOffset: p.next - 1 };
     p.evolving.set(tag.producerId, verdict.next(p.next));
     p.dirty.add(tag.producerId);

@@ -33,6 +33,8 @@ export interface ProducerTag {
   readonly transactional?: boolean;
   /** A transaction marker (a control batch, transactional too): which kind. */
   readonly control?: 'commit' | 'abort';
+  /** A marker that repairs a hanging transaction (lib/log/producer-state.ts `IncomingMarker.repair`). */
+  readonly repair?: boolean;
 }
 
 export interface PreparedBatch {
@@ -143,14 +145,14 @@ export function prepareBatches(records: readonly LogRecord[], o: BatchOptions, n
  * whose key is the EndTransactionMarker type (version 0, type 0 abort / 1 commit) and whose value
  * is version 0 and the coordinator epoch.
  */
-export function prepareMarker(producerId: number, markerEpoch: number, commit: boolean, now = Date.now(), coordinatorEpoch = 0): PreparedBatch {
+export function prepareMarker(producerId: number, markerEpoch: number, commit: boolean, now = Date.now(), coordinatorEpoch = 0, repair = false): PreparedBatch {
   const key = Buffer.alloc(4);
   key.writeInt16BE(0, 0);
   key.writeInt16BE(commit ? 1 : 0, 2);
   const value = Buffer.alloc(6);
   value.writeInt16BE(0, 0);
   value.writeInt32BE(coordinatorEpoch, 2);
-  const tag: ProducerTag = { producerId, producerEpoch: markerEpoch, baseSequence: -1, control: commit ? 'commit' : 'abort' };
+  const tag: ProducerTag = { producerId, producerEpoch: markerEpoch, baseSequence: -1, control: commit ? 'commit' : 'abort', ...(repair ? { repair } : {}) };
   const o: BatchOptions = { compression: 'none', timestampType: 'CreateTime', maxMessageBytes: 1024, timestampBeforeMaxMs: Infinity, timestampAfterMaxMs: Infinity };
   return encode([{ timestamp: now, key, value, headers: [] }], [now], o, tag);
 }

@@ -308,12 +308,16 @@ export async function produceNoAck(topicName: string, records: readonly ProduceR
 /**
  * Writes a transaction marker (lib/log/batches.ts, prepareMarker) on a partition's leader and waits
  * until the ISR holds it, as Kafka's coordinator does; a repeat of a marker already there writes
- * nothing. Errors: as an acks=all produce's (UNKNOWN_TOPIC_OR_PARTITION when the topic is gone).
+ * nothing. Returns the marker's offset, -1 for a repeat. Errors: as an acks=all produce's (UNKNOWN_TOPIC_OR_PARTITION when the topic is gone).
  */
-export async function appendMarker(topicName: string, partition: number, producerId: number, markerEpoch: number, commit: boolean, deadlineMs = config().requestTimeoutMs): Promise<void> {
+export async function appendMarker(
+  topicName: string, partition: number, producerId: number, markerEpoch: number, commit: boolean,
+  deadlineMs = config().requestTimeoutMs, opts: { readonly repair?: boolean } = {},
+): Promise<number> {
   const view = await requireTopic(topicName);
   if (partition >= view.topic.partitions) throw new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${partition} not found.`, { partition });
-  await appendPartition(topicName, view, partition, [prepareMarker(producerId, markerEpoch, commit)], deadlineIn(deadlineMs), 'all');
+  const [offset] = await appendPartition(topicName, view, partition, [prepareMarker(producerId, markerEpoch, commit, Date.now(), 0, opts.repair)], deadlineIn(deadlineMs), 'all');
+  return offset ?? -1;
 }
 
 /** Produces records to a topic (plan, then execute); one outcome per record, in order. */

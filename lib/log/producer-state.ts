@@ -58,6 +58,12 @@ export interface IncomingMarker {
   readonly producerId: number;
   readonly markerEpoch: number;
   readonly commit: boolean;
+  /**
+   * The repair of a hanging transaction (lib/orchestration/hanging-transactions.ts): written only
+   * while the producer's transaction is open here and holds no batch of `markerEpoch` or later —
+   * else it would close the producer's next transaction, not decided yet, with the hanging one.
+   */
+  readonly repair?: boolean;
 }
 
 /** The state with only what is stored (no undefined fields). */
@@ -193,8 +199,15 @@ export function applyBatch(state: ProducerState | undefined, b: IncomingBatch & 
  */
 export function checkMarker(state: ProducerState | undefined, m: IncomingMarker): { readonly kind: 'repeat' } | { readonly kind: 'append'; readonly next: (offset: number) => ProducerState } {
   if (state && ((state.markerEpoch !== undefined && m.markerEpoch <= state.markerEpoch) || m.markerEpoch < state.producerEpoch)) return { kind: 'repeat' };
+  if (m.repair && (state?.txnFirst === undefined || newestBatchEpoch(state) >= m.markerEpoch)) return { kind: 'repeat' };
   return { kind: 'append', next: (offset) => applyMarker(state, m, offset) };
 }
+
+/**
+ * The newest epoch a batch of the producer here can have: the state's epoch when it holds a run of
+ * it, else the one before (a marker raised the epoch past every batch).
+ */
+export const newestBatchEpoch = (st: ProducerState): number => (st.batches.length > 0 ? st.producerEpoch : st.producerEpoch - 1);
 
 /** The state after a marker at `offset` (a follower mirrors the leader's markers as they are). */
 export function applyMarker(state: ProducerState | undefined, m: IncomingMarker, offset: number): ProducerState {

@@ -92,7 +92,7 @@ const readyOf = (item: StagedItem): ReadyBatch[] => (item.batches ?? []).map((b)
   ...(b.producerId !== undefined ? {
     producer: {
       producerId: b.producerId, producerEpoch: b.producerEpoch as number, baseSequence: b.baseSequence as number,
-      ...(b.transactional ? { transactional: true } : {}), ...(b.control ? { control: b.control } : {}),
+      ...(b.transactional ? { transactional: true } : {}), ...(b.control ? { control: b.control } : {}), ...(b.repair ? { repair: true } : {}),
     },
   } : {}),
 }));
@@ -203,6 +203,7 @@ export async function appendStaged(t: AppendTarget, chunk: readonly ReadyBatch[]
       recordCount: b.recordCount, maxTimestamp: b.maxTimestamp, sizeBytes: b.sizeBytes,
       ...(b.producer ? { producerId: b.producer.producerId, producerEpoch: b.producer.producerEpoch, baseSequence: b.producer.baseSequence } : {}),
       ...(b.producer?.transactional ? { transactional: true } : {}), ...(b.producer?.control ? { control: b.producer.control } : {}),
+      ...(b.producer?.repair ? { repair: true } : {}),
     })),
   };
   /** Stages the batches under a new id at or above `atLeast`; returns it. */
