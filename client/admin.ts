@@ -21,7 +21,8 @@ import {
   type CreatedSubscription, type CreateSubscriptionOptions, type SubscriptionDescription, type SubscriptionDetails,
 } from './subscriptions-admin.js';
 import {
-  abortTransaction, describeTransactions, listTransactions, type ListTransactionsOptions, type TransactionDescription,
+  abortTransaction, describeProducers, describeTransactions, endHangingTransactions, listTransactions,
+  type EndedHangingTransaction, type ListTransactionsOptions, type ProducerStateDescription, type TransactionDescription,
 } from './transactions-admin.js';
 
 /** kafkajs's ConfigResourceTypes (Kafka's numbers). */
@@ -353,6 +354,20 @@ export class Admin {
    */
   abortTransaction(transactionalId: string): Promise<TransactionDescription> {
     return abortTransaction(this.conn, transactionalId);
+  }
+
+  /** Each partition's producers, and whether the transaction one has open hangs (Kafka's DescribeProducers). Needs TOPIC READ. */
+  describeProducers(partitions: { topic: string; partition: number }[]): Promise<{ topic: string; partition: number; producers: ProducerStateDescription[] }[]> {
+    return describeProducers(this.conn, partitions);
+  }
+
+  /**
+   * Ends a partition's hanging transactions (kafka-transactions.sh abort --topic --partition):
+   * each with the marker its coordinator decided; only the one at `startOffset` or of
+   * `producerId` when given. Needs CLUSTER ALTER.
+   */
+  endHangingTransactions(o: { topic: string; partition: number; producerId?: number; startOffset?: number }): Promise<EndedHangingTransaction[]> {
+    return endHangingTransactions(this.conn, o);
   }
 
   // --- push subscriptions -----------------------------------------------------------------------

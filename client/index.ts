@@ -20,7 +20,9 @@ export type {
 export {
   AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes, type AclEntry, type AclFilter, type AclDescription, type AclEnum,
 } from './acls.js';
-export { TRANSACTION_STATES, type TransactionState, type TransactionDescription, type ListTransactionsOptions } from './transactions-admin.js';
+export {
+  TRANSACTION_STATES, type TransactionState, type TransactionDescription, type ListTransactionsOptions, type ProducerStateDescription, type EndedHangingTransaction,
+} from './transactions-admin.js';
 export type {
   SubscriptionDescription, SubscriptionDetails, SubscriptionPartitionState, SubscriptionEndpoint, SubscriptionEndpointDescription,
   SubscriptionStartingPosition, SubscriptionIsolationLevel, CreateSubscriptionOptions, CreatedSubscription,

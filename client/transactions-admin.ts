@@ -1,7 +1,8 @@
 /**
  * The admin client's transactions, in Kafka's Admin names (KIP-664: listTransactions,
- * describeTransactions, and kafka-transactions.sh's abort by transactional id), over
- * `/v3/clusters/{c}/transactions`. Admin delegates here; answers are camelCase and typed.
+ * describeTransactions, describeProducers, and kafka-transactions.sh's abort by transactional id
+ * or of a partition's hanging transaction), over `/v3/clusters/{c}/transactions` and a
+ * partition's `producers` and `hanging-transactions:end`. Admin delegates here; answers are camelCase and typed.
  */
 import type { Connection } from './connection.js';
 
@@ -80,4 +81,68 @@ export async function describeTransactions(conn: Connection, transactionalIds: r
  */
 export async function abortTransaction(conn: Connection, transactionalId: string): Promise<TransactionDescription> {
   return transactionDescription(await conn.call<Json>('POST', await conn.v3(`/transactions/${enc(transactionalId)}/abort`)));
+}
+
+/** A producer's state on a partition, as Kafka's DescribeProducers answers it. */
+export interface ProducerStateDescription {
+  readonly producerId: number;
+  readonly producerEpoch: number;
+  /** The last sequence written; -1 when none of this epoch is remembered. */
+  readonly lastSequence: number;
+  /** The first offset of the producer's transaction open on the partition; -1 when none is. */
+  readonly currentTransactionStartOffset: number;
+  /** The transactional id holding the producer id, when one does. */
+  readonly transactionalId: string | null;
+  /** Open on the partition although its coordinator has decided it: its marker is missing (an unclean election cut it). */
+  readonly hanging: boolean;
+}
+
+/** A hanging transaction ended with the marker its coordinator decided. */
+export interface EndedHangingTransaction {
+  readonly topic: string;
+  readonly partition: number;
+  readonly producerId: number;
+  readonly startOffset: number;
+  readonly marker: 'COMMIT' | 'ABORT';
+  /** The marker's offset; -1 when it was no longer hanging by the time of the write (nothing written). */
+  readonly markerOffset: number;
+}
+
+const partitionPath = (topic: string, partition: number) => `/topics/${enc(topic)}/partitions/${partition}`;
+
+/**
+ * Kafka's DescribeProducers (KIP-664, `kafka-transactions.sh describe-producers`): each partition's
+ * producers, with the offset their open transaction starts at and whether it hangs (what
+ * `find-hanging` looks for). Needs TOPIC READ. Errors: UNKNOWN_TOPIC_OR_PARTITION.
+ */
+export async function describeProducers(conn: Connection, partitions: readonly { readonly topic: string; readonly partition: number }[]): Promise<{ topic: string; partition: number; producers: ProducerStateDescription[] }[]> {
+  return Promise.all(partitions.map(async ({ topic, partition }) => {
+    const r = await conn.call<{ data?: Json[] }>('GET', await conn.v3(`${partitionPath(topic, partition)}/producers`));
+    return {
+      topic, partition,
+      producers: (r.data ?? []).map((p) => ({
+        producerId: Number(p.producer_id), producerEpoch: Number(p.producer_epoch), lastSequence: Number(p.last_sequence),
+        currentTransactionStartOffset: Number(p.current_transaction_start_offset),
+        transactionalId: typeof p.transactional_id === 'string' ? p.transactional_id : null, hanging: p.hanging === true,
+      })),
+    };
+  }));
+}
+
+/**
+ * kafka-transactions.sh abort --topic --partition [--start-offset | --producer-id]: ends the
+ * partition's hanging transactions (only the one starting at `startOffset`, or of `producerId`,
+ * when given) with the marker its coordinator decided — a commit for a committed one, so a
+ * committed transaction stays whole. An open transaction its coordinator has not decided is
+ * left (abort it by its transactional id). Resolves with what was ended. Needs CLUSTER ALTER.
+ */
+export async function endHangingTransactions(
+  conn: Connection, o: { readonly topic: string; readonly partition: number; readonly producerId?: number; readonly startOffset?: number },
+): Promise<EndedHangingTransaction[]> {
+  const body = { ...(o.producerId !== undefined ? { producer_id: o.producerId } : {}), ...(o.startOffset !== undefined ? { start_offset: o.startOffset } : {}) };
+  const r = await conn.call<{ data?: Json[] }>('POST', await conn.v3(`${partitionPath(o.topic, o.partition)}/hanging-transactions:end`), { body });
+  return (r.data ?? []).map((e) => ({
+    topic: o.topic, partition: o.partition, producerId: Number(e.producer_id), startOffset: Number(e.start_offset),
+    marker: e.marker === 'COMMIT' ? 'COMMIT' : 'ABORT', markerOffset: Number(e.marker_offset),
+  }));
 }

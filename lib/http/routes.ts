@@ -27,7 +27,8 @@
  * - a produce with `transactional_id`: TRANSACTIONAL_ID WRITE on it (produce-routes.ts);
  * - `POST .../transactions/{id}/partitions` (Kafka's AddPartitionsToTxn): TOPIC WRITE per
  *   partition's topic; `POST .../transactions/{id}/offsets` (AddOffsetsToTxn, TxnOffsetCommit):
- *   GROUP READ on the group and TOPIC READ per offset's topic (transaction-routes.ts). A forced abort (Kafka's WriteTxnMarkers from kafka-transactions.sh) is CLUSTER ALTER.
+ *   GROUP READ on the group and TOPIC READ per offset's topic (transaction-routes.ts). A forced abort (Kafka's WriteTxnMarkers from kafka-transactions.sh) is CLUSTER ALTER,
+ *   and so is ending a partition's hanging transactions; a partition's producers (DescribeProducers) are TOPIC READ.
  * - push subscriptions (push-subscription-routes.ts): READ on some topic before anything (a
  *   principal that can read nothing is refused at once); then creating one, TOPIC READ on its
  *   topic, GROUP READ on its group, TOPIC WRITE on its dead-letter topic; describing or deleting
@@ -116,6 +117,8 @@ export const ROUTES: readonly RouteSpec[] = [
   r('POST', `${X}/offsets`, 'produce', inBody('GROUP READ on group_id, TOPIC READ on each offset\'s topic', transactionalId('WRITE'))),
   r('POST', `${X}/end`, 'produce', transactionalId('WRITE')),
   r('POST', `${X}/abort`, 'produce', cluster('ALTER')),
+  r('GET', `${P}/producers`, 'produce', topic('READ')),
+  r('POST', `${P}/hanging-transactions:end`, 'produce', cluster('ALTER')),
   r('GET', `${P}/records`, 'fetch', topic('READ')),
   r('GET', `${P}/offsets`, 'fetch', topic('DESCRIBE')),
   r('GET', `${P}/offset`, 'fetch', topic('DESCRIBE')),

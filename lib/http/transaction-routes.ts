@@ -1,7 +1,9 @@
 /**
  * Transaction routes (Tributary's own: REST Proxy has none; docs/http-api.md "Transactions"): a
  * transactional producer's init, its partitions and offsets, the end of each transaction; and
- * Kafka's DescribeTransactions, ListTransactions and kafka-transactions.sh's abort. A
+ * Kafka's DescribeTransactions, ListTransactions and kafka-transactions.sh's abort; a partition's
+ * producers (Kafka's DescribeProducers) and the end of its hanging transactions
+ * (lib/orchestration/hanging-transactions.ts; kafka-transactions.sh find-hanging and abort). A
  * transactional produce is an ordinary produce with `transactional_id`, `producer_id` and
  * `producer_epoch` in the query string (produce-routes.ts).
  */
@@ -13,7 +15,8 @@ import {
   abortTransaction, addOffsets, addPartitions, describeTransaction, endTransaction, initTransactions, listTransactions,
   DEFAULT_TRANSACTION_TIMEOUT_MS, type TxnProducer, type TxnRecord, type TxnState,
 } from '../orchestration/transactions.js';
-import { badRequest, parseJson, topicField, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
+import { describeProducers, endHangingTransactions } from '../orchestration/hanging-transactions.js';
+import { badRequest, intPathParam, parseJson, topicField, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 import { requireAll, topicsIn, visible } from './enforce.js';
 
 const STATES: readonly TxnState[] = ['Empty', 'Ongoing', 'PrepareCommit', 'PrepareAbort', 'CompleteCommit', 'CompleteAbort'];
@@ -134,7 +137,64 @@ async function abort(req: ApiRequest): Promise<ApiResponse> {
   return { status: 200, body: view(clusterId, await abortTransaction(idOf(req))) };
 }
 
+/** The partition of a partition route; UNKNOWN_TOPIC_OR_PARTITION when the topic has no such partition. */
+async function partitionOf(req: ApiRequest): Promise<{ topic: string; partition: number }> {
+  const topic = req.params.topic_name ?? '';
+  const notFound = () => new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `UNKNOWN_TOPIC_OR_PARTITION: topic ${topic} has no partition ${req.params.partition_id}.`, { topic });
+  const partition = intPathParam(req, 'partition_id', notFound);
+  if (partition >= (await requireTopic(topic)).topic.partitions) throw notFound();
+  return { topic, partition };
+}
+
+/** Kafka's DescribeProducers: the producers with state on the partition's leader; `hanging` when its open transaction's coordinator decided it. */
+async function producers(req: ApiRequest): Promise<ApiResponse> {
+  const clusterId = await checkCluster(req);
+  const { topic, partition } = await partitionOf(req);
+  const list = await describeProducers(topic, partition);
+  return {
+    status: 200,
+    body: {
+      kind: 'KafkaPartitionProducerList',
+      data: list.map((p) => ({
+        kind: 'KafkaPartitionProducer', cluster_id: clusterId, topic_name: topic, partition_id: partition,
+        producer_id: p.producerId, producer_epoch: p.producerEpoch, last_sequence: p.lastSequence,
+        current_transaction_start_offset: p.currentTransactionStartOffset, transactional_id: p.transactionalId ?? null, hanging: p.hanging,
+      })),
+    },
+  };
+}
+
+const endHangingSchema = z.object({
+  producer_id: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  start_offset: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+}).strict();
+
+/**
+ * kafka-transactions.sh abort --topic --partition [--start-offset | --producer-id]: ends the
+ * partition's hanging transactions (those the body names) with the markers their coordinator
+ * decided. An open transaction its coordinator has not decided is left (abort it by its id).
+ */
+async function endHanging(req: ApiRequest): Promise<ApiResponse> {
+  const clusterId = await checkCluster(req);
+  const { topic, partition } = await partitionOf(req);
+  const b = validate(endHangingSchema, body(req), 'hanging-transactions');
+  const ended = await endHangingTransactions([{ topic, partition }], {
+    ...(b.producer_id !== undefined ? { producerId: b.producer_id } : {}), ...(b.start_offset !== undefined ? { startOffset: b.start_offset } : {}),
+  });
+  return {
+    status: 200,
+    body: {
+      kind: 'KafkaHangingTransactionList',
+      data: ended.map((e) => ({
+        kind: 'KafkaHangingTransaction', cluster_id: clusterId, topic_name: topic, partition_id: partition, producer_id: e.producerId,
+        start_offset: e.startOffset, marker: e.commit ? 'COMMIT' : 'ABORT', marker_epoch: e.markerEpoch, marker_offset: e.markerOffset,
+      })),
+    },
+  };
+}
+
 const X = '/v3/clusters/{cluster_id}/transactions/{transactional_id}';
+const P = '/v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}';
 export const transactionRoutes: Record<string, RouteHandler> = {
   'GET /v3/clusters/{cluster_id}/transactions': list,
   [`GET ${X}`]: describe,
@@ -143,4 +203,6 @@ export const transactionRoutes: Record<string, RouteHandler> = {
   [`POST ${X}/offsets`]: offsets,
   [`POST ${X}/end`]: end,
   [`POST ${X}/abort`]: abort,
+  [`GET ${P}/producers`]: producers,
+  [`POST ${P}/hanging-transactions:end`]: endHanging,
 };

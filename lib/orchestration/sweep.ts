@@ -12,7 +12,8 @@
  * The full pass marks each such partition before it runs it, so one it cannot run (out of time, its
  * run failed) is the next ordinary pass's, not the next full pass's. Idle partitions cost nothing
  * between full passes. The full pass also runs log maintenance (maintenance.ts: rolls by
- * `segment.ms`, retention, compaction) on every partition whose head calls for it.
+ * `segment.ms`, retention, compaction) on every partition whose head calls for it, and ends the
+ * hanging transactions of every partition whose head has one open (hanging-transactions.ts).
  *
  * A mark is cleared only once its partition is idle: the mark at least `idleClearMs` old and the
  * leader's log end offset unchanged for `idleClearMs` across visits (the first visit never clears).
@@ -45,6 +46,7 @@ import { listTopicNames } from '../storage/coordination/topics.js';
 import { topicPartitionKey, type ReplicaHead } from '../storage/model.js';
 import { clearLagFlag, readHead, readHeads } from '../storage/replica/head.js';
 import { collectGarbageLogged, maintainPartition, maintenanceDue } from './maintenance.js';
+import { endHangingTransactions } from './hanging-transactions.js';
 import { expireTransactions } from './transactions.js';
 
 export interface SweepOptions {
@@ -83,6 +85,8 @@ export interface SweepReport {
   readonly backedOff: number;
   /** Partitions the full pass ran log maintenance on (lib/orchestration/maintenance.ts). */
   readonly maintained: number;
+  /** Hanging transactions the full pass ended (a marker written: lib/orchestration/hanging-transactions.ts). */
+  readonly hangingEnded: number;
   /** The pass ran the garbage pass. */
   readonly garbage: boolean;
 }
@@ -146,11 +150,13 @@ export class ReplicationSweep {
     const work = new Map<string, { mark?: LagMark; topic: string; topicId: string; partition: number }>(due.map((m) => [key(m), { mark: m, ...m }]));
     let unmarked = 0;
     let maintain: PartitionRef[] = [];
+    let withOpenTxns: PartitionRef[] = [];
     if (full) {
       this.lastFullAt = now;
       const marked = new Set(marks.map(key));
       const found = await this.fullPass(now);
       maintain = found.maintain;
+      withOpenTxns = found.withOpenTxns;
       for (const p of found.lagging) {
         const k = key(p);
         if (marked.has(k) || work.has(k)) continue;
@@ -219,11 +225,26 @@ export class ReplicationSweep {
       });
       if (txns && txns.aborted + txns.finished + txns.expired > 0) logger.info({ event: 'transaction-pass', ...txns }, 'transaction pass');
     }
+    const hangingEnded = withOpenTxns.length > 0 && Date.now() < deadline ? await this.endHanging(withOpenTxns, deadline) : 0;
     const garbage = Date.now() < deadline && await this.garbageDue(now);
     if (garbage) await collectGarbageLogged(deadline);
-    const report: SweepReport = { full, marked: marks.length, driven: work.size, converged, cleared, unmarked, failed, backedOff: marks.length - due.length, maintained, garbage };
+    const report: SweepReport = { full, marked: marks.length, driven: work.size, converged, cleared, unmarked, failed, backedOff: marks.length - due.length, maintained, hangingEnded, garbage };
     if (work.size > 0) logger.info({ event: 'replication-sweep', ...report }, 'replication sweep');
     return report;
+  }
+
+  /**
+   * Ends the hanging transactions among the partitions whose leader's head has one open (a marker
+   * an unclean election cut: nothing else would write it again). Returns how many markers it wrote.
+   */
+  private async endHanging(parts: readonly PartitionRef[], deadline: number): Promise<number> {
+    const ended = await endHangingTransactions(parts, { deadlineMs: Math.max(1000, Math.min(config().requestTimeoutMs, deadline - Date.now())) }).catch((err: unknown) => {
+      logger.warn({ event: 'hanging-transactions-failed', err: (err as Error).message }, 'could not end hanging transactions');
+      return [];
+    });
+    const written = ended.filter((e) => e.markerOffset >= 0);
+    for (const e of written) logger.warn({ event: 'hanging-transaction-ended', ...e }, 'a hanging transaction was ended with the marker its coordinator decided');
+    return written.length;
   }
 
   /**
@@ -293,7 +314,7 @@ export class ReplicationSweep {
    * The full pass: every partition whose leader's head says it lags, and every one whose head
    * calls for log maintenance (one batched read per leader store).
    */
-  private async fullPass(now: number): Promise<{ lagging: PartitionRef[]; maintain: PartitionRef[] }> {
+  private async fullPass(now: number): Promise<{ lagging: PartitionRef[]; maintain: PartitionRef[]; withOpenTxns: PartitionRef[] }> {
     const byLeader = new Map<number, (PartitionRef & { followers: number[]; configs: Readonly<Record<string, string>> })[]>();
     for (const name of await listTopicNames()) {
       const t = await cachedTopic(name);
@@ -306,6 +327,7 @@ export class ReplicationSweep {
     }
     const lagging: PartitionRef[] = [];
     const maintain: PartitionRef[] = [];
+    const withOpenTxns: PartitionRef[] = [];
     const overdue: (PartitionRef & { tailSince?: number })[] = [];
     await Promise.all([...byLeader].map(async ([leader, parts]) => {
       try {
@@ -316,6 +338,7 @@ export class ReplicationSweep {
           const ref = { topic: p.topic, topicId: p.topicId, partition: p.partition };
           if (headLags(head, p.followers)) lagging.push(ref);
           if (maintenanceDue(head, p.configs, now)) maintain.push(ref);
+          if (Object.keys(head.openTxns ?? {}).some((k) => !k.includes(':'))) withOpenTxns.push(ref);
           if (tailOverdue(head, numericConfig(p.configs, 'segment.ms'), now)) overdue.push({ ...ref, tailSince: head.tailSince });
         }
       } catch (err) {
@@ -329,7 +352,7 @@ export class ReplicationSweep {
     for (const p of overdue) {
       logger.error({ event: 'tail-overdue', topic: p.topic, partition: p.partition, tailSince: p.tailSince }, 'a table tail is past its roll by more than an hour: its batches expire three days after their append');
     }
-    return { lagging, maintain };
+    return { lagging, maintain, withOpenTxns };
   }
 }
 

@@ -53,6 +53,8 @@ const EXTENSIONS = [
   'GET /v3/clusters/{cluster_id}/subscriptions/{subscription_name}',
   'DELETE /v3/clusters/{cluster_id}/subscriptions/{subscription_name}',
   'POST /v3/clusters/{cluster_id}/transactions/{transactional_id}/abort',
+  'GET /v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/producers',
+  'POST /v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/hanging-transactions:end',
 ];
 
 /** Calls a route, validates the answer against the spec, and records the route as exercised. */

@@ -3,12 +3,15 @@
  * abortTransaction) and from `tributary transactions`, run as a user runs it (a child process),
  * against the shared stack: an open transaction is listed and described with its partitions and
  * groups; a hanging transaction aborted from the CLI stops holding back read_committed readers and
- * fences the producer that left it; unknown ids and states are refused clearly.
+ * fences the producer that left it; a partition's hanging transaction (decided by its coordinator,
+ * its marker missing) is found by describeProducers and `find-hanging` and ended by `abort --topic
+ * --partition` with the marker its coordinator decided; unknown ids and states are refused clearly.
  */
 import { describe, expect, it } from 'vitest';
 import { useCli } from '../support/cli.js';
 import { baseUrl, call, createTopic, uniqueTopic, v3 } from '../support/api.js';
 import { Tributary, TributaryProtocolError, type TransactionDescription } from '../../client/index.js';
+import { readTxn, replaceTxn } from '../../lib/storage/coordination/transactions.js';
 
 const cli = useCli();
 const client = () => new Tributary({ url: baseUrl() });
@@ -89,6 +92,41 @@ describe('Admin transactions and tributary transactions', () => {
     // Again: nothing is open, nothing changes.
     expect(await t.admin().abortTransaction(id)).toMatchObject({ transactionalId: id, state: 'CompleteAbort', topics: [] });
     expect((await readCommitted(topic)).hw).toBe(4);
+  });
+
+  it('a hanging transaction (committed by its coordinator, its marker missing on a partition) is found by describeProducers and find-hanging, and `abort --topic --partition` ends it with a commit marker', async () => {
+    const topic = uniqueTopic('txn-lost-marker');
+    await createTopic(topic, 1, 3);
+    const t = client();
+    const id = uniqueTopic('tid-lost-marker');
+    const producer = t.producer({ transactionalId: id });
+    await producer.connect();
+    const txn = await producer.transaction();
+    await txn.send({ topic, messages: [{ value: 'kept-0' }, { value: 'kept-1' }] });
+    // The coordinator commits, but the partition's marker is lost (as an unclean election cuts it).
+    const r = await readTxn(id);
+    if (!r) throw new Error('no item');
+    const { ver, ...fields } = r;
+    expect(await replaceTxn({ ...fields, state: 'CompleteCommit', producerEpoch: r.producerEpoch + 1, lastEpoch: r.producerEpoch, partitions: [], groups: {}, updatedAt: Date.now() }, ver)).toBe(true);
+    expect(await readCommitted(topic)).toMatchObject({ values: [], lso: 0, hw: 2 });
+
+    const [described] = await t.admin().describeProducers([{ topic, partition: 0 }]);
+    expect(described?.producers).toEqual([{ producerId: r.producerId, producerEpoch: r.producerEpoch, lastSequence: 1, currentTransactionStartOffset: 0, transactionalId: id, hanging: true }]);
+    const found = await cli(['--json', 'transactions', 'find-hanging', '--topic', topic]);
+    expect(found.code, found.stderr).toBe(0);
+    expect(JSON.parse(found.stdout)).toEqual([expect.objectContaining({ topic, partition: 0, producerId: r.producerId, currentTransactionStartOffset: 0, hanging: true })]);
+    // A start offset where none starts ends nothing; the right one is ended with the coordinator's decision.
+    const none = await cli(['transactions', 'abort', '--topic', topic, '--partition', '0', '--start-offset', '1']);
+    expect(none.code, none.stderr).toBe(0);
+    expect(none.stderr).toContain('No hanging transaction');
+    const ended = await cli(['transactions', 'abort', '--topic', topic, '--partition', '0', '--start-offset', '0']);
+    expect(ended.code, ended.stderr).toBe(0);
+    expect(ended.stdout).toMatch(/COMMIT/);
+    expect(await readCommitted(topic)).toMatchObject({ values: ['kept-0', 'kept-1'], lso: 3, hw: 3 });
+    expect((await t.admin().describeProducers([{ topic, partition: 0 }]))[0]?.producers[0]).toMatchObject({ currentTransactionStartOffset: -1, hanging: false });
+    // Usage: a partition's hanging transactions need both --topic and --partition.
+    expect((await cli(['transactions', 'abort', '--topic', topic])).code).toBe(2);
+    await producer.disconnect();
   });
 
   it('an unknown transactional id is TRANSACTIONAL_ID_NOT_FOUND from the SDK, and a one-line error with exit 1 from the CLI', async () => {

@@ -2,7 +2,8 @@
  * Hanging transactions (lib/orchestration/hanging-transactions.ts), on a quiet private stack whose
  * steps this test drives: a transaction its coordinator decided whose marker a partition lacks —
  * never written there, or cut by an unclean election — is found by DescribeProducers and ended by
- * the repair with the marker the coordinator decided; one its coordinator has not decided is left
+ * the repair with the marker the coordinator decided (on request, or by the controller's full
+ * pass); one its coordinator has not decided is left
  * open; and the repair that loses the race to the producer's next transaction (a batch of the
  * marker's epoch landed between its read and its append) writes nothing.
  */
@@ -13,6 +14,7 @@ import { copyStep } from '../../../lib/log/copy.js';
 import { appendMarker } from '../../../lib/log/produce.js';
 import { fetchRecords, readFromLeader } from '../../../lib/log/read.js';
 import { describeProducers, endHangingTransactions } from '../../../lib/orchestration/hanging-transactions.js';
+import { ReplicationSweep } from '../../../lib/orchestration/sweep.js';
 import { endTransaction, initTransactions, produceInTransaction, type TxnProducer } from '../../../lib/orchestration/transactions.js';
 import { readTxn, replaceTxn } from '../../../lib/storage/coordination/transactions.js';
 import { lastStableOffset } from '../../../lib/storage/model.js';
@@ -99,6 +101,16 @@ describe('Hanging transactions', () => {
     expect(ended).toMatchObject({ producerId: p.producer.producerId, startOffset: 0, markerEpoch: e0 + 1, commit: false, markerOffset: 2 });
     expect(lastStableOffset((await readHead(p.store(old), p.tp))!)).toBe(3);
     expect(await committedValues(p.name)).toEqual([]);
+  });
+
+  it('the controller\'s full pass ends a hanging transaction with no one asking', async () => {
+    const p = await openTransaction('hang-sweep', ['w0']);
+    await decideWithoutMarker(p.producer.transactionalId, true);
+    const report = await new ReplicationSweep().sweep();
+    expect(report.full).toBe(true);
+    expect(report.hangingEnded).toBeGreaterThanOrEqual(1);
+    expect(lastStableOffset((await readHead(p.store(p.p0.leader), p.tp))!)).toBe(2);
+    expect(await committedValues(p.name)).toEqual(['w0']);
   });
 
   it('a transaction its coordinator has not decided is not hanging: the repair writes nothing', async () => {
