@@ -105,7 +105,7 @@ export class WebSocketFeed {
   private readonly waiters = new Set<() => void>();
   private keepalive: ReturnType<typeof setInterval> | undefined;
   private closed = false;
-  /** Set when the feed gave up reconnecting: reads fail with it, and the consumer goes back to long polls. */
+  /** Set when the feed gave up reconnecting: reads answer undefined, and the consumer goes back to long polls. */
   failed: Error | undefined;
 
   private constructor(private readonly url: string, private readonly transport: Transport, private readonly factory: SocketFactory) {}
@@ -259,12 +259,12 @@ export class WebSocketFeed {
   /**
    * The records of a partition from `offset` that have come, waiting up to `maxWaitMs` for one
    * (subscribing first, or again from `offset` when the consumer moved elsewhere: a seek, a
-   * reset). Answers undefined when the record at `offset` is too large for a WebSocket message:
-   * the caller reads it over HTTP. Throws the error frame's error (an offset out of range, an ACL
-   * revoked), once.
+   * reset). Answers undefined when the record at `offset` is too large for a WebSocket message,
+   * or when the feed has given up reconnecting (`failed`): the caller reads over HTTP. Throws the
+   * error frame's error (an offset out of range, an ACL revoked), once.
    */
   async read(topic: string, partition: number, offset: number, o: { maxWaitMs: number; signal: AbortSignal; readCommitted: boolean }): Promise<FetchResult | undefined> {
-    if (this.failed) throw this.failed;
+    if (this.failed) return undefined;
     const k = fk(topic, partition);
     const isolation = o.readCommitted ? 'read_committed' : 'read_uncommitted';
     let p = this.partitions.get(k);
@@ -281,7 +281,7 @@ export class WebSocketFeed {
       return undefined;
     }
     if (p.messages.length === 0 && !p.error) await this.waitFor(o.maxWaitMs, o.signal);
-    if (this.failed) throw this.failed;
+    if (this.failed) return undefined;
     if (p.error) {
       const e = p.error;
       this.partitions.delete(k);

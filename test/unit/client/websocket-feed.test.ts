@@ -111,4 +111,13 @@ describe('the SDK consumer\'s WebSocket feed', () => {
       f.close();
     }
   });
+
+  it('a feed that gave up reconnecting answers a waiting read with nothing, not an error: the consumer reads over HTTP and raises no crash', async () => {
+    const { f } = await feed();
+    const waiting = read(f, 0, 200);
+    f.failed = new Error('the WebSocket API could not be reached 8 times in a row');
+    await expect(waiting).resolves.toBeUndefined();
+    await expect(read(f, 0)).resolves.toBeUndefined();
+    f.close();
+  });
 });
