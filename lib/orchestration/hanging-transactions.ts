@@ -18,7 +18,9 @@
  *      (read_committed readers go by the marks either way) — guarded (`repair`): only while the
  *      transaction is still open there and holds no batch of the marker's epoch or later, so the
  *      producer's next transaction, not decided yet, is never closed with it.
- * A finisher writing the same marker at the same time is harmless: one of the two is a repeat.
+ * A transactional id being completed (PrepareCommit, PrepareAbort) is left to its finisher, or to
+ * the controller's pass when its finisher died; one writing the same marker at the same time as
+ * the repair would be harmless all the same (one of the two is a repeat).
  *
  * The controller's full pass runs it on every partition whose leader's head has an open
  * transaction; the HTTP API lists a partition's producers and runs it on request.
@@ -60,14 +62,17 @@ export interface EndedHanging {
 
 /**
  * The marker epoch that ends the producer's open transaction, when the coordinator has decided it
- * (`txns`: every transactional id's item, read after the state); undefined when none is open or
- * it is not decided.
+ * (`txns`: every transactional id's item, read after the state); undefined when none is open, it is
+ * not decided, or its id is being completed (whose finisher writes the markers).
  */
 export function hangingMarkerEpoch(st: ProducerState, txns: readonly TxnRecord[]): number | undefined {
   if (st.txnFirst === undefined) return undefined;
   const markerEpoch = newestBatchEpoch(st) + 1;
   const owner = txns.find((r) => r.producerId === st.producerId);
-  return owner && owner.producerEpoch < markerEpoch ? undefined : markerEpoch;
+  if (owner && owner.producerEpoch < markerEpoch) return undefined;
+  // Being completed: its finisher (or the controller's pass, for one whose finisher died) writes the markers.
+  if (owner && (owner.state === 'PrepareCommit' || owner.state === 'PrepareAbort')) return undefined;
+  return markerEpoch;
 }
 
 /** A partition's leader replica, or the error a produce to it would get. */

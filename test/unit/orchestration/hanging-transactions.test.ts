@@ -22,6 +22,7 @@ describe('Hanging transactions: the repair\'s decisions', () => {
     expect(hangingMarkerEpoch(open, [txn(7, 3, 'Ongoing')])).toBeUndefined();
     expect(hangingMarkerEpoch(open, [txn(7, 4, 'CompleteCommit')])).toBe(4);
     expect(hangingMarkerEpoch(cut, [txn(7, 4, 'CompleteAbort')])).toBe(4);
+    expect(hangingMarkerEpoch(open, [txn(7, 4, 'PrepareCommit')])).toBeUndefined(); // its finisher writes the markers
     expect(hangingMarkerEpoch(open, [txn(8, 0, 'Ongoing')])).toBe(4); // the id moved to another producer id, or is gone
     expect(hangingMarkerEpoch(open, [])).toBe(4);
     expect(hangingMarkerEpoch({ ...open, txnFirst: undefined }, [])).toBeUndefined();
