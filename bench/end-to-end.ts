@@ -8,22 +8,25 @@
  *                GET /consumers/.../records?timeout=5000 (lib/groups/rest-consumer.ts poll)
  *   WebSocket    a subscriber of the partition on /ws: the produce's commit wakes the websocket
  *                function, which posts the records (lib/orchestration/websocket-delivery.ts)
+ * Each twice: in one process (the in-process gateway, as the other benches), and in Lambda-fidelity
+ * mode (every function its own worker process, frozen between invocations, as AWS runs them: a
+ * commit in a produce instance cannot wake a long poll waiting in a fetch instance, which sees the
+ * records at its next re-read of the head; the WebSocket's wake is an asynchronous invocation).
  * Run: `npm run bench -- end-to-end [--quick]`.
  */
 import './lib/env.js';
 import { isQuick, writeResult, type Table } from './lib/report.js';
 import { RequestRecorder, STACK_NOTE, formatCalls, http, pct, startBenchStack, summarize } from './lib/load.js';
 import { WebSocket } from 'ws';
-import { createTopic } from '../lib/cluster/topics.js';
+import { startLocalStack, type LocalStack } from '../local/stack.js';
 
 const quick = isQuick();
 const SECONDS = quick ? 2 : 30;
 const WAIT_MS = 5000;
 const PAD = 'x'.repeat(1024 - 16);
 
-const stack = await startBenchStack();
-const U = stack.url;
-const C = `${U}/v3/clusters/${stack.clusterId}`;
+let U = '';
+let C = '';
 const recorder = new RequestRecorder();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -67,24 +70,63 @@ async function phase(consumer: string, topic: string, consume: (stopped: () => b
   return p;
 }
 
-// 1. v3 fetch with a wait.
-await createTopic({ name: 'e2e-v3', partitions: 1, replicationFactor: 3 });
-const v3 = await phase('v3 fetch (long poll)', 'e2e-v3', async (stopped, seen, poll) => {
-  let offset = 0;
-  while (!stopped()) {
-    poll();
-    const r = await http(`${C}/topics/e2e-v3/partitions/0/records?offset=${offset}&timeout=${WAIT_MS}&max_bytes=1048576&format=string`);
-    const at = performance.now();
-    for (const rec of r.records as { value: { data: string } }[]) seen(rec.value.data, at);
-    offset = r.next_offset as number;
-  }
-});
+/** 1. v3 fetch with a wait. */
+async function v3Phase(mode: string): Promise<Phase> {
+  const topic = `e2e-v3-${mode.replace(/\W+/g, '-')}`;
+  await newTopic(topic);
+  return phase(`v3 fetch (long poll), ${mode}`, topic, async (stopped, seen, poll) => {
+    let offset = 0;
+    while (!stopped()) {
+      poll();
+      const r = await http(`${C}/topics/${topic}/partitions/0/records?offset=${offset}&timeout=${WAIT_MS}&max_bytes=1048576&format=string`);
+      const at = performance.now();
+      for (const rec of r.records as { value: { data: string } }[]) seen(rec.value.data, at);
+      offset = r.next_offset as number;
+    }
+  });
+}
+
+/** 3. A WebSocket subscriber (no request while it waits: "consumer requests" counts the frames it got). */
+async function wsPhase(mode: string): Promise<Phase> {
+  const topic = `e2e-ws-${mode.replace(/\W+/g, '-')}`;
+  await newTopic(topic);
+  return phase(`WebSocket subscriber, ${mode}`, topic, async (stopped, seen, frame) => {
+    const socket = new WebSocket(`${U.replace(/^http/, 'ws')}/ws`);
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', reject);
+    });
+    const subscribed = new Promise<void>((resolve) => socket.on('message', (data) => {
+      const f = JSON.parse(String(data)) as { type: string; records?: { value: string }[] };
+      if (f.type === 'subscribed') resolve();
+      if (f.type !== 'records') return;
+      frame();
+      const at = performance.now();
+      for (const r of f.records ?? []) seen(Buffer.from(r.value, 'base64').toString('utf8'), at);
+    }));
+    socket.send(JSON.stringify({ action: 'subscribe', topic, partition: 0, offset: 'latest' }));
+    await subscribed;
+    while (!stopped()) await sleep(20);
+    socket.close();
+  });
+}
+
+const useStack = (s: LocalStack): LocalStack => {
+  U = s.url;
+  C = `${U}/v3/clusters/${s.clusterId}`;
+  return s;
+};
+/** A topic of one RF 3 partition, created through the gateway (the stack of the moment). */
+const newTopic = (name: string) => http(`${C}/topics`, 'POST', { topic_name: name, partitions_count: 1, replication_factor: 3 });
+
+const inProcess = useStack(await startBenchStack());
+const v3 = await v3Phase('one process');
 
 // 2. A REST Proxy v2 consumer instance with the partition assigned.
-await createTopic({ name: 'e2e-v2', partitions: 1, replicationFactor: 3 });
+await newTopic('e2e-v2');
 const instance = await http(`${U}/consumers/e2e`, 'POST', { name: 'e2e-1', format: 'binary', 'auto.offset.reset': 'earliest' });
 await http(`${instance.base_uri as string}/assignments`, 'POST', { partitions: [{ topic: 'e2e-v2', partition: 0 }] });
-const v2 = await phase('v2 consumer instance', 'e2e-v2', async (stopped, seen, poll) => {
+const v2 = await phase('v2 consumer instance, one process', 'e2e-v2', async (stopped, seen, poll) => {
   while (!stopped()) {
     poll();
     const r = await fetch(`${instance.base_uri as string}/records?timeout=${WAIT_MS}&max_bytes=1048576`, { headers: { accept: 'application/vnd.kafka.binary.v2+json' } });
@@ -94,31 +136,19 @@ const v2 = await phase('v2 consumer instance', 'e2e-v2', async (stopped, seen, p
     for (const rec of body) seen(Buffer.from(rec.value, 'base64').toString('utf8'), at);
   }
 });
-// 3. A WebSocket subscriber (no request while it waits: "consumer requests" counts the frames it got).
-await createTopic({ name: 'e2e-ws', partitions: 1, replicationFactor: 3 });
-const ws = await phase('WebSocket subscriber', 'e2e-ws', async (stopped, seen, frame) => {
-  const socket = new WebSocket(`${U.replace(/^http/, 'ws')}/ws`);
-  await new Promise<void>((resolve, reject) => {
-    socket.once('open', () => resolve());
-    socket.once('error', reject);
-  });
-  const subscribed = new Promise<void>((resolve) => socket.on('message', (data) => {
-    const f = JSON.parse(String(data)) as { type: string; records?: { value: string }[] };
-    if (f.type === 'subscribed') resolve();
-    if (f.type !== 'records') return;
-    frame();
-    const at = performance.now();
-    for (const r of f.records ?? []) seen(Buffer.from(r.value, 'base64').toString('utf8'), at);
-  }));
-  socket.send(JSON.stringify({ action: 'subscribe', topic: 'e2e-ws', partition: 0, offset: 'latest' }));
-  await subscribed;
-  while (!stopped()) await sleep(20);
-  socket.close();
-});
+const ws = await wsPhase('one process');
 recorder.stop();
-await stack.stop();
+await inProcess.stop();
+// The same in Lambda-fidelity mode (stores as above; acks=all replicates inline, no controller).
+const fidelity = useStack(await startLocalStack({
+  port: 0, brokers: 3, ...(quick ? { isolatedBrokers: false, inMemory: true } : { isolatedBrokers: true, inMemory: false }),
+  controllers: 0, controllerScheduleMs: 0, replicator: false, lambda: { concurrency: 16 },
+}));
+const v3Lambda = await v3Phase('Lambda');
+const wsLambda = await wsPhase('Lambda');
+await fidelity.stop();
 
-const phases = [v3, v2, ws];
+const phases = [v3, v2, ws, v3Lambda, wsLambda];
 const row = (p: Phase) => {
   const produceP50 = pct(p.produce, 0.5);
   const e50 = pct(p.e2e, 0.5);
@@ -131,6 +161,7 @@ const table: Table = {
   rows: phases.map(row),
   notes: [
     'Target: end-to-end p50 and p99 ≤ 2 × the acks=all produce p50 of the same run; over the WebSocket, end to end no worse than the long poll.',
+    'In one process a commit wakes a long poll of the same process at once; in Lambda-fidelity mode (as in AWS) the produce and fetch instances are apart, and the long poll sees the records at its next re-read of the head.',
     'WebSocket: "consumer requests" are the records frames it received; it sends nothing while it waits.',
   ],
 };
