@@ -87,9 +87,10 @@ export function transactionCommands(p: Command, ctx: Ctx): void {
     .option('--producer-id <id>', '... only this producer\'s')
     .action(async (id: string | undefined, o: { topic?: string; partition?: string; startOffset?: string; producerId?: string }) => {
       const { t, json } = ctx();
-      if (o.topic !== undefined || o.partition !== undefined) {
+      if (o.topic !== undefined || o.partition !== undefined || o.startOffset !== undefined || o.producerId !== undefined) {
         const partition = intOpt(o.partition, '--partition');
         if (o.topic === undefined || partition === undefined || id !== undefined) throw new UsageError('Give a transactional id, or --topic and --partition (not both).');
+        if (o.startOffset !== undefined && o.producerId !== undefined) throw new UsageError('Give --start-offset or --producer-id, not both.');
         const startOffset = intOpt(o.startOffset, '--start-offset');
         const producerId = intOpt(o.producerId, '--producer-id');
         const ended = await t.admin().endHangingTransactions({

@@ -97,14 +97,15 @@ export interface ProducerStateDescription {
   readonly hanging: boolean;
 }
 
-/** A hanging transaction ended with the marker its coordinator decided. */
+/** A hanging transaction ended with the marker its coordinator decided (now in the log at `markerOffset`). */
 export interface EndedHangingTransaction {
   readonly topic: string;
   readonly partition: number;
   readonly producerId: number;
   readonly startOffset: number;
   readonly marker: 'COMMIT' | 'ABORT';
-  /** The marker's offset; -1 when it was no longer hanging by the time of the write (nothing written). */
+  /** The producer epoch the marker carries (it fences the epochs below it on the partition). */
+  readonly markerEpoch: number;
   readonly markerOffset: number;
 }
 
@@ -143,6 +144,6 @@ export async function endHangingTransactions(
   const r = await conn.call<{ data?: Json[] }>('POST', await conn.v3(`${partitionPath(o.topic, o.partition)}/hanging-transactions:end`), { body });
   return (r.data ?? []).map((e) => ({
     topic: o.topic, partition: o.partition, producerId: Number(e.producer_id), startOffset: Number(e.start_offset),
-    marker: e.marker === 'COMMIT' ? 'COMMIT' : 'ABORT', markerOffset: Number(e.marker_offset),
+    marker: e.marker === 'COMMIT' ? 'COMMIT' : 'ABORT', markerEpoch: Number(e.marker_epoch), markerOffset: Number(e.marker_offset),
   }));
 }

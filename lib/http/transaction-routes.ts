@@ -151,6 +151,9 @@ async function producers(req: ApiRequest): Promise<ApiResponse> {
   const clusterId = await checkCluster(req);
   const { topic, partition } = await partitionOf(req);
   const list = await describeProducers(topic, partition);
+  // (a transactional id is shown only to whom may DESCRIBE it, as the transactions list shows them)
+  const ids = new Set((await visible(req, list.flatMap((p) => (p.transactionalId === undefined ? [] : [p.transactionalId])), (id) =>
+    ({ resourceType: 'TRANSACTIONAL_ID', resourceName: id }))));
   return {
     status: 200,
     body: {
@@ -158,7 +161,8 @@ async function producers(req: ApiRequest): Promise<ApiResponse> {
       data: list.map((p) => ({
         kind: 'KafkaPartitionProducer', cluster_id: clusterId, topic_name: topic, partition_id: partition,
         producer_id: p.producerId, producer_epoch: p.producerEpoch, last_sequence: p.lastSequence,
-        current_transaction_start_offset: p.currentTransactionStartOffset, transactional_id: p.transactionalId ?? null, hanging: p.hanging,
+        current_transaction_start_offset: p.currentTransactionStartOffset,
+        transactional_id: p.transactionalId !== undefined && ids.has(p.transactionalId) ? p.transactionalId : null, hanging: p.hanging,
       })),
     },
   };
@@ -178,9 +182,10 @@ async function endHanging(req: ApiRequest): Promise<ApiResponse> {
   const clusterId = await checkCluster(req);
   const { topic, partition } = await partitionOf(req);
   const b = validate(endHangingSchema, body(req), 'hanging-transactions');
-  const ended = await endHangingTransactions([{ topic, partition }], {
+  const { ended, errors } = await endHangingTransactions([{ topic, partition }], {
     ...(b.producer_id !== undefined ? { producerId: b.producer_id } : {}), ...(b.start_offset !== undefined ? { startOffset: b.start_offset } : {}),
   });
+  if (errors.length > 0) throw errors[0];
   return {
     status: 200,
     body: {

@@ -60,8 +60,8 @@ export interface IncomingMarker {
   readonly commit: boolean;
   /**
    * The repair of a hanging transaction (lib/orchestration/hanging-transactions.ts): written only
-   * while the producer's transaction is open here and holds no batch of `markerEpoch` or later —
-   * else it would close the producer's next transaction, not decided yet, with the hanging one.
+   * while the producer's transaction is open here (and, as every marker, holds no batch of
+   * `markerEpoch` or later).
    */
   readonly repair?: boolean;
 }
@@ -196,10 +196,18 @@ export function applyBatch(state: ProducerState | undefined, b: IncomingBatch & 
  * A transaction marker's verdict: a repeat (a marker of this epoch or a later one is here already,
  * or the producer has moved past it) writes nothing; otherwise the marker closes the producer's
  * open transaction here, fences its older epochs, and — an abort — names the aborted range.
+ *
+ * A marker never closes a batch of its own epoch or later: that batch is the producer's next
+ * transaction's, not decided yet (an unclean election cut the first marker, the producer's next
+ * transaction landed a batch, and then another finisher's marker of the same transaction came,
+ * late; or the repair's). It writes nothing then, and the next transaction's marker closes both.
+ * A first marker never meets one: the next transaction cannot add a partition before this one
+ * is complete (spec/transactions.qnt, FIX_MARKER_GUARD).
  */
 export function checkMarker(state: ProducerState | undefined, m: IncomingMarker): { readonly kind: 'repeat' } | { readonly kind: 'append'; readonly next: (offset: number) => ProducerState } {
   if (state && ((state.markerEpoch !== undefined && m.markerEpoch <= state.markerEpoch) || m.markerEpoch < state.producerEpoch)) return { kind: 'repeat' };
-  if (m.repair && (state?.txnFirst === undefined || newestBatchEpoch(state) >= m.markerEpoch)) return { kind: 'repeat' };
+  if (state?.txnFirst !== undefined && newestBatchEpoch(state) >= m.markerEpoch) return { kind: 'repeat' };
+  if (m.repair && state?.txnFirst === undefined) return { kind: 'repeat' };
   return { kind: 'append', next: (offset) => applyMarker(state, m, offset) };
 }
 

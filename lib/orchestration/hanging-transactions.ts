@@ -14,13 +14,15 @@
  *      transaction is decided when the transactional id holding the producer id is at an epoch past
  *      the newest batch's (every end bumps it), or moved to another producer id, or gone (idle ids
  *      expire; an open one never does);
- *   3. append the marker — an abort when the transaction has its aborted mark, else a commit
- *      (read_committed readers go by the marks either way) — guarded (`repair`): only while the
- *      transaction is still open there and holds no batch of the marker's epoch or later, so the
- *      producer's next transaction, not decided yet, is never closed with it.
- * A transactional id being completed (PrepareCommit, PrepareAbort) is left to its finisher, or to
- * the controller's pass when its finisher died; one writing the same marker at the same time as
- * the repair would be harmless all the same (one of the two is a repeat).
+ *   3. append the marker — an abort when the transaction has its aborted mark, else a commit; it
+ *      is the marks that read_committed readers go by, so the kind is what Kafka's tools show —
+ *      only while the transaction is still open there (`repair`), and, as every marker, only
+ *      while it holds no batch of the marker's epoch or later, so the producer's next
+ *      transaction, not decided yet, is never closed with it.
+ * A transaction being completed (its id in PrepareCommit or PrepareAbort for it, the partition
+ * among its partitions) is left to its finisher, or to the controller's pass when its finisher
+ * died; one writing the same marker at the same time as the repair would be harmless all the same
+ * (one of the two is a repeat).
  *
  * The controller's full pass runs it on every partition whose leader's head has an open
  * transaction; the HTTP API lists a partition's producers and runs it on request.
@@ -28,7 +30,7 @@
 import { KafkaError } from '../protocol/errors.js';
 import { replicaStore, requireTopic } from '../cluster/metadata.js';
 import { appendMarker } from '../log/produce.js';
-import { newestBatchEpoch, type ProducerState } from '../log/producer-state.js';
+import { closedMarker, newestBatchEpoch, type ProducerState } from '../log/producer-state.js';
 import { abortedAmong, listTxns, type TxnRecord } from '../storage/coordination/transactions.js';
 import { topicPartitionKey } from '../storage/model.js';
 import { readHead } from '../storage/replica/head.js';
@@ -48,7 +50,7 @@ export interface PartitionProducer {
   readonly hanging: boolean;
 }
 
-/** What the repair did with one partition's hanging transaction. */
+/** A hanging transaction the repair ended: its marker is in the log. */
 export interface EndedHanging {
   readonly topic: string;
   readonly partition: number;
@@ -56,23 +58,30 @@ export interface EndedHanging {
   readonly startOffset: number;
   readonly markerEpoch: number;
   readonly commit: boolean;
-  /** The marker's offset; -1 when the guard found it no longer hanging (a marker came, or a later batch) and wrote nothing. */
   readonly markerOffset: number;
 }
 
+/** Epochs are int16: no marker goes past this one. */
+const MAX_MARKER_EPOCH = 32_767;
+
+/** The transactional ids' items by the producer id each holds. */
+const byProducerId = (txns: readonly TxnRecord[]): ReadonlyMap<number, TxnRecord> => new Map(txns.map((r) => [r.producerId, r]));
+
 /**
- * The marker epoch that ends the producer's open transaction, when the coordinator has decided it
- * (`txns`: every transactional id's item, read after the state); undefined when none is open, it is
- * not decided, or its id is being completed (whose finisher writes the markers).
+ * The marker epoch that ends the producer's open transaction on the partition, when the
+ * coordinator has decided it (`owners`: every transactional id's item by producer id, read after
+ * the state); undefined when none is open, it is not decided, or it is being completed (its id
+ * prepared for it, with this partition among its partitions: its finisher writes the marker).
  */
-export function hangingMarkerEpoch(st: ProducerState, txns: readonly TxnRecord[]): number | undefined {
+export function hangingMarkerEpoch(st: ProducerState, owners: ReadonlyMap<number, TxnRecord>, at: { readonly topic: string; readonly partition: number }): number | undefined {
   if (st.txnFirst === undefined) return undefined;
   const markerEpoch = newestBatchEpoch(st) + 1;
-  const owner = txns.find((r) => r.producerId === st.producerId);
+  if (markerEpoch > MAX_MARKER_EPOCH) return undefined;
+  const owner = owners.get(st.producerId);
   if (owner && owner.producerEpoch < markerEpoch) return undefined;
-  // Being completed: its finisher (or the controller's pass, for one whose finisher died) writes the markers.
-  if (owner && (owner.state === 'PrepareCommit' || owner.state === 'PrepareAbort')) return undefined;
-  return markerEpoch;
+  const completing = owner && (owner.state === 'PrepareCommit' || owner.state === 'PrepareAbort') && owner.producerEpoch === markerEpoch
+    && owner.partitions.some((p) => p.topic === at.topic && p.partition === at.partition);
+  return completing ? undefined : markerEpoch;
 }
 
 /** A partition's leader replica, or the error a produce to it would get. */
@@ -88,15 +97,15 @@ async function leaderOf(topic: string, partition: number) {
 export async function describeProducers(topic: string, partition: number): Promise<PartitionProducer[]> {
   const { store, tp } = await leaderOf(topic, partition);
   const states = await listProducerStates(store, tp);
-  const txns = states.some((st) => st.txnFirst !== undefined) ? await listTxns() : [];
+  const owners = byProducerId(states.some((st) => st.txnFirst !== undefined) ? await listTxns() : []);
   return states.map((st) => {
     const last = st.batches[st.batches.length - 1];
-    const owner = txns.find((r) => r.producerId === st.producerId);
+    const owner = owners.get(st.producerId);
     return {
       producerId: st.producerId, producerEpoch: st.producerEpoch, lastSequence: last ? last.lastSeq : -1,
       currentTransactionStartOffset: st.txnFirst ?? -1,
       ...(owner ? { transactionalId: owner.transactionalId } : {}),
-      hanging: hangingMarkerEpoch(st, txns) !== undefined,
+      hanging: hangingMarkerEpoch(st, owners, { topic, partition }) !== undefined,
     };
   }).sort((a, b) => a.producerId - b.producerId);
 }
@@ -115,12 +124,13 @@ export interface EndHangingOptions {
  * whose leader's head has one open; the HTTP API one). Reads each partition's open transactions
  * and their producer states, then every transactional id (one Query, only when some are open),
  * then the aborted marks of the decided ones (one BatchGetItem), and appends their markers.
- * Errors: the first of a partition's leader unreadable or a marker's append failed, after every
- * other partition ran.
+ * Returns the transactions it ended (one that stopped hanging before its marker — a marker came,
+ * or a later transaction's batch — is not among them) and the errors of the partitions it could
+ * not read or write (the others still ran).
  */
 export async function endHangingTransactions(
   parts: readonly { readonly topic: string; readonly partition: number }[], opts: EndHangingOptions = {},
-): Promise<EndedHanging[]> {
+): Promise<{ ended: EndedHanging[]; errors: unknown[] }> {
   const errors: unknown[] = [];
   const settledOf = <T>(results: PromiseSettledResult<T>[]): T[] => results.flatMap((r) => {
     if (r.status === 'fulfilled') return [r.value];
@@ -130,7 +140,7 @@ export async function endHangingTransactions(
   const open = settledOf(await Promise.allSettled(parts.map(async ({ topic, partition }) => {
     const { store, tp } = await leaderOf(topic, partition);
     const head = await readHead(store, tp);
-    const ids = Object.keys(head?.openTxns ?? {}).filter((k) => !k.includes(':')).map(Number)
+    const ids = Object.keys(head?.openTxns ?? {}).filter((k) => closedMarker(k) === undefined).map(Number)
       .filter((id) => opts.producerId === undefined || id === opts.producerId);
     if (ids.length === 0) return [];
     const states = await readProducerStates(store, tp, ids);
@@ -138,21 +148,18 @@ export async function endHangingTransactions(
       .filter((st) => st.txnFirst !== undefined && (opts.startOffset === undefined || st.txnFirst === opts.startOffset))
       .map((st) => ({ topic, partition, st }));
   }))).flat();
-  const done = (ended: EndedHanging[]): EndedHanging[] => {
-    if (errors.length > 0) throw errors[0];
-    return ended;
-  };
-  if (open.length === 0) return done([]);
-  const txns = await listTxns();
+  if (open.length === 0) return { ended: [], errors };
+  const owners = byProducerId(await listTxns());
   const decided = open.flatMap((o) => {
-    const markerEpoch = hangingMarkerEpoch(o.st, txns);
+    const markerEpoch = hangingMarkerEpoch(o.st, owners, o);
     return markerEpoch === undefined ? [] : [{ ...o, markerEpoch }];
   });
-  if (decided.length === 0) return done([]);
+  if (decided.length === 0) return { ended: [], errors };
   const aborted = await abortedAmong(decided.map((d) => ({ producerId: d.st.producerId, epoch: d.markerEpoch - 1 })));
-  return done(settledOf(await Promise.allSettled(decided.map(async (d): Promise<EndedHanging> => {
+  const written = settledOf(await Promise.allSettled(decided.map(async (d): Promise<EndedHanging> => {
     const commit = !aborted.has(`${d.st.producerId}#${d.markerEpoch - 1}`);
     const markerOffset = await appendMarker(d.topic, d.partition, d.st.producerId, d.markerEpoch, commit, opts.deadlineMs, { repair: true });
     return { topic: d.topic, partition: d.partition, producerId: d.st.producerId, startOffset: d.st.txnFirst as number, markerEpoch: d.markerEpoch, commit, markerOffset };
-  }))));
+  })));
+  return { ended: written.filter((e) => e.markerOffset >= 0), errors };
 }

@@ -39,6 +39,7 @@ import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
 import { replicate, type ReplicateResult } from '../log/commit.js';
 import { fullSync } from '../log/full-sync.js';
+import { closedMarker } from '../log/producer-state.js';
 import { tailOverdue } from '../log/roll.js';
 import { claimGarbagePass, readGarbageClock } from '../storage/coordination/garbage-clock.js';
 import { clearLagging, listLagging, markLagging, type LagMark } from '../storage/coordination/lag-index.js';
@@ -238,13 +239,11 @@ export class ReplicationSweep {
    * an unclean election cut: nothing else would write it again). Returns how many markers it wrote.
    */
   private async endHanging(parts: readonly PartitionRef[], deadline: number): Promise<number> {
-    const ended = await endHangingTransactions(parts, { deadlineMs: Math.max(1000, Math.min(config().requestTimeoutMs, deadline - Date.now())) }).catch((err: unknown) => {
-      logger.warn({ event: 'hanging-transactions-failed', err: (err as Error).message }, 'could not end hanging transactions');
-      return [];
-    });
-    const written = ended.filter((e) => e.markerOffset >= 0);
-    for (const e of written) logger.warn({ event: 'hanging-transaction-ended', ...e }, 'a hanging transaction was ended with the marker its coordinator decided');
-    return written.length;
+    const { ended, errors } = await endHangingTransactions(parts, { deadlineMs: Math.max(1000, Math.min(config().requestTimeoutMs, deadline - Date.now())) })
+      .catch((err: unknown) => ({ ended: [], errors: [err] }));
+    for (const err of errors) logger.warn({ event: 'hanging-transactions-failed', err: (err as Error).message }, 'could not end hanging transactions');
+    for (const e of ended) logger.warn({ event: 'hanging-transaction-ended', ...e }, 'a hanging transaction was ended with the marker its coordinator decided');
+    return ended.length;
   }
 
   /**
@@ -338,7 +337,7 @@ export class ReplicationSweep {
           const ref = { topic: p.topic, topicId: p.topicId, partition: p.partition };
           if (headLags(head, p.followers)) lagging.push(ref);
           if (maintenanceDue(head, p.configs, now)) maintain.push(ref);
-          if (Object.keys(head.openTxns ?? {}).some((k) => !k.includes(':'))) withOpenTxns.push(ref);
+          if (Object.keys(head.openTxns ?? {}).some((k) => closedMarker(k) === undefined)) withOpenTxns.push(ref);
           if (tailOverdue(head, numericConfig(p.configs, 'segment.ms'), now)) overdue.push({ ...ref, tailSince: head.tailSince });
         }
       } catch (err) {

@@ -4,8 +4,9 @@
  * never written there, or cut by an unclean election — is found by DescribeProducers and ended by
  * the repair with the marker the coordinator decided (on request, or by the controller's full
  * pass); one its coordinator has not decided is left
- * open; and the repair that loses the race to the producer's next transaction (a batch of the
- * marker's epoch landed between its read and its append) writes nothing.
+ * open; the repair that loses the race to the producer's next transaction (a batch of the
+ * marker's epoch landed between its read and its append) writes nothing, and so does a finisher's
+ * marker that lands late, after the first was cut.
  */
 import { describe, expect, it } from 'vitest';
 import { appendToLeader } from '../../../lib/log/append.js';
@@ -68,14 +69,14 @@ describe('Hanging transactions', () => {
       producerId: p.producer.producerId, currentTransactionStartOffset: 0, transactionalId: p.producer.transactionalId, hanging: true,
     })]);
 
-    const ended = await endHangingTransactions([{ topic: p.name, partition: 0 }]);
+    const { ended } = await endHangingTransactions([{ topic: p.name, partition: 0 }]);
     expect(ended).toEqual([{ topic: p.name, partition: 0, producerId: p.producer.producerId, startOffset: 0, markerEpoch: p.producer.producerEpoch + 1, commit: true, markerOffset: 2 }]);
     const after = (await readHead(p.store(p.p0.leader), p.tp))!;
     expect(lastStableOffset(after)).toBe(3);
     expect(await committedValues(p.name)).toEqual(['t0', 't1']);
     expect((await describeProducers(p.name, 0))[0]).toMatchObject({ currentTransactionStartOffset: -1, hanging: false });
     // a second repair finds nothing open
-    expect(await endHangingTransactions([{ topic: p.name, partition: 0 }])).toEqual([]);
+    expect(await endHangingTransactions([{ topic: p.name, partition: 0 }])).toEqual({ ended: [], errors: [] });
   });
 
   it('a marker cut by an unclean election opens its transaction again; the repair writes the abort the coordinator decided, under the epoch after the batches\'', async () => {
@@ -97,7 +98,7 @@ describe('Hanging transactions', () => {
     for (const b of p.p0.replicas) await setRole(p.store(b), p.tp, b === old ? 'leader' : 'follower', e2.leaderEpoch);
     expect(lastStableOffset((await readHead(p.store(old), p.tp))!)).toBe(0);
 
-    const [ended] = await endHangingTransactions([{ topic: p.name, partition: 0 }]);
+    const [ended] = (await endHangingTransactions([{ topic: p.name, partition: 0 }])).ended;
     expect(ended).toMatchObject({ producerId: p.producer.producerId, startOffset: 0, markerEpoch: e0 + 1, commit: false, markerOffset: 2 });
     expect(lastStableOffset((await readHead(p.store(old), p.tp))!)).toBe(3);
     expect(await committedValues(p.name)).toEqual([]);
@@ -116,7 +117,7 @@ describe('Hanging transactions', () => {
   it('a transaction its coordinator has not decided is not hanging: the repair writes nothing', async () => {
     const p = await openTransaction('hang-open', ['o0']);
     expect((await describeProducers(p.name, 0))[0]).toMatchObject({ currentTransactionStartOffset: 0, hanging: false });
-    expect(await endHangingTransactions([{ topic: p.name, partition: 0 }])).toEqual([]);
+    expect(await endHangingTransactions([{ topic: p.name, partition: 0 }])).toEqual({ ended: [], errors: [] });
     const head = (await readHead(p.store(p.p0.leader), p.tp))!;
     expect([head.leo, lastStableOffset(head)]).toEqual([1, 0]);
     // its own end closes it
@@ -138,9 +139,27 @@ describe('Hanging transactions', () => {
     expect([head.leo, lastStableOffset(head)]).toEqual([2, 0]);
     expect(await committedValues(p.name)).toEqual([]);
     // A repair that reads now finds the transaction undecided (its newest batch's epoch is the coordinator's).
-    expect(await endHangingTransactions([{ topic: p.name, partition: 0 }])).toEqual([]);
+    expect(await endHangingTransactions([{ topic: p.name, partition: 0 }])).toEqual({ ended: [], errors: [] });
     // The next transaction's abort: its marker closes both; the decided commit's record is read, the aborted one not.
     await endTransaction(next, false);
     expect(await committedValues(p.name)).toEqual(['h0']);
+  });
+
+  it('a finisher\'s marker that lands late, after the first was cut and the producer\'s next transaction landed a batch, writes nothing: it never closes that transaction', async () => {
+    const p = await openTransaction('late-marker', ['l0']);
+    const e0 = p.producer.producerEpoch;
+    // The first finisher's marker (epoch e0 + 1) was written and then cut; the coordinator completed the commit.
+    await decideWithoutMarker(p.producer.transactionalId, true);
+    const next: TxnProducer = { ...p.producer, producerEpoch: e0 + 1 };
+    const [landed] = await produceInTransaction(next, p.name, [{ partition: 0, sequence: 0, key: null, value: Buffer.from('n0'), headers: [] }]);
+    expect(landed?.ok).toBe(true);
+    // A second finisher of the same transaction, slowed by the election, appends the same marker now.
+    expect(await appendMarker(p.name, 0, p.producer.producerId, e0 + 1, true)).toBe(-1);
+    const head = (await readHead(p.store(p.p0.leader), p.tp))!;
+    expect([head.leo, lastStableOffset(head)]).toEqual([2, 0]);
+    expect(await committedValues(p.name)).toEqual([]);
+    // The next transaction aborts: its marker closes both, and only the committed record is read.
+    await endTransaction(next, false);
+    expect(await committedValues(p.name)).toEqual(['l0']);
   });
 });
