@@ -76,7 +76,9 @@ export const contended = (t: AppendTarget): boolean => (contendedUntil.get(headK
 
 /** True when a chunk fits one staged item. */
 export const stageable = (chunk: readonly ReadyBatch[]): boolean =>
-  chunk.reduce((n, b) => n + (b.s3 ? 0 : b.sizeBytes) + 64, 0) <= STAGED_MAX_BYTES;
+  chunk.reduce((n, b) => n + (b.s3 ? 0 : b.sizeBytes) + 64, 0) <= STAGED_MAX_BYTES
+  // (a repair's marker goes on the direct path: another instance's commit, of an older version, would not know its rule)
+  && chunk.every((b) => !b.producer?.repair);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -92,7 +94,7 @@ const readyOf = (item: StagedItem): ReadyBatch[] => (item.batches ?? []).map((b)
   ...(b.producerId !== undefined ? {
     producer: {
       producerId: b.producerId, producerEpoch: b.producerEpoch as number, baseSequence: b.baseSequence as number,
-      ...(b.transactional ? { transactional: true } : {}), ...(b.control ? { control: b.control } : {}), ...(b.repair ? { repair: true } : {}),
+      ...(b.transactional ? { transactional: true } : {}), ...(b.control ? { control: b.control } : {}),
     },
   } : {}),
 }));
@@ -203,7 +205,6 @@ export async function appendStaged(t: AppendTarget, chunk: readonly ReadyBatch[]
       recordCount: b.recordCount, maxTimestamp: b.maxTimestamp, sizeBytes: b.sizeBytes,
       ...(b.producer ? { producerId: b.producer.producerId, producerEpoch: b.producer.producerEpoch, baseSequence: b.producer.baseSequence } : {}),
       ...(b.producer?.transactional ? { transactional: true } : {}), ...(b.producer?.control ? { control: b.producer.control } : {}),
-      ...(b.producer?.repair ? { repair: true } : {}),
     })),
   };
   /** Stages the batches under a new id at or above `atLeast`; returns it. */

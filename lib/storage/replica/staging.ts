@@ -50,8 +50,6 @@ export interface StagedBatchItem {
   readonly baseSequence?: number;
   readonly transactional?: boolean;
   readonly control?: 'commit' | 'abort';
-  /** A marker that repairs a hanging transaction (lib/log/producer-state.ts `IncomingMarker.repair`). */
-  readonly repair?: boolean;
 }
 
 /** What a commit gave one staged batch: its offsets, or the error that refused it. */
