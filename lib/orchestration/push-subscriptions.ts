@@ -28,8 +28,6 @@ export interface SubscriptionStatus {
   readonly lastError?: string;
 }
 
-const notFound = (name: string): HttpError => new HttpError(404, 404, `Subscription ${name} cannot be found.`);
-
 /** Stores a subscription and commits its group's starting offsets where it has none; answers it with its secret. */
 export async function createSubscription(n: NewSubscription): Promise<PushSubscription> {
   const view = await requireTopic(n.topic);
@@ -63,11 +61,13 @@ export async function listSubscriptions(): Promise<PushSubscription[]> {
   return listPushSubscriptions();
 }
 
-/** A subscription and its partitions' state; `check` (the caller's access to it) runs before anything is shown. */
-export async function describeSubscription(name: string, check: (s: PushSubscription) => Promise<void>): Promise<{ subscription: PushSubscription; partitions: SubscriptionStatus[] }> {
-  const s = await getPushSubscription(name);
-  if (!s) throw notFound(name);
-  await check(s);
+/** The subscription of this name, if there is one (who may see it is the caller's to decide first: lib/http/push-subscription-routes.ts). */
+export async function findSubscription(name: string): Promise<PushSubscription | undefined> {
+  return getPushSubscription(name);
+}
+
+/** A subscription's partitions' state: the group's committed offsets and each partition's delivery state. */
+export async function subscriptionStatus(s: PushSubscription): Promise<SubscriptionStatus[]> {
   const view = await requireTopic(s.topic).catch(() => undefined);
   const count = view?.topic.topicId === s.topicId ? view.topic.partitions : 0;
   const [offsets, states] = await Promise.all([committed(s.groupId), listPushStates(pushStateKey(s))]);
@@ -82,13 +82,10 @@ export async function describeSubscription(name: string, check: (s: PushSubscrip
       ...(state?.lastError !== undefined ? { lastError: state.lastError } : {}),
     });
   }
-  return { subscription: s, partitions };
+  return partitions;
 }
 
-/** Deletes a subscription (its group's committed offsets stay, as a Kafka group's do); `check` runs first. */
-export async function deleteSubscription(name: string, check: (s: PushSubscription) => Promise<void>): Promise<void> {
-  const s = await getPushSubscription(name);
-  if (!s) throw notFound(name);
-  await check(s);
+/** Deletes a subscription (its group's committed offsets stay, as a Kafka group's do). */
+export async function deleteSubscription(s: PushSubscription): Promise<void> {
   await deletePushSubscription(s);
 }

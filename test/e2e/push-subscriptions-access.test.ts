@@ -1,0 +1,78 @@
+/**
+ * Who may see and change a push subscription, end to end through HTTP with authorization on: a
+ * gateway with `--auth`'s token check in front of the real handlers, in this worker, on the shared
+ * stack's stores (test/support/auth-gateway.ts: TRIBUTARY_AUTH=token, User:admin a super user).
+ * ACLs are written by the library, in this worker, so they hold at once for its handlers.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAcls, deleteAcls } from '../../lib/security/acl-admin.js';
+import { validateFilter } from '../../lib/security/acls.js';
+import { createTopic, uniqueTopic, v3 } from '../support/api.js';
+import { startAuthGateway, type AuthGateway } from '../support/auth-gateway.js';
+
+let g: AuthGateway;
+const topic = uniqueTopic('push-access');
+const name = `${topic}-sub`;
+const group = `${topic}-g`;
+/** Principals of this file only, so their ACLs meet no other file's. */
+const who = (role: string) => `User:${topic}-${role}`;
+const tokens: Record<string, string> = {};
+
+beforeAll(async () => {
+  await createTopic(topic, 1, 1);
+  g = await startAuthGateway();
+  for (const role of ['prober', 'watcher', 'owner']) tokens[role] = await g.user(who(role));
+  const allow = (principal: string, resourceType: 'TOPIC' | 'GROUP', resourceName: string, operation: 'READ' | 'DESCRIBE' | 'DELETE') =>
+    ({ resourceType, resourceName, patternType: 'LITERAL', principal, host: '*', operation, permission: 'ALLOW' });
+  await createAcls([
+    // every caller passes the route's own check (READ on some topic) and differs only on the group
+    ...['prober', 'watcher', 'owner'].map((r) => allow(who(r), 'TOPIC', topic, 'READ')),
+    allow(who('watcher'), 'GROUP', '*', 'DESCRIBE'),
+    allow(who('owner'), 'GROUP', group, 'DESCRIBE'),
+    allow(who('owner'), 'GROUP', group, 'DELETE'),
+  ] as never);
+  const created = await g.call('POST', v3('/subscriptions'), g.adminToken, {
+    subscription_name: name, topic_name: topic, group_id: group, endpoint: { type: 'http', url: 'http://127.0.0.1:9/hook' },
+  });
+  expect(created.status, created.text).toBe(201);
+});
+
+afterAll(async () => {
+  await g?.call('DELETE', v3(`/subscriptions/${name}`), g.adminToken);
+  await deleteAcls(['prober', 'watcher', 'owner'].map((r) => validateFilter({ resourceType: 'ANY', patternType: 'ANY', principal: who(r), operation: 'ANY', permission: 'ANY' })));
+  await g?.close();
+});
+
+describe('Push subscriptions: access', () => {
+  it('answers a caller without DESCRIBE or DELETE on the group GROUP_AUTHORIZATION_FAILED whether the subscription exists or not, the same answer naming neither its group', async () => {
+    const missing = `${topic}-absent`;
+    for (const method of ['GET', 'DELETE']) {
+      const existing = await g.call(method, v3(`/subscriptions/${name}`), tokens.prober);
+      const absent = await g.call(method, v3(`/subscriptions/${missing}`), tokens.prober);
+      for (const r of [existing, absent]) {
+        expect(r.status, `${method} ${r.text}`).toBe(403);
+        expect(r.body.error_code).toBe(40301);
+        expect(r.body.message).toMatch(/GROUP_AUTHORIZATION_FAILED/);
+        expect(r.body.message).not.toContain(group);
+      }
+      expect(absent.body.message.replace(missing, name)).toBe(existing.body.message);
+    }
+    // the refused delete deleted nothing
+    expect((await g.call('GET', v3(`/subscriptions/${name}`), g.adminToken)).status).toBe(200);
+  });
+
+  it('tells a caller that may DESCRIBE every group (it lists every subscription) that a name does not exist, and answers the owner of the group', async () => {
+    const absent = await g.call('GET', v3(`/subscriptions/${topic}-absent`), tokens.watcher);
+    expect(absent.status, absent.text).toBe(404);
+    expect((await g.call('GET', v3(`/subscriptions/${name}`), tokens.watcher)).status).toBe(200);
+    // DESCRIBE on every group is not DELETE on this one
+    expect((await g.call('DELETE', v3(`/subscriptions/${name}`), tokens.watcher)).status).toBe(403);
+    const owned = await g.call('GET', v3(`/subscriptions/${name}`), tokens.owner);
+    expect(owned.status, owned.text).toBe(200);
+    expect(owned.body.group_id).toBe(group);
+    // the list shows the prober nothing of it
+    const listed = await g.call('GET', v3('/subscriptions'), tokens.prober);
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.map((s: { subscription_name: string }) => s.subscription_name)).not.toContain(name);
+  });
+});
