@@ -18,6 +18,7 @@ import {
   createSubscription, deleteSubscription, findSubscription, listSubscriptions, subscriptionStatus, MAX_BATCH_RECORDS, DEFAULT_BATCH_RECORDS,
   type NewSubscription, type PushSubscription, type SubscriptionStatus,
 } from '../orchestration/push-subscriptions.js';
+import { redactedUrl } from '../orchestration/push-endpoints.js';
 import { KafkaError } from '../protocol/errors.js';
 import { authorizationEnabled, authorize } from '../security/authorizer.js';
 import { badRequest, parseJson, topicField, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
@@ -77,9 +78,10 @@ function view(req: ApiRequest, clusterId: string, s: PushSubscription) {
     group_id: s.groupId,
     starting_position: s.startingPosition,
     isolation_level: s.isolation,
-    // (header values may be credentials: never shown again)
+    // (header values and the URL's query string may be credentials: answered to no one, as
+    // Kafka's DescribeConfigs answers no sensitive config's value whatever the caller's ACLs)
     endpoint: s.endpoint.type === 'http'
-      ? { type: 'http', url: s.endpoint.url, header_names: Object.keys(s.endpoint.headers) }
+      ? { type: 'http', url: redactedUrl(s.endpoint.url), header_names: Object.keys(s.endpoint.headers) }
       : { type: 'lambda', function_arn: s.endpoint.functionArn },
     max_batch_records: s.maxBatchRecords,
     max_retries: s.maxRetries ?? null,

@@ -60,6 +60,26 @@ export function urlProblem(raw: string): string | undefined {
   return undefined;
 }
 
+/**
+ * An endpoint's URL as reads answer it: its query string and fragment replaced by `REDACTED` and
+ * any userinfo dropped, since those may carry credentials (a query parameter's name may be one
+ * too, so the whole query goes). A URL with none of them is answered as it was given.
+ */
+export function redactedUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'REDACTED';
+  }
+  if (!url.search && !url.hash && !url.username && !url.password && !raw.includes('?') && !raw.includes('#')) return raw;
+  url.username = '';
+  url.password = '';
+  url.search = raw.includes('?') ? '?REDACTED' : '';
+  url.hash = raw.includes('#') ? '#REDACTED' : '';
+  return url.toString();
+}
+
 /** dns.lookup that refuses blocked addresses (when guarded), so the connection goes only where the check passed. */
 function guardedLookup(hostname: string, options: LookupOneOptions, callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void): void {
   dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {

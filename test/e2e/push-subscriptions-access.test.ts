@@ -32,10 +32,16 @@ beforeAll(async () => {
     allow(who('owner'), 'GROUP', group, 'DELETE'),
   ] as never);
   const created = await g.call('POST', v3('/subscriptions'), g.adminToken, {
-    subscription_name: name, topic_name: topic, group_id: group, endpoint: { type: 'http', url: 'http://127.0.0.1:9/hook' },
+    subscription_name: name, topic_name: topic, group_id: group,
+    endpoint: { type: 'http', url: `http://127.0.0.1:9/hook?token=${QUERY_SECRET}`, headers: { authorization: `Bearer ${HEADER_SECRET}` } },
   });
   expect(created.status, created.text).toBe(201);
+  secret = created.body.secret;
 });
+
+const QUERY_SECRET = 'query-s3cr3t';
+const HEADER_SECRET = 'header-s3cr3t';
+let secret = '';
 
 afterAll(async () => {
   await g?.call('DELETE', v3(`/subscriptions/${name}`), g.adminToken);
@@ -74,5 +80,23 @@ describe('Push subscriptions: access', () => {
     const listed = await g.call('GET', v3('/subscriptions'), tokens.prober);
     expect(listed.status).toBe(200);
     expect(listed.body.data.map((s: { subscription_name: string }) => s.subscription_name)).not.toContain(name);
+  });
+
+  it('answers the signing secret only to the create, and header values and the URL\'s query string to no read, whatever the caller may do', async () => {
+    expect(secret).toMatch(/^whsec_/);
+    for (const token of [g.adminToken, tokens.owner as string, tokens.watcher as string]) {
+      for (const path of ['/subscriptions', `/subscriptions/${name}`]) {
+        const r = await g.call('GET', v3(path), token);
+        expect(r.status, r.text).toBe(200);
+        for (const hidden of [secret, QUERY_SECRET, HEADER_SECRET]) expect(r.text, path).not.toContain(hidden);
+      }
+    }
+    const described = await g.call('GET', v3(`/subscriptions/${name}`), g.adminToken);
+    expect(described.body.endpoint).toEqual({ type: 'http', url: 'http://127.0.0.1:9/hook?REDACTED', header_names: ['authorization'] });
+    expect(described.body.secret).toBeUndefined();
+    // a create again under the name is refused, and answers no secret either
+    const again = await g.call('POST', v3('/subscriptions'), g.adminToken, { subscription_name: name, topic_name: topic, group_id: group, endpoint: { type: 'http', url: 'http://127.0.0.1:9/hook' } });
+    expect(again.status).toBe(400);
+    expect(again.text).not.toContain('whsec_');
   });
 });

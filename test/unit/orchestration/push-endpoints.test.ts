@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ENVIRONMENT } from '../../../lib/config.js';
-import { isBlockedAddress, sendToEndpoint, urlProblem } from '../../../lib/orchestration/push-endpoints.js';
+import { isBlockedAddress, redactedUrl, sendToEndpoint, urlProblem } from '../../../lib/orchestration/push-endpoints.js';
 import { retryDelay } from '../../../lib/orchestration/push-delivery.js';
 
 describe('the push endpoint guard (as in AWS)', () => {
@@ -44,6 +44,18 @@ describe('the push endpoint guard (as in AWS)', () => {
     // (localhost resolves to loopback: the connection is refused before any packet is sent)
     const out = await sendToEndpoint({ type: 'http', url: 'http://localhost:9/x', headers: {} }, '{}', {});
     expect(out).toEqual({ ok: false, error: expect.stringMatching(/may not reach/) });
+  });
+});
+
+describe('an endpoint\'s URL as reads answer it', () => {
+  it('replaces the whole query string and a fragment (a parameter\'s name may be a token), drops userinfo, and keeps a URL without them as given', () => {
+    expect(redactedUrl('https://hooks.example.com/x?token=s3cr3t&a=1')).toBe('https://hooks.example.com/x?REDACTED');
+    expect(redactedUrl('https://hooks.example.com/x?s3cr3t')).toBe('https://hooks.example.com/x?REDACTED');
+    expect(redactedUrl('https://hooks.example.com/x?')).toBe('https://hooks.example.com/x?REDACTED');
+    expect(redactedUrl('https://hooks.example.com/x#s3cr3t')).toBe('https://hooks.example.com/x#REDACTED');
+    expect(redactedUrl('https://u:s3cr3t@hooks.example.com/x')).toBe('https://hooks.example.com/x');
+    expect(redactedUrl('https://hooks.example.com:8443/a/b')).toBe('https://hooks.example.com:8443/a/b');
+    expect(redactedUrl('https://hooks.example.com')).toBe('https://hooks.example.com');
   });
 });
 
