@@ -19,6 +19,7 @@ import {
   type NewSubscription, type PushSubscription, type SubscriptionStatus,
 } from '../orchestration/push-subscriptions.js';
 import { redactedUrl } from '../orchestration/push-endpoints.js';
+import { LAMBDA_ARN } from '../orchestration/push-targets.js';
 import { KafkaError } from '../protocol/errors.js';
 import { authorizationEnabled, authorize } from '../security/authorizer.js';
 import { badRequest, parseJson, topicField, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
@@ -53,7 +54,7 @@ const endpointSchema = z.discriminatedUnion('type', [
     ).refine((h) => Object.keys(h).length <= MAX_HEADERS, `at most ${MAX_HEADERS} headers`)
       .refine((h) => Object.entries(h).reduce((n, [k, v]) => n + k.length + v.length, 0) <= MAX_HEADER_BYTES, `at most ${MAX_HEADER_BYTES} bytes of headers`).optional(),
   }).strict(),
-  z.object({ type: z.literal('lambda'), function_arn: z.string().min(1).max(256).regex(/^arn:aws[a-zA-Z-]*:lambda:[a-z0-9-]+:\d{12}:function:[a-zA-Z0-9-_]+(:[a-zA-Z0-9-_$]+)?$/, 'a Lambda function ARN') }).strict(),
+  z.object({ type: z.literal('lambda'), function_arn: z.string().min(1).max(256).regex(LAMBDA_ARN, 'a Lambda function ARN') }).strict(),
 ]);
 
 const createSchema = z.object({

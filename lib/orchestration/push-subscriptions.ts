@@ -6,12 +6,13 @@
 import { HttpError } from '../errors.js';
 import { requireTopic } from '../cluster/metadata.js';
 import { committed } from '../groups/coordinator.js';
+import { KafkaError } from '../protocol/errors.js';
 import { newWebhookSecret } from '../protocol/webhook-signature.js';
 import {
   createPushSubscription, deletePushSubscription, getPushSubscription, listPushStates, listPushSubscriptions, pushStateKey, type PushSubscription,
 } from '../storage/coordination/push-subscriptions.js';
 import { startingOffset } from './push-delivery.js';
-import { urlProblem } from './push-endpoints.js';
+import { lambdaTargetProblem, urlProblem } from './push-endpoints.js';
 import { wakeNewSubscription } from './websocket-wake.js';
 
 export type { PushSubscription };
@@ -38,6 +39,9 @@ export async function createSubscription(n: NewSubscription): Promise<PushSubscr
   if (n.endpoint.type === 'http') {
     const problem = urlProblem(n.endpoint.url);
     if (problem) throw new HttpError(400, 40002, `The endpoint's url ${problem}.`);
+  } else {
+    const problem = lambdaTargetProblem(n.endpoint.functionArn);
+    if (problem) throw new KafkaError('POLICY_VIOLATION', `POLICY_VIOLATION: function ${n.endpoint.functionArn} ${problem}.`, { functionArn: n.endpoint.functionArn });
   }
   const all = await listPushSubscriptions();
   // (two subscriptions committing one group's offsets of one topic would each skip what the other delivered)

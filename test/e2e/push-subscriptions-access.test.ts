@@ -5,6 +5,7 @@
  * ACLs are written by the library, in this worker, so they hold at once for its handlers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENVIRONMENT } from '../../lib/config.js';
 import { createAcls, deleteAcls } from '../../lib/security/acl-admin.js';
 import { validateFilter } from '../../lib/security/acls.js';
 import { createTopic, uniqueTopic, v3 } from '../support/api.js';
@@ -98,5 +99,37 @@ describe('Push subscriptions: access', () => {
     const again = await g.call('POST', v3('/subscriptions'), g.adminToken, { subscription_name: name, topic_name: topic, group_id: group, endpoint: { type: 'http', url: 'http://127.0.0.1:9/hook' } });
     expect(again.status).toBe(400);
     expect(again.text).not.toContain('whsec_');
+  });
+
+  it('creates a subscription to a Lambda function only where the deployment\'s allow-list names it (an ARN exactly, or a prefix), and refuses any other with POLICY_VIOLATION, storing nothing', async () => {
+    const arn = (fn: string) => `arn:aws:lambda:us-east-1:123456789012:function:${fn}`;
+    const saved = process.env[ENVIRONMENT.pushLambdaTargets];
+    const create = (fn: string, suffix: string) => g.call('POST', v3('/subscriptions'), g.adminToken, {
+      subscription_name: `${name}-${suffix}`, topic_name: topic, group_id: `${group}-${suffix}`, endpoint: { type: 'lambda', function_arn: arn(fn) },
+    });
+    try {
+      delete process.env[ENVIRONMENT.pushLambdaTargets];
+      const none = await create('billing-hook', 'none');
+      expect(none.status, none.text).toBe(400);
+      expect(none.body).toMatchObject({ error_code: 40002, message: expect.stringMatching(/^POLICY_VIOLATION: function .*billing-hook is not one the deployment lets push subscriptions invoke/) });
+      process.env[ENVIRONMENT.pushLambdaTargets] = `${arn('billing-*')}, ${arn('audit')}`;
+      // the deliverer's own cluster functions, a function the prefix does not cover, an alias the exact entry does not name
+      for (const [fn, suffix] of [['tributary-controller', 'ctl'], ['billing', 'bare'], ['audit:live', 'alias'], ['auditor', 'longer']] as const) {
+        const r = await create(fn, suffix);
+        expect(r.status, `${fn}: ${r.text}`).toBe(400);
+        expect(r.body.message, fn).toMatch(/^POLICY_VIOLATION/);
+      }
+      for (const [fn, suffix] of [['billing-hook', 'prefix'], ['audit', 'exact']] as const) {
+        const r = await create(fn, suffix);
+        expect(r.status, `${fn}: ${r.text}`).toBe(201);
+        expect(r.body.endpoint).toEqual({ type: 'lambda', function_arn: arn(fn) });
+        expect((await g.call('DELETE', v3(`/subscriptions/${name}-${suffix}`), g.adminToken)).status).toBe(204);
+      }
+      const listed = await g.call('GET', v3('/subscriptions'), g.adminToken);
+      expect(listed.body.data.filter((s: { subscription_name: string }) => s.subscription_name.startsWith(`${name}-`))).toEqual([]);
+    } finally {
+      if (saved === undefined) delete process.env[ENVIRONMENT.pushLambdaTargets];
+      else process.env[ENVIRONMENT.pushLambdaTargets] = saved;
+    }
   });
 });
