@@ -155,6 +155,24 @@ describe('push subscriptions', () => {
     await until('offsets committed past the dead-lettered batch', async () => (await call('GET', v3(`/subscriptions/${topic}-sub`))).body.partitions?.[0]?.committed_offset === 2);
   });
 
+  it('records put on a dead-letter topic are delivered to its own push subscription by the invocation that put them there, without waiting for the controller\'s pass', async () => {
+    const topic = uniqueTopic('push-dlq-wake');
+    const dlq = `${topic}-dlq`;
+    await createTopic(topic, 1, 1);
+    await createTopic(dlq, 1, 1);
+    // (the shared stack runs no controller: without the fix only its pass would deliver them)
+    for (const [name, t, path, extra] of [[`${dlq}-sub`, dlq, '/dlq-sub', {}], [`${topic}-sub`, topic, '/broken', { max_retries: 0, dead_letter_topic: dlq }]] as const) {
+      const created = await call('POST', v3('/subscriptions'), { subscription_name: name, topic_name: t, group_id: `${name}-g`, endpoint: { type: 'http', url: rx.url(path) }, ...extra });
+      expect(created.status, created.text).toBe(201);
+    }
+    // (past the creations' own wakes: from here only the produce's wake runs a delivery)
+    await new Promise((r) => setTimeout(r, 2500));
+    await produce(topic, 0, ['m', 'n']);
+    await until('the dead-lettered records delivered from the dead-letter topic', () => (accepted(rx.deliveries, '/dlq-sub').get(0)?.length ?? 0) >= 2, 15_000);
+    expect(accepted(rx.deliveries, '/dlq-sub').get(0)).toEqual([0, 1]);
+    for (const name of [`${topic}-sub`, `${dlq}-sub`]) expect((await call('DELETE', v3(`/subscriptions/${name}`))).status).toBe(204);
+  });
+
   it('starting_position latest (the default) delivers what is produced after the subscription, not before', async () => {
     const topic = uniqueTopic('push-latest');
     await createTopic(topic, 1, 1);
