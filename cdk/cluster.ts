@@ -12,7 +12,7 @@
  * new TributaryCluster(this, 'Events', { brokers: 3 });
  * ```
  */
-import { ArnFormat, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Lazy, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -209,6 +209,8 @@ export class TributaryCluster extends Construct {
           [ENVIRONMENT.consoleOidcScopes]: (p.jwtAuthorizer.consoleScopes ?? ['openid']).join(' '),
           ...(p.jwtAuthorizer.consoleConnectOrigins?.length ? { [ENVIRONMENT.consoleConnectOrigins]: p.jwtAuthorizer.consoleConnectOrigins.join(' ') } : {}),
         } : {}),
+        // Which functions push subscriptions may invoke: checked where they are created and delivered.
+        ...(spec.name === 'groups' || spec.name === 'websocket' ? { [ENVIRONMENT.pushLambdaTargets]: Lazy.string({ produce: () => this.pushTargets.join(',') }) } : {}),
         ...(spec.trigger === 'schedule' ? {
           [ENVIRONMENT.tickMs]: String(p.controllerTickMs),
           [ENVIRONMENT.sessionTimeoutMs]: String(p.brokerSessionTimeoutMs),
@@ -223,6 +225,7 @@ export class TributaryCluster extends Construct {
     }
     this.functions = functions as ClusterFunctions;
     this.grantInvokes(deployed);
+    for (const target of p.pushLambdaTargets) this.allowPushTarget(target);
     this.brokerList = this.writeBrokerList(brokers, p);
 
     const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', { retention: p.logRetention, removalPolicy: p.removalPolicy });
@@ -285,14 +288,33 @@ export class TributaryCluster extends Construct {
   }
 
   /**
-   * Lets push subscriptions deliver to `target` (an endpoint of type `lambda`): the function that
-   * delivers them (the websocket function) may invoke it. A subscription to a function not granted
-   * here is created, and each delivery to it fails (AccessDeniedException) until it is.
+   * Lets push subscriptions deliver to `target` (an endpoint of type `lambda`): it joins the
+   * allow-list (`pushLambdaTargets`) and the function that delivers them (the websocket function)
+   * may invoke it (its unqualified ARN; name an alias or version in `pushLambdaTargets`). A
+   * subscription to a function neither names is refused at its creation.
    */
   grantPushTarget(target: lambda.IFunction): iam.Grant {
+    return this.allowPushTarget(target.functionArn);
+  }
+
+  /** The ARNs and ARN prefixes push subscriptions may invoke (`pushLambdaTargets`, then each `grantPushTarget`). */
+  private readonly pushTargets: string[] = [];
+
+  /**
+   * Puts one entry in the allow-list the groups and websocket functions check, and lets the
+   * deliverer invoke exactly what it names: the same string is the IAM resource.
+   */
+  private allowPushTarget(entry: string): iam.Grant {
     const deliverer = this.functions.websocket;
     if (!deliverer) throw new Error("grantPushTarget: push delivery runs in the websocket function, which comes with apiType 'http'");
-    return target.grantInvoke(deliverer);
+    this.pushTargets.push(entry);
+    if (!Token.isUnresolved(entry) && entry.endsWith('*')) {
+      Validations.of(deliverer.role as iam.Role).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::${entry}]`,
+        reason: `pushLambdaTargets names ${entry}: the deployment lets push subscriptions deliver to every function under that prefix, and a subscription to any other is refused.`,
+      });
+    }
+    return iam.Grant.addToPrincipal({ grantee: deliverer, actions: ['lambda:InvokeFunction'], resourceArns: [entry] });
   }
 
   /**

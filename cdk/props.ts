@@ -8,6 +8,7 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
+import { LAMBDA_TARGET_ENTRY } from '../lib/orchestration/push-targets.js';
 
 export type ApiType = 'http' | 'rest';
 export type ApiAuthorization = 'iam' | 'none';
@@ -134,6 +135,17 @@ export interface TributaryClusterProps {
    */
   readonly throttlingBurstLimit?: number;
   /**
+   * The Lambda functions push subscriptions may deliver to (an endpoint of type `lambda`): function
+   * ARNs, each allowing exactly that ARN (a qualified one only that alias or version), or ARN
+   * prefixes ending in `*` (`arn:aws:lambda:eu-west-1:123456789012:function:billing-*`). The
+   * function that delivers may invoke these and nothing else, and a subscription to any other
+   * function is refused at its creation (400, POLICY_VIOLATION), so whoever may create a
+   * subscription cannot aim the deliverer at a function the deployment did not mean it to call.
+   * `grantPushTarget(fn)` adds one function. Needs the websocket function (`apiType: 'http'`).
+   * @default - none: only HTTP endpoints
+   */
+  readonly pushLambdaTargets?: readonly string[];
+  /**
    * Run the functions with `--enable-source-maps`: error stacks point into the TypeScript sources,
    * at the price of loading each bundle's source map when the function starts (a cold start
    * measured by `npm run bench -- cold-start`).
@@ -226,6 +238,7 @@ export interface ResolvedProps {
   readonly authMode: AuthMode;
   readonly jwtAuthorizer: JwtAuthorizerProps | undefined;
   readonly superUsers: readonly string[];
+  readonly pushLambdaTargets: readonly string[];
   readonly removalPolicy: RemovalPolicy;
   readonly deletionProtection: boolean;
   readonly throttlingRateLimit: number;
@@ -317,6 +330,13 @@ export function resolveProps(scope: Construct, p: TributaryClusterProps = {}): R
   superUsers.forEach((u, i) => {
     if (typeof u !== 'string' || !/^[A-Za-z][A-Za-z0-9_-]*:[^;]+$/.test(u)) throw new Error(`superUsers[${i}] must be a Kafka principal such as "User:alice" (no ';'), got "${String(u)}"`);
   });
+  const pushLambdaTargets = p.pushLambdaTargets ?? [];
+  pushLambdaTargets.forEach((t, i) => {
+    if (typeof t !== 'string' || (!Token.isUnresolved(t) && !LAMBDA_TARGET_ENTRY.test(t))) {
+      throw new Error(`pushLambdaTargets[${i}] must be a Lambda function ARN, or an ARN prefix ending in '*' that names the account and region, got "${String(t)}"`);
+    }
+  });
+  if (pushLambdaTargets.length > 0 && apiType !== 'http') throw new Error("pushLambdaTargets needs apiType 'http': push delivery runs in the websocket function");
   const throttlingRateLimit = p.throttlingRateLimit ?? 1000;
   if (typeof throttlingRateLimit !== 'number' || !(throttlingRateLimit > 0) || !Number.isFinite(throttlingRateLimit)) {
     throw new Error(`throttlingRateLimit must be a positive number of requests per second, got ${String(p.throttlingRateLimit)}`);
@@ -363,6 +383,7 @@ export function resolveProps(scope: Construct, p: TributaryClusterProps = {}): R
     authMode: jwtAuthorizer ? 'jwt' : authorization,
     jwtAuthorizer,
     superUsers,
+    pushLambdaTargets,
     removalPolicy,
     deletionProtection: p.deletionProtection ?? false,
     throttlingRateLimit,

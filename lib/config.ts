@@ -112,6 +112,11 @@ export const ENVIRONMENT = {
   websocketFunction: 'TRIBUTARY_WEBSOCKET_FUNCTION',
   /** `true` lets push subscriptions deliver to http and to loopback, private and link-local addresses (the local stack sets it; lib/orchestration/push-endpoints.ts). */
   pushAllowPrivate: 'TRIBUTARY_PUSH_ALLOW_PRIVATE',
+  /**
+   * The Lambda functions push subscriptions may deliver to, separated by commas: function ARNs, or
+   * ARN prefixes ending in `*` (lib/orchestration/push-targets.ts). Unset or empty: none.
+   */
+  pushLambdaTargets: 'TRIBUTARY_PUSH_LAMBDA_TARGETS',
   /** The Lambda API's endpoint, locally the gateway's URL (unset in AWS: the SDK's default). */
   lambdaEndpoint: 'TRIBUTARY_LAMBDA_ENDPOINT',
   /** With a JWT authorizer: the issuer the WebSocket API's `$connect` authorizer accepts tokens from (lib/http/websocket-authorizer.ts). */

@@ -419,6 +419,8 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
       [ENVIRONMENT.lambdaEndpoint]: gateway.url,
       [ENVIRONMENT.websocketFunction]: 'websocket',
       [ENVIRONMENT.pushAllowPrivate]: 'true',
+      // (no Lambda target runs locally: the allow-list is the launcher's, empty unless it names one)
+      [ENVIRONMENT.pushLambdaTargets]: process.env[ENVIRONMENT.pushLambdaTargets] ?? '',
     };
     Object.assign(env, local);
     Object.assign(process.env, local);

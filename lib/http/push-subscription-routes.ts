@@ -6,15 +6,22 @@
  * Access: creating one needs what its deliveries do — TOPIC READ on the topic, GROUP READ on its
  * group (deliveries commit its offsets), TOPIC WRITE on the dead-letter topic; describing or
  * deleting one needs GROUP DESCRIBE or GROUP DELETE on its group; the list shows the ones whose
- * group the caller may DESCRIBE.
+ * group the caller may DESCRIBE. As Kafka answers a resource the caller may not see, a subscription
+ * the caller may not describe or delete is GROUP_AUTHORIZATION_FAILED whether or not it exists (the
+ * group is found by reading the subscription, so the two answers must not differ): only a caller
+ * who may DESCRIBE every group, and so would see the name listed, is told 404.
  */
 import * as z from 'zod';
 import { HttpError } from '../errors.js';
 import { clusterRecord } from '../cluster/metadata.js';
 import {
-  createSubscription, deleteSubscription, describeSubscription, listSubscriptions, MAX_BATCH_RECORDS, DEFAULT_BATCH_RECORDS,
+  createSubscription, deleteSubscription, findSubscription, listSubscriptions, subscriptionStatus, MAX_BATCH_RECORDS, DEFAULT_BATCH_RECORDS,
   type NewSubscription, type PushSubscription, type SubscriptionStatus,
 } from '../orchestration/push-subscriptions.js';
+import { redactedUrl } from '../orchestration/push-endpoints.js';
+import { LAMBDA_ARN } from '../orchestration/push-targets.js';
+import { KafkaError } from '../protocol/errors.js';
+import { authorizationEnabled, authorize } from '../security/authorizer.js';
 import { badRequest, parseJson, topicField, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
 import { requireAll, topicsIn, visible } from './enforce.js';
 
@@ -47,7 +54,7 @@ const endpointSchema = z.discriminatedUnion('type', [
     ).refine((h) => Object.keys(h).length <= MAX_HEADERS, `at most ${MAX_HEADERS} headers`)
       .refine((h) => Object.entries(h).reduce((n, [k, v]) => n + k.length + v.length, 0) <= MAX_HEADER_BYTES, `at most ${MAX_HEADER_BYTES} bytes of headers`).optional(),
   }).strict(),
-  z.object({ type: z.literal('lambda'), function_arn: z.string().min(1).max(256).regex(/^arn:aws[a-zA-Z-]*:lambda:[a-z0-9-]+:\d{12}:function:[a-zA-Z0-9-_]+(:[a-zA-Z0-9-_$]+)?$/, 'a Lambda function ARN') }).strict(),
+  z.object({ type: z.literal('lambda'), function_arn: z.string().min(1).max(256).regex(LAMBDA_ARN, 'a Lambda function ARN') }).strict(),
 ]);
 
 const createSchema = z.object({
@@ -72,9 +79,10 @@ function view(req: ApiRequest, clusterId: string, s: PushSubscription) {
     group_id: s.groupId,
     starting_position: s.startingPosition,
     isolation_level: s.isolation,
-    // (header values may be credentials: never shown again)
+    // (header values and the URL's query string may be credentials: answered to no one, as
+    // Kafka's DescribeConfigs answers no sensitive config's value whatever the caller's ACLs)
     endpoint: s.endpoint.type === 'http'
-      ? { type: 'http', url: s.endpoint.url, header_names: Object.keys(s.endpoint.headers) }
+      ? { type: 'http', url: redactedUrl(s.endpoint.url), header_names: Object.keys(s.endpoint.headers) }
       : { type: 'lambda', function_arn: s.endpoint.functionArn },
     max_batch_records: s.maxBatchRecords,
     max_retries: s.maxRetries ?? null,
@@ -128,15 +136,37 @@ function nameOf(req: ApiRequest): string {
   return name;
 }
 
+/**
+ * The path's subscription, once the caller is found to hold `operation` on its group (see the
+ * file's comment): GROUP_AUTHORIZATION_FAILED otherwise, the same answer for a name that exists and
+ * one that does not, naming neither the group nor whether it exists.
+ */
+async function authorizedSubscription(req: ApiRequest, operation: 'DESCRIBE' | 'DELETE'): Promise<PushSubscription> {
+  const name = nameOf(req);
+  const s = await findSubscription(name);
+  const notFound = () => new HttpError(404, 404, `Subscription ${name} cannot be found.`);
+  if (!authorizationEnabled()) {
+    if (!s) throw notFound();
+    return s;
+  }
+  const caller = { principal: req.principal, host: req.host };
+  if (s && (await authorize({ ...caller, operation, resourceType: 'GROUP', resourceName: s.groupId }))) return s;
+  // (a wildcard check: such a caller lists every subscription, so an unknown name tells it nothing new)
+  if (!s && (await authorize({ ...caller, operation: 'DESCRIBE', resourceType: 'GROUP', resourceName: '*' }))) throw notFound();
+  throw new KafkaError('GROUP_AUTHORIZATION_FAILED', `${req.principal} is not authorized to ${operation} the group of subscription ${name}.`, {
+    principal: req.principal, operation, resourceType: 'GROUP', subscription: name,
+  });
+}
+
 async function describe(req: ApiRequest): Promise<ApiResponse> {
   const clusterId = await checkCluster(req);
-  const found = await describeSubscription(nameOf(req), async (s) => requireAll(req, [{ operation: 'DESCRIBE', resourceType: 'GROUP', resourceName: s.groupId }]));
-  return { status: 200, body: { ...view(req, clusterId, found.subscription), partitions: partitionsView(found.partitions) } };
+  const s = await authorizedSubscription(req, 'DESCRIBE');
+  return { status: 200, body: { ...view(req, clusterId, s), partitions: partitionsView(await subscriptionStatus(s)) } };
 }
 
 async function remove(req: ApiRequest): Promise<ApiResponse> {
   await checkCluster(req);
-  await deleteSubscription(nameOf(req), async (s) => requireAll(req, [{ operation: 'DELETE', resourceType: 'GROUP', resourceName: s.groupId }]));
+  await deleteSubscription(await authorizedSubscription(req, 'DELETE'));
   return { status: 204, body: '' };
 }
 

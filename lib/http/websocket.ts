@@ -26,6 +26,7 @@ import type { IsolationLevel } from '../log/read.js';
 import { authorizationEnabled, requireAccess } from '../security/authorizer.js';
 import { deliverPartition, deliveryDeadline, errorFrame, postFrame, type DeliverEvent } from '../orchestration/websocket-delivery.js';
 import { deliverPush } from '../orchestration/push-delivery.js';
+import { deliverWithOwnMoves } from '../orchestration/websocket-wake.js';
 import { connect, disconnect, isConnected, subscribe, unsubscribe } from '../orchestration/websocket-subscriptions.js';
 import {
   commitGroup, connection, heartbeatGroup, leaveGroup, leaveOnDisconnect, subscribeGroup, type GroupSubscribe,
@@ -198,8 +199,10 @@ export async function websocketHandler(event: WebSocketEvent | DeliverEvent, con
   if ('tributaryDeliver' in event) {
     const { topicId, partition, highWatermark } = event.tributaryDeliver;
     // (push delivery logs its own failures; a WebSocket delivery's fails the invocation, for Lambda to retry)
-    const [ws] = await Promise.allSettled([deliverPartition(topicId, partition, deadline, highWatermark), deliverPush(topicId, partition, deadline)]);
-    if (ws.status === 'rejected') throw ws.reason;
+    await deliverWithOwnMoves(topicId, partition, highWatermark, deadline, async (t, p, hw) => {
+      const [ws] = await Promise.allSettled([deliverPartition(t, p, deadline, hw), deliverPush(t, p, deadline)]);
+      if (ws.status === 'rejected') throw ws.reason;
+    });
     return { statusCode: 200 };
   }
   const { routeKey, connectionId } = event.requestContext;

@@ -5,12 +5,13 @@
  *
  * Per partition and subscription one batch at a time: a deliverer takes the partition's lease
  * (lib/storage/coordination/push-subscriptions.ts), reads from the committed offset, sends, and on
- * a 2xx commits the group's offset past the batch, then releases the lease and goes on. A failed
- * attempt is counted and the batch waits (backoff with jitter) before it is tried again; the
- * partition's later records wait behind it, so order holds. After `maxRetries` failed retries the
- * batch goes to the dead-letter topic and delivery goes on; with no dead-letter topic it is retried
- * for ever. At least once: a deliverer that dies after a 2xx and before its commit sends the batch
- * again (with the same `webhook-id` when the batch is the same).
+ * a 2xx commits the group's offset past the batch and releases the lease in one transaction, which
+ * an offset reset made meanwhile refuses (the reset wins); then it goes on. A failed attempt is
+ * counted with the batch's range, and the batch waits (backoff with jitter) before the same range
+ * is tried again, under the same `webhook-id`; the partition's later records wait behind it, so
+ * order holds. After `maxRetries` failed retries the batch goes to the dead-letter topic and
+ * delivery goes on; with no dead-letter topic it is retried for ever. At least once: a deliverer
+ * that dies after a 2xx and before its commit leaves the batch to be read and sent again.
  *
  * What runs it: the same wake as WebSocket deliveries (the function that moved the high watermark
  * invokes the websocket function), and the controller's pass, which wakes every partition with a
@@ -27,7 +28,7 @@ import { signWebhook } from '../protocol/webhook-signature.js';
 import { authorizationEnabled, authorize } from '../security/authorizer.js';
 import {
   claimPushDelivery, failPushDelivery, finishPushDelivery, getPushState, getPushSubscription, listPushSubscriptions, pushStateKey,
-  releasePushDelivery, type PushSubscription,
+  releasePushDelivery, type PushBatch, type PushSubscription,
 } from '../storage/coordination/push-subscriptions.js';
 import { ATTEMPT_TIMEOUT_MS, sendToEndpoint } from './push-endpoints.js';
 import { frameRecord } from './websocket-delivery.js';
@@ -91,21 +92,38 @@ function deadLetters(s: PushSubscription, partition: number, records: FetchResul
   }));
 }
 
-/** A delivery's attempts so far at the partition it holds the lease of. */
+/** A delivery's attempts so far at the partition it holds the lease of, and the batch they sent. */
 interface Claim {
   readonly s: PushSubscription;
   readonly partition: number;
   readonly me: string;
   readonly key: string;
   readonly attempts: number;
+  readonly batch?: PushBatch;
 }
 
-const failed = async (c: Claim, error: string): Promise<Outcome> => {
+const failed = async (c: Claim, error: string, batch = c.batch): Promise<Outcome> => {
   const n = c.attempts + 1;
-  await failPushDelivery(c.key, c.partition, c.me, n, Date.now() + retryDelay(n), error);
-  logger.warn({ event: 'push-delivery-failed', subscription: c.s.name, partition: c.partition, attempts: n, error }, 'a push delivery failed; it is retried');
+  await failPushDelivery(c.key, c.partition, c.me, n, Date.now() + retryDelay(n), error, batch);
+  logger.warn({ event: 'push-delivery-failed', subscription: c.s.name, partition: c.partition, attempts: n, from: batch?.from, next: batch?.next, error }, 'a push delivery failed; it is retried');
   return 'failed';
 };
+
+/**
+ * The batch to send from `from`: the one the attempts so far sent, again, when it is still the
+ * one at the committed offset (so a retry has the same records and `webhook-id`, and attempts
+ * count one batch); else at most `maxBatchRecords` of what was read. `claim` is the claim with
+ * the attempts of that batch: none when the failed one was another's (a reset moved the offset).
+ */
+function batchOf(c: Claim, from: number, result: FetchResult): { claim: Claim; records: FetchResult['records']; next: number } {
+  const again = c.batch?.from === from && c.batch.next <= result.nextOffset ? c.batch : undefined;
+  if (again) return { claim: c, records: result.records.filter((r) => r.offset < again.next), next: again.next };
+  if (c.batch) logger.info({ event: 'push-batch-changed', subscription: c.s.name, partition: c.partition, was: c.batch, from }, 'the batch that failed is no longer the one at the committed offset; its attempts are not counted');
+  const claim: Claim = { ...c, attempts: c.batch ? 0 : c.attempts, batch: undefined };
+  const records = result.records.slice(0, c.s.maxBatchRecords);
+  const last = records.at(-1);
+  return { claim, records, next: records.length < result.records.length && last ? last.offset + 1 : result.nextOffset };
+}
 
 /** One attempt at the partition's next batch, under the lease (see the file's comment), sent before `deadline`. */
 async function attempt(c: Claim, deadline: number): Promise<Outcome> {
@@ -123,34 +141,37 @@ async function attempt(c: Claim, deadline: number): Promise<Outcome> {
     // consumer's auto.offset.reset, which may move the offset back)
     const [to] = await resetOffsets(s.groupId, [{ topic: s.topic, partition }], s.startingPosition);
     logger.warn({ event: 'push-offset-reset', subscription: s.name, partition, from, to: to?.offset }, 'the committed offset was outside the log; delivery goes on from the starting position');
-    await releasePushDelivery(key, partition, me);
+    await finishPushDelivery(key, partition, me);
     return 'delivered';
   }
   if (result.nextOffset <= from) {
     await releasePushDelivery(key, partition, me);
     return 'idle';
   }
-  const records = result.records.slice(0, s.maxBatchRecords);
-  const last = records.at(-1);
-  const next = records.length < result.records.length && last ? last.offset + 1 : result.nextOffset;
+  const { claim, records, next } = batchOf(c, from, result);
+  const batch: PushBatch = { from, next };
   if (records.length > 0) {
     const body = JSON.stringify({ topic: s.topic, partition, records: records.map(frameRecord) });
     const id = `msg_${s.name}_${s.createdAt}_${partition}_${from}_${next}`;
     // (what is left for the commit and the release after the send)
     const sent = await sendToEndpoint(s.endpoint, body, await signWebhook(s.secret, id, Date.now() / 1000, body), deadline - Date.now() - FINISH_MS);
     if (!sent.ok) {
-      if (s.maxRetries === undefined || c.attempts + 1 <= s.maxRetries || s.deadLetterTopic === undefined) return failed(c, sent.error);
+      if (s.maxRetries === undefined || claim.attempts + 1 <= s.maxRetries || s.deadLetterTopic === undefined) return failed(claim, sent.error, batch);
       const outcomes = await produce(s.deadLetterTopic, deadLetters(s, partition, records, sent.error), { acks: 'all' });
       const refused = outcomes.find((o) => !o.ok);
       // (some records refused: the batch is tried again, endpoint first, after the backoff; a
       // dead-letter topic can hold a record twice, never lose one)
-      if (refused && !refused.ok) return failed(c, `the dead-letter topic ${s.deadLetterTopic} refused the batch: ${refused.error.message}`);
+      if (refused && !refused.ok) return failed(claim, `the dead-letter topic ${s.deadLetterTopic} refused the batch: ${refused.error.message}`, batch);
       logger.warn({ event: 'push-dead-lettered', subscription: s.name, partition, from, next, deadLetterTopic: s.deadLetterTopic }, 'a batch went to the dead-letter topic');
     }
   }
-  await commit(s.groupId, [{ topic: s.topic, partition, offset: next }], null);
-  await finishPushDelivery(key, partition, me);
-  return 'delivered';
+  const finished = await finishPushDelivery(key, partition, me, { groupId: s.groupId, topic: s.topic, topicId: s.topicId, from, next });
+  if (finished === 'offset-moved') {
+    // (a reset during the delivery: it wins, and delivery goes on from where it put the offset)
+    logger.info({ event: 'push-commit-overtaken', subscription: s.name, partition, from, next }, 'the committed offset moved during the delivery (a reset); delivery goes on from it');
+    await finishPushDelivery(key, partition, me);
+  }
+  return finished === 'lease-lost' ? 'idle' : 'delivered';
 }
 
 /** Time kept after a send for the commit and the release. */
@@ -176,7 +197,7 @@ async function deliverSubscription(cached: PushSubscription, partition: number, 
       await sleep(Math.max(0, state.retryAt - Date.now()));
       continue;
     }
-    const c: Claim = { s, partition, me, key, attempts: claimed.attempts };
+    const c: Claim = { s, partition, me, key, attempts: claimed.attempts, ...(claimed.batch ? { batch: claimed.batch } : {}) };
     let outcome: Outcome;
     try {
       outcome = await attempt(c, deadline);

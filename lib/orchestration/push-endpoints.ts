@@ -5,7 +5,8 @@
  * sets it), an HTTP endpoint must be `https` and every address its host resolves to must be
  * public — no loopback, link-local (the instance metadata service), private, shared or reserved
  * range. The check runs at creation and again on the address each delivery connects to, so a
- * name that later resolves elsewhere (DNS rebinding) is refused too.
+ * name that later resolves elsewhere (DNS rebinding) is refused too. A Lambda endpoint must be one
+ * the deployment's allow-list names (push-targets.ts), checked at creation and at each delivery.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOneOptions } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
@@ -14,6 +15,7 @@ import { BlockList, isIP } from 'node:net';
 import { ENVIRONMENT } from '../config.js';
 import { invokeSync } from '../storage/lambda-invoke.js';
 import type { PushEndpoint } from '../storage/coordination/push-subscriptions.js';
+import { lambdaTargetAllowed, parseLambdaTargets } from './push-targets.js';
 
 /** How long one delivery attempt may take. */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
@@ -58,6 +60,32 @@ export function urlProblem(raw: string): string | undefined {
   if (isIP(host) !== 0 && isBlockedAddress(host)) return 'names a loopback, link-local, private or reserved address';
   if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.internal')) return 'names a local host';
   return undefined;
+}
+
+/**
+ * An endpoint's URL as reads answer it: its query string and fragment replaced by `REDACTED` and
+ * any userinfo dropped, since those may carry credentials (a query parameter's name may be one
+ * too, so the whole query goes). A URL with none of them is answered as it was given.
+ */
+export function redactedUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'REDACTED';
+  }
+  if (!url.search && !url.hash && !url.username && !url.password && !raw.includes('?') && !raw.includes('#')) return raw;
+  url.username = '';
+  url.password = '';
+  url.search = raw.includes('?') ? '?REDACTED' : '';
+  url.hash = raw.includes('#') ? '#REDACTED' : '';
+  return url.toString();
+}
+
+/** The reason a function cannot be a Lambda endpoint (not in the deployment's allow-list), or undefined when it may be. */
+export function lambdaTargetProblem(functionArn: string): string | undefined {
+  if (lambdaTargetAllowed(functionArn, parseLambdaTargets(process.env[ENVIRONMENT.pushLambdaTargets]))) return undefined;
+  return `is not one the deployment lets push subscriptions invoke (the construct's pushLambdaTargets or grantPushTarget; ${ENVIRONMENT.pushLambdaTargets})`;
 }
 
 /** dns.lookup that refuses blocked addresses (when guarded), so the connection goes only where the check passed. */
@@ -128,6 +156,9 @@ function postHttp(url: string, headers: Readonly<Record<string, string>>, body: 
 export async function sendToEndpoint(endpoint: PushEndpoint, body: string, signature: Readonly<Record<string, string>>, timeoutMs = ATTEMPT_TIMEOUT_MS): Promise<AttemptResult> {
   const limit = Math.max(1, Math.min(ATTEMPT_TIMEOUT_MS, timeoutMs));
   if (endpoint.type === 'http') return postHttp(endpoint.url, { ...endpoint.headers, ...signature }, body, limit);
+  // (the allow-list may have shrunk since the subscription was created)
+  const problem = lambdaTargetProblem(endpoint.functionArn);
+  if (problem) return { ok: false, error: `POLICY_VIOLATION: function ${endpoint.functionArn} ${problem}` };
   try {
     const out = await invokeSync(endpoint.functionArn, body, AbortSignal.timeout(limit));
     return out.functionError ? { ok: false, error: `${out.functionError}: ${out.payload.slice(0, 200)}` } : { ok: true };

@@ -6,12 +6,13 @@
 import { HttpError } from '../errors.js';
 import { requireTopic } from '../cluster/metadata.js';
 import { committed } from '../groups/coordinator.js';
+import { KafkaError } from '../protocol/errors.js';
 import { newWebhookSecret } from '../protocol/webhook-signature.js';
 import {
   createPushSubscription, deletePushSubscription, getPushSubscription, listPushStates, listPushSubscriptions, pushStateKey, type PushSubscription,
 } from '../storage/coordination/push-subscriptions.js';
 import { startingOffset } from './push-delivery.js';
-import { urlProblem } from './push-endpoints.js';
+import { lambdaTargetProblem, urlProblem } from './push-endpoints.js';
 import { wakeNewSubscription } from './websocket-wake.js';
 
 export type { PushSubscription };
@@ -28,8 +29,6 @@ export interface SubscriptionStatus {
   readonly lastError?: string;
 }
 
-const notFound = (name: string): HttpError => new HttpError(404, 404, `Subscription ${name} cannot be found.`);
-
 /** Stores a subscription and commits its group's starting offsets where it has none; answers it with its secret. */
 export async function createSubscription(n: NewSubscription): Promise<PushSubscription> {
   const view = await requireTopic(n.topic);
@@ -40,6 +39,9 @@ export async function createSubscription(n: NewSubscription): Promise<PushSubscr
   if (n.endpoint.type === 'http') {
     const problem = urlProblem(n.endpoint.url);
     if (problem) throw new HttpError(400, 40002, `The endpoint's url ${problem}.`);
+  } else {
+    const problem = lambdaTargetProblem(n.endpoint.functionArn);
+    if (problem) throw new KafkaError('POLICY_VIOLATION', `POLICY_VIOLATION: function ${n.endpoint.functionArn} ${problem}.`, { functionArn: n.endpoint.functionArn });
   }
   const all = await listPushSubscriptions();
   // (two subscriptions committing one group's offsets of one topic would each skip what the other delivered)
@@ -63,11 +65,13 @@ export async function listSubscriptions(): Promise<PushSubscription[]> {
   return listPushSubscriptions();
 }
 
-/** A subscription and its partitions' state; `check` (the caller's access to it) runs before anything is shown. */
-export async function describeSubscription(name: string, check: (s: PushSubscription) => Promise<void>): Promise<{ subscription: PushSubscription; partitions: SubscriptionStatus[] }> {
-  const s = await getPushSubscription(name);
-  if (!s) throw notFound(name);
-  await check(s);
+/** The subscription of this name, if there is one (who may see it is the caller's to decide first: lib/http/push-subscription-routes.ts). */
+export async function findSubscription(name: string): Promise<PushSubscription | undefined> {
+  return getPushSubscription(name);
+}
+
+/** A subscription's partitions' state: the group's committed offsets and each partition's delivery state. */
+export async function subscriptionStatus(s: PushSubscription): Promise<SubscriptionStatus[]> {
   const view = await requireTopic(s.topic).catch(() => undefined);
   const count = view?.topic.topicId === s.topicId ? view.topic.partitions : 0;
   const [offsets, states] = await Promise.all([committed(s.groupId), listPushStates(pushStateKey(s))]);
@@ -82,13 +86,10 @@ export async function describeSubscription(name: string, check: (s: PushSubscrip
       ...(state?.lastError !== undefined ? { lastError: state.lastError } : {}),
     });
   }
-  return { subscription: s, partitions };
+  return partitions;
 }
 
-/** Deletes a subscription (its group's committed offsets stay, as a Kafka group's do); `check` runs first. */
-export async function deleteSubscription(name: string, check: (s: PushSubscription) => Promise<void>): Promise<void> {
-  const s = await getPushSubscription(name);
-  if (!s) throw notFound(name);
-  await check(s);
+/** Deletes a subscription (its group's committed offsets stay, as a Kafka group's do). */
+export async function deleteSubscription(s: PushSubscription): Promise<void> {
   await deletePushSubscription(s);
 }

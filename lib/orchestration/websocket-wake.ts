@@ -93,6 +93,42 @@ export async function flushWakes(): Promise<void> {
   while (pending.size > 0) await Promise.all([...pending]);
 }
 
+/** Time a further round of deliveries needs left before the deadline to be started. */
+const OWN_MOVES_MIN_MS = 5000;
+
+/**
+ * Runs `deliver` for the partition a wake names, then for each partition whose high watermark
+ * this instance moved meanwhile — a batch put on a dead-letter topic — until none is left or the
+ * deadline is near (what is left then waits for the controller's pass). The websocket function is
+ * not armed to wake itself (it is not in its own `invokes`), so records it makes readable would
+ * otherwise wait for the pass. Every round runs; the first failure is thrown at the end.
+ */
+export async function deliverWithOwnMoves(
+  topicId: string, partition: number, highWatermark: number | undefined, deadline: number,
+  deliver: (topicId: string, partition: number, highWatermark: number | undefined) => Promise<void>,
+): Promise<void> {
+  const moved = new Map<string, number>();
+  const stop = onHighWatermarkMoved((tp, hw) => moved.set(tp, Math.max(hw, moved.get(tp) ?? 0)));
+  let failure: { readonly reason: unknown } | undefined;
+  try {
+    let round: [string, number | undefined][] = [[`${topicId}#${partition}`, highWatermark]];
+    while (round.length > 0) {
+      const results = await Promise.allSettled(round.map(([tp, hw]) => {
+        const at = tp.lastIndexOf('#');
+        return deliver(tp.slice(0, at), Number(tp.slice(at + 1)), hw);
+      }));
+      const rejected = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (rejected && !failure) failure = { reason: rejected.reason };
+      if (Date.now() + OWN_MOVES_MIN_MS >= deadline) break;
+      round = [...moved];
+      moved.clear();
+    }
+  } finally {
+    stop();
+  }
+  if (failure) throw failure.reason;
+}
+
 /**
  * Wakes the delivery of every partition of a topic with a push subscription (the controller's
  * pass: a wake that was lost, a retry that no new record wakes); answers the wakes sent.

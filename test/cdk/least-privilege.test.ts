@@ -2,11 +2,15 @@
  * Least privilege on the coordination table and the bucket: each function writes items only under
  * the partition keys its catalog entry names (`dynamodb:LeadingKeys`), the keys the storage code
  * writes are all named, and the data path cannot touch the controller lease or partition states.
+ * And on Lambda: the function that delivers push subscriptions invokes only what the deployment's
+ * allow-list names, the same list the functions check.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ITEM_WRITE_ACTIONS } from '../../cdk/access.js';
+import { ENVIRONMENT } from '../../lib/config.js';
 import { COORDINATION_KEYS } from '../../lib/storage/tables.js';
 import { FUNCTIONS, functionSpec, type FunctionName } from '../../lib/functions/catalog.js';
 import { permissionsOf } from './iam.js';
@@ -106,5 +110,42 @@ describe('TributaryCluster: bucket access by what the code runs', () => {
     expect([...p.objectsWritten]).toEqual(['data/']);
     for (const pk of ['controller', 'producers', 'lagging', 'groups', 'group#g', 'offsets#g', 'deployment']) expect(mayWrite('admin', pk), pk).toBe(false);
     for (const pk of ['topics', 'topic#orders', 'topic-keys', 'topic-ids', 'cluster', 'seg#t#0']) expect(mayWrite('admin', pk), pk).toBe(true);
+  });
+});
+
+describe('TributaryCluster: push subscriptions\' Lambda targets', () => {
+  const arn = (fn: string) => `arn:aws:lambda:eu-west-1:123456789012:function:${fn}`;
+  const invokes = (t: Synthesized, name: FunctionName) => permissionsOf(t, logicalId(t, t.stack.cluster.functions[name] as never)).statements
+    .filter((st) => st.Effect === 'Allow' && list<string>(st.Action).some((a) => a.startsWith('lambda:')));
+  const envOf = (t: Synthesized, name: FunctionName) => t.json.Resources[logicalId(t, t.stack.cluster.functions[name] as never)]?.Properties.Environment.Variables ?? {};
+
+  it('lets the deliverer invoke no function by default, and tells the functions that check an empty allow-list', () => {
+    expect(invokes(s, 'websocket')).toEqual([]);
+    for (const name of ['groups', 'websocket'] as const) expect(envOf(s, name)[ENVIRONMENT.pushLambdaTargets], name).toBe('');
+    for (const name of ['produce', 'fetch', 'admin', 'controller'] as const) expect(envOf(s, name)[ENVIRONMENT.pushLambdaTargets], name).toBeUndefined();
+  });
+
+  it('lets the deliverer invoke exactly the ARNs and prefixes pushLambdaTargets names, and grantPushTarget\'s function, the same entries the functions check', () => {
+    const t = synth({ brokers: 1, tablePrefix: 'lp2', pushLambdaTargets: [arn('audit'), arn('billing-*')] }, { extend: (stack) => {
+      const target = new lambda.Function(stack, 'Receiver', { runtime: lambda.Runtime.NODEJS_20_X, handler: 'index.handler', code: lambda.Code.fromInline('exports.handler = async () => {}') });
+      stack.cluster.grantPushTarget(target);
+    } });
+    const receiver = Object.keys(t.json.Resources).find((id) => id.startsWith('Receiver') && t.json.Resources[id]?.Type === 'AWS::Lambda::Function') as string;
+    const resources = invokes(t, 'websocket').flatMap((st) => {
+      expect(list(st.Action)).toEqual(['lambda:InvokeFunction']);
+      return list(st.Resource);
+    });
+    expect(resources).toEqual(expect.arrayContaining([arn('audit'), arn('billing-*'), { 'Fn::GetAtt': [receiver, 'Arn'] }]));
+    expect(resources).toHaveLength(3);
+    for (const name of ['groups', 'websocket'] as const) {
+      expect(envOf(t, name)[ENVIRONMENT.pushLambdaTargets], name).toEqual({ 'Fn::Join': ['', [`${arn('audit')},${arn('billing-*')},`, { 'Fn::GetAtt': [receiver, 'Arn'] }]] });
+    }
+    for (const name of ['produce', 'fetch', 'admin', 'groups', 'controller', 'replicator'] as const) expect(invokes(t, name).some((st) => JSON.stringify(st.Resource).includes(receiver)), name).toBe(false);
+  });
+
+  it('refuses an entry that is not a function ARN or an ARN prefix naming the account and region', () => {
+    for (const bad of ['*', 'arn:aws:lambda:*', 'arn:aws:lambda:eu-west-1:123456789012:*', 'billing']) {
+      expect(() => synth({ brokers: 1, pushLambdaTargets: [bad] }), bad).toThrow(/pushLambdaTargets\[0\] must be a Lambda function ARN/);
+    }
   });
 });

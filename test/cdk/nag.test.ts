@@ -17,6 +17,7 @@ const FLAVOURS: Record<string, TributaryClusterProps> = {
   'a REST API with IAM': { apiType: 'rest', brokers: 1 },
   'an open HTTP API with email alarms, destroyed with the stack': { authorization: 'none', alarmEmail: 'ops@example.com', removalPolicy: RemovalPolicy.DESTROY, brokers: 2 },
   'an open REST API': { apiType: 'rest', authorization: 'none', brokers: 1 },
+  'push subscriptions\' Lambda targets (a function ARN and an ARN prefix)': { brokers: 1, pushLambdaTargets: ['arn:aws:lambda:eu-west-1:123456789012:function:audit', 'arn:aws:lambda:eu-west-1:123456789012:function:billing-*'] },
 };
 
 function acknowledgements(root: IConstruct): { path: string; id: string; reason: string }[] {

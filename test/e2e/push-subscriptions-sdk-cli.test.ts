@@ -78,14 +78,15 @@ describe('SDK: admin push subscriptions', () => {
     await expect(a.createSubscription({ name, topic, groupId: `${name}-g`, endpoint: { type: 'http', url: hookUrl } }))
       .rejects.toMatchObject({ status: 400, errorCode: 40002 });
 
+    // The shared stack allows no Lambda targets (TRIBUTARY_PUSH_LAMBDA_TARGETS unset): refused, as a policy violation.
     const arn = 'arn:aws:lambda:eu-west-1:123456789012:function:receiver';
-    const lambda = await a.createSubscription({ name: `${name}-lambda`, topic, groupId: `${name}-g3`, endpoint: { type: 'lambda', functionArn: arn } });
-    expect(lambda.endpoint).toEqual({ type: 'lambda', functionArn: arn });
+    await expect(a.createSubscription({ name: `${name}-lambda`, topic, groupId: `${name}-g3`, endpoint: { type: 'lambda', functionArn: arn } }))
+      .rejects.toMatchObject({ status: 400, errorCode: 40002, message: expect.stringMatching(/POLICY_VIOLATION/) });
     // A retry limit needs a dead-letter topic to send the batch to.
     await expect(a.createSubscription({ name: `${name}-limited`, topic, groupId: `${name}-g4`, endpoint: { type: 'http', url: hookUrl }, maxRetries: 1 }))
       .rejects.toMatchObject({ status: 400 });
 
-    for (const n of [name, `${name}-defaults`, `${name}-lambda`]) await a.deleteSubscription(n);
+    for (const n of [name, `${name}-defaults`]) await a.deleteSubscription(n);
     expect((await a.listSubscriptions()).map((s) => s.name)).not.toContain(name);
     const gone = await a.describeSubscription(name).catch((e: unknown) => e);
     expect(gone).toBeInstanceOf(TributaryProtocolError);

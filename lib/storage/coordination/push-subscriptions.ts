@@ -12,14 +12,26 @@
  * - `createPushSubscription`: Put where no subscription has the name. Lost race: `false`, nothing written.
  * - `claimPushDelivery`: Update `deliverer`, `leaseUntil` where no lease is live and no retry is
  *   waiting (`retryAt` passed). Lost race: `false`, nothing written.
- * - `finishPushDelivery` / `failPushDelivery`: Update (attempts reset, or counted with `retryAt`),
- *   REMOVE the lease, where `deliverer` is the claimant's. Lost race (the lease expired and
- *   another took it): `false`, nothing written.
+ * - `failPushDelivery`: Update (attempts counted with `retryAt`, and the batch's range, so the retry
+ *   sends the same records under the same `webhook-id`), REMOVE the lease, where `deliverer` is the
+ *   claimant's. Lost race (the lease expired and another took it): `false`, nothing written.
+ * - `finishPushDelivery`: Update (attempts and the batch reset), REMOVE the lease, where `deliverer`
+ *   is the claimant's; with a commit, in one transaction with it: Put the group's offset `next`
+ *   where it is still `from`, the offset the batch was read from. Lost race: `'lease-lost'` or
+ *   `'offset-moved'`, nothing written. An offset reset during a delivery wins:
+ *
+ *       deliverer:  claim ── read from 5 ── send [5, 8) ─────────── 2xx ── commit 8 if 5 ✗
+ *       operator:                          reset to 0 (offset 0) ──┘
+ *
+ *   The deliverer then releases the lease (`finishPushDelivery` without a commit) and goes on from
+ *   0. A reset to the very offset the batch was read from looks like no reset, and is none: the
+ *   batch was delivered from there. Another deliverer cannot commit in between: the lease excludes it.
  */
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../../config.js';
 import { dynamo } from '../clients.js';
-import { COORDINATION_KEYS, partitionSk, pushStatePk } from '../tables.js';
+import { COORDINATION_KEYS, offsetsPk, partitionSk, pushStatePk } from '../tables.js';
+import { ConditionFailed, transactWrite } from '../transact.js';
 
 const table = (): string => config().coordinationTable;
 const db = () => dynamo();
@@ -50,12 +62,20 @@ export interface PushSubscription {
   readonly createdAt: number;
 }
 
+/** A batch's range: the offset it was read from and the offset past it. */
+export interface PushBatch {
+  readonly from: number;
+  readonly next: number;
+}
+
 export interface PushPartitionState {
   readonly partition: number;
   readonly deliverer?: string;
   readonly leaseUntil?: number;
   /** Failed attempts of the batch at the group's committed offset. */
   readonly attempts: number;
+  /** The batch those attempts sent: its first offset and the offset past it (a retry sends the same). */
+  readonly batch?: PushBatch;
   /** When that batch may be tried again (epoch ms). */
   readonly retryAt?: number;
   readonly lastError?: string;
@@ -117,6 +137,7 @@ const toState = (item: Record<string, unknown>): PushPartitionState => ({
   ...(typeof item.leaseUntil === 'number' ? { leaseUntil: item.leaseUntil } : {}),
   ...(typeof item.retryAt === 'number' ? { retryAt: item.retryAt } : {}),
   ...(typeof item.lastError === 'string' ? { lastError: item.lastError } : {}),
+  ...(typeof item.batchFrom === 'number' && typeof item.batchNext === 'number' ? { batch: { from: item.batchFrom, next: item.batchNext } } : {}),
 });
 
 /** The delivery states of a subscription's partitions (only those delivered to or tried); `key` is its pushStateKey. */
@@ -171,21 +192,61 @@ export async function claimPushDelivery(key: string, partition: number, delivere
   }
 }
 
-/** A batch was delivered (or dead-lettered): attempts reset, the lease released; false when the claim was lost. */
-export async function finishPushDelivery(key: string, partition: number, deliverer: string): Promise<boolean> {
-  return updateStateIf(key, partition, {
-    UpdateExpression: 'SET attempts = :zero REMOVE deliverer, leaseUntil, retryAt, lastError',
-    ConditionExpression: 'deliverer = :me',
-    ExpressionAttributeValues: { ':me': deliverer, ':zero': 0 },
-  });
+/** What a delivery commits with its finish: the group's offset of the partition, moved from `from` to `next`. */
+export interface PushCommit {
+  readonly groupId: string;
+  readonly topic: string;
+  readonly topicId: string;
+  readonly from: number;
+  readonly next: number;
 }
 
-/** A delivery attempt failed: counted, retried no sooner than `retryAt`, the lease released; false when the claim was lost. */
-export async function failPushDelivery(key: string, partition: number, deliverer: string, attempts: number, retryAt: number, error: string): Promise<boolean> {
+const FINISH = {
+  UpdateExpression: 'SET attempts = :zero REMOVE deliverer, leaseUntil, retryAt, lastError, batchFrom, batchNext',
+  ConditionExpression: 'deliverer = :me',
+};
+
+/**
+ * A batch was delivered (or dead-lettered): attempts and the batch reset, the lease released, and
+ * with `commit` the group's offset moved past the batch in the same transaction (see the file's
+ * comment). Answers `'done'`, or which condition failed (nothing written then).
+ */
+export async function finishPushDelivery(key: string, partition: number, deliverer: string, commit?: PushCommit): Promise<'done' | 'lease-lost' | 'offset-moved'> {
+  if (!commit) return (await updateStateIf(key, partition, { ...FINISH, ExpressionAttributeValues: { ':me': deliverer, ':zero': 0 } })) ? 'done' : 'lease-lost';
+  const offset = { topic: commit.topic, partition, offset: commit.next, metadata: '', committedAt: Date.now(), topicId: commit.topicId };
+  try {
+    await transactWrite(db(), [
+      {
+        Update: {
+          TableName: table(), Key: { pk: pushStatePk(key), sk: partitionSk(partition) }, ...FINISH,
+          ExpressionAttributeValues: { ':me': deliverer, ':zero': 0 },
+        },
+      },
+      {
+        Put: {
+          TableName: table(), Item: { pk: offsetsPk(commit.groupId), sk: `${commit.topic}#${partition}`, ...offset },
+          ConditionExpression: '#o = :from', ExpressionAttributeNames: { '#o': 'offset' }, ExpressionAttributeValues: { ':from': commit.from },
+        },
+      },
+    ]);
+    return 'done';
+  } catch (err) {
+    if (!(err instanceof ConditionFailed)) throw err;
+    if (err.at(0)?.code === 'ConditionalCheckFailed') return 'lease-lost';
+    if (err.at(1)?.code === 'ConditionalCheckFailed') return 'offset-moved';
+    throw err;
+  }
+}
+
+/**
+ * A delivery attempt failed: counted, retried no sooner than `retryAt`, the lease released; with
+ * `batch`, the range the retry sends. False when the claim was lost.
+ */
+export async function failPushDelivery(key: string, partition: number, deliverer: string, attempts: number, retryAt: number, error: string, batch?: PushBatch): Promise<boolean> {
   return updateStateIf(key, partition, {
-    UpdateExpression: 'SET attempts = :n, retryAt = :at, lastError = :err REMOVE deliverer, leaseUntil',
+    UpdateExpression: `SET attempts = :n, retryAt = :at, lastError = :err${batch ? ', batchFrom = :from, batchNext = :next' : ''} REMOVE deliverer, leaseUntil`,
     ConditionExpression: 'deliverer = :me',
-    ExpressionAttributeValues: { ':me': deliverer, ':n': attempts, ':at': retryAt, ':err': error.slice(0, 500) },
+    ExpressionAttributeValues: { ':me': deliverer, ':n': attempts, ':at': retryAt, ':err': error.slice(0, 500), ...(batch ? { ':from': batch.from, ':next': batch.next } : {}) },
   });
 }
 

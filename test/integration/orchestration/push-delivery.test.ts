@@ -8,6 +8,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { produce as produceRecords } from '../../../lib/log/produce.js';
+import { deliverPush } from '../../../lib/orchestration/push-delivery.js';
 import { wakePushDeliveries } from '../../../lib/orchestration/websocket-wake.js';
 import { verifyWebhook } from '../../../lib/protocol/webhook-signature.js';
 import {
@@ -91,8 +92,7 @@ describe('push subscriptions', () => {
     // no record lost, none delivered twice once accepted, each partition in offset order
     expect(got.get(0)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(got.get(1)).toEqual([0, 1, 2, 3]);
-    // each failed batch was sent again from the same offset (with more records if more became
-    // readable meanwhile); the same batch again carries the same webhook-id
+    // each failed batch was sent again as it was: the same records under the same webhook-id
     const flaky = rx.deliveries.filter((d) => d.path === '/flaky');
     const batch = (d: Delivery) => JSON.parse(d.body) as { partition: number; records: { offset: number }[] };
     const failed = flaky.filter((d) => d.status >= 300);
@@ -100,8 +100,8 @@ describe('push subscriptions', () => {
     for (const f of failed) {
       const retried = flaky.find((d) => d.status < 300 && batch(d).partition === batch(f).partition && batch(d).records[0]?.offset === batch(f).records[0]?.offset);
       expect(retried, f.body).toBeDefined();
-      const same = JSON.stringify(batch(retried!).records.map((r) => r.offset)) === JSON.stringify(batch(f).records.map((r) => r.offset));
-      expect(retried!.headers['webhook-id'] === f.headers['webhook-id']).toBe(same);
+      expect(batch(retried!).records.map((r) => r.offset)).toEqual(batch(f).records.map((r) => r.offset));
+      expect(retried!.headers['webhook-id']).toBe(f.headers['webhook-id']);
     }
     for (const d of flaky) {
       expect(d.headers.authorization).toBe('Bearer receiver-token');
@@ -153,6 +153,24 @@ describe('push subscriptions', () => {
     // the first attempt and one retry, then the dead-letter topic
     expect(rx.deliveries.filter((d) => d.path === '/broken')).toHaveLength(2);
     await until('offsets committed past the dead-lettered batch', async () => (await call('GET', v3(`/subscriptions/${topic}-sub`))).body.partitions?.[0]?.committed_offset === 2);
+  });
+
+  it('records put on a dead-letter topic are delivered to its own push subscription by the invocation that put them there, without waiting for the controller\'s pass', async () => {
+    const topic = uniqueTopic('push-dlq-wake');
+    const dlq = `${topic}-dlq`;
+    await createTopic(topic, 1, 1);
+    await createTopic(dlq, 1, 1);
+    // (the shared stack runs no controller: without the fix only its pass would deliver them)
+    for (const [name, t, path, extra] of [[`${dlq}-sub`, dlq, '/dlq-sub', {}], [`${topic}-sub`, topic, '/broken', { max_retries: 0, dead_letter_topic: dlq }]] as const) {
+      const created = await call('POST', v3('/subscriptions'), { subscription_name: name, topic_name: t, group_id: `${name}-g`, endpoint: { type: 'http', url: rx.url(path) }, ...extra });
+      expect(created.status, created.text).toBe(201);
+    }
+    // (past the creations' own wakes: from here only the produce's wake runs a delivery)
+    await new Promise((r) => setTimeout(r, 2500));
+    await produce(topic, 0, ['m', 'n']);
+    await until('the dead-lettered records delivered from the dead-letter topic', () => (accepted(rx.deliveries, '/dlq-sub').get(0)?.length ?? 0) >= 2, 15_000);
+    expect(accepted(rx.deliveries, '/dlq-sub').get(0)).toEqual([0, 1]);
+    for (const name of [`${topic}-sub`, `${dlq}-sub`]) expect((await call('DELETE', v3(`/subscriptions/${name}`))).status).toBe(204);
   });
 
   it('starting_position latest (the default) delivers what is produced after the subscription, not before', async () => {
@@ -223,6 +241,98 @@ describe('push subscriptions', () => {
   });
 });
 
+describe('push delivery: a batch and its retries, a reset during a delivery', () => {
+  const topicIdOf = async (name: string) => (await getPushSubscription(name))!.topicId;
+  /** The creation's own first delivery has run (it found nothing and let the lease go): from here on only this test delivers. */
+  const settled = async (name: string) => {
+    const key = pushStateKey((await getPushSubscription(name))!);
+    await until('the first delivery', async () => {
+      const state = await getPushState(key, 0);
+      return state !== undefined && state.deliverer === undefined;
+    });
+    return key;
+  };
+  const produceHere = async (topic: string, values: readonly string[]) => {
+    // (produced by this process, which sends no wake: only the deliveries this test runs deliver)
+    const out = await produceRecords(topic, values.map((v) => ({ partition: 0, key: null, value: Buffer.from(v), headers: [] })), { acks: 1 });
+    expect(out.every((o) => o.ok)).toBe(true);
+  };
+  const offsetsOf = (d: Delivery) => (JSON.parse(d.body) as { records: { offset: number }[] }).records.map((r) => r.offset);
+
+  it('where a batch fails and more records become readable before its retry, the retry sends the same range under the same webhook-id, and the new records go in the next batch', async () => {
+    const rx = receiver((_path, nth) => (nth === 0 ? 500 : 204));
+    await rx.start();
+    try {
+      const topic = uniqueTopic('push-same-batch');
+      await createTopic(topic, 1, 1);
+      const name = `${topic}-sub`;
+      const created = await call('POST', v3('/subscriptions'), { subscription_name: name, topic_name: topic, group_id: `${topic}-g`, starting_position: 'earliest', endpoint: { type: 'http', url: rx.url('/grow') }, max_batch_records: 10 });
+      expect(created.status, created.text).toBe(201);
+      const key = await settled(name);
+      await produceHere(topic, ['a', 'b']);
+      // one attempt, refused; its retry falls past this short deadline
+      await deliverPush(await topicIdOf(name), 0, Date.now() + 5000);
+      expect(rx.deliveries.map(offsetsOf)).toEqual([[0, 1]]);
+      const failedState = await getPushState(key, 0);
+      expect(failedState).toMatchObject({ attempts: 1 });
+      await produceHere(topic, ['c', 'd']);
+      await new Promise((r) => setTimeout(r, Math.max(0, failedState!.retryAt! - Date.now())));
+      await deliverPush(await topicIdOf(name), 0, Date.now() + 20_000);
+      expect(rx.deliveries.map(offsetsOf)).toEqual([[0, 1], [0, 1], [2, 3]]);
+      const [first, retry, next] = rx.deliveries;
+      expect(retry!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
+      expect(next!.headers['webhook-id']).not.toBe(first!.headers['webhook-id']);
+      expect(await getPushState(key, 0)).toEqual({ partition: 0, attempts: 0 });
+      expect((await call('GET', v3(`/subscriptions/${name}`))).body.partitions[0]).toMatchObject({ committed_offset: 4, attempts: 0 });
+      expect((await call('DELETE', v3(`/subscriptions/${name}`))).status).toBe(204);
+    } finally {
+      await rx.stop();
+    }
+  });
+
+  it('where an offset reset lands while a batch is being delivered, the reset wins: the delivery\'s commit is refused and delivery goes on from the reset offset', async () => {
+    const topic = uniqueTopic('push-reset-race');
+    const group = `${topic}-g`;
+    let resetOnNext = false;
+    const seen: number[][] = [];
+    // (the reset is made from inside the delivery: after the batch was read and sent, before its commit)
+    const server: Server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        seen.push((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { records: { offset: number }[] }).records.map((r) => r.offset));
+        if (!resetOnNext) return void res.writeHead(204).end();
+        resetOnNext = false;
+        void call('POST', v3(`/consumer-groups/${group}/offsets:reset`), { topics: [topic], to: 'earliest' }).then((r) => {
+          expect(r.status, r.text).toBe(200);
+          res.writeHead(204).end();
+        });
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      await createTopic(topic, 1, 1);
+      const name = `${topic}-sub`;
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/race`;
+      const created = await call('POST', v3('/subscriptions'), { subscription_name: name, topic_name: topic, group_id: group, starting_position: 'earliest', endpoint: { type: 'http', url }, max_batch_records: 10 });
+      expect(created.status, created.text).toBe(201);
+      await settled(name);
+      await produceHere(topic, ['a', 'b', 'c']);
+      await deliverPush(await topicIdOf(name), 0, Date.now() + 20_000);
+      expect(seen).toEqual([[0, 1, 2]]);
+      await produceHere(topic, ['d', 'e']);
+      resetOnNext = true;
+      await deliverPush(await topicIdOf(name), 0, Date.now() + 20_000);
+      // the batch in flight, then everything again from the reset offset
+      expect(seen).toEqual([[0, 1, 2], [3, 4], [0, 1, 2, 3, 4]]);
+      expect((await call('GET', v3(`/subscriptions/${name}`))).body.partitions[0]).toMatchObject({ committed_offset: 5, attempts: 0 });
+      expect((await call('DELETE', v3(`/subscriptions/${name}`))).status).toBe(204);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
 describe('push delivery leases', () => {
   it('one deliverer at a time; a retry waits for its time; a late finish or release of a lost lease writes nothing', async () => {
     const name = uniqueTopic('push-lease');
@@ -230,18 +340,18 @@ describe('push delivery leases', () => {
     expect(await claimPushDelivery(name, 0, 'a', 60_000, now)).toMatchObject({ partition: 0, attempts: 0, deliverer: 'a' });
     // lost the race: another holds the lease
     expect(await claimPushDelivery(name, 0, 'b', 60_000, now + 1)).toBeUndefined();
-    expect(await finishPushDelivery(name, 0, 'b')).toBe(false);
+    expect(await finishPushDelivery(name, 0, 'b')).toBe('lease-lost');
     expect(await releasePushDelivery(name, 0, 'b')).toBe(false);
     // a failure counts the attempt and holds the batch until retryAt
-    expect(await failPushDelivery(name, 0, 'a', 1, now + 5000, 'HTTP 500')).toBe(true);
-    expect(await getPushState(name, 0)).toMatchObject({ attempts: 1, retryAt: now + 5000, lastError: 'HTTP 500' });
+    expect(await failPushDelivery(name, 0, 'a', 1, now + 5000, 'HTTP 500', { from: 3, next: 7 })).toBe(true);
+    expect(await getPushState(name, 0)).toMatchObject({ attempts: 1, retryAt: now + 5000, lastError: 'HTTP 500', batch: { from: 3, next: 7 } });
     expect(await claimPushDelivery(name, 0, 'b', 60_000, now + 4999)).toBeUndefined();
     expect(await claimPushDelivery(name, 0, 'b', 1000, now + 5000)).toMatchObject({ attempts: 1 });
     // b's lease expired: c takes it, and b's late finish changes nothing
     expect(await claimPushDelivery(name, 0, 'c', 60_000, now + 7000)).toMatchObject({ attempts: 1 });
-    expect(await finishPushDelivery(name, 0, 'b')).toBe(false);
+    expect(await finishPushDelivery(name, 0, 'b')).toBe('lease-lost');
     expect(await getPushState(name, 0)).toMatchObject({ attempts: 1, deliverer: 'c' });
-    expect(await finishPushDelivery(name, 0, 'c')).toBe(true);
+    expect(await finishPushDelivery(name, 0, 'c')).toBe('done');
     const done = await getPushState(name, 0);
     expect(done).toEqual({ partition: 0, attempts: 0 });
   });

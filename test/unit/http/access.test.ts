@@ -103,8 +103,9 @@ describe('Table: ROUTES access', () => {
     expect(source('transaction-routes.ts')).toMatch(/requireAll\(req, \[\{ operation: 'READ', resourceType: 'GROUP'.*topicsIn\('READ'/);
     const push = source('push-subscription-routes.ts');
     expect(push).toMatch(/requireAll\(req, \[\s*\.\.\.topicsIn\('READ', \[b\.topic_name\]\),\s*\{ operation: 'READ', resourceType: 'GROUP', resourceName: b\.group_id \},\s*\.\.\.topicsIn\('WRITE'/);
-    expect(push).toMatch(/requireAll\(req, \[\{ operation: 'DESCRIBE', resourceType: 'GROUP'/);
-    expect(push).toMatch(/requireAll\(req, \[\{ operation: 'DELETE', resourceType: 'GROUP'/);
+    expect(push).toMatch(/authorizedSubscription\(req, 'DESCRIBE'\)/);
+    expect(push).toMatch(/authorizedSubscription\(req, 'DELETE'\)/);
+    expect(push).toMatch(/authorize\(\{ \.\.\.caller, operation, resourceType: 'GROUP', resourceName: s\.groupId \}\)/);
     expect(push).toMatch(/visible\(req, await listSubscriptions\(\), \(s\) => \(\{ resourceType: 'GROUP'/);
   });
 });

@@ -3,8 +3,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ENVIRONMENT } from '../../../lib/config.js';
-import { isBlockedAddress, sendToEndpoint, urlProblem } from '../../../lib/orchestration/push-endpoints.js';
+import { isBlockedAddress, redactedUrl, sendToEndpoint, urlProblem } from '../../../lib/orchestration/push-endpoints.js';
 import { retryDelay } from '../../../lib/orchestration/push-delivery.js';
+import { LAMBDA_TARGET_ENTRY, lambdaTargetAllowed, parseLambdaTargets } from '../../../lib/orchestration/push-targets.js';
 
 describe('the push endpoint guard (as in AWS)', () => {
   const saved = process.env[ENVIRONMENT.pushAllowPrivate];
@@ -44,6 +45,45 @@ describe('the push endpoint guard (as in AWS)', () => {
     // (localhost resolves to loopback: the connection is refused before any packet is sent)
     const out = await sendToEndpoint({ type: 'http', url: 'http://localhost:9/x', headers: {} }, '{}', {});
     expect(out).toEqual({ ok: false, error: expect.stringMatching(/may not reach/) });
+  });
+});
+
+describe('the Lambda targets push subscriptions may invoke', () => {
+  const arn = (fn: string) => `arn:aws:lambda:eu-west-1:123456789012:function:${fn}`;
+  const saved = process.env[ENVIRONMENT.pushLambdaTargets];
+  afterEach(() => {
+    if (saved === undefined) delete process.env[ENVIRONMENT.pushLambdaTargets];
+    else process.env[ENVIRONMENT.pushLambdaTargets] = saved;
+  });
+
+  it('are the entries of the allow-list: an ARN exactly, a prefix ending in *; none without one', () => {
+    expect(parseLambdaTargets(` ${arn('a')},,${arn('b-*')} `)).toEqual([arn('a'), arn('b-*')]);
+    expect(lambdaTargetAllowed(arn('a'), [arn('a')])).toBe(true);
+    expect(lambdaTargetAllowed(arn('a:live'), [arn('a')])).toBe(false);
+    expect(lambdaTargetAllowed(arn('ab'), [arn('a')])).toBe(false);
+    expect(lambdaTargetAllowed(arn('b-x:live'), [arn('b-*')])).toBe(true);
+    expect(lambdaTargetAllowed(arn('b'), [arn('b-*')])).toBe(false);
+    expect(lambdaTargetAllowed(arn('a'), [])).toBe(false);
+    for (const e of [arn('a'), arn('a:live'), arn('b-*'), arn('*'), arn('a:*')]) expect(LAMBDA_TARGET_ENTRY.test(e), e).toBe(true);
+    for (const e of ['*', 'arn:aws:lambda:*', 'arn:aws:lambda:eu-west-1:*', arn('a*b'), 'billing']) expect(LAMBDA_TARGET_ENTRY.test(e), e).toBe(false);
+  });
+
+  it('are checked again at each delivery: a function the allow-list no longer names is a failed attempt, not invoked', async () => {
+    process.env[ENVIRONMENT.pushLambdaTargets] = arn('other');
+    const out = await sendToEndpoint({ type: 'lambda', functionArn: arn('gone') }, '{}', {});
+    expect(out).toEqual({ ok: false, error: expect.stringMatching(/^POLICY_VIOLATION: function .*gone is not one/) });
+  });
+});
+
+describe('an endpoint\'s URL as reads answer it', () => {
+  it('replaces the whole query string and a fragment (a parameter\'s name may be a token), drops userinfo, and keeps a URL without them as given', () => {
+    expect(redactedUrl('https://hooks.example.com/x?token=s3cr3t&a=1')).toBe('https://hooks.example.com/x?REDACTED');
+    expect(redactedUrl('https://hooks.example.com/x?s3cr3t')).toBe('https://hooks.example.com/x?REDACTED');
+    expect(redactedUrl('https://hooks.example.com/x?')).toBe('https://hooks.example.com/x?REDACTED');
+    expect(redactedUrl('https://hooks.example.com/x#s3cr3t')).toBe('https://hooks.example.com/x#REDACTED');
+    expect(redactedUrl('https://u:s3cr3t@hooks.example.com/x')).toBe('https://hooks.example.com/x');
+    expect(redactedUrl('https://hooks.example.com:8443/a/b')).toBe('https://hooks.example.com:8443/a/b');
+    expect(redactedUrl('https://hooks.example.com')).toBe('https://hooks.example.com');
   });
 });
 
