@@ -55,6 +55,7 @@ const P = `${T}/partitions/{partition_id}`;
 const G = `${C}/consumer-groups/{group_id}`;
 const I = '/consumers/{group_name}/instances/{instance}';
 const X = `${C}/transactions/{transactional_id}`;
+const S = '/subjects/{subject}';
 
 export const ROUTES: readonly RouteSpec[] = [
   r('GET', '/v3/clusters', 'admin', open('the cluster id, as Kafka\'s Metadata answers it to any client')),
@@ -159,6 +160,30 @@ export const ROUTES: readonly RouteSpec[] = [
   r('POST', '/topics/{topic_name}/partitions/{partition_id}', 'produce', topic('WRITE')),
   r('GET', '/topics/{topic_name}/partitions/{partition_id}/records', 'fetch', topic('READ')),
   r('GET', '/topics/{topic_name}/partitions/{partition_id}/offsets', 'fetch', topic('DESCRIBE')),
+  // Confluent Schema Registry's API (schema-registry-routes.ts, docs/schema-registry.md).
+  r('GET', '/subjects', 'admin', cluster('DESCRIBE')),
+  r('GET', `${S}/versions`, 'admin', cluster('DESCRIBE')),
+  r('POST', `${S}/versions`, 'admin', cluster('ALTER')),
+  r('GET', `${S}/versions/{version}`, 'admin', cluster('DESCRIBE')),
+  r('GET', `${S}/versions/{version}/schema`, 'admin', cluster('DESCRIBE')),
+  r('DELETE', `${S}/versions/{version}`, 'admin', cluster('ALTER')),
+  r('POST', S, 'admin', cluster('DESCRIBE')),
+  r('DELETE', S, 'admin', cluster('ALTER')),
+  r('GET', '/schemas/ids/{id}', 'admin', cluster('DESCRIBE')),
+  r('GET', '/schemas/ids/{id}/schema', 'admin', cluster('DESCRIBE')),
+  r('GET', '/schemas/ids/{id}/subjects', 'admin', cluster('DESCRIBE')),
+  r('GET', '/schemas/ids/{id}/versions', 'admin', cluster('DESCRIBE')),
+  r('GET', '/schemas/types', 'admin', cluster('DESCRIBE')),
+  r('GET', '/config', 'admin', cluster('DESCRIBE_CONFIGS')),
+  r('PUT', '/config', 'admin', cluster('ALTER_CONFIGS')),
+  r('DELETE', '/config', 'admin', cluster('ALTER_CONFIGS')),
+  r('GET', '/config/{subject}', 'admin', cluster('DESCRIBE_CONFIGS')),
+  r('PUT', '/config/{subject}', 'admin', cluster('ALTER_CONFIGS')),
+  r('DELETE', '/config/{subject}', 'admin', cluster('ALTER_CONFIGS')),
+  r('GET', '/mode', 'admin', cluster('DESCRIBE_CONFIGS')),
+  r('PUT', '/mode', 'admin', cluster('ALTER_CONFIGS')),
+  r('POST', '/compatibility/subjects/{subject}/versions/{version}', 'admin', cluster('DESCRIBE')),
+  r('POST', '/compatibility/subjects/{subject}/versions', 'admin', cluster('DESCRIBE')),
 ];
 
 /** The catch-all route (API Gateway's `$default`): a Kafka-style 404. */

@@ -1,0 +1,67 @@
+/**
+ * JSON Schemas, checked by ajv: a schema must compile (draft-07 unless its `$schema` names
+ * 2019-09 or 2020-12), with each reference added under its name first so `$ref`s to it resolve.
+ * Compatibility: json-compat.ts. Canonical form: the JSON with object keys sorted, no whitespace.
+ */
+import { Ajv } from 'ajv';
+import { Ajv2019 } from 'ajv/dist/2019.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import draft06 from 'ajv/dist/refs/json-schema-draft-06.json' with { type: 'json' };
+import { invalidSchema } from './errors.js';
+import { jsonCanRead } from './json-compat.js';
+import { sortedJson, type ParsedSchema, type ResolvedReference } from './model.js';
+
+class JsonSchema implements ParsedSchema {
+  readonly schemaType = 'JSON' as const;
+  constructor(readonly canonical: string, readonly doc: boolean | Record<string, unknown>) {}
+
+  canRead(writer: ParsedSchema): string[] {
+    if (!(writer instanceof JsonSchema)) return ['Incompatible because of different schema type'];
+    return jsonCanRead(this.doc, writer.doc);
+  }
+}
+
+function validatorFor(doc: unknown): Ajv {
+  const dialect = doc !== null && typeof doc === 'object' ? String((doc as Record<string, unknown>).$schema ?? '') : '';
+  const opts = { strict: false, allErrors: false, validateFormats: false } as const;
+  if (dialect.includes('2020-12')) return new Ajv2020(opts);
+  if (dialect.includes('2019-09')) return new Ajv2019(opts);
+  const ajv = new Ajv(opts);
+  ajv.addMetaSchema(draft06);
+  return ajv;
+}
+
+function json(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw invalidSchema(`${what} is not JSON`);
+  }
+}
+
+export function parseJsonSchema(text: string, references: readonly ResolvedReference[]): ParsedSchema {
+  const doc = json(text, 'the schema');
+  if (typeof doc !== 'boolean' && (doc === null || typeof doc !== 'object' || Array.isArray(doc))) throw invalidSchema('a JSON Schema is an object or a boolean');
+  const ajv = validatorFor(doc);
+  // (draft-04's `$schema` is not one ajv knows: such schemas are checked as draft-07, which reads them the same but for exclusive bounds)
+  const withoutDialect = (d: unknown) => {
+    if (d === null || typeof d !== 'object' || Array.isArray(d)) return d;
+    const { $schema, ...rest } = d as Record<string, unknown>;
+    return typeof $schema === 'string' && $schema.includes('draft-04') ? rest : d;
+  };
+  try {
+    for (const ref of references) {
+      if (ref.schemaType !== 'JSON') throw invalidSchema(`reference ${ref.name} is ${ref.schemaType}, not JSON`);
+      const refDoc = withoutDialect(json(ref.schema, `reference ${ref.name}`));
+      // Added under its reference name; a schema whose `$id` is that name too is added once.
+      const id = refDoc !== null && typeof refDoc === 'object' ? (refDoc as Record<string, unknown>).$id : undefined;
+      if (id === ref.name) ajv.addSchema(refDoc as object);
+      else ajv.addSchema(refDoc as object, ref.name);
+    }
+    ajv.compile(withoutDialect(doc) as object);
+  } catch (err) {
+    if ((err as { status?: number }).status) throw err;
+    throw invalidSchema((err as Error).message);
+  }
+  return new JsonSchema(sortedJson(doc), doc as boolean | Record<string, unknown>);
+}
