@@ -36,6 +36,10 @@ const versionBody = (v: VersionView) => ({
   schema: v.schema,
 });
 
+/** A schema's own text: JSON for AVRO and JSON Schema, the .proto text (as text/plain) for PROTOBUF. */
+const raw = (s: { schemaType: string; schema: string }): ApiResponse =>
+  ({ status: 200, body: s.schema, contentType: s.schemaType === 'PROTOBUF' ? 'text/plain; charset=utf-8' : SCHEMA_REGISTRY_TYPE });
+
 const field = (req: ApiRequest, name: string): unknown => {
   const b = body(req);
   return b !== null && typeof b === 'object' && !Array.isArray(b) ? (b as Record<string, unknown>)[name] : undefined;
@@ -50,10 +54,7 @@ export const schemaRegistryRoutes: Record<string, RouteHandler> = {
     return ok({ id });
   },
   'GET /subjects/{subject}/versions/{version}': async (req) => ok(versionBody(await getVersion(subjectOf(req), req.params.version ?? '', flag(req, 'deleted')))),
-  'GET /subjects/{subject}/versions/{version}/schema': async (req) => {
-    const v = await getVersion(subjectOf(req), req.params.version ?? '', flag(req, 'deleted'));
-    return { status: 200, body: v.schema, contentType: SCHEMA_REGISTRY_TYPE };
-  },
+  'GET /subjects/{subject}/versions/{version}/schema': async (req) => raw(await getVersion(subjectOf(req), req.params.version ?? '', flag(req, 'deleted'))),
   'DELETE /subjects/{subject}/versions/{version}': async (req) => ok(await deleteVersion(subjectOf(req), req.params.version ?? '', flag(req, 'permanent'))),
   'POST /subjects/{subject}': async (req) => ok(versionBody(await lookup(subjectOf(req), schemaInput(body(req)), flag(req, 'deleted')))),
   'DELETE /subjects/{subject}': async (req) => ok(await deleteSubject(subjectOf(req), flag(req, 'permanent'))),
@@ -65,7 +66,7 @@ export const schemaRegistryRoutes: Record<string, RouteHandler> = {
       schema: s.schema,
     });
   },
-  'GET /schemas/ids/{id}/schema': async (req) => ({ status: 200, body: (await schemaOfId(req.params.id ?? '')).schema, contentType: SCHEMA_REGISTRY_TYPE }),
+  'GET /schemas/ids/{id}/schema': async (req) => raw(await schemaOfId(req.params.id ?? '')),
   'GET /schemas/ids/{id}/subjects': async (req) => ok(await subjectsOfId(req.params.id ?? '', flag(req, 'deleted'))),
   'GET /schemas/ids/{id}/versions': async (req) => ok(await versionsOfId(req.params.id ?? '', flag(req, 'deleted'))),
   'GET /schemas/types': async () => ok([...SCHEMA_TYPES]),

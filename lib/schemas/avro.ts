@@ -9,7 +9,7 @@
  */
 import avro from 'avsc';
 import { invalidSchema } from './errors.js';
-import { sortedJson, type ParsedSchema, type ResolvedReference } from './model.js';
+import { parseSchemaJson, sortedJson, type ParsedSchema, type ResolvedReference } from './model.js';
 
 class AvroSchema implements ParsedSchema {
   readonly schemaType = 'AVRO' as const;
@@ -27,13 +27,9 @@ class AvroSchema implements ParsedSchema {
 }
 
 function json(text: string, what: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    // Avro allows a bare primitive name, e.g. `string`, where JSON wants `"string"`.
-    if (/^[A-Za-z_][A-Za-z0-9_.]*$/.test(text.trim())) return text.trim();
-    throw invalidSchema(`${what} is not JSON`);
-  }
+  // Avro allows a bare primitive name, e.g. `string`, where JSON wants `"string"`.
+  if (/^[A-Za-z_][A-Za-z0-9_.]*$/.test(text.trim())) return text.trim();
+  return parseSchemaJson(text, what);
 }
 
 export function parseAvro(text: string, references: readonly ResolvedReference[]): ParsedSchema {

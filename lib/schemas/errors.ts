@@ -4,6 +4,14 @@
  */
 import { HttpError } from '../errors.js';
 
+/** A value as an error message shows it: a string cut at 100 characters, a scalar, or the kind of an object (it may nest too deep to print). */
+export function shown(raw: unknown): string {
+  if (raw === undefined) return 'nothing';
+  if (typeof raw === 'string') return JSON.stringify(raw.length > 100 ? `${raw.slice(0, 100)}…` : raw);
+  if (raw === null || typeof raw !== 'object') return String(raw);
+  return Array.isArray(raw) ? 'an array' : 'an object';
+}
+
 export const subjectNotFound = (subject: string) => new HttpError(404, 40401, `Subject '${subject}' not found.`);
 export const versionNotFound = (version: number | string) => new HttpError(404, 40402, `Version ${version} not found.`);
 export const schemaNotFound = (what = 'Schema not found') => new HttpError(404, 40403, what);
@@ -23,8 +31,8 @@ export const invalidSchema = (why: string) => new HttpError(422, 42201, `Invalid
 export const invalidVersion = (raw: string) =>
   new HttpError(422, 42202, `The specified version '${raw}' is not a valid version id. Allowed values are between [1, 2^31-1] and the string "latest"`);
 export const invalidCompatibility = (raw: unknown) =>
-  new HttpError(422, 42203, `Invalid compatibility level ${JSON.stringify(raw)}. Valid values are NONE, BACKWARD, BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, FULL, FULL_TRANSITIVE`);
-export const invalidMode = (raw: unknown) => new HttpError(422, 42204, `Invalid mode ${JSON.stringify(raw)}. Valid values are READWRITE and READONLY`);
+  new HttpError(422, 42203, `Invalid compatibility level ${shown(raw)}. Valid values are NONE, BACKWARD, BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, FULL, FULL_TRANSITIVE`);
+export const invalidMode = (raw: unknown) => new HttpError(422, 42204, `Invalid mode ${shown(raw)}. Valid values are READWRITE and READONLY`);
 export const operationNotPermitted = (why: string) => new HttpError(422, 42205, why);
 export const invalidSubject = (why: string) => new HttpError(422, 42208, `Invalid subject: ${why}`);
 /** The registry is out of retries against concurrent writers (rare: each retry reads what won). */

@@ -9,7 +9,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import draft06 from 'ajv/dist/refs/json-schema-draft-06.json' with { type: 'json' };
 import { invalidSchema } from './errors.js';
 import { jsonCanRead } from './json-compat.js';
-import { sortedJson, type ParsedSchema, type ResolvedReference } from './model.js';
+import { parseSchemaJson, sortedJson, type ParsedSchema, type ResolvedReference } from './model.js';
 
 class JsonSchema implements ParsedSchema {
   readonly schemaType = 'JSON' as const;
@@ -31,13 +31,7 @@ function validatorFor(doc: unknown): Ajv {
   return ajv;
 }
 
-function json(text: string, what: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw invalidSchema(`${what} is not JSON`);
-  }
-}
+const json = parseSchemaJson;
 
 export function parseJsonSchema(text: string, references: readonly ResolvedReference[]): ParsedSchema {
   const doc = json(text, 'the schema');

@@ -2,7 +2,7 @@
  * What the registry's formats share: a parsed schema in canonical form that can tell whether it
  * reads what another schema of its type wrote.
  */
-import { invalidSubject } from './errors.js';
+import { invalidSchema, invalidSubject } from './errors.js';
 
 export const SCHEMA_TYPES = ['AVRO', 'JSON', 'PROTOBUF'] as const;
 export type SchemaType = (typeof SCHEMA_TYPES)[number];
@@ -55,3 +55,25 @@ export function checkSubject(subject: string): void {
   if (/[\u0000-\u001f\u007f]/.test(subject)) throw invalidSubject('a subject has no control characters');
 }
 
+
+/** How deep a schema document may nest: every format's parser and comparison recurse through it. */
+export const MAX_SCHEMA_DEPTH = 128;
+
+/** Parses a schema document's JSON, refusing (42201) one that nests deeper than MAX_SCHEMA_DEPTH. */
+export function parseSchemaJson(text: string, what: string): unknown {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    throw invalidSchema(`${what} is not JSON`);
+  }
+  // (iterative: the depth check itself must not overflow the stack)
+  const stack: [unknown, number][] = [[doc, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop() as [unknown, number];
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > MAX_SCHEMA_DEPTH) throw invalidSchema(`${what} nests deeper than ${MAX_SCHEMA_DEPTH} levels`);
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return doc;
+}

@@ -13,7 +13,7 @@ import { idsByHash, parsedById, schemasById } from './cache.js';
 import { incompatibilities, parseSchema, type CompatibilityLevel } from './compatibility.js';
 import { effectiveLevel, requireWritable } from './configs.js';
 import {
-  incompatible, invalidSchema, invalidVersion, schemaNotFound, subjectNotFound, tooManyRaces, versionNotFound,
+  incompatible, invalidSchema, invalidVersion, shown, schemaNotFound, subjectNotFound, tooManyRaces, versionNotFound,
 } from './errors.js';
 import { checkSubject, SCHEMA_TYPES, type ParsedSchema, type ResolvedReference, type SchemaReference, type SchemaType } from './model.js';
 
@@ -49,7 +49,7 @@ export function schemaInput(body: unknown): SchemaInput {
   if (typeof b.schema !== 'string' || b.schema.trim() === '') throw invalidSchema('"schema" is a non-empty string');
   if (b.schema.length > MAX_SCHEMA_CHARS) throw invalidSchema(`a schema has at most ${MAX_SCHEMA_CHARS} characters`);
   const type = b.schemaType ?? 'AVRO';
-  if (typeof type !== 'string' || !(SCHEMA_TYPES as readonly string[]).includes(type)) throw invalidSchema(`unknown schemaType ${JSON.stringify(type)}; AVRO, JSON or PROTOBUF`);
+  if (typeof type !== 'string' || !(SCHEMA_TYPES as readonly string[]).includes(type)) throw invalidSchema(`unknown schemaType ${shown(type)}; AVRO, JSON or PROTOBUF`);
   const refs = b.references ?? [];
   if (!Array.isArray(refs) || refs.length > MAX_REFERENCES) throw invalidSchema(`"references" is an array of at most ${MAX_REFERENCES}`);
   const references = refs.map((r: unknown): SchemaReference => {
