@@ -9,7 +9,7 @@
  */
 import avro from 'avsc';
 import { invalidSchema } from './errors.js';
-import { parseSchemaJson, sortedJson, type ParsedSchema, type ResolvedReference } from './model.js';
+import { InvalidData, parseSchemaJson, sortedJson, type ParsedSchema, type ResolvedReference } from './model.js';
 
 class AvroSchema implements ParsedSchema {
   readonly schemaType = 'AVRO' as const;
@@ -23,6 +23,17 @@ class AvroSchema implements ParsedSchema {
     } catch (err) {
       return [`the reader cannot read data written with the writer's schema: ${(err as Error).message}`];
     }
+  }
+
+  /** From Avro's JSON encoding, as REST Proxy takes it: unions wrapped (`{"string": "x"}`), bytes as ISO-8859-1 strings. */
+  encode(value: unknown): Buffer {
+    let v: unknown;
+    try {
+      v = this.type.fromString(JSON.stringify(value));
+    } catch (err) {
+      throw new InvalidData((err as Error).message);
+    }
+    return this.type.toBuffer(v);
   }
 }
 

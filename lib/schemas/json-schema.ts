@@ -3,17 +3,25 @@
  * 2019-09 or 2020-12), with each reference added under its name first so `$ref`s to it resolve.
  * Compatibility: json-compat.ts. Canonical form: the JSON with object keys sorted, no whitespace.
  */
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import draft06 from 'ajv/dist/refs/json-schema-draft-06.json' with { type: 'json' };
 import { invalidSchema } from './errors.js';
 import { jsonCanRead } from './json-compat.js';
-import { parseSchemaJson, sortedJson, type ParsedSchema, type ResolvedReference } from './model.js';
+import { InvalidData, parseSchemaJson, sortedJson, type ParsedSchema, type ResolvedReference } from './model.js';
 
 class JsonSchema implements ParsedSchema {
   readonly schemaType = 'JSON' as const;
-  constructor(readonly canonical: string, readonly doc: boolean | Record<string, unknown>) {}
+  constructor(readonly canonical: string, readonly doc: boolean | Record<string, unknown>, private readonly validate: ValidateFunction) {}
+
+  encode(value: unknown): Buffer {
+    if (!this.validate(value)) {
+      const e = this.validate.errors?.[0];
+      throw new InvalidData(e ? `${e.instancePath || '(the value)'} ${e.message ?? 'is not valid'}` : 'not valid');
+    }
+    return Buffer.from(JSON.stringify(value), 'utf8');
+  }
 
   canRead(writer: ParsedSchema): string[] {
     if (!(writer instanceof JsonSchema)) return ['Incompatible because of different schema type'];
@@ -43,6 +51,7 @@ export function parseJsonSchema(text: string, references: readonly ResolvedRefer
     const { $schema, ...rest } = d as Record<string, unknown>;
     return typeof $schema === 'string' && $schema.includes('draft-04') ? rest : d;
   };
+  let validate: ValidateFunction;
   try {
     for (const ref of references) {
       if (ref.schemaType !== 'JSON') throw invalidSchema(`reference ${ref.name} is ${ref.schemaType}, not JSON`);
@@ -52,10 +61,10 @@ export function parseJsonSchema(text: string, references: readonly ResolvedRefer
       if (id === ref.name) ajv.addSchema(refDoc as object);
       else ajv.addSchema(refDoc as object, ref.name);
     }
-    ajv.compile(withoutDialect(doc) as object);
+    validate = ajv.compile(withoutDialect(doc) as object);
   } catch (err) {
     if ((err as { status?: number }).status) throw err;
     throw invalidSchema((err as Error).message);
   }
-  return new JsonSchema(sortedJson(doc), doc as boolean | Record<string, unknown>);
+  return new JsonSchema(sortedJson(doc), doc as boolean | Record<string, unknown>, validate);
 }

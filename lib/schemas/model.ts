@@ -30,6 +30,17 @@ export interface ParsedSchema {
    * one message per problem, none when it can.
    */
   canRead(writer: ParsedSchema): string[];
+  /**
+   * A value as this schema writes it (Avro binary, UTF-8 JSON, Protobuf binary of the file's first
+   * message), without Confluent's prefix; throws {@link InvalidData} when the value does not
+   * validate.
+   */
+  encode(value: unknown): Buffer;
+}
+
+/** A value that does not validate against its schema. */
+export class InvalidData extends Error {
+  override readonly name = 'InvalidData';
 }
 
 /** Object keys sorted at every depth, no whitespace: JSON documents that mean the same have one text. */

@@ -15,7 +15,7 @@
  */
 import protobuf from 'protobufjs';
 import { invalidSchema } from './errors.js';
-import type { ParsedSchema, ResolvedReference } from './model.js';
+import { InvalidData, type ParsedSchema, type ResolvedReference } from './model.js';
 
 interface FieldShape {
   readonly name: string;
@@ -41,7 +41,24 @@ const SCALAR_GROUPS: Record<string, string> = {
 
 class ProtobufSchema implements ParsedSchema {
   readonly schemaType = 'PROTOBUF' as const;
-  constructor(readonly canonical: string, readonly pkg: string, readonly messages: ReadonlyMap<string, MessageShape>) {}
+  constructor(readonly canonical: string, readonly pkg: string, readonly messages: ReadonlyMap<string, MessageShape>, private readonly first?: protobuf.Type) {}
+
+  /** The file's first message, from its JSON form (protobufjs's: enum names or numbers, 64-bit integers as strings or numbers, bytes as base64). */
+  encode(value: unknown): Buffer {
+    if (!this.first) throw new InvalidData('the schema defines no message');
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InvalidData(`a ${this.first.name} message is a JSON object`);
+    const unknown = Object.keys(value).filter((k) => !this.first?.fields[k]);
+    if (unknown.length > 0) throw new InvalidData(`${this.first.name} has no field ${unknown[0]}`);
+    let message: protobuf.Message;
+    try {
+      message = this.first.fromObject(value as Record<string, unknown>);
+    } catch (err) {
+      throw new InvalidData((err as Error).message);
+    }
+    const problem = this.first.verify(message);
+    if (problem) throw new InvalidData(problem);
+    return Buffer.from(this.first.encode(message).finish());
+  }
 
   canRead(writer: ParsedSchema): string[] {
     if (!(writer instanceof ProtobufSchema)) return ['Incompatible because of different schema type'];
@@ -119,6 +136,16 @@ function messagesOf(ns: protobuf.NamespaceBase, out: string[] = []): string[] {
   return out;
 }
 
+/** The messages of a file not nested in another message, in file order. */
+function topLevelMessages(ns: protobuf.NamespaceBase): string[] {
+  const out: string[] = [];
+  for (const n of ns.nestedArray) {
+    if (n instanceof protobuf.Type) out.push(n.fullName);
+    else if (n instanceof protobuf.Namespace) out.push(...topLevelMessages(n));
+  }
+  return out;
+}
+
 const OPTIONS = { keepCase: true };
 
 export function normalizeProto(text: string): string {
@@ -147,8 +174,11 @@ export function parseProtobuf(text: string, references: readonly ResolvedReferen
     root.resolveAll();
     const pkg = main.package ?? '';
     const messages = new Map<string, MessageShape>();
-    for (const full of messagesOf(own.root)) messages.set(local(full, pkg), shapeOf(root.lookupType(full), pkg));
-    return new ProtobufSchema(canonical, pkg, messages);
+    const names = messagesOf(own.root);
+    for (const full of names) messages.set(local(full, pkg), shapeOf(root.lookupType(full), pkg));
+    // (Confluent's first message: the first top-level one in the file)
+    const firstName = own.root.nestedArray.length > 0 ? topLevelMessages(own.root)[0] : undefined;
+    return new ProtobufSchema(canonical, pkg, messages, firstName ? root.lookupType(firstName) : undefined);
   } catch (err) {
     if ((err as { status?: number }).status) throw err;
     throw invalidSchema((err as Error).message);

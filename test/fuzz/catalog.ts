@@ -121,7 +121,9 @@ export function catalog(routes: readonly RouteSpec[], ctx: FuzzContext): RouteFu
   const V2 = 'application/vnd.kafka.v2+json';
   const record = { value: { type: 'STRING', data: 'hello' } };
   const records = [record, { partition_id: 1, key: { type: 'JSON', data: { user: 'a' } }, value: { type: 'BINARY', data: 'aGVsbG8=' }, headers: [{ name: 'h', value: 'aGk=' }], timestamp: '2026-01-01T00:00:00Z' },
-    { key: { type: 'STRING', data: 'k' }, value: { data: [1, 2, 3] }, timestamp: 1767225600000 }];
+    { key: { type: 'STRING', data: 'k' }, value: { data: [1, 2, 3] }, timestamp: 1767225600000 },
+    // (a value serialized with the fuzzer's registered schema)
+    { value: { type: 'AVRO', subject: ctx.subject, data: { id: 1 } } }, { value: { type: 'AVRO', schema_id: ctx.schemaId, data: { id: 2 } } }];
 
   type Spec = Partial<Omit<RouteFuzz, 'route' | 'key'>>;
   const specs: Record<string, Spec> = {
