@@ -8,9 +8,12 @@
 import { SCHEMA_TYPES } from '../schemas/model.js';
 import { globalLevel, deleteLevel, mode, setLevel, setMode, subjectLevel } from '../schemas/configs.js';
 import { lookup, register, schemaInput, testCompatibility, type VersionView } from '../schemas/registry.js';
-import { deleteSubject, deleteVersion, getVersion, listSubjects, listVersions, schemaOfId, subjectsOfId, versionsOfId } from '../schemas/subjects.js';
+import { deleteSubject, deleteVersion, getVersion, listSubjects, listVersions, schemaOfId, subjectsHoldingId, subjectsOfId, versionsOfId } from '../schemas/subjects.js';
+import type { SchemaInput } from '../schemas/registry.js';
 import { HttpError } from '../errors.js';
+import { CLUSTER_RESOURCE } from './access.js';
 import { parseJson, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
+import { requireAll, visible } from './enforce.js';
 
 export const SCHEMA_REGISTRY_TYPE = 'application/vnd.schemaregistry.v1+json';
 const ACCEPTED = ['application/vnd.schemaregistry.v1+json', 'application/vnd.schemaregistry+json', 'application/json', 'application/octet-stream'];
@@ -40,25 +43,48 @@ const versionBody = (v: VersionView) => ({
 const raw = (s: { schemaType: string; schema: string }): ApiResponse =>
   ({ status: 200, body: s.schema, contentType: s.schemaType === 'PROTOBUF' ? 'text/plain; charset=utf-8' : SCHEMA_REGISTRY_TYPE });
 
+const asSubject = (s: string) => ({ resourceType: 'SUBJECT' as const, resourceName: s });
+
+/** A schema's references need READ on the subjects they name (their schemas become part of it). */
+async function readableInput(req: ApiRequest): Promise<SchemaInput> {
+  const input = schemaInput(body(req));
+  await requireAll(req, input.references.map((r) => ({ operation: 'READ', ...asSubject(r.subject) })));
+  return input;
+}
+
+/**
+ * A schema by id: READ on a subject holding it, or else CLUSTER DESCRIBE (an id no subject holds
+ * needs that). Answers the subjects whose versions the caller may see.
+ */
+async function readableId(req: ApiRequest): Promise<ReadonlySet<string> | 'all'> {
+  const holders = await subjectsHoldingId(req.params.id ?? '');
+  const readable = await visible(req, holders, asSubject, 'READ');
+  if (readable.length > 0) return readable.length === holders.length ? 'all' : new Set(readable);
+  await requireAll(req, [{ operation: 'DESCRIBE', resourceType: 'CLUSTER', resourceName: CLUSTER_RESOURCE }]);
+  return 'all';
+}
+const shownTo = (allowed: ReadonlySet<string> | 'all', subject: string) => allowed === 'all' || allowed.has(subject);
+
 const field = (req: ApiRequest, name: string): unknown => {
   const b = body(req);
   return b !== null && typeof b === 'object' && !Array.isArray(b) ? (b as Record<string, unknown>)[name] : undefined;
 };
 
 export const schemaRegistryRoutes: Record<string, RouteHandler> = {
-  'GET /subjects': async (req) => ok(await listSubjects(flag(req, 'deleted'))),
+  'GET /subjects': async (req) => ok(await visible(req, await listSubjects(flag(req, 'deleted')), asSubject, 'READ')),
   'GET /subjects/{subject}/versions': async (req) => ok(await listVersions(subjectOf(req), flag(req, 'deleted'))),
   'POST /subjects/{subject}/versions': async (req) => {
-    const input = schemaInput(body(req));
+    const input = await readableInput(req);
     const { id } = await register(subjectOf(req), input);
     return ok({ id });
   },
   'GET /subjects/{subject}/versions/{version}': async (req) => ok(versionBody(await getVersion(subjectOf(req), req.params.version ?? '', flag(req, 'deleted')))),
   'GET /subjects/{subject}/versions/{version}/schema': async (req) => raw(await getVersion(subjectOf(req), req.params.version ?? '', flag(req, 'deleted'))),
   'DELETE /subjects/{subject}/versions/{version}': async (req) => ok(await deleteVersion(subjectOf(req), req.params.version ?? '', flag(req, 'permanent'))),
-  'POST /subjects/{subject}': async (req) => ok(versionBody(await lookup(subjectOf(req), schemaInput(body(req)), flag(req, 'deleted')))),
+  'POST /subjects/{subject}': async (req) => ok(versionBody(await lookup(subjectOf(req), await readableInput(req), flag(req, 'deleted')))),
   'DELETE /subjects/{subject}': async (req) => ok(await deleteSubject(subjectOf(req), flag(req, 'permanent'))),
   'GET /schemas/ids/{id}': async (req) => {
+    await readableId(req);
     const s = await schemaOfId(req.params.id ?? '');
     return ok({
       ...(s.schemaType !== 'AVRO' ? { schemaType: s.schemaType } : {}),
@@ -66,9 +92,18 @@ export const schemaRegistryRoutes: Record<string, RouteHandler> = {
       schema: s.schema,
     });
   },
-  'GET /schemas/ids/{id}/schema': async (req) => raw(await schemaOfId(req.params.id ?? '')),
-  'GET /schemas/ids/{id}/subjects': async (req) => ok(await subjectsOfId(req.params.id ?? '', flag(req, 'deleted'))),
-  'GET /schemas/ids/{id}/versions': async (req) => ok(await versionsOfId(req.params.id ?? '', flag(req, 'deleted'))),
+  'GET /schemas/ids/{id}/schema': async (req) => {
+    await readableId(req);
+    return raw(await schemaOfId(req.params.id ?? ''));
+  },
+  'GET /schemas/ids/{id}/subjects': async (req) => {
+    const allowed = await readableId(req);
+    return ok((await subjectsOfId(req.params.id ?? '', flag(req, 'deleted'))).filter((s) => shownTo(allowed, s)));
+  },
+  'GET /schemas/ids/{id}/versions': async (req) => {
+    const allowed = await readableId(req);
+    return ok((await versionsOfId(req.params.id ?? '', flag(req, 'deleted'))).filter((v) => shownTo(allowed, v.subject)));
+  },
   'GET /schemas/types': async () => ok([...SCHEMA_TYPES]),
   'GET /config': async () => ok({ compatibilityLevel: await globalLevel() }),
   'PUT /config': async (req) => ok({ compatibility: await setLevel(null, field(req, 'compatibility')) }),
@@ -79,11 +114,11 @@ export const schemaRegistryRoutes: Record<string, RouteHandler> = {
   'GET /mode': async () => ok({ mode: await mode() }),
   'PUT /mode': async (req) => ok({ mode: await setMode(field(req, 'mode')) }),
   'POST /compatibility/subjects/{subject}/versions/{version}': async (req) => {
-    const problems = await testCompatibility(subjectOf(req), req.params.version ?? '', schemaInput(body(req)));
+    const problems = await testCompatibility(subjectOf(req), req.params.version ?? '', await readableInput(req));
     return ok({ is_compatible: problems.length === 0, ...(flag(req, 'verbose') ? { messages: problems } : {}) });
   },
   'POST /compatibility/subjects/{subject}/versions': async (req) => {
-    const problems = await testCompatibility(subjectOf(req), undefined, schemaInput(body(req)));
+    const problems = await testCompatibility(subjectOf(req), undefined, await readableInput(req));
     return ok({ is_compatible: problems.length === 0, ...(flag(req, 'verbose') ? { messages: problems } : {}) });
   },
 };

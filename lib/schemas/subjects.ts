@@ -90,6 +90,13 @@ export async function subjectsOfId(raw: string, deleted: boolean): Promise<strin
   return [...new Set((await versionsOfId(raw, deleted)).map((v) => v.subject))];
 }
 
+/** The subjects with a version (deleted ones too) that holds the id; none for an id that is not one. */
+export async function subjectsHoldingId(raw: string): Promise<string[]> {
+  if (!/^\d{1,10}$/.test(raw)) return [];
+  const id = Number(raw);
+  return [...new Set((await listAllVersions()).filter((v) => v.id === id).map((v) => v.subject))];
+}
+
 function idParam(raw: string): number {
   if (!/^\d{1,10}$/.test(raw) || Number(raw) < 1 || Number(raw) > 2 ** 31 - 1) throw schemaNotFound(`Schema ${raw} not found`);
   return Number(raw);
