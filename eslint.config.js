@@ -1,7 +1,8 @@
 // Lint: typescript-eslint's recommended rules, plus the layering docs/architecture.md opens with:
 //   apps (cdk, local, chaos, cli, bench, build, console) → handlers (lambdas) → lib/http →
 //   lib/orchestration → lib/{groups, security} → lib/log → lib/cluster → lib/storage →
-//   lib/protocol and the basics at lib's root; the SDK (client) sits on lib/protocol alone.
+//   lib/protocol and the basics at lib's root; lib/schemas (the schema registry) sits beside the
+//   domain, on lib/storage alone; the SDK (client) sits on lib/protocol alone.
 // import-x's no-restricted-paths keeps every arrow pointing down, no-cycle keeps files out of circles.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -16,10 +17,11 @@ const ABOVE = {
   'lib/security': ['lib/http', 'lib/orchestration', 'lib/groups', 'lib/log'],
   'lib/log': ['lib/http', 'lib/orchestration', 'lib/groups', 'lib/security'],
   'lib/cluster': ['lib/http', 'lib/orchestration', 'lib/groups', 'lib/security', 'lib/log'],
-  'lib/functions': ['lib/http', 'lib/orchestration', 'lib/groups', 'lib/security', 'lib/log', 'lib/cluster'],
-  'lib/storage': ['lib/http', 'lib/orchestration', 'lib/groups', 'lib/security', 'lib/log', 'lib/cluster', 'lib/functions'],
+  'lib/schemas': ['lib/http', 'lib/orchestration', 'lib/groups', 'lib/security', 'lib/log', 'lib/cluster'],
+  'lib/functions': ['lib/http', 'lib/orchestration', 'lib/groups', 'lib/security', 'lib/log', 'lib/cluster', 'lib/schemas'],
+  'lib/storage': ['lib/http', 'lib/orchestration', 'lib/groups', 'lib/security', 'lib/log', 'lib/cluster', 'lib/functions', 'lib/schemas'],
 };
-const LIB_FOLDERS = ['http', 'orchestration', 'groups', 'security', 'log', 'cluster', 'functions', 'storage'].map((f) => `./lib/${f}`);
+const LIB_FOLDERS = ['http', 'orchestration', 'groups', 'security', 'log', 'cluster', 'schemas', 'functions', 'storage'].map((f) => `./lib/${f}`);
 
 const zones = [
   // The library and the handlers know nothing of the apps that run them.
@@ -75,7 +77,7 @@ export default tseslint.config(
   },
   {
     // Only lib/storage builds AWS SDK commands; protocol, the pure rules and the SDK never touch AWS.
-    files: ['lib/*.ts', 'lib/protocol/**', 'lib/functions/**', 'lib/log/**', 'lib/cluster/**', 'lib/groups/**', 'lib/security/**', 'lib/orchestration/**', 'lib/http/**', 'lambdas/**', 'client/**'],
+    files: ['lib/*.ts', 'lib/protocol/**', 'lib/functions/**', 'lib/log/**', 'lib/cluster/**', 'lib/schemas/**', 'lib/groups/**', 'lib/security/**', 'lib/orchestration/**', 'lib/http/**', 'lambdas/**', 'client/**'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['@aws-sdk/*'], message: 'AWS SDK calls live in lib/storage.' }] }],
     },

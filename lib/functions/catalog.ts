@@ -64,11 +64,13 @@ const spec = (s: FunctionSpec): FunctionSpec => s;
 
 export const FUNCTIONS: readonly FunctionSpec[] = [
   spec({
-    name: 'admin', entry: 'lambdas/admin.ts', description: 'Clusters, brokers, topics, partitions, configs',
+    name: 'admin', entry: 'lambdas/admin.ts', description: 'Clusters, brokers, topics, partitions, configs; the schema registry',
     trigger: 'http', memoryMb: 512, timeoutSeconds: 29, coordination: 'write', replicas: 'write', bucketRead: [], bucketWrite: ['data/'],
     // Topics (create, delete, configs, partitions), DeleteRecords (segment tombstones), suspect reports,
-    // ACLs, client quotas; and, like every HTTP function, the quota usage counters (lib/security/quotas.ts).
-    coordinationWrites: ['cluster', 'topicList', 'topicKeys', 'topicIds', 'topic', 'segments', 'brokers', 'acls', 'clientQuotas', 'quotaUsage'],
+    // ACLs, client quotas, the schema registry's items; and, like every HTTP function, the quota usage
+    // counters (lib/security/quotas.ts).
+    coordinationWrites: ['cluster', 'topicList', 'topicKeys', 'topicIds', 'topic', 'segments', 'brokers', 'acls', 'clientQuotas', 'quotaUsage',
+      'schemaIds', 'schemaHashes', 'schemaVersions', 'schemaConfigs'],
   }),
   spec({
     name: 'produce', entry: 'lambdas/produce.ts', description: 'Produce records (REST Proxy v3 and v2), producer ids and transactions',

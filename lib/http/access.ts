@@ -3,7 +3,7 @@
  * lib/http/routes.ts.
  *
  * A route declares one rule, built from:
- * - `topic(op)`, `group(op)`, `cluster(op)`: one check on the resource its path names;
+ * - `topic(op)`, `group(op)`, `cluster(op)`, `subject(op)`: one check on the resource its path names;
  * - `all(...)`: every check must pass; `anyOf(...)`: one suffices (Kafka's CreateTopics: CLUSTER
  *   CREATE or TOPIC CREATE);
  * - `anyTopic(op)`: the operation on at least one topic (Kafka ≥ 3's InitProducerId rule);
@@ -50,6 +50,8 @@ export const topic = (op: Operation): AccessRule => one('TOPIC', op, (p) => p.to
 /** The group of a v3 route (`group_id`) or of a v2 consumer instance (`group_name`). */
 export const group = (op: Operation): AccessRule => one('GROUP', op, (p) => p.group_id ?? p.group_name ?? '');
 export const cluster = (op: Operation): AccessRule => one('CLUSTER', op, () => CLUSTER_RESOURCE);
+/** The schema registry subject of a route (`subject`). */
+export const subject = (op: Operation): AccessRule => one('SUBJECT', op, (p) => p.subject ?? '');
 /** The transactional id of a transaction route (`transactional_id`). */
 export const transactionalId = (op: Operation): AccessRule => one('TRANSACTIONAL_ID', op, (p) => p.transactional_id ?? '');
 export const all = (...rules: AccessRule[]): AccessRule => ({

@@ -14,6 +14,7 @@ import { initProducer } from '../cluster/producers.js';
 import { produceInTransaction } from '../orchestration/transactions.js';
 import { requireAll, type Caller } from './enforce.js';
 import { chargeQuota, recordsSize } from '../security/quotas.js';
+import { withSchemaData } from './schema-data.js';
 import { base64Bytes, dataBytes, dataSchema, headerList, headersSchema, jsonBytes, timestampMs, type DataType } from './record-format.js';
 
 /** Entries allowed in one `records:batch` request (Confluent allows 50). */
@@ -36,8 +37,9 @@ const batchSchema = z.object({
 
 interface ParsedRecord {
   readonly record: ProduceRecord;
-  readonly keyType: DataType | null;
-  readonly valueType: DataType | null;
+  /** BINARY, JSON, STRING, or the schema type a registered schema serialized it with. */
+  readonly keyType: DataType | string | null;
+  readonly valueType: DataType | string | null;
 }
 
 function parseRecord(raw: unknown): ParsedRecord {
@@ -133,15 +135,18 @@ function deliveryReport(clusterId: string, topic: string, p: ParsedRecord, o: Su
   };
 }
 
-/** Parses each raw record, produces the valid ones, and pairs every input with its result. */
+/** Parses each raw record (serializing what names a registered schema), produces the valid ones, and pairs every input with its result. */
 async function produceAll(caller: Caller, mode: ProduceMode, topic: string, raws: readonly unknown[]): Promise<{ parsed: Parsed; outcome?: Outcome }[]> {
-  const parsed: Parsed[] = raws.map((raw) => {
+  const memo = new Map<string, Promise<number>>();
+  const parsed: Parsed[] = await Promise.all(raws.map(async (raw): Promise<Parsed> => {
     try {
-      return parseRecord(raw);
+      const s = await withSchemaData(raw, topic, memo);
+      const p = parseRecord(s.raw);
+      return { ...p, ...(s.keyType ? { keyType: s.keyType } : {}), ...(s.valueType ? { valueType: s.valueType } : {}) };
     } catch (error) {
       return { error };
     }
-  });
+  }));
   const valid = parsed.filter((p): p is ParsedRecord => !('error' in p));
   const outcomes = valid.length > 0 ? await produceWith(caller, mode, topic, valid.map((p) => p.record)) : [];
   const byRecord = new Map(valid.map((p, i) => [p, outcomes[i]]));

@@ -75,7 +75,7 @@ export type DataInput = z.infer<typeof dataSchema>;
 export function dataBytes(input: DataInput, where: string): { bytes: Buffer | null; type: DataType | null } {
   if (input === null || input === undefined) return { bytes: null, type: null };
   const type = (input.type ?? 'JSON').toUpperCase();
-  if (SCHEMA_TYPES.includes(type)) throw invalidPayload(`${where}.type ${type} needs a schema registry, which Tributary does not provide; use BINARY, JSON or STRING.`);
+  if (SCHEMA_TYPES.includes(type)) throw invalidPayload(`${where}.type ${type} needs a registered schema: schema_id, or subject (or subject_name_strategy) with schema_version.`);
   if (type !== 'BINARY' && type !== 'JSON' && type !== 'STRING') throw invalidPayload(`${where}.type must be BINARY, JSON or STRING, got ${input.type}.`);
   if (input.data === undefined || input.data === null) return { bytes: null, type };
   switch (type) {

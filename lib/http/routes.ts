@@ -33,10 +33,15 @@
  *   principal that can read nothing is refused at once); then creating one, TOPIC READ on its
  *   topic, GROUP READ on its group, TOPIC WRITE on its dead-letter topic; describing or deleting
  *   one, GROUP DESCRIBE or DELETE on its group.
- * Lists (`filtered`) show only what the principal may DESCRIBE: v3 and v2 topic lists, the
+ * - the schema registry (schema-registry-routes.ts): registering (`/versions`), looking up
+ *   (`/subjects/{subject}`) and testing compatibility (`/compatibility/...`) a schema with
+ *   references, SUBJECT READ on each reference's subject; a schema by id (`/schemas/ids/{id}`,
+ *   its `/schema`, `/subjects`, `/versions`), SUBJECT READ on a subject holding it, or else
+ *   CLUSTER DESCRIBE; its subjects and versions list the subjects the principal may READ.
+ * Lists (`filtered`) show only what the principal may DESCRIBE (the registry's subjects: READ): v3 and v2 topic lists, the
  * metadata route's topics, all topics' configs (DESCRIBE_CONFIGS), the consumer-group list.
  */
-import { anyOf, anyTopic, cluster, filtered, group, inBody, open, topic, transactionalId, type AccessRule } from './access.js';
+import { anyOf, anyTopic, cluster, filtered, group, inBody, open, subject, topic, transactionalId, type AccessRule } from './access.js';
 
 import type { ApiFunctionName } from '../functions/catalog.js';
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -56,6 +61,9 @@ const P = `${T}/partitions/{partition_id}`;
 const G = `${C}/consumer-groups/{group_id}`;
 const I = '/consumers/{group_name}/instances/{instance}';
 const X = `${C}/transactions/{transactional_id}`;
+const S = '/subjects/{subject}';
+/** A schema by id: READ on a subject that holds it (deleted versions too), or CLUSTER DESCRIBE. */
+const ID_ACCESS = 'SUBJECT READ on a subject holding the id, or else CLUSTER DESCRIBE';
 
 export const ROUTES: readonly RouteSpec[] = [
   r('GET', '/v3/clusters', 'admin', open('the cluster id, as Kafka\'s Metadata answers it to any client')),
@@ -162,6 +170,30 @@ export const ROUTES: readonly RouteSpec[] = [
   r('POST', '/topics/{topic_name}/partitions/{partition_id}', 'produce', topic('WRITE')),
   r('GET', '/topics/{topic_name}/partitions/{partition_id}/records', 'fetch', topic('READ')),
   r('GET', '/topics/{topic_name}/partitions/{partition_id}/offsets', 'fetch', topic('DESCRIBE')),
+  // Confluent Schema Registry's API (schema-registry-routes.ts, docs/schema-registry.md).
+  r('GET', '/subjects', 'admin', filtered('subjects the principal may READ')),
+  r('GET', `${S}/versions`, 'admin', subject('READ')),
+  r('POST', `${S}/versions`, 'admin', inBody('SUBJECT READ on each reference\'s subject', subject('WRITE'))),
+  r('GET', `${S}/versions/{version}`, 'admin', subject('READ')),
+  r('GET', `${S}/versions/{version}/schema`, 'admin', subject('READ')),
+  r('DELETE', `${S}/versions/{version}`, 'admin', subject('DELETE')),
+  r('POST', S, 'admin', inBody('SUBJECT READ on each reference\'s subject', subject('READ'))),
+  r('DELETE', S, 'admin', subject('DELETE')),
+  r('GET', '/schemas/ids/{id}', 'admin', inBody(ID_ACCESS, open('checked where the id\'s subjects are known'))),
+  r('GET', '/schemas/ids/{id}/schema', 'admin', inBody(ID_ACCESS, open('checked where the id\'s subjects are known'))),
+  r('GET', '/schemas/ids/{id}/subjects', 'admin', inBody(`${ID_ACCESS}; lists the subjects the principal may READ`, open('checked where the id\'s subjects are known'))),
+  r('GET', '/schemas/ids/{id}/versions', 'admin', inBody(`${ID_ACCESS}; lists the versions of subjects the principal may READ`, open('checked where the id\'s subjects are known'))),
+  r('GET', '/schemas/types', 'admin', open('the schema types the registry takes, the same for every caller')),
+  r('GET', '/config', 'admin', cluster('DESCRIBE_CONFIGS')),
+  r('PUT', '/config', 'admin', cluster('ALTER_CONFIGS')),
+  r('DELETE', '/config', 'admin', cluster('ALTER_CONFIGS')),
+  r('GET', '/config/{subject}', 'admin', subject('DESCRIBE_CONFIGS')),
+  r('PUT', '/config/{subject}', 'admin', subject('ALTER_CONFIGS')),
+  r('DELETE', '/config/{subject}', 'admin', subject('ALTER_CONFIGS')),
+  r('GET', '/mode', 'admin', cluster('DESCRIBE_CONFIGS')),
+  r('PUT', '/mode', 'admin', cluster('ALTER_CONFIGS')),
+  r('POST', '/compatibility/subjects/{subject}/versions/{version}', 'admin', inBody('SUBJECT READ on each reference\'s subject', subject('READ'))),
+  r('POST', '/compatibility/subjects/{subject}/versions', 'admin', inBody('SUBJECT READ on each reference\'s subject', subject('READ'))),
 ];
 
 /** The catch-all route (API Gateway's `$default`): a Kafka-style 404. */

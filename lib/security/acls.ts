@@ -6,7 +6,8 @@
 import { isIP } from 'node:net';
 import { KafkaError } from '../protocol/errors.js';
 
-export const RESOURCE_TYPES = ['TOPIC', 'GROUP', 'CLUSTER', 'TRANSACTIONAL_ID'] as const;
+/** Kafka's resource types, and the schema registry's subjects (SUBJECT, as Confluent's registry names them). */
+export const RESOURCE_TYPES = ['TOPIC', 'GROUP', 'CLUSTER', 'TRANSACTIONAL_ID', 'SUBJECT'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
 /** Pattern types a binding is stored with. */
 export const PATTERN_TYPES = ['LITERAL', 'PREFIXED'] as const;

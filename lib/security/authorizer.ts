@@ -66,6 +66,8 @@ const DENIAL: Record<ResourceType, { name: KafkaErrorName; noun: string }> = {
   GROUP: { name: 'GROUP_AUTHORIZATION_FAILED', noun: 'group' },
   CLUSTER: { name: 'CLUSTER_AUTHORIZATION_FAILED', noun: 'cluster' },
   TRANSACTIONAL_ID: { name: 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', noun: 'transactional id' },
+  // Kafka has no code for a subject; Confluent's registry answers 403/40301, as this one does.
+  SUBJECT: { name: 'CLUSTER_AUTHORIZATION_FAILED', noun: 'subject' },
 };
 
 /** Throws the 403 KafkaError (TOPIC_/GROUP_/CLUSTER_/TRANSACTIONAL_ID_AUTHORIZATION_FAILED, REST code 40301) unless authorize says yes. */

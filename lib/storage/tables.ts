@@ -79,6 +79,14 @@ export const COORDINATION_KEYS = {
   /** Push subscriptions (`push`) and their partitions' delivery states (`push#<name>`) (lib/storage/coordination/push-subscriptions.ts). */
   push: 'push',
   pushStates: 'push#*',
+  /**
+   * The schema registry (lib/storage/coordination/schemas.ts): schemas by id and the id counter,
+   * ids by content hash, every subject's versions, compatibility levels and the mode.
+   */
+  schemaIds: 'schema-ids',
+  schemaHashes: 'schema-hashes',
+  schemaVersions: 'schema-versions',
+  schemaConfigs: 'schema-configs',
 } as const;
 
 export type CoordinationKey = keyof typeof COORDINATION_KEYS;

@@ -121,7 +121,7 @@ describe('Invariant 7: v3 single-record produce', () => {
     ['an unknown value type name', record({ value: { type: 'FOO', data: 'x' } }), { status: 422, message: /BINARY, JSON or STRING/ }],
     ['an unknown type name and no data', record({ value: { type: 'FOO' } }), { status: 422, message: /BINARY, JSON or STRING/ }],
     ['a lower-case unknown key type', record({ key: { type: 'bytes', data: 'eA==' } }), { status: 422 }],
-    ['a schema registry type', record({ key: { type: 'AVRO', data: 'x' } }), { status: 422, message: /schema registry/ }],
+    ['a schema registry type whose subject has no schema', record({ key: { type: 'AVRO', data: 'x' } }), { status: 404, code: 40401, message: /-key' not found/ }],
     ['a number as the type', record({ value: { type: 5, data: 'x' } }), { status: 422 }],
     ['a bare string as the value', record({ value: 'plain' }), { status: 422 }],
     ['a number as STRING data', record({ value: { type: 'STRING', data: 5 } }), { status: 422, message: /must be a string/ }],

@@ -24,7 +24,13 @@ export interface FuzzContext {
   readonly instance: string;
   /** The broker ids registered (never removed by a case). */
   readonly brokers: readonly number[];
+  /** A schema registry subject with a version, and its schema's id. */
+  readonly subject: string;
+  readonly schemaId: number;
 }
+
+/** The schema the fuzzer's subject starts with, and ones that may follow it. */
+export const FUZZ_SCHEMA = JSON.stringify({ type: 'record', name: 'Fuzz', namespace: 'tributary.fuzz', fields: [{ name: 'id', type: 'long' }] });
 
 export interface RouteFuzz {
   readonly route: RouteSpec;
@@ -98,13 +104,26 @@ export function catalog(routes: readonly RouteSpec[], ctx: FuzzContext): RouteFu
   const defaults: Record<string, readonly string[]> = {
     cluster_id: [ctx.clusterId], topic_name: [T], partition_id: ['0', '1', '2'], broker_id: brokerIds, name: TOPIC_CONFIGS,
     group_id: [ctx.group], consumer_id: [ctx.memberId], group_name: [ctx.v2Group], instance: [ctx.instance],
+    subject: [ctx.subject], version: ['1', 'latest', '-1'], id: [String(ctx.schemaId)],
+  };
+  const SR = ['application/vnd.schemaregistry.v1+json', 'application/vnd.schemaregistry+json', 'application/json'];
+  const evolved = JSON.stringify({ ...JSON.parse(FUZZ_SCHEMA), fields: [{ name: 'id', type: 'long' }, { name: 'note', type: ['null', 'string'], default: null }] });
+  const schemaBodies = [{ schema: FUZZ_SCHEMA }, { schema: evolved, schemaType: 'AVRO', references: [] },
+    { schemaType: 'JSON', schema: '{"type":"object","properties":{"a":{"type":"string"}}}' },
+    { schemaType: 'PROTOBUF', schema: 'syntax = "proto3";\nmessage Fuzz { int64 id = 1; }' }];
+  // The global level and the mode are read by every other file's registrations: a case may only fail to change them.
+  const invalidWhenValid = (field: string, valid: readonly string[]) => (params: Record<string, string>, body: string | undefined) => {
+    const o = asObject(body);
+    return o && typeof o[field] === 'string' && valid.includes(o[field] as string) ? { params, body: reserialize({ ...o, [field]: `${o[field]}-fuzz` }, body) } : { params, body };
   };
   const BIN = 'application/vnd.kafka.binary.v2+json';
   const JSONV2 = 'application/vnd.kafka.json.v2+json';
   const V2 = 'application/vnd.kafka.v2+json';
   const record = { value: { type: 'STRING', data: 'hello' } };
   const records = [record, { partition_id: 1, key: { type: 'JSON', data: { user: 'a' } }, value: { type: 'BINARY', data: 'aGVsbG8=' }, headers: [{ name: 'h', value: 'aGk=' }], timestamp: '2026-01-01T00:00:00Z' },
-    { key: { type: 'STRING', data: 'k' }, value: { data: [1, 2, 3] }, timestamp: 1767225600000 }];
+    { key: { type: 'STRING', data: 'k' }, value: { data: [1, 2, 3] }, timestamp: 1767225600000 },
+    // (a value serialized with the fuzzer's registered schema)
+    { value: { type: 'AVRO', subject: ctx.subject, data: { id: 1 } } }, { value: { type: 'AVRO', schema_id: ctx.schemaId, data: { id: 2 } } }];
 
   type Spec = Partial<Omit<RouteFuzz, 'route' | 'key'>>;
   const specs: Record<string, Spec> = {
@@ -228,6 +247,18 @@ export function catalog(routes: readonly RouteSpec[], ctx: FuzzContext): RouteFu
     'GET /topics/{topic_name}/partitions/{partition_id}/records': { queries: [[['offset', '0']], [['offset', '1'], ['count', '2']]] },
     'GET /topics/{topic_name}/partitions/{partition_id}/offsets': { queries: [[], [['timestamp', 'earliest']], [['isolation_level', 'read_committed']]] },
   };
+
+  for (const key of ['POST /subjects/{subject}/versions', 'POST /subjects/{subject}', 'POST /compatibility/subjects/{subject}/versions/{version}', 'POST /compatibility/subjects/{subject}/versions']) {
+    specs[key] = { contentTypes: SR, bodies: schemaBodies, queries: [[], [['normalize', 'true']], [['verbose', 'true']], [['deleted', 'true']]] };
+  }
+  for (const key of ['GET /subjects', 'GET /subjects/{subject}/versions', 'GET /subjects/{subject}/versions/{version}', 'GET /subjects/{subject}/versions/{version}/schema',
+    'GET /schemas/ids/{id}/subjects', 'GET /schemas/ids/{id}/versions']) specs[key] = { queries: [[], [['deleted', 'true']]] };
+  for (const key of ['DELETE /subjects/{subject}', 'DELETE /subjects/{subject}/versions/{version}']) specs[key] = { queries: [[], [['permanent', 'true']]] };
+  specs['GET /config/{subject}'] = { queries: [[], [['defaultToGlobal', 'true']]] };
+  specs['PUT /config/{subject}'] = { contentTypes: SR, bodies: [{ compatibility: 'FULL' }, { compatibility: 'NONE' }, { compatibility: 'BACKWARD_TRANSITIVE' }] };
+  specs['PUT /config'] = { contentTypes: SR, bodies: [{ compatibility: 'BACKWARD' }], guard: invalidWhenValid('compatibility', ['NONE', 'BACKWARD', 'BACKWARD_TRANSITIVE', 'FORWARD', 'FORWARD_TRANSITIVE', 'FULL', 'FULL_TRANSITIVE']) };
+  specs['PUT /mode'] = { contentTypes: SR, bodies: [{ mode: 'READWRITE' }], guard: invalidWhenValid('mode', ['READWRITE', 'READONLY']) };
+  // (DELETE /config puts the global level back to its default, BACKWARD, which no file changes: the guard above keeps it so)
 
   return routes.map((route) => {
     const key = routeKey(route);

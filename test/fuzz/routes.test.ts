@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it, inject } from 'vitest';
 import { ROUTES, type RouteSpec } from '../../lib/http/routes.js';
-import { BROKER_CONFIGS, catalog, type FuzzContext, type RouteFuzz } from './catalog.js';
+import { BROKER_CONFIGS, catalog, FUZZ_SCHEMA, type FuzzContext, type RouteFuzz } from './catalog.js';
 import { bodyArb, headersArb, paramArb, queryArb, type Encoding } from './generators.js';
 import { invoke, Stats, violation, type Invocation, type Outcome } from './harness.js';
 
@@ -34,6 +34,8 @@ const ctx: FuzzContext = {
   v2Group: `fuzz-${tag}-v2`,
   instance: 'fuzz-instance',
   brokers: [],
+  subject: `fuzz-${tag}-value`,
+  schemaId: 0,
 };
 const v3 = (path: string) => `/v3/clusters/${ctx.clusterId}${path}`;
 const stats = new Stats();
@@ -46,6 +48,8 @@ async function must(method: string, url: string, body?: unknown, contentType = '
 const json = (o: Outcome): any => JSON.parse(o.body ?? 'null');
 
 const createVictim = () => must('POST', v3('/topics'), { topic_name: ctx.victim, partitions_count: 1, replication_factor: 1 });
+const SR_TYPE = 'application/vnd.schemaregistry.v1+json';
+const registerSubject = async () => json(await must('POST', `/subjects/${encodeURIComponent(ctx.subject)}/versions`, { schema: FUZZ_SCHEMA }, SR_TYPE)).id as number;
 const createInstance = () => must('POST', `/consumers/${ctx.v2Group}`, { name: ctx.instance, format: 'binary', 'auto.offset.reset': 'earliest', 'consumer.request.timeout.ms': 10 }, 'application/vnd.kafka.v2+json');
 
 beforeAll(async () => {
@@ -56,6 +60,7 @@ beforeAll(async () => {
   Object.assign(ctx, { memberId: hb.member_id, brokers: json(await must('GET', v3('/brokers'))).data.map((b: any) => b.broker_id) });
   await must('POST', v3(`/consumer-groups/${ctx.group}/offsets:commit`), { offsets: [{ topic: ctx.topic, partition: 0, offset: 1 }] });
   await createInstance();
+  Object.assign(ctx, { schemaId: await registerSubject() });
 }, 120_000);
 
 // A long run's table so far, route by route (FUZZ_REPORT=file).
@@ -71,7 +76,7 @@ afterAll(() => {
  * What a refused write must leave as it was (the reads in parallel). Cluster-wide state only for
  * the broker routes: other files change it meanwhile.
  */
-async function snapshot(clusterWide: boolean): Promise<string> {
+async function snapshot(clusterWide: boolean, registry = false): Promise<string> {
   const get = async (url: string) => {
     const o = await invoke({ method: 'GET', url, headers: {} });
     return o.status === 200 ? json(o) : o.status;
@@ -83,6 +88,8 @@ async function snapshot(clusterWide: boolean): Promise<string> {
     partitions(ctx.topic), nonDefault(v3(`/topics/${ctx.topic}/configs`)), partitions(ctx.victim), nonDefault(v3(`/topics/${ctx.victim}/configs`)),
     get(v3('/topics')).then((b) => (typeof b === 'number' ? b : b.data.map((t: any) => t.topic_name).filter((n: string) => n.startsWith(`fuzz-${tag}`)).sort())),
     get(v3(`/consumer-groups/${ctx.group}/offsets`)), get(v3(`/consumer-groups/${ctx.v2Group}/offsets`)),
+    // The registry's: the fuzzer's subject (every version, deleted ones too), its level, the global level and the mode.
+    ...(registry ? [get(`/subjects/${encodeURIComponent(ctx.subject)}/versions?deleted=true`), get(`/config/${encodeURIComponent(ctx.subject)}`), get('/config'), get('/mode')] : []),
     ...(clusterWide ? [
       // (the metadata's broker list: GET .../brokers also sums every broker's table, which costs more than the case)
       get(v3('/metadata')).then((m) => (typeof m === 'number' ? m : m.brokers.map((x: any) => `${x.broker_id}:${x.state}`))),
@@ -139,7 +146,8 @@ async function runCase(rf: RouteFuzz, c: Case): Promise<void> {
   const inv = invocationOf(rf, c);
   const writes = rf.route.method !== 'GET';
   const clusterWide = /broker/.test(rf.key);
-  const before = writes ? (clusterWide || last === undefined ? await snapshot(clusterWide) : last) : undefined;
+  const registry = /^\w+ \/(subjects|config|mode|compatibility|schemas)/.test(rf.key);
+  const before = writes ? (clusterWide || last === undefined ? await snapshot(clusterWide, registry) : last) : undefined;
   let o: Outcome;
   try {
     o = await invoke(inv);
@@ -152,8 +160,10 @@ async function runCase(rf: RouteFuzz, c: Case): Promise<void> {
   // Put back what a successful delete removed, for the cases after it.
   if (o.status < 300 && o.routeKey === 'DELETE /v3/clusters/{cluster_id}/topics/{topic_name}' && inv.url.includes(ctx.victim)) await createVictim();
   if (o.status < 300 && o.routeKey === 'DELETE /consumers/{group_name}/instances/{instance}') await createInstance().catch(() => undefined);
+  // A deleted version or subject: the subject gets a live version again.
+  if (o.status < 300 && o.routeKey.startsWith('DELETE /subjects/')) await registerSubject().catch(() => undefined);
   if (!writes) return;
-  const after = await snapshot(clusterWide);
+  const after = await snapshot(clusterWide, registry);
   last = clusterWide ? undefined : after;
   if (o.status >= 400 && after !== before) {
     throw new Error(`a refused write (${o.status} ${o.body?.slice(0, 300)}) changed state:\n  before ${before}\n  after  ${after}\n${describeInvocation(inv)}`);

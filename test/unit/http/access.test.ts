@@ -6,7 +6,7 @@ import { CLUSTER_RESOURCE } from '../../../lib/http/access.js';
 import { DEFAULT_ROUTE, ROUTES, routeKey } from '../../../lib/http/routes.js';
 
 const KINDS = new Set(['checks', 'anyOf', 'anyTopic', 'open', 'filtered', 'inBody']);
-const params = { cluster_id: 'c', topic_name: 'orders', partition_id: '0', group_id: 'g1', group_name: 'g2', broker_id: '1', name: 'x', consumer_id: 'm', instance: 'i', transactional_id: 'tx' };
+const params = { cluster_id: 'c', topic_name: 'orders', partition_id: '0', group_id: 'g1', group_name: 'g2', broker_id: '1', name: 'x', consumer_id: 'm', instance: 'i', transactional_id: 'tx', subject: 'orders-value', id: '1', version: '1' };
 
 const rule = (method: string, path: string): AccessRule => {
   const r = ROUTES.find((x) => x.method === method && x.path === path);
@@ -34,15 +34,16 @@ describe('Table: ROUTES access', () => {
         if (c.resourceType === 'GROUP') expect(r.path, routeKey(r)).toMatch(/\{group_(id|name)\}/);
         if (c.resourceType === 'CLUSTER') expect(c.resourceName).toBe(CLUSTER_RESOURCE);
         if (c.resourceType === 'TRANSACTIONAL_ID') expect(r.path, routeKey(r)).toContain('{transactional_id}');
+        if (c.resourceType === 'SUBJECT') expect(r.path, routeKey(r)).toContain('{subject}');
       }
     }
   });
 
   it('leaves unchecked only what Kafka answers to anyone (the cluster id) and the filtered lists', () => {
     const open = ROUTES.filter((r) => r.access.kind === 'open').map(routeKey);
-    expect(open).toEqual([`GET /v3/clusters`, `GET ${C}`]);
+    expect(open).toEqual([`GET /v3/clusters`, `GET ${C}`, 'GET /schemas/types']);
     const filtered = ROUTES.filter((r) => r.access.kind === 'filtered').map(routeKey).sort();
-    expect(filtered).toEqual([`GET ${C}/consumer-groups`, `GET ${C}/metadata`, `GET ${C}/topics`, `GET ${C}/topics/-/configs`, `GET ${C}/transactions`, `GET ${C}/subscriptions`, 'GET /topics'].sort());
+    expect(filtered).toEqual([`GET ${C}/consumer-groups`, `GET ${C}/metadata`, `GET ${C}/topics`, `GET ${C}/topics/-/configs`, `GET ${C}/transactions`, `GET ${C}/subscriptions`, 'GET /topics', 'GET /subjects'].sort());
   });
 
   it('follows Kafka\'s operation per API', () => {
@@ -78,6 +79,18 @@ describe('Table: ROUTES access', () => {
     expect(one('POST', `${X}/end`)).toBe('TRANSACTIONAL_ID WRITE');
     expect(one('GET', X)).toBe('TRANSACTIONAL_ID DESCRIBE');
     expect(one('POST', `${X}/abort`)).toBe('CLUSTER ALTER');
+    const S = '/subjects/{subject}';
+    expect(one('GET', `${S}/versions`)).toBe('SUBJECT READ');
+    expect(one('GET', `${S}/versions/{version}`)).toBe('SUBJECT READ');
+    expect(one('POST', `${S}/versions`)).toBe('SUBJECT WRITE');
+    expect(one('POST', S)).toBe('SUBJECT READ');
+    expect(one('DELETE', S)).toBe('SUBJECT DELETE');
+    expect(one('DELETE', `${S}/versions/{version}`)).toBe('SUBJECT DELETE');
+    expect(one('GET', '/config/{subject}')).toBe('SUBJECT DESCRIBE_CONFIGS');
+    expect(one('PUT', '/config/{subject}')).toBe('SUBJECT ALTER_CONFIGS');
+    expect(one('PUT', '/config')).toBe('CLUSTER ALTER_CONFIGS');
+    expect(one('PUT', '/mode')).toBe('CLUSTER ALTER_CONFIGS');
+    expect(one('POST', '/compatibility/subjects/{subject}/versions/{version}')).toBe('SUBJECT READ');
     const init = rule('POST', `${C}/producers`);
     expect(init.kind).toBe('anyOf');
     expect(init.describe).toBe('WRITE on any TOPIC or CLUSTER IDEMPOTENT_WRITE');
@@ -86,7 +99,7 @@ describe('Table: ROUTES access', () => {
   it('lists every body-dependent check in routes.ts\'s doc comment, and the handler makes it', () => {
     const doc = readFileSync('lib/http/routes.ts', 'utf8').split('\nimport ')[0] ?? '';
     const inBody = ROUTES.filter((r) => r.access.kind === 'inBody');
-    expect(inBody.map(routeKey)).toHaveLength(16);
+    expect(inBody.map(routeKey)).toHaveLength(24);
     for (const r of inBody) {
       const tail = r.path.split('/').slice(-1)[0] as string;
       expect(doc, routeKey(r)).toContain(tail.replace(/^\{.*\}$/, ''));
@@ -107,5 +120,11 @@ describe('Table: ROUTES access', () => {
     expect(push).toMatch(/authorizedSubscription\(req, 'DELETE'\)/);
     expect(push).toMatch(/authorize\(\{ \.\.\.caller, operation, resourceType: 'GROUP', resourceName: s\.groupId \}\)/);
     expect(push).toMatch(/visible\(req, await listSubscriptions\(\), \(s\) => \(\{ resourceType: 'GROUP'/);
+    const registry = source('schema-registry-routes.ts');
+    expect(registry.match(/await readableInput\(req\)/g)).toHaveLength(4);
+    expect(registry).toMatch(/requireAll\(req, input\.references\.map\(\(r\) => \(\{ operation: 'READ', \.\.\.asSubject\(r\.subject\)/);
+    expect(registry.match(/await readableId\(req\)/g)).toHaveLength(4);
+    expect(registry).toMatch(/visible\(req, holders, asSubject, 'READ'\)/);
+    expect(registry).toMatch(/visible\(req, await listSubjects\(.*\), asSubject, 'READ'\)/);
   });
 });

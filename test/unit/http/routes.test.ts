@@ -14,10 +14,11 @@ import { consumerRoutes } from '../../../lib/http/consumer-routes.js';
 import { groupRoutes } from '../../../lib/http/group-routes.js';
 import { transactionRoutes } from '../../../lib/http/transaction-routes.js';
 import { pushSubscriptionRoutes } from '../../../lib/http/push-subscription-routes.js';
+import { schemaRegistryRoutes } from '../../../lib/http/schema-registry-routes.js';
 
 describe('Table: ROUTES', () => {
   it('has a handler for every route in its function, and no handler without a route', () => {
-    const handlers = { admin: { ...adminRoutes, ...aclRoutes, ...clientQuotaRoutes, ...clusterConfigRoutes, ...rebalanceRoutes, ...replicaRoutes, ...v2MetadataRoutes }, produce: { ...produceRoutes, ...transactionRoutes }, fetch: fetchRoutes, groups: { ...consumerRoutes, ...groupRoutes, ...pushSubscriptionRoutes } };
+    const handlers = { admin: { ...adminRoutes, ...aclRoutes, ...clientQuotaRoutes, ...clusterConfigRoutes, ...rebalanceRoutes, ...replicaRoutes, ...v2MetadataRoutes, ...schemaRegistryRoutes }, produce: { ...produceRoutes, ...transactionRoutes }, fetch: fetchRoutes, groups: { ...consumerRoutes, ...groupRoutes, ...pushSubscriptionRoutes } };
     for (const r of ROUTES) expect(handlers[r.fn][routeKey(r)], routeKey(r)).toBeTypeOf('function');
     for (const [fn, table] of Object.entries(handlers)) {
       for (const key of Object.keys(table)) {
@@ -41,6 +42,8 @@ describe('Function: matchRoute', () => {
     expect(matchRoute('POST', '/v3/clusters/c/topics/t/configs:alter')?.route.path).toMatch(/configs:alter$/);
     expect(matchRoute('GET', '/v3/clusters/c/topics/-/configs')?.route.path).toBe('/v3/clusters/{cluster_id}/topics/-/configs');
     expect(matchRoute('GET', '/v3/clusters/c/brokers/-/configs')?.route.path).toBe('/v3/clusters/{cluster_id}/brokers/-/configs');
+    expect(matchRoute('GET', '/schemas/types')?.route.path).toBe('/schemas/types');
+    expect(matchRoute('GET', '/subjects/a%2Fb.proto/versions/latest')?.pathParameters).toEqual({ subject: 'a/b.proto', version: 'latest' });
   });
 
   it('does not match other methods, extra segments or undecodable parameters', () => {
