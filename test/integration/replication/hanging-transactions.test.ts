@@ -53,6 +53,20 @@ async function decideWithoutMarker(transactionalId: string, commit: boolean): Pr
   expect(done).toBe(true);
 }
 
+/**
+ * `value` in a transaction its coordinator committed without a marker on the partition, then the
+ * producer's next transaction (epoch e0 + 1) with a batch landed there, joining the open span.
+ */
+async function committedThenNextLands(prefix: string, value: string) {
+  const p = await openTransaction(prefix, [value]);
+  const e0 = p.producer.producerEpoch;
+  await decideWithoutMarker(p.producer.transactionalId, true);
+  const next: TxnProducer = { ...p.producer, producerEpoch: e0 + 1 };
+  const [landed] = await produceInTransaction(next, p.name, [{ partition: 0, sequence: 0, key: null, value: Buffer.from('n0'), headers: [] }]);
+  expect(landed?.ok).toBe(true);
+  return { p, e0, next };
+}
+
 /** What a read_committed reader reads of partition 0 from its start. */
 const committedValues = async (topic: string) => {
   const read = await readFromLeader(topic, 0, (t) => fetchRecords(t, { offset: 0, maxBytes: 1 << 20, maxWaitMs: 0, isolation: 'read_committed' }));
@@ -126,13 +140,8 @@ describe('Hanging transactions', () => {
   });
 
   it('a repair that loses the race to the producer\'s next transaction (a batch of the marker\'s epoch landed after its read) writes nothing, and that transaction\'s own marker ends both', async () => {
-    const p = await openTransaction('hang-race', ['h0']);
-    const e0 = p.producer.producerEpoch;
-    await decideWithoutMarker(p.producer.transactionalId, true);
     // The repair has read the partition (marker epoch e0 + 1, decided); then the producer's next transaction lands a batch under e0 + 1.
-    const next: TxnProducer = { ...p.producer, producerEpoch: e0 + 1 };
-    const [landed] = await produceInTransaction(next, p.name, [{ partition: 0, sequence: 0, key: null, value: Buffer.from('n0'), headers: [] }]);
-    expect(landed?.ok).toBe(true);
+    const { p, e0, next } = await committedThenNextLands('hang-race', 'h0');
     // Its append: the guard finds a batch of the marker's epoch in the open transaction, and writes nothing.
     expect(await appendMarker(p.name, 0, p.producer.producerId, e0 + 1, true, undefined, { repair: true })).toBe(-1);
     const head = (await readHead(p.store(p.p0.leader), p.tp))!;
@@ -146,13 +155,8 @@ describe('Hanging transactions', () => {
   });
 
   it('a finisher\'s marker that lands late, after the first was cut and the producer\'s next transaction landed a batch, writes nothing: it never closes that transaction', async () => {
-    const p = await openTransaction('late-marker', ['l0']);
-    const e0 = p.producer.producerEpoch;
     // The first finisher's marker (epoch e0 + 1) was written and then cut; the coordinator completed the commit.
-    await decideWithoutMarker(p.producer.transactionalId, true);
-    const next: TxnProducer = { ...p.producer, producerEpoch: e0 + 1 };
-    const [landed] = await produceInTransaction(next, p.name, [{ partition: 0, sequence: 0, key: null, value: Buffer.from('n0'), headers: [] }]);
-    expect(landed?.ok).toBe(true);
+    const { p, e0, next } = await committedThenNextLands('late-marker', 'l0');
     // A second finisher of the same transaction, slowed by the election, appends the same marker now.
     expect(await appendMarker(p.name, 0, p.producer.producerId, e0 + 1, true)).toBe(-1);
     const head = (await readHead(p.store(p.p0.leader), p.tp))!;
