@@ -32,49 +32,61 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Phase { consumer: string; produce: number[]; e2e: number[]; sent: number; received: number; polls: number }
 
+type Consume = (stopped: () => boolean, seen: (value: string, at: number) => void, poll: () => void) => Promise<void>;
+/** One consumer of a topic: `consume(stop, seen, poll)` calls `seen(value, at)` for every record it gets and returns once `stop()` is true and it has caught up. */
+interface Lane { readonly consumer: string; readonly topic: string; readonly consume: Consume }
+
 /**
- * Produces for SECONDS while `consume` runs; `consume(stop, seen)` calls `seen(value, at)` for
- * every record it gets and returns once `stop()` is true and it has caught up.
+ * Produces for SECONDS while the lanes' consumers run, one record at a time to each lane's topic
+ * in turn (lanes measured side by side share whatever load the machine has).
  */
-async function phase(consumer: string, topic: string, consume: (stopped: () => boolean, seen: (value: string, at: number) => void, poll: () => void) => Promise<void>): Promise<Phase> {
-  const sentAt = new Map<number, number>();
-  const p: Phase = { consumer, produce: [], e2e: [], sent: 0, received: 0, polls: 0 };
+async function measure(lanes: readonly Lane[]): Promise<Phase[]> {
+  const runs = lanes.map((lane) => {
+    const sentAt = new Map<number, number>();
+    const p: Phase = { consumer: lane.consumer, produce: [], e2e: [], sent: 0, received: 0, polls: 0 };
+    const seen = (value: string, at: number) => {
+      const i = Number(/^e2e:(\d+):/.exec(value)?.[1]);
+      const t = sentAt.get(i);
+      if (t === undefined) return;
+      sentAt.delete(i);
+      p.e2e.push(at - t);
+      p.received++;
+    };
+    return { lane, p, sentAt, seen };
+  });
   let stop = false;
   let abandoned = false;
-  const seen = (value: string, at: number) => {
-    const i = Number(/^e2e:(\d+):/.exec(value)?.[1]);
-    const t = sentAt.get(i);
-    if (t === undefined) return;
-    sentAt.delete(i);
-    p.e2e.push(at - t);
-    p.received++;
-  };
-  const consuming = recorder.during(`consume ${consumer}`, () => consume(() => abandoned || (stop && sentAt.size === 0), seen, () => p.polls++));
-  // Warm-up (not measured; the consumer skips these): the first requests of a topic fill caches.
-  for (let i = 0; i < 5; i++) await http(`${C}/topics/${topic}/records?acks=all`, 'POST', { partition_id: 0, value: { type: 'STRING', data: `warm-up ${i}` } });
-  await sleep(300); // the consumer is waiting before the first record is sent
+  const consuming = runs.map((r) => recorder.during(`consume ${r.lane.consumer}`, () => r.lane.consume(() => abandoned || (stop && r.sentAt.size === 0), r.seen, () => r.p.polls++)));
+  // Warm-up (not measured; the consumers skip these): the first requests of a topic fill caches.
+  for (let i = 0; i < 5; i++) for (const r of runs) await http(`${C}/topics/${r.lane.topic}/records?acks=all`, 'POST', { partition_id: 0, value: { type: 'STRING', data: `warm-up ${i}` } });
+  await sleep(300); // the consumers are waiting before the first record is sent
   const end = performance.now() + SECONDS * 1000;
   for (let i = 0; performance.now() < end; i++) {
-    const t = performance.now();
-    sentAt.set(i, t);
-    const r = await http(`${C}/topics/${topic}/records?acks=all`, 'POST', { partition_id: 0, value: { type: 'STRING', data: `e2e:${String(i).padStart(8, '0')}:${PAD}` } });
-    if (r.error_code !== 200) throw new Error(`produce failed: ${JSON.stringify(r)}`);
-    p.produce.push(performance.now() - t);
-    p.sent++;
-    await sleep(i % 4 * 5); // a little irregular, so that records do not always land just after a poll
+    for (const r of runs) {
+      const t = performance.now();
+      r.sentAt.set(i, t);
+      const res = await http(`${C}/topics/${r.lane.topic}/records?acks=all`, 'POST', { partition_id: 0, value: { type: 'STRING', data: `e2e:${String(i).padStart(8, '0')}:${PAD}` } });
+      if (res.error_code !== 200) throw new Error(`produce failed: ${JSON.stringify(res)}`);
+      r.p.produce.push(performance.now() - t);
+      r.p.sent++;
+      await sleep(i % 4 * 5); // a little irregular, so that records do not always land just after a poll
+    }
   }
   stop = true;
-  await Promise.race([consuming, sleep(WAIT_MS + 2000)]);
+  await Promise.race([Promise.all(consuming), sleep(WAIT_MS + 2000)]);
   abandoned = true; // records never delivered by now stay missing (received < sent)
-  await consuming.catch((err: unknown) => process.stderr.write(`consumer ${consumer} failed: ${(err as Error).message}\n`));
-  return p;
+  await Promise.all(consuming.map((c, i) => c.catch((err: unknown) => process.stderr.write(`consumer ${runs[i]?.lane.consumer} failed: ${(err as Error).message}\n`))));
+  return runs.map((r) => r.p);
 }
 
+/** One consumer measured alone. */
+const phase = async (consumer: string, topic: string, consume: Consume): Promise<Phase> => (await measure([{ consumer, topic, consume }]))[0] as Phase;
+
 /** 1. v3 fetch with a wait. */
-async function v3Phase(mode: string): Promise<Phase> {
+async function v3Lane(mode: string): Promise<Lane> {
   const topic = `e2e-v3-${mode.replace(/\W+/g, '-')}`;
   await newTopic(topic);
-  return phase(`v3 fetch (long poll), ${mode}`, topic, async (stopped, seen, poll) => {
+  return { consumer: `v3 fetch (long poll), ${mode}`, topic, consume: async (stopped, seen, poll) => {
     let offset = 0;
     while (!stopped()) {
       poll();
@@ -83,14 +95,14 @@ async function v3Phase(mode: string): Promise<Phase> {
       for (const rec of r.records as { value: { data: string } }[]) seen(rec.value.data, at);
       offset = r.next_offset as number;
     }
-  });
+  } };
 }
 
 /** 3. A WebSocket subscriber (no request while it waits: "consumer requests" counts the frames it got). */
-async function wsPhase(mode: string): Promise<Phase> {
+async function wsLane(mode: string): Promise<Lane> {
   const topic = `e2e-ws-${mode.replace(/\W+/g, '-')}`;
   await newTopic(topic);
-  return phase(`WebSocket subscriber, ${mode}`, topic, async (stopped, seen, frame) => {
+  return { consumer: `WebSocket subscriber, ${mode}`, topic, consume: async (stopped, seen, frame) => {
     const socket = new WebSocket(`${U.replace(/^http/, 'ws')}/ws`);
     await new Promise<void>((resolve, reject) => {
       socket.once('open', () => resolve());
@@ -108,7 +120,7 @@ async function wsPhase(mode: string): Promise<Phase> {
     await subscribed;
     while (!stopped()) await sleep(20);
     socket.close();
-  });
+  } };
 }
 
 const useStack = (s: LocalStack): LocalStack => {
@@ -120,7 +132,7 @@ const useStack = (s: LocalStack): LocalStack => {
 const newTopic = (name: string) => http(`${C}/topics`, 'POST', { topic_name: name, partitions_count: 1, replication_factor: 3 });
 
 const inProcess = useStack(await startBenchStack());
-const v3 = await v3Phase('one process');
+const v3 = await measure([await v3Lane('one process')]).then(([p]) => p as Phase);
 
 // 2. A REST Proxy v2 consumer instance with the partition assigned.
 await newTopic('e2e-v2');
@@ -136,7 +148,7 @@ const v2 = await phase('v2 consumer instance, one process', 'e2e-v2', async (sto
     for (const rec of body) seen(Buffer.from(rec.value, 'base64').toString('utf8'), at);
   }
 });
-const ws = await wsPhase('one process');
+const ws = await measure([await wsLane('one process')]).then(([p]) => p as Phase);
 recorder.stop();
 await inProcess.stop();
 // The same in Lambda-fidelity mode (stores as above; acks=all replicates inline, no controller).
@@ -144,8 +156,8 @@ const fidelity = useStack(await startLocalStack({
   port: 0, brokers: 3, ...(quick ? { isolatedBrokers: false, inMemory: true } : { isolatedBrokers: true, inMemory: false }),
   controllers: 0, controllerScheduleMs: 0, replicator: false, lambda: { concurrency: 16 },
 }));
-const v3Lambda = await v3Phase('Lambda');
-const wsLambda = await wsPhase('Lambda');
+// (side by side: records to the two topics in turn, so both see the same load)
+const [v3Lambda, wsLambda] = await measure([await v3Lane('Lambda'), await wsLane('Lambda')]) as [Phase, Phase];
 await fidelity.stop();
 
 const phases = [v3, v2, ws, v3Lambda, wsLambda];
@@ -179,7 +191,7 @@ await writeResult({
   scenario: 'end-to-end',
   title: 'End to end: produce (acks=all) to a long-polling consumer and to a WebSocket subscriber',
   description: `${STACK_NOTE} One partition, RF 3, 1 KiB records, one producer sending one record per request (acks=all) for ${SECONDS} s with 0–15 ms between requests; `
-    + `one consumer long-polling (wait ${WAIT_MS} ms), or one WebSocket subscriber. End to end = from the start of the produce request to the consumer having the response (or frame) that holds the record.`,
+    + `one consumer long-polling (wait ${WAIT_MS} ms), or one WebSocket subscriber; in Lambda-fidelity mode the two side by side, the producer sending to their topics in turn. End to end = from the start of the produce request to the consumer having the response (or frame) that holds the record.`,
   tables: [table, consumerCalls],
   charts: [{
     title: 'End-to-end latency, cumulative distribution',
