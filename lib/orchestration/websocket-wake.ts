@@ -129,26 +129,45 @@ export async function deliverWithOwnMoves(
   if (failure) throw failure.reason;
 }
 
+/** How many wakes the controller's pass (or a new subscription) has Lambda accept at once. */
+export const WAKE_CONCURRENCY = 8;
+
 /**
  * Wakes the delivery of every partition of a topic with a push subscription (the controller's
- * pass: a wake that was lost, a retry that no new record wakes); answers the wakes sent.
+ * pass: a wake that was lost, a retry that no new record wakes); answers the wakes sent. At most
+ * WAKE_CONCURRENCY invokes are in flight: a pass over many partitions is not one round trip each
+ * in turn, nor a burst that Lambda throttles. A failed invoke does not stop the others; the first
+ * failure is thrown once all were tried.
  */
 export async function wakePushDeliveries(): Promise<number> {
   const fn = process.env[ENVIRONMENT.websocketFunction];
   if (!fn) return 0;
   const topics = new Map((await pushSubscriptions()).map((s) => [s.topicId, s.topic]));
-  let sent = 0;
-  for (const [topicId, topic] of topics) sent += await wakeTopic(fn, topicId, topic);
-  return sent;
+  const events = (await Promise.all([...topics].map(([topicId, topic]) => partitionWakes(topicId, topic)))).flat();
+  await invokeAll(fn, events);
+  return events.length;
 }
 
-async function wakeTopic(fn: string, topicId: string, topic: string): Promise<number> {
+/** The wakes of a topic's partitions (none when the topic is gone or was created again under its name). */
+async function partitionWakes(topicId: string, topic: string): Promise<DeliverEvent[]> {
   const view = await cachedTopic(topic);
-  if (view?.topic.topicId !== topicId) return 0;
-  for (let partition = 0; partition < view.topic.partitions; partition++) {
-    await invokeAsync(fn, { tributaryDeliver: { topicId, partition } } satisfies DeliverEvent);
-  }
-  return view.topic.partitions;
+  if (view?.topic.topicId !== topicId) return [];
+  return Array.from({ length: view.topic.partitions }, (_, partition) => ({ tributaryDeliver: { topicId, partition } }));
+}
+
+/** Invokes `fn` with each event, WAKE_CONCURRENCY at a time; throws the first failure once every one was tried. */
+async function invokeAll(fn: string, events: readonly DeliverEvent[]): Promise<void> {
+  let next = 0;
+  let failure: { readonly reason: unknown } | undefined;
+  await Promise.all(Array.from({ length: Math.min(WAKE_CONCURRENCY, events.length) }, async () => {
+    while (next < events.length) {
+      const event = events[next++] as DeliverEvent;
+      await invokeAsync(fn, event).catch((reason: unknown) => {
+        failure ??= { reason };
+      });
+    }
+  }));
+  if (failure) throw failure.reason;
 }
 
 /**
@@ -160,5 +179,5 @@ export async function wakeNewSubscription(topicId: string, topic: string): Promi
   const fn = process.env[ENVIRONMENT.websocketFunction];
   if (!fn) return;
   await new Promise((r) => setTimeout(r, SUBSCRIPTIONS_TTL_MS));
-  await wakeTopic(fn, topicId, topic);
+  await invokeAll(fn, await partitionWakes(topicId, topic));
 }
