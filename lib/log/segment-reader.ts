@@ -14,6 +14,7 @@
  * ObjectMissing from lib/storage; lib/log/read.ts decides whether that is a stale segment list
  * (compaction, retention) or a lost segment.
  */
+import { BoundedCache } from '../bounded-cache.js';
 import { KafkaError } from '../protocol/errors.js';
 import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
@@ -36,38 +37,6 @@ const RANGE_GETS_IN_FLIGHT = 16;
 /** Rough in-memory cost of one decoded index entry (object, numbers, array slot). */
 const ENTRY_COST = 200;
 
-/** An LRU map bounded by the bytes its values are said to take. */
-class ByteLru<V> {
-  private readonly items = new Map<string, { value: V; bytes: number }>();
-  private total = 0;
-  constructor(private readonly maxBytes: number) {}
-  get(key: string): V | undefined {
-    const hit = this.items.get(key);
-    if (!hit) return undefined;
-    this.items.delete(key);
-    this.items.set(key, hit);
-    return hit.value;
-  }
-  set(key: string, value: V, bytes: number): void {
-    const old = this.items.get(key);
-    if (old) {
-      this.total -= old.bytes;
-      this.items.delete(key);
-    }
-    this.items.set(key, { value, bytes });
-    this.total += bytes;
-    for (const [k, v] of this.items) {
-      if (this.total <= this.maxBytes || this.items.size === 1) break;
-      this.items.delete(k);
-      this.total -= v.bytes;
-    }
-  }
-  clear(): void {
-    this.items.clear();
-    this.total = 0;
-  }
-}
-
 /** `fn` over `items` with at most `limit` in flight, results in order. */
 async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array<R>(items.length);
@@ -81,7 +50,8 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
   return out;
 }
 
-const indexes = new ByteLru<SegmentIndex>(INDEX_CACHE_BYTES);
+// (bounded by bytes; an index larger than the whole bound stays, alone)
+const indexes = new BoundedCache<string, SegmentIndex>(Infinity, INDEX_CACHE_BYTES, () => 0, true);
 const opening = new Map<string, Promise<SegmentIndex>>();
 const segmentLists = new Map<string, readonly SegmentRecord[]>();
 

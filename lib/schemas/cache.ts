@@ -6,50 +6,9 @@
  */
 import type { StoredSchema } from '../storage/coordination/schemas.js';
 import type { ParsedSchema } from './model.js';
+import { BoundedCache } from '../bounded-cache.js';
 
-export class BoundedCache<K, V> {
-  private readonly map = new Map<K, { value: V; weight: number }>();
-  private total = 0;
-  constructor(readonly maxEntries: number, readonly maxWeight: number, private readonly weigh: (v: V) => number = () => 0) {}
-
-  get(key: K): V | undefined {
-    const hit = this.map.get(key);
-    if (!hit) return undefined;
-    this.map.delete(key);
-    this.map.set(key, hit);
-    return hit.value;
-  }
-
-  set(key: K, value: V): void {
-    const weight = this.weigh(value);
-    if (weight > this.maxWeight) return;
-    const old = this.map.get(key);
-    if (old) {
-      this.total -= old.weight;
-      this.map.delete(key);
-    }
-    this.map.set(key, { value, weight });
-    this.total += weight;
-    for (const [k, v] of this.map) {
-      if (this.map.size <= this.maxEntries && this.total <= this.maxWeight) break;
-      this.map.delete(k);
-      this.total -= v.weight;
-    }
-  }
-
-  get size(): number {
-    return this.map.size;
-  }
-
-  get weight(): number {
-    return this.total;
-  }
-
-  clear(): void {
-    this.map.clear();
-    this.total = 0;
-  }
-}
+export { BoundedCache } from '../bounded-cache.js';
 
 /** 1,000 schemas and 16 Mi characters of schema text at most. */
 export const CACHE_BOUNDS = { schemas: 1_000, schemaChars: 16 * 1024 * 1024, hashes: 10_000, parsed: 256, parsedChars: 8 * 1024 * 1024 } as const;
