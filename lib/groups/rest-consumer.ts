@@ -13,14 +13,16 @@ import { logger } from '../logger.js';
 import { fetchRecords, listOffset, readFromLeader, type IsolationLevel } from '../log/read.js';
 import type { BatchRecord } from '../protocol/record-batch.js';
 import * as store from '../storage/coordination/groups.js';
-import type { MemberRecord, RestConsumerState, Subscription } from '../storage/coordination/groups.js';
+import type { MemberRecord, RestConsumerFormat, RestConsumerState, Subscription } from '../storage/coordination/groups.js';
+
+export { REST_CONSUMER_FORMATS, type RestConsumerFormat } from '../storage/coordination/groups.js';
 import { tpKey, type TopicPartition } from './assignors.js';
 import { checkSessionTimeout, commit, committed, DEFAULT_SESSION_TIMEOUT_MS, heartbeat, validateGroupId, type OffsetToCommit } from './coordinator.js';
 import { subscriptionRegex, type TopicFilter } from './membership.js';
 
 export interface InstanceConfig {
   readonly name?: string;
-  readonly format: 'binary' | 'json';
+  readonly format: RestConsumerFormat;
   readonly autoOffsetReset: 'earliest' | 'latest' | 'none';
   readonly autoCommit: boolean;
   readonly fetchMinBytes: number;
@@ -138,6 +140,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export interface ResponseBudget {
   readonly bytes: number;
   readonly cost: (r: ConsumedRecord) => number;
+  /** Called with each read's records before `cost` sees them (the schemas their values name are looked up). */
+  readonly prepare?: (records: readonly Pick<ConsumedRecord, 'key' | 'value'>[]) => Promise<void>;
 }
 
 /** What the caller of a poll may do, as the HTTP layer decides it (authorization on). */
@@ -211,6 +215,7 @@ export async function poll(group: string, id: string, o: { timeoutMs: number; ma
       try {
         const r = await readFromLeader(tp.topic, tp.partition, (t) => fetchRecords(t, { offset: positions[k] as number, maxBytes: budget, maxWaitMs: 0, ...(o.isolation ? { isolation: o.isolation } : {}) }));
         let next = r.nextOffset;
+        await o.response?.prepare?.(r.records);
         for (const rec of r.records) {
           const consumed = { ...rec, topic: tp.topic, partition: tp.partition };
           const cost = o.response ? o.response.cost(consumed) : 0;

@@ -8,12 +8,12 @@ import * as z from 'zod';
 import { HttpError } from '../errors.js';
 import { DEFAULT_SESSION_TIMEOUT_MS } from '../groups/coordinator.js';
 import * as rest from '../groups/rest-consumer.js';
-import type { ConsumedRecord } from '../groups/rest-consumer.js';
+import { REST_CONSUMER_FORMATS, type ConsumedRecord, type RestConsumerFormat } from '../groups/rest-consumer.js';
 import { authorizationEnabled } from '../security/authorizer.js';
 import { requireAll, topicsIn, visible } from './enforce.js';
 import { chargeQuota, chargeQuotaAfter, recordsSize } from '../security/quotas.js';
 import { badRequest, errorResponse, intParam, parseJson, topicField, validate, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
-import { formatBytes, RESPONSE_RECORDS_BUDGET, responseCost } from './record-format.js';
+import { RESPONSE_RECORDS_BUDGET, responseCost, valueReader } from './record-format.js';
 import { isolationParam } from './fetch-routes.js';
 
 const V2 = 'application/vnd.kafka.v2+json';
@@ -49,7 +49,7 @@ const invalidConfig = (message: string) => new HttpError(422, 42204, `Invalid co
 
 const createSchema = z.object({
   name: z.string().regex(/^[a-zA-Z0-9._-]{1,249}$/, 'names are 1-249 characters of [a-zA-Z0-9._-]').optional(),
-  format: z.enum(['binary', 'json']).optional(),
+  format: z.enum(REST_CONSUMER_FORMATS).optional(),
   'auto.offset.reset': z.enum(['earliest', 'latest', 'none']).optional(),
   'auto.commit.enable': z.union([z.enum(['true', 'false']), z.boolean()]).optional(),
   // Kafka's consumer config: fetch.min.bytes is an int at least 0 (a negative one is 42204, as the REST Proxy answers).
@@ -114,7 +114,7 @@ async function getAssignments(req: ApiRequest): Promise<ApiResponse> {
 }
 
 /** The embedded format a reader asked for must be the instance's (Confluent's 40601). */
-function acceptFormat(req: ApiRequest, format: 'binary' | 'json'): string {
+function acceptFormat(req: ApiRequest, format: RestConsumerFormat): string {
   const accept = (req.headers.accept ?? '').toLowerCase();
   const type = `application/vnd.kafka.${format}.v2+json`;
   if (accept === '' || accept.includes('*/*') || accept.includes(type) || accept.includes('application/json')) return type;
@@ -132,11 +132,16 @@ async function records(req: ApiRequest): Promise<ApiResponse> {
   // Each record is rendered once: the poll stops where the answer would pass the function's
   // response limit (and keeps those positions), and the body is the rendered records.
   const rendered = new Map<ConsumedRecord, string>();
+  let read: Awaited<ReturnType<typeof valueReader>> | undefined;
+  const prepare = async (got: readonly Pick<ConsumedRecord, 'key' | 'value'>[]) => {
+    read = await valueReader(cfg.format, got.flatMap((r) => [r.key, r.value]));
+  };
+  const data = (b: Buffer | null, where: string) => (b === null ? null : (read as NonNullable<typeof read>)(b, where).data);
   const cost = (r: ConsumedRecord) => {
     const text = JSON.stringify({
       topic: r.topic,
-      key: formatBytes(r.key, cfg.format, `key at ${r.topic}-${r.partition}@${r.offset}`),
-      value: formatBytes(r.value, cfg.format, `value at ${r.topic}-${r.partition}@${r.offset}`),
+      key: data(r.key, `key at ${r.topic}-${r.partition}@${r.offset}`),
+      value: data(r.value, `value at ${r.topic}-${r.partition}@${r.offset}`),
       partition: r.partition,
       offset: r.offset,
       timestamp: r.timestamp,
@@ -148,7 +153,7 @@ async function records(req: ApiRequest): Promise<ApiResponse> {
   // TOPIC READ on every topic read, at every read (Kafka's Fetch): a revoked ACL refuses the whole
   // call (403, 40301), as Confluent's REST Proxy answers its consumer's TopicAuthorizationException.
   const access = { mayRead: (topics: readonly string[]) => requireAll(req, topicsIn('READ', topics)), topicFilter: readable(req) };
-  const got = await rest.poll(group(req), inst(req), { timeoutMs, maxBytes, isolation, response: { bytes: RESPONSE_RECORDS_BUDGET - 2, cost }, access });
+  const got = await rest.poll(group(req), inst(req), { timeoutMs, maxBytes, isolation, response: { bytes: RESPONSE_RECORDS_BUDGET - 2, cost, prepare }, access });
   await chargeQuotaAfter(req.principal, 'fetch', recordsSize(got));
   return { status: 200, contentType: type, body: `[${got.map((r) => rendered.get(r)).join(',')}]` };
 }

@@ -10,7 +10,9 @@ import { fetchRecords, listOffset, readFromLeader, type FetchResult, type Isolat
 import type { BatchRecord } from '../protocol/record-batch.js';
 import { chargeQuota, chargeQuotaAfter, recordsSize } from '../security/quotas.js';
 import { badRequest, errorResponse, intParam, intPathParam, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
-import { MAX_DATE_MS, formatBytes, jsonArrayWithin, wireType, type WireFormat } from './record-format.js';
+import {
+  MAX_DATE_MS, SCHEMA_FORMATS, isSchemaFormat, jsonArrayWithin, valueReader, wireType, type ReadFormat, type ReadValue,
+} from './record-format.js';
 
 /** Default and largest `max_bytes` of a fetch (the response must fit Lambda's 6 MB payload, base64 included). */
 export const DEFAULT_FETCH_BYTES = 1_048_576;
@@ -46,13 +48,16 @@ function fetchParams(req: ApiRequest) {
 const headersOut = (r: BatchRecord) => r.headers.map((h) => ({ name: h.key, value: h.value ? h.value.toString('base64') : null }));
 
 /** The embedded format a v2 reader asked for (Accept header); binary by default. */
-function acceptFormat(req: ApiRequest): { format: WireFormat; type: string } {
+function acceptFormat(req: ApiRequest): { format: ReadFormat; type: string } {
   const accept = (req.headers.accept ?? '').toLowerCase();
-  if (accept.includes('application/vnd.kafka.json.v2+json')) return { format: 'json', type: 'application/vnd.kafka.json.v2+json' };
+  for (const format of ['json', ...Object.keys(SCHEMA_FORMATS)] as ReadFormat[]) {
+    const type = `application/vnd.kafka.${format}.v2+json`;
+    if (accept.includes(type)) return { format, type };
+  }
   if (accept === '' || accept.includes('*/*') || accept.includes('application/vnd.kafka.binary.v2+json') || accept.includes('application/json')) {
     return { format: 'binary', type: 'application/vnd.kafka.binary.v2+json' };
   }
-  throw new HttpError(406, 406, `HTTP 406 Not Acceptable: use application/vnd.kafka.binary.v2+json or application/vnd.kafka.json.v2+json, not '${accept}'.`);
+  throw new HttpError(406, 406, `HTTP 406 Not Acceptable: use application/vnd.kafka.{binary,json,avro,jsonschema,protobuf}.v2+json, not '${accept}'.`);
 }
 
 async function v2Records(req: ApiRequest): Promise<ApiResponse> {
@@ -62,11 +67,12 @@ async function v2Records(req: ApiRequest): Promise<ApiResponse> {
     await chargeQuota(req.principal, 'fetch', 0);
     const result = await onLeader(req, (t) => fetchRecords(t, params));
     const partition = intPathParam(req, 'partition_id', partitionNotFound(req));
+    const read = await valueReader(format, result.records.flatMap((r) => [r.key, r.value]));
     // (as many as fit the function's response: the reader asks again from the last offset it got)
     const sent = jsonArrayWithin(result.records, (r) => ({
       topic: req.params.topic_name,
-      key: formatBytes(r.key, format, `key at offset ${r.offset}`),
-      value: formatBytes(r.value, format, `value at offset ${r.offset}`),
+      key: r.key === null ? null : read(r.key, `key at offset ${r.offset}`).data,
+      value: r.value === null ? null : read(r.value, `value at offset ${r.offset}`).data,
       partition,
       offset: r.offset,
       timestamp: r.timestamp,
@@ -79,10 +85,18 @@ async function v2Records(req: ApiRequest): Promise<ApiResponse> {
   }
 }
 
-function v3Format(req: ApiRequest): WireFormat {
+function v3Format(req: ApiRequest): ReadFormat {
   const f = (req.query.format ?? 'binary').toLowerCase();
-  if (f !== 'binary' && f !== 'json' && f !== 'string') throw badRequest(`Query parameter 'format' must be binary, json or string, got '${req.query.format}'.`);
+  if (f !== 'binary' && f !== 'json' && f !== 'string' && !isSchemaFormat(f)) {
+    throw badRequest(`Query parameter 'format' must be binary, json, string, avro, jsonschema or protobuf, got '${req.query.format}'.`);
+  }
   return f;
+}
+
+/** A v3 key or value: `{type, data}`, with the writer's `schema_id` when read through the registry. */
+function v3Data(format: ReadFormat, v: ReadValue): { type: string; data: unknown; schema_id?: number } {
+  if (!isSchemaFormat(format)) return { type: wireType(format), data: v.data };
+  return { type: SCHEMA_FORMATS[format].type, schema_id: v.schemaId as number, data: v.data };
 }
 
 async function checkCluster(req: ApiRequest): Promise<string> {
@@ -100,7 +114,8 @@ async function v3Records(req: ApiRequest): Promise<ApiResponse> {
   await chargeQuota(req.principal, 'fetch', 0);
   const result: FetchResult = await onLeader(req, (t) => fetchRecords(t, params));
   const partition = intPathParam(req, 'partition_id', partitionNotFound(req));
-  const data = (b: Buffer | null, where: string) => (b === null ? null : { type: wireType(format), data: formatBytes(b, format, where) });
+  const read = await valueReader(format, result.records.flatMap((r) => [r.key, r.value]));
+  const data = (b: Buffer | null, where: string) => (b === null ? null : v3Data(format, read(b, where)));
   // As many records as fit the function's response (small records grow 2–3× as JSON and base64);
   // `next_offset` follows the last one sent.
   const records = jsonArrayWithin(result.records, (r) => ({

@@ -14,8 +14,11 @@ import { initProducer } from '../cluster/producers.js';
 import { produceInTransaction } from '../orchestration/transactions.js';
 import { requireAll, type Caller } from './enforce.js';
 import { chargeQuota, recordsSize } from '../security/quotas.js';
-import { withSchemaData } from './schema-data.js';
-import { base64Bytes, dataBytes, dataSchema, headerList, headersSchema, jsonBytes, timestampMs, type DataType } from './record-format.js';
+import { v2SchemaBytes, v2SchemaIds, withSchemaData } from './schema-data.js';
+import { MAX_SCHEMA_CHARS } from '../schemas/registry.js';
+import {
+  base64Bytes, dataBytes, dataSchema, headerList, headersSchema, isSchemaFormat, jsonBytes, timestampMs, type DataType, type SchemaFormat,
+} from './record-format.js';
 
 /** Entries allowed in one `records:batch` request (Confluent allows 50). */
 export const MAX_BATCH_ENTRIES = 10_000;
@@ -203,12 +206,17 @@ async function v3Batch(req: ApiRequest): Promise<ApiResponse> {
 export const V2_TYPE = 'application/vnd.kafka.v2+json';
 
 /** The embedded format of a v2 produce body, from its Content-Type. */
-function v2Format(req: ApiRequest): 'binary' | 'json' {
+function v2Format(req: ApiRequest): 'binary' | 'json' | SchemaFormat {
   const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   if (type === 'application/vnd.kafka.binary.v2+json') return 'binary';
   if (type === 'application/vnd.kafka.json.v2+json' || type === 'application/json' || type === 'application/vnd.kafka.v2+json') return 'json';
-  throw new HttpError(415, 415, `HTTP 415 Unsupported Media Type: use application/vnd.kafka.binary.v2+json or application/vnd.kafka.json.v2+json, not '${type}'.`);
+  const named = /^application\/vnd\.kafka\.([a-z]+)\.v2\+json$/.exec(type)?.[1];
+  if (named !== undefined && isSchemaFormat(named)) return named;
+  throw new HttpError(415, 415, `HTTP 415 Unsupported Media Type: use application/vnd.kafka.{binary,json,avro,jsonschema,protobuf}.v2+json, not '${type}'.`);
 }
+
+const schemaText = z.string().min(1).max(MAX_SCHEMA_CHARS).nullable().optional();
+const schemaId = z.number().int().min(1).max(2 ** 31 - 1).nullable().optional();
 
 const v2Schema = z.object({
   records: z.array(z.object({
@@ -216,8 +224,7 @@ const v2Schema = z.object({
     value: z.unknown().optional(),
     partition: z.number().int().nullable().optional(),
   }).strict()).min(1).max(MAX_RECORDS_PER_REQUEST),
-  key_schema: z.null().optional(), key_schema_id: z.null().optional(),
-  value_schema: z.null().optional(), value_schema_id: z.null().optional(),
+  key_schema: schemaText, key_schema_id: schemaId, value_schema: schemaText, value_schema_id: schemaId,
 }).strict();
 
 function v2Bytes(v: unknown, format: 'binary' | 'json', where: string): Buffer | null {
@@ -228,21 +235,32 @@ function v2Bytes(v: unknown, format: 'binary' | 'json', where: string): Buffer |
 async function v2Produce(req: ApiRequest, partition?: number): Promise<ApiResponse> {
   const mode = produceMode(req);
   const format = v2Format(req);
+  const topic = req.params.topic_name ?? '';
   const body = validate(v2Schema, parseJson(req.body), 'records');
-  const records: ProduceRecord[] = body.records.map((r, i) => ({
-    key: v2Bytes(r.key, format, `records.${i}.key`),
-    value: v2Bytes(r.value, format, `records.${i}.value`),
+  const present = (v: unknown) => v !== undefined && v !== null;
+  if (!isSchemaFormat(format) && [body.key_schema, body.key_schema_id, body.value_schema, body.value_schema_id].some(present)) {
+    throw invalidPayload(`Schemas are for the avro, jsonschema and protobuf formats, not ${format}.`);
+  }
+  const ids = isSchemaFormat(format)
+    ? await v2SchemaIds(req, format, topic, body, { keys: body.records.some((r) => present(r.key)), values: body.records.some((r) => present(r.value)) })
+    : { key: null, value: null };
+  const bytes = (v: unknown, isKey: boolean, where: string) => (isSchemaFormat(format)
+    ? v2SchemaBytes(format, isKey ? ids.key : ids.value, v, topic, isKey, where)
+    : Promise.resolve(v2Bytes(v, format, where)));
+  const records: ProduceRecord[] = await Promise.all(body.records.map(async (r, i) => ({
+    key: await bytes(r.key, true, `records.${i}.key`),
+    value: await bytes(r.value, false, `records.${i}.value`),
     headers: [],
     ...(partition !== undefined ? { partition } : r.partition != null ? { partition: r.partition } : {}),
-  }));
-  const outcomes = await produceWith(req, mode, req.params.topic_name ?? '', records);
+  })));
+  const outcomes = await produceWith(req, mode, topic, records);
   if (outcomes.length === 1 && !outcomes[0]?.ok) return errorResponse((outcomes[0] as { error: KafkaError }).error, V2_TYPE);
   return {
     status: mode.acks === 0 ? 202 : 200,
     contentType: V2_TYPE,
     body: {
-      key_schema_id: null,
-      value_schema_id: null,
+      key_schema_id: ids.key,
+      value_schema_id: ids.value,
       offsets: outcomes.map((o) => o.ok
         ? { partition: o.partition, offset: o.offset, error_code: null, error: null }
         : { partition: o.partition ?? null, offset: null, error_code: restErrorCode(o.error), error: kafkaMessage(o.error) }),

@@ -1,14 +1,27 @@
 /**
  * Keys, values and headers between their REST Proxy JSON forms and Kafka's bytes:
- * `{type: BINARY|JSON|STRING, data}` in v3, base64 or embedded JSON in v2 (by content type).
+ * `{type: BINARY|JSON|STRING, data}` in v3, base64 or embedded JSON in v2 (by content type); read
+ * through the schema registry (`avro`, `jsonschema`, `protobuf`), the value its schema decodes.
  */
 import * as z from 'zod';
 import type { RecordHeader } from '../protocol/record-batch.js';
 import { HttpError } from '../errors.js';
+import { WireDecoder } from '../schemas/deserialize.js';
 import { invalidPayload } from './api.js';
 
 export type DataType = 'BINARY' | 'JSON' | 'STRING';
 export type WireFormat = 'binary' | 'json' | 'string';
+
+/** The embedded formats read through the schema registry, with REST Proxy's type name and the registry's for each. */
+export const SCHEMA_FORMATS = {
+  avro: { type: 'AVRO', schemaType: 'AVRO' },
+  jsonschema: { type: 'JSONSCHEMA', schemaType: 'JSON' },
+  protobuf: { type: 'PROTOBUF', schemaType: 'PROTOBUF' },
+} as const;
+export type SchemaFormat = keyof typeof SCHEMA_FORMATS;
+/** Every format a reader may ask for. */
+export type ReadFormat = WireFormat | SchemaFormat;
+export const isSchemaFormat = (f: string): f is SchemaFormat => Object.hasOwn(SCHEMA_FORMATS, f);
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
@@ -136,6 +149,26 @@ export function formatBytes(bytes: Buffer | null, format: WireFormat, where: str
 }
 
 export const wireType = (f: WireFormat): DataType => (f === 'binary' ? 'BINARY' : f === 'json' ? 'JSON' : 'STRING');
+
+/** A key or value as a reader asked for it: `data`, and for a schema format its writer's schema id. */
+export interface ReadValue {
+  readonly data: unknown;
+  readonly schemaId?: number;
+}
+
+/**
+ * Renders the keys and values of one read in `format`; for a schema format their schemas are
+ * looked up first (each once). `values` are every key and value the read will render.
+ */
+export async function valueReader(format: ReadFormat, values: readonly (Buffer | null)[]): Promise<(bytes: Buffer, where: string) => ReadValue> {
+  if (!isSchemaFormat(format)) return (bytes, where) => ({ data: formatBytes(bytes, format, where) });
+  const decoder = new WireDecoder(SCHEMA_FORMATS[format].schemaType, 'read it with the binary format (application/vnd.kafka.binary.v2+json or format=binary)');
+  await decoder.prepare(values);
+  return (bytes, where) => {
+    const { schemaId, value } = decoder.decode(bytes, where);
+    return { data: value, schemaId };
+  };
+}
 
 /**
  * The most a record list may cost in a function's response: Lambda's synchronous response limit

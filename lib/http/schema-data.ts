@@ -1,12 +1,22 @@
 /**
- * REST Proxy v3 keys and values that name a registered schema (`type` AVRO, JSONSCHEMA or
- * PROTOBUF, with `schema_id`, or `subject` / `subject_name_strategy` and `schema_version`):
- * serialized in Confluent's wire format (lib/schemas/serialize.ts) before the record is parsed,
- * so the rest of produce sees bytes. An inline `schema` is not offered: register it first.
+ * Produce with schemas, serialized in Confluent's wire format (lib/schemas/serialize.ts) before
+ * the records are parsed, so the rest of produce sees bytes:
+ * - REST Proxy v3 keys and values that name a registered schema (`type` AVRO, JSONSCHEMA or
+ *   PROTOBUF, with `schema_id`, or `subject` / `subject_name_strategy` and `schema_version`). An
+ *   inline `schema` is not offered: register it first.
+ * - REST Proxy v2's `avro`, `jsonschema` and `protobuf` embedded formats: the request's
+ *   `key_schema_id` / `value_schema_id`, or its `key_schema` / `value_schema` text, registered
+ *   under `<topic>-key` / `<topic>-value` (the caller needs SUBJECT WRITE there, as for any
+ *   registration). Keys without a key schema are 42201, values without a value schema 42202,
+ *   and data its schema does not take is 42203: nothing is written.
  */
 import * as z from 'zod';
+import { HttpError } from '../errors.js';
+import { register } from '../schemas/registry.js';
 import { PRODUCE_SCHEMA_TYPES, serializeWithSchema, type SubjectMemo } from '../schemas/serialize.js';
-import { invalidPayload, validate } from './api.js';
+import { invalidPayload, validate, type ApiRequest } from './api.js';
+import { requireAll } from './enforce.js';
+import { SCHEMA_FORMATS, type SchemaFormat } from './record-format.js';
 
 const schemaDataSchema = z.object({
   type: z.string(),
@@ -44,4 +54,50 @@ export async function withSchemaData(raw: unknown, topic: string, memo: SubjectM
     types[field === 'key' ? 'keyType' : 'valueType'] = d.type.toUpperCase();
   }
   return { raw: out, ...types };
+}
+
+/** A v2 schema produce body's schema fields. */
+export interface V2Schemas {
+  readonly key_schema?: string | null | undefined;
+  readonly key_schema_id?: number | null | undefined;
+  readonly value_schema?: string | null | undefined;
+  readonly value_schema_id?: number | null | undefined;
+}
+
+/**
+ * The schema ids a v2 produce in a schema format writes its keys and values with (null for a
+ * side no record uses). A schema text is registered first (or found, when the subject has it).
+ */
+export async function v2SchemaIds(
+  req: ApiRequest, format: SchemaFormat, topic: string, body: V2Schemas, uses: { readonly keys: boolean; readonly values: boolean },
+): Promise<{ key: number | null; value: number | null }> {
+  const idOf = async (side: 'key' | 'value', text: string | null | undefined, id: number | null | undefined): Promise<number | null> => {
+    if (id !== undefined && id !== null) {
+      if (text !== undefined && text !== null) throw new HttpError(422, 42203, `Give ${side}_schema or ${side}_schema_id, not both.`);
+      return id;
+    }
+    if (text === undefined || text === null) {
+      if (!(side === 'key' ? uses.keys : uses.values)) return null;
+      throw side === 'key'
+        ? new HttpError(422, 42201, 'Request includes keys but does not include key schema')
+        : new HttpError(422, 42202, 'Request includes values but does not include value schema');
+    }
+    const subject = `${topic}-${side}`;
+    await requireAll(req, [{ operation: 'WRITE', resourceType: 'SUBJECT', resourceName: subject }]);
+    return (await register(subject, { schema: text, schemaType: SCHEMA_FORMATS[format].schemaType, references: [] })).id;
+  };
+  const key = await idOf('key', body.key_schema, body.key_schema_id);
+  const value = await idOf('value', body.value_schema, body.value_schema_id);
+  return { key, value };
+}
+
+/** A v2 key or value in a schema format, in the wire format of schema `id` (42203 when the schema does not take it). */
+export async function v2SchemaBytes(format: SchemaFormat, id: number | null, data: unknown, topic: string, isKey: boolean, where: string): Promise<Buffer | null> {
+  if (data === undefined || data === null || id === null) return null;
+  try {
+    return await serializeWithSchema({ type: SCHEMA_FORMATS[format].type, data, schemaId: id }, topic, isKey, where);
+  } catch (err) {
+    if (err instanceof HttpError && err.status === 422) throw new HttpError(422, 42203, `Conversion of JSON to Object failed: ${err.message}`);
+    throw err;
+  }
 }

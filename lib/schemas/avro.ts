@@ -35,6 +35,15 @@ class AvroSchema implements ParsedSchema {
     }
     return this.type.toBuffer(v);
   }
+
+  /** To Avro's JSON encoding, the form `encode` takes. */
+  decode(payload: Buffer): unknown {
+    try {
+      return JSON.parse(this.type.toString(this.type.fromBuffer(payload)));
+    } catch (err) {
+      throw new InvalidData((err as Error).message);
+    }
+  }
 }
 
 function json(text: string, what: string): unknown {

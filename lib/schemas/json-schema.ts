@@ -23,6 +23,14 @@ class JsonSchema implements ParsedSchema {
     return Buffer.from(JSON.stringify(value), 'utf8');
   }
 
+  decode(payload: Buffer): unknown {
+    try {
+      return JSON.parse(payload.toString('utf8'));
+    } catch (err) {
+      throw new InvalidData(`not JSON: ${(err as Error).message}`);
+    }
+  }
+
   canRead(writer: ParsedSchema): string[] {
     if (!(writer instanceof JsonSchema)) return ['Incompatible because of different schema type'];
     return jsonCanRead(this.doc, writer.doc);

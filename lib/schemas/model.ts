@@ -36,6 +36,11 @@ export interface ParsedSchema {
    * validate.
    */
   encode(value: unknown): Buffer;
+  /**
+   * What `encode` takes back from the bytes after Confluent's 5-byte header (for Protobuf, the
+   * message indexes and the message); throws {@link InvalidData} when they are not this schema's.
+   */
+  decode(payload: Buffer): unknown;
 }
 
 /** A value that does not validate against its schema. */

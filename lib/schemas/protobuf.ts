@@ -39,9 +39,66 @@ const SCALAR_GROUPS: Record<string, string> = {
   fixed32: 'fixed32', sfixed32: 'fixed32', fixed64: 'fixed64', sfixed64: 'fixed64', float: 'float', double: 'double',
 };
 
+/** How protobufjs writes a message as JSON for a reader: the form `encode` takes, with every field shown. */
+const TO_JSON: protobuf.IConversionOptions = { longs: String, enums: String, bytes: String, defaults: true, arrays: true, objects: true, oneofs: false };
+
+/**
+ * Reads Confluent's message indexes (the path to the message among the file's messages and
+ * their nested ones: a zigzag varint count, then the indexes; `[0]` as a single 0 byte). A
+ * payload without them starts with the message's first tag, never below 8 (field numbers start
+ * at 1): a first byte of 8 or more means no indexes, the file's first message (as some clients
+ * write it).
+ */
+function messageIndexes(payload: Buffer): { path: number[]; rest: Buffer } {
+  const first = payload[0];
+  if (first === undefined || first >= 8) return { path: [0], rest: payload };
+  let at = 0;
+  const varint = (): number => {
+    let n = 0;
+    for (let shift = 0; shift < 35; shift += 7) {
+      const b = payload[at++];
+      if (b === undefined) throw new InvalidData('the message indexes are cut short');
+      n |= (b & 0x7f) << shift;
+      if (b < 0x80) return (n >>> 1) ^ -(n & 1);
+    }
+    throw new InvalidData('a message index is not a varint');
+  };
+  const count = varint();
+  if (count < 0 || count > 64) throw new InvalidData(`${count} message indexes`);
+  const path = count === 0 ? [0] : Array.from({ length: count }, varint);
+  return { path, rest: payload.subarray(at) };
+}
+
 class ProtobufSchema implements ParsedSchema {
   readonly schemaType = 'PROTOBUF' as const;
-  constructor(readonly canonical: string, readonly pkg: string, readonly messages: ReadonlyMap<string, MessageShape>, private readonly first?: protobuf.Type) {}
+  constructor(
+    readonly canonical: string, readonly pkg: string, readonly messages: ReadonlyMap<string, MessageShape>, private readonly first?: protobuf.Type,
+    private readonly topLevel: readonly protobuf.Type[] = [],
+  ) {}
+
+  /** The message of the file at Confluent's index `path` (the top-level message, then nested ones). */
+  private messageAt(path: readonly number[]): protobuf.Type {
+    let types: readonly protobuf.Type[] = this.topLevel;
+    let found: protobuf.Type | undefined;
+    for (const i of path) {
+      found = types[i];
+      if (!found) throw new InvalidData(`the schema has no message at index path [${path.join(', ')}]`);
+      types = found.nestedArray.filter((n): n is protobuf.Type => n instanceof protobuf.Type);
+    }
+    if (!found) throw new InvalidData('the schema defines no message');
+    return found;
+  }
+
+  /** The message the indexes name (or the file's first), as JSON: the form `encode` takes, every field shown. */
+  decode(payload: Buffer): unknown {
+    const { path, rest } = messageIndexes(payload);
+    const type = this.messageAt(path);
+    try {
+      return type.toObject(type.decode(rest), TO_JSON);
+    } catch (err) {
+      throw new InvalidData((err as Error).message);
+    }
+  }
 
   /** The file's first message, from its JSON form (protobufjs's: enum names or numbers, 64-bit integers as strings or numbers, bytes as base64). */
   encode(value: unknown): Buffer {
@@ -177,8 +234,8 @@ export function parseProtobuf(text: string, references: readonly ResolvedReferen
     const names = messagesOf(own.root);
     for (const full of names) messages.set(local(full, pkg), shapeOf(root.lookupType(full), pkg));
     // (Confluent's first message: the first top-level one in the file)
-    const firstName = own.root.nestedArray.length > 0 ? topLevelMessages(own.root)[0] : undefined;
-    return new ProtobufSchema(canonical, pkg, messages, firstName ? root.lookupType(firstName) : undefined);
+    const topLevel = topLevelMessages(own.root).map((n) => root.lookupType(n));
+    return new ProtobufSchema(canonical, pkg, messages, topLevel[0], topLevel);
   } catch (err) {
     if ((err as { status?: number }).status) throw err;
     throw invalidSchema((err as Error).message);

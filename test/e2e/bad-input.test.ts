@@ -174,10 +174,14 @@ describe('Invariant 7: v2 produce', () => {
 
   it.each([
     'text/plain', 'application/xml', 'application/octet-stream', 'application/x-www-form-urlencoded',
-    'application/vnd.kafka.avro.v2+json', 'application/vnd.kafka.protobuf.v2+json', 'application/vnd.kafka.binary.v1+json', '',
+    'application/vnd.kafka.xml.v2+json', 'application/vnd.kafka.binary.v1+json', '',
   ])('answers 415 to Content-Type %j and writes nothing', async (type) => {
     await expectNothingWritten(() => call('POST', `/topics/${T}`, good, { 'content-type': type }), { status: 415, code: 415, message: /Unsupported Media Type/ });
     await expectNothingWritten(() => call('POST', `/topics/${T}/partitions/0`, good, { 'content-type': type }), { status: 415, code: 415 });
+  });
+
+  it.each(['avro', 'jsonschema', 'protobuf'])('answers 42202 to values in the %s format without a value schema, and writes nothing', async (format) => {
+    await expectNothingWritten(() => call('POST', `/topics/${T}`, good, { 'content-type': `application/vnd.kafka.${format}.v2+json` }), { status: 422, code: 42202, message: /value schema/ });
   });
 
   const cases: [string, string, Record<string, string>, { status: number; code?: number; message?: RegExp }][] = [
@@ -189,7 +193,7 @@ describe('Invariant 7: v2 produce', () => {
     ['one good record and one bad', record({ records: [{ value: 'eA==' }, { value: '%%%' }] }), BIN, { status: 422, message: /records\.1\.value/ }],
     ['an unknown field in a record', record({ records: [{ value: 'eA==', headers: [] }] }), BIN, { status: 422 }],
     ['an unknown top-level field', record({ records: [{ value: 'eA==' }], acks: 1 }), BIN, { status: 422 }],
-    ['a value schema (no schema registry)', record({ records: [{ value: 'eA==' }], value_schema: '{"type":"string"}' }), BIN, { status: 422 }],
+    ['a value schema in the binary format', record({ records: [{ value: 'eA==' }], value_schema: '{"type":"string"}' }), BIN, { status: 422 }],
     ['partition -1', record({ records: [{ value: 'eA==', partition: -1 }] }), BIN, { status: 404, code: 40402 }],
     ['a partition beyond the partitions', record({ records: [{ value: 'eA==', partition: PARTITIONS }] }), BIN, { status: 404, code: 40402, message: /UNKNOWN_TOPIC_OR_PARTITION/ }],
     ['partition 1.5', record({ records: [{ value: 'eA==', partition: 1.5 }] }), BIN, { status: 422 }],
@@ -322,7 +326,7 @@ describe('Invariant 7: fetch and list offsets', () => {
   });
 
   it('answers 400 to an unknown v3 format and 406 to an unacceptable v2 Accept', async () => {
-    expectRejected(await call('GET', F('?offset=0&format=avro')), { status: 400, code: 40002, message: /format/ });
+    expectRejected(await call('GET', F('?offset=0&format=xml')), { status: 400, code: 40002, message: /format/ });
     expectRejected(await call('GET', F2('?offset=0'), undefined, { accept: 'text/html' }), { status: 406, code: 406 });
   });
 

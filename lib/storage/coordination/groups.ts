@@ -83,9 +83,13 @@ export interface Subscription {
   readonly resolvedTopics?: readonly string[];
 }
 
+/** The embedded formats a REST Proxy v2 consumer instance reads in. */
+export const REST_CONSUMER_FORMATS = ['binary', 'json', 'avro', 'jsonschema', 'protobuf'] as const;
+export type RestConsumerFormat = (typeof REST_CONSUMER_FORMATS)[number];
+
 /** A REST Proxy v2 consumer instance's settings and read positions. */
 export interface RestConsumerState {
-  readonly format: 'binary' | 'json';
+  readonly format: RestConsumerFormat;
   readonly autoOffsetReset: 'earliest' | 'latest' | 'none';
   readonly autoCommit: boolean;
   readonly fetchMinBytes: number;
