@@ -80,3 +80,27 @@ describe('Schema registry ACLs', () => {
     expect((await eventually(() => g.call('DELETE', `/subjects/${mine}`, token))).body).toEqual([1]);
   });
 });
+
+describe('v2 produce with schemas under ACLs', () => {
+  it('writes by schema id with TOPIC WRITE alone; registering its schema text needs SUBJECT WRITE on <topic>-value, and a denial writes nothing', async () => {
+    const topic = `authz-sr-${tag}-v2`;
+    expect((await g.call('POST', v3('/topics'), g.adminToken, { topic_name: topic, partitions_count: 1, replication_factor: 3 })).status).toBe(201);
+    const p = `User:sr-v2-${tag}`;
+    const token = await g.user(p);
+    expect((await acl(p, 'WRITE', topic, 'TOPIC')).status).toBe(201);
+    const produce = (body: unknown) => fetch(`${g.gateway.url}/topics/${topic}/partitions/0`, {
+      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/vnd.kafka.avro.v2+json' }, body: JSON.stringify(body),
+    }).then(async (r) => ({ status: r.status, body: await r.json() }));
+    const byId = await eventually(() => produce({ value_schema_id: theirId, records: [{ value: { a: 'x' } }] }) as never);
+    expect(byId.status, JSON.stringify(byId.body)).toBe(200);
+    const inline = { value_schema: schema('Inline'), records: [{ value: { a: 'y' } }] };
+    const denied = await produce(inline);
+    expect(denied.status).toBe(403);
+    expect(denied.body.error_code).toBe(40301);
+    expect((await g.call('GET', `/subjects/${topic}-value/versions`, g.adminToken)).status).toBe(404);
+    expect((await acl(p, 'WRITE', `${topic}-value`)).status).toBe(201);
+    const allowed = await eventually(() => produce(inline) as never);
+    expect(allowed.status, JSON.stringify(allowed.body)).toBe(200);
+    expect(allowed.body.offsets[0].offset).toBe(1);
+  });
+});
