@@ -90,7 +90,7 @@ describe('v2 produce with schemas under ACLs', () => {
     expect((await acl(p, 'WRITE', topic, 'TOPIC')).status).toBe(201);
     const produce = (body: unknown) => fetch(`${g.gateway.url}/topics/${topic}/partitions/0`, {
       method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/vnd.kafka.avro.v2+json' }, body: JSON.stringify(body),
-    }).then(async (r) => ({ status: r.status, body: await r.json() }));
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
     const byId = await eventually(() => produce({ value_schema_id: theirId, records: [{ value: { a: 'x' } }] }) as never);
     expect(byId.status, JSON.stringify(byId.body)).toBe(200);
     const inline = { value_schema: schema('Inline'), records: [{ value: { a: 'y' } }] };
