@@ -14,11 +14,11 @@ import { fetchRecords, listOffset, readFromLeader, type IsolationLevel } from '.
 import type { BatchRecord } from '../protocol/record-batch.js';
 import * as store from '../storage/coordination/groups.js';
 import type { MemberRecord, RestConsumerFormat, RestConsumerState, Subscription } from '../storage/coordination/groups.js';
-
-export { REST_CONSUMER_FORMATS, type RestConsumerFormat } from '../storage/coordination/groups.js';
 import { tpKey, type TopicPartition } from './assignors.js';
 import { checkSessionTimeout, commit, committed, DEFAULT_SESSION_TIMEOUT_MS, heartbeat, validateGroupId, type OffsetToCommit } from './coordinator.js';
 import { subscriptionRegex, type TopicFilter } from './membership.js';
+
+export { REST_CONSUMER_FORMATS, type RestConsumerFormat } from '../storage/coordination/groups.js';
 
 export interface InstanceConfig {
   readonly name?: string;

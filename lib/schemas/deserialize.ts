@@ -37,7 +37,7 @@ export class WireDecoder {
       return id !== undefined && !this.schemas.has(id) ? [id] : [];
     }));
     await Promise.all([...ids].map(async (id) => {
-      this.schemas.set(id, (await schemaById(id)) ? await parsedSchema(id) : undefined);
+      this.schemas.set(id, (await schemaById(id)) ? await parsedSchema(id) : undefined); // (both cached per instance)
     }));
   }
 

@@ -71,10 +71,12 @@ function messageIndexes(payload: Buffer): { path: number[]; rest: Buffer } {
 
 class ProtobufSchema implements ParsedSchema {
   readonly schemaType = 'PROTOBUF' as const;
-  constructor(
-    readonly canonical: string, readonly pkg: string, readonly messages: ReadonlyMap<string, MessageShape>, private readonly first?: protobuf.Type,
-    private readonly topLevel: readonly protobuf.Type[] = [],
-  ) {}
+  /** The file's messages not nested in another, in file order (the first is Confluent's default message). */
+  constructor(readonly canonical: string, readonly pkg: string, readonly messages: ReadonlyMap<string, MessageShape>, private readonly topLevel: readonly protobuf.Type[]) {}
+
+  private get first(): protobuf.Type | undefined {
+    return this.topLevel[0];
+  }
 
   /** The message of the file at Confluent's index `path` (the top-level message, then nested ones). */
   private messageAt(path: readonly number[]): protobuf.Type {
@@ -233,9 +235,7 @@ export function parseProtobuf(text: string, references: readonly ResolvedReferen
     const messages = new Map<string, MessageShape>();
     const names = messagesOf(own.root);
     for (const full of names) messages.set(local(full, pkg), shapeOf(root.lookupType(full), pkg));
-    // (Confluent's first message: the first top-level one in the file)
-    const topLevel = topLevelMessages(own.root).map((n) => root.lookupType(n));
-    return new ProtobufSchema(canonical, pkg, messages, topLevel[0], topLevel);
+    return new ProtobufSchema(canonical, pkg, messages, topLevelMessages(own.root).map((n) => root.lookupType(n)));
   } catch (err) {
     if ((err as { status?: number }).status) throw err;
     throw invalidSchema((err as Error).message);
