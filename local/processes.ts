@@ -5,15 +5,18 @@
  * pauses, resumes and restarts it on the same port, and stops everything. Children never outlive a
  * normal exit of this process.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { prepareDynamoDbLaunch, preparedDynamoDbLaunch } from './dynamodb-archive.js';
 import { checkJava, dynamoDbCommand, dynamoDbJarDir, s3rverCommand, defaultJvmFlags, JAVA_MISSING_MESSAGE, type Command } from './java.js';
 import { LocalStackError, READY_PATH, answersHttp, freePort, waitPortFree, sleep } from './ports.js';
+import { StoreGate } from './store-gate.js';
+import { describeStuck, waitDeadSync, waitStoppedSync } from './proc.js';
 
 export { LocalStackError, freePort, assertPortFree } from './ports.js';
 export { checkJava, DYNAMODB_JVM_FLAGS } from './java.js';
+export { killStale, waitStopped } from './proc.js';
 
 /** `node`: a TypeScript program of ours (a controller loop), run with tsx and given `--port`. */
 export type StoreKind = 'dynamodb' | 's3' | 'node';
@@ -72,7 +75,9 @@ const READY_TIMEOUT_MS = 60_000;
 /** The project's root (local/ is one level below it): where `node`-kind scripts are resolved. */
 const PROJECT_ROOT = path.resolve(import.meta.dirname, '..');
 const STOP_GRACE_MS = 3_000;
-/** How long kill() waits for an on-disk DynamoDB Local to end on SIGTERM before it SIGKILLs it. */
+/** How long a killed on-disk DynamoDB Local, its gate cut, keeps running before it is signalled (store-gate.ts). */
+const DURABLE_KILL_QUIET_MS = 500;
+/** How long it then has to end on SIGTERM before it is SIGKILLed. */
 const DURABLE_KILL_GRACE_MS = 5_000;
 const PORT_RELEASE_MS = 5_000;
 const LOG_TAIL_BYTES = 4096;
@@ -91,21 +96,14 @@ interface Entry {
   tail: string;
   /** serialises start/restart of one name */
   busy: Promise<unknown>;
+  /** on-disk DynamoDB Local only: the relay on the public port to the JVM's own port */
+  gate: StoreGate | null;
+  /** set by kill() of a gated store: resolves once its JVM has ended */
+  dying: Promise<void> | null;
 }
 
 // ---- children of every supervisor, killed synchronously when this process exits ----
 const liveChildren = new Set<ChildProcess>();
-/** Where a process that never got ready is, for the error (Linux: its state and kernel wait channel). */
-function describeStuck(pid: number): string {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-    const wchan = fs.readFileSync(`/proc/${pid}/wchan`, 'utf8').trim();
-    return ` (process state ${state}${wchan && wchan !== '0' ? `, waiting in ${wchan}` : ''})`;
-  } catch {
-    return '';
-  }
-}
 
 /** Children that lead a process group (ProcessSpec.group): signalled as the group. */
 const groupLeaders = new WeakSet<ChildProcess>();
@@ -149,6 +147,7 @@ export class ProcessSupervisor {
       throw new LocalStackError(`${label(existing)} is already ${existing.state}; stop or restart it instead of starting it again.`);
     }
     if (spec.kind === 's3' && !spec.dataDir) throw new LocalStackError(`The ${spec.role} ("${spec.name}") needs a data directory for s3rver.`);
+    if (existing?.dying) await existing.dying; // a killed store's JVM still holds its data directory
     if (spec.kind === 'dynamodb') {
       const java = await checkJava();
       // (once per process; the first time on a machine it builds the archive, a few seconds)
@@ -176,6 +175,8 @@ export class ProcessSupervisor {
       expectedExit: false,
       tail: '',
       busy: Promise.resolve(),
+      gate: spec.kind === 'dynamodb' && spec.dataDir !== null ? new StoreGate(port) : null,
+      dying: null,
     };
     this.entries.set(spec.name, entry);
     this.notify();
@@ -193,10 +194,11 @@ export class ProcessSupervisor {
 
   /**
    * The process dies at once, without a clean shutdown: SIGKILL. The state is 'killed' once it
-   * is dead. An on-disk DynamoDB Local gets SIGTERM instead (SIGKILL after DURABLE_KILL_GRACE_MS):
-   * it answers a TransactWriteItems a few milliseconds before the write is durable, so a SIGKILL
-   * right after the answer can lose an acknowledged transaction, which DynamoDB never does. A
-   * killed store stands for one that stops answering, not for one that forgets.
+   * is dead. An on-disk DynamoDB Local answers a TransactWriteItems a few milliseconds before the
+   * write survives its death, which DynamoDB never does, so it dies otherwise: its gate is cut at
+   * once (from then on it answers nothing and refuses connections: 'killed'), and the JVM gets
+   * SIGTERM after a quiet interval, SIGKILL if it has not ended soon after. A killed store stands
+   * for one that stops answering, not for one that forgets.
    */
   kill(name: string): ProcessInfo {
     const e = this.entry(name);
@@ -204,13 +206,18 @@ export class ProcessSupervisor {
     if (!child || child.pid === undefined || !isAlive(e.state)) throw notRunning(e, 'killed');
     e.expectedExit = true;
     if (e.state === 'paused') signal(targetOf(child), 'SIGCONT');
-    let dead = false;
-    if (e.spec.kind === 'dynamodb' && e.spec.dataDir !== null) {
-      // (its shutdown takes about a third of a second; what it acknowledges meanwhile is kept too)
-      signal(targetOf(child), 'SIGTERM');
-      dead = waitDeadSync(child.pid, DURABLE_KILL_GRACE_MS);
+    if (e.gate && e.exited) {
+      e.gate.cut();
+      const exited = e.exited;
+      e.dying = (async () => {
+        await sleep(DURABLE_KILL_QUIET_MS);
+        signal(targetOf(child), 'SIGTERM');
+        if (!(await raceTimeout(exited, DURABLE_KILL_GRACE_MS))) signal(targetOf(child), 'SIGKILL');
+        await raceTimeout(exited, 10_000);
+      })();
+      return this.setState(e, 'killed');
     }
-    if (!dead) signal(targetOf(child), 'SIGKILL');
+    signal(targetOf(child), 'SIGKILL');
     // SIGKILL is delivered asynchronously: until the process is really dead its listening socket
     // still accepts connections (then resets them). Wait, briefly and synchronously, so a request
     // made right after kill() is refused — as fault tests expect.
@@ -304,6 +311,9 @@ export class ProcessSupervisor {
 
   /** Signals the child (if any) and waits for it to exit; SIGTERM escalates to SIGKILL after the grace period. */
   private async terminate(e: Entry, sig: 'SIGTERM' | 'SIGKILL', state: ProcessState): Promise<void> {
+    if (e.dying) await e.dying; // a killed store's JVM, ended in its own time
+    e.dying = null;
+    e.gate?.cut();
     const child = e.child;
     const exited = e.exited;
     if (!child || child.pid === undefined || !exited) return;
@@ -327,8 +337,10 @@ export class ProcessSupervisor {
       this.setState(e, 'stopped');
       throw new LocalStackError(`${label(e)} was not started because the local stack is stopping.`);
     }
+    // a gated store's JVM listens on a port of its own; its gate opens on spec.port once it answers
+    const ownPort = e.gate ? await freePort() : spec.port;
     try {
-      cmd = this.command(spec);
+      cmd = this.command(spec, ownPort);
       if (spec.dataDir !== null) ensureDir(spec.dataDir, `data directory of ${label(e).replace(/^The/, 'the')}`);
       if (spec.logFile) {
         ensureDir(path.dirname(spec.logFile), `log directory of ${label(e).replace(/^The/, 'the')}`);
@@ -390,7 +402,7 @@ export class ProcessSupervisor {
         const why = spawnError !== null ? `could not be started (${(spawnError as Error).message})` : exitDesc;
         throw new LocalStackError(`${label(e)} ${why} before answering on port ${spec.port}.${this.tailText(e)}`);
       }
-      if (await answersHttp(spec.port, 1000, spec.kind === 'node' ? READY_PATH : '/')) break;
+      if (await answersHttp(ownPort, 1000, spec.kind === 'node' ? READY_PATH : '/')) break;
       if (Date.now() >= deadline) {
         e.expectedExit = true;
         const stuckAt = child.pid !== undefined ? describeStuck(child.pid) : '';
@@ -404,13 +416,24 @@ export class ProcessSupervisor {
       await sleep(100);
     }
     if (e.child !== child) throw new LocalStackError(`${label(e)} exited right after it started answering on port ${spec.port}.${this.tailText(e)}`);
+    if (e.gate) {
+      try {
+        await e.gate.open(ownPort);
+      } catch (err) {
+        e.expectedExit = true;
+        signal(targetOf(child), 'SIGKILL');
+        await raceTimeout(e.exited, 5_000);
+        this.setState(e, 'exited');
+        throw new LocalStackError(`Port ${spec.port} cannot be used for the ${spec.role} ("${spec.name}"): ${(err as Error).message}.`);
+      }
+    }
     return this.setState(e, 'running');
   }
 
-  private command(spec: ProcessSpec & { port: number }): Command {
+  private command(spec: ProcessSpec & { port: number }, ownPort: number): Command {
     if (spec.kind === 'dynamodb') {
       const launch = usesArchive(spec) ? preparedDynamoDbLaunch() : undefined;
-      return dynamoDbCommand(spec.port, spec.dataDir, spec.jvmFlags ?? defaultJvmFlags(), launch);
+      return dynamoDbCommand(ownPort, spec.dataDir, spec.jvmFlags ?? defaultJvmFlags(), launch);
     }
     if (spec.kind === 'node') {
       if (!spec.script) throw new LocalStackError(`The ${spec.role} ("${spec.name}") needs a script to run.`);
@@ -424,6 +447,7 @@ export class ProcessSupervisor {
     liveChildren.delete(child);
     if (e.child !== child) return; // an older child of a restarted entry
     e.child = null;
+    e.gate?.cut(); // nothing behind it any more: refuse, as the dead process would
     if (!e.expectedExit) this.setState(e, 'exited');
   }
 
@@ -469,64 +493,6 @@ function signal(pid: number, sig: NodeJS.Signals): void {
   }
 }
 
-/**
- * Blocks until `pid` is fully dead — every thread gone or a zombie, so its sockets are closed — at
- * most `maxMs`. A JVM's main thread can be a zombie while other threads still run with the shared
- * fd table open, so every task is checked, not just /proc/<pid>/stat. Linux only (reads /proc);
- * elsewhere returns at once. Typically a few milliseconds.
- */
-export function waitDeadSync(pid: number, maxMs: number): boolean {
-  const deadline = Date.now() + maxMs;
-  const nap = new Int32Array(new SharedArrayBuffer(4));
-  while (!isDead(pid)) {
-    if (Date.now() >= deadline) return false;
-    Atomics.wait(nap, 0, 0, 1);
-  }
-  return true;
-}
-
-/** Blocks until every thread of `pid` is stopped (or gone), at most `maxMs`. Linux only (reads /proc); elsewhere returns at once. */
-export function waitStoppedSync(pid: number, maxMs: number): boolean {
-  const deadline = Date.now() + maxMs;
-  const nap = new Int32Array(new SharedArrayBuffer(4));
-  while (!isStopped(pid)) {
-    if (Date.now() >= deadline) return false;
-    Atomics.wait(nap, 0, 0, 1);
-  }
-  return true;
-}
-
-/** `waitStoppedSync` without blocking the event loop: resolves once every thread of `pid` is stopped (or gone), at most `maxMs`. */
-export async function waitStopped(pid: number, maxMs: number): Promise<boolean> {
-  const deadline = Date.now() + maxMs;
-  while (!isStopped(pid)) {
-    if (Date.now() >= deadline) return false;
-    await new Promise((r) => setTimeout(r, 1));
-  }
-  return true;
-}
-
-const isStopped = (pid: number): boolean => everyTask(pid, (state) => 'TtZXx'.includes(state));
-const isDead = (pid: number): boolean => everyTask(pid, (state) => state === 'Z' || state === 'X' || state === 'x');
-
-/** Whether every thread of `pid` is in a state `ok` accepts (a process or thread already gone counts). */
-function everyTask(pid: number, ok: (state: string) => boolean): boolean {
-  let tids: string[];
-  try {
-    tids = fs.readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return true; // reaped (or no /proc)
-  }
-  return tids.every((tid) => {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      return ok(stat.charAt(stat.lastIndexOf(')') + 2));
-    } catch {
-      return true; // that thread is gone
-    }
-  });
-}
-
 async function raceTimeout(p: Promise<void>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)));
@@ -548,40 +514,6 @@ function ensureDir(dir: string, what: string): void {
 function wipeDir(dir: string): void {
   if (!fs.existsSync(dir)) return;
   for (const name of fs.readdirSync(dir)) fs.rmSync(path.join(dir, name), { recursive: true, force: true });
-}
-
-/**
- * SIGKILLs each pid that is alive and whose command line names DynamoDBLocal.jar or s3rver — a store
- * left behind by a crashed earlier run. Any other process is left alone. Returns the pids killed.
- */
-export function killStale(pids: number[]): number[] {
-  const killed: number[] = [];
-  for (const pid of pids) {
-    if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) continue;
-    const cmdline = commandLine(pid);
-    if (cmdline === null || !/DynamoDBLocal\.jar|s3rver/.test(cmdline)) continue;
-    try {
-      process.kill(pid, 'SIGKILL');
-      killed.push(pid);
-    } catch { /* gone, or not ours to signal */ }
-  }
-  return killed;
-}
-
-/** The process's command line, or null if it does not exist (or is a zombie). */
-function commandLine(pid: number): string | null {
-  try {
-    const raw = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    return raw === '' ? null : raw.split('\0').join(' ');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && fs.existsSync('/proc/self')) return null;
-  }
-  try { // no /proc (macOS)
-    const out = execFileSync('ps', ['-o', 'command=', '-p', String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    return out.trim() === '' ? null : out.trim();
-  } catch {
-    return null;
-  }
 }
 
 function withoutKey(env: NodeJS.ProcessEnv, key: string): NodeJS.ProcessEnv {
