@@ -119,6 +119,10 @@ export function catalog(routes: readonly RouteSpec[], ctx: FuzzContext): RouteFu
   const BIN = 'application/vnd.kafka.binary.v2+json';
   const JSONV2 = 'application/vnd.kafka.json.v2+json';
   const V2 = 'application/vnd.kafka.v2+json';
+  const SCHEMA_V2 = ['avro', 'jsonschema', 'protobuf'].map((f) => `application/vnd.kafka.${f}.v2+json`);
+  const schemaRecords = [{ value_schema_id: ctx.schemaId, records: [{ value: { id: 1 } }] },
+    { value_schema: FUZZ_SCHEMA, records: [{ value: { id: 2 }, partition: 0 }] },
+    { key_schema: '{"type":"string"}', value_schema_id: ctx.schemaId, records: [{ key: 'k', value: { id: 3 } }] }];
   const record = { value: { type: 'STRING', data: 'hello' } };
   const records = [record, { partition_id: 1, key: { type: 'JSON', data: { user: 'a' } }, value: { type: 'BINARY', data: 'aGVsbG8=' }, headers: [{ name: 'h', value: 'aGk=' }], timestamp: '2026-01-01T00:00:00Z' },
     { key: { type: 'STRING', data: 'k' }, value: { data: [1, 2, 3] }, timestamp: 1767225600000 },
@@ -210,7 +214,8 @@ export function catalog(routes: readonly RouteSpec[], ctx: FuzzContext): RouteFu
     },
     'POST /v3/clusters/{cluster_id}/producers': { bodies: [{}] },
     'GET /v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/records': {
-      queries: [[['offset', '0']], [['offset', '1'], ['max_bytes', '1000'], ['format', 'string']], [['offset', '0'], ['format', 'json'], ['timeout', '10']]],
+      queries: [[['offset', '0']], [['offset', '1'], ['max_bytes', '1000'], ['format', 'string']], [['offset', '0'], ['format', 'json'], ['timeout', '10']],
+        [['offset', '0'], ['format', 'avro']], [['offset', '0'], ['format', 'jsonschema'], ['isolation_level', 'read_committed']], [['offset', '1'], ['format', 'protobuf']]],
     },
     'GET /v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/offsets': {
       queries: [[['timestamp', 'earliest']], [['timestamp', 'latest']], [['timestamp', '1767225600000']], [['timestamp', 'max_timestamp']], [['timestamp', 'latest'], ['isolation_level', 'read_committed']]],
@@ -230,7 +235,8 @@ export function catalog(routes: readonly RouteSpec[], ctx: FuzzContext): RouteFu
       bodies: [{ topics: [T], to: 'earliest' }, { partitions: tp, to: { offset: 0 } }, { topics: [T], to: { shift_by: -1 } }, { topics: [T], to: { timestamp: '2026-01-01T00:00:00Z' } }],
     },
     'POST /consumers/{group_name}': {
-      contentTypes: [V2], bodies: [{ name: 'fuzz-extra', format: 'json', 'auto.offset.reset': 'earliest', 'consumer.request.timeout.ms': 10 }, {}, { format: 'binary', 'auto.commit.enable': 'false', 'fetch.min.bytes': '1' }],
+      contentTypes: [V2], bodies: [{ name: 'fuzz-extra', format: 'json', 'auto.offset.reset': 'earliest', 'consumer.request.timeout.ms': 10 }, {}, { format: 'binary', 'auto.commit.enable': 'false', 'fetch.min.bytes': '1' },
+        { format: 'avro' }, { format: 'jsonschema', 'auto.offset.reset': 'latest' }, { format: 'protobuf' }],
     },
     'POST /consumers/{group_name}/instances/{instance}/subscription': { contentTypes: [V2], bodies: [{ topics: [T] }, { topic_pattern: 'fuzz-.*' }] },
     'POST /consumers/{group_name}/instances/{instance}/assignments': { contentTypes: [V2], bodies: [{ partitions: tp }] },
@@ -239,11 +245,14 @@ export function catalog(routes: readonly RouteSpec[], ctx: FuzzContext): RouteFu
     'POST /consumers/{group_name}/instances/{instance}/positions': { contentTypes: [V2], bodies: [{ offsets: [{ topic: T, partition: 0, offset: 0 }] }, { timestamps: [{ topic: T, partition: 0, timestamp: 0 }] }] },
     'POST /consumers/{group_name}/instances/{instance}/positions/beginning': { contentTypes: [V2], bodies: [{ partitions: tp }] },
     'POST /consumers/{group_name}/instances/{instance}/positions/end': { contentTypes: [V2], bodies: [{ partitions: tp }] },
-    'GET /consumers/{group_name}/instances/{instance}/records': { queries: [[['timeout', '0']], [['timeout', '10'], ['max_bytes', '1000']]], contentTypes: [BIN, JSONV2] },
+    'GET /consumers/{group_name}/instances/{instance}/records': { queries: [[['timeout', '0']], [['timeout', '10'], ['max_bytes', '1000']]], contentTypes: [BIN, JSONV2, ...SCHEMA_V2] },
     'POST /topics/{topic_name}': {
-      contentTypes: [BIN, JSONV2], bodies: [{ records: [{ value: 'aGVsbG8=' }, { key: 'a2V5', value: 'dg==', partition: 0 }] }, { records: [{ value: { a: 1 } }, { key: 'k', value: [1] }] }],
+      contentTypes: [BIN, JSONV2, ...SCHEMA_V2],
+      bodies: [{ records: [{ value: 'aGVsbG8=' }, { key: 'a2V5', value: 'dg==', partition: 0 }] }, { records: [{ value: { a: 1 } }, { key: 'k', value: [1] }] }, ...schemaRecords],
     },
-    'POST /topics/{topic_name}/partitions/{partition_id}': { contentTypes: [BIN, JSONV2], bodies: [{ records: [{ value: 'aGVsbG8=' }] }, { records: [{ value: { a: 1 } }] }] },
+    'POST /topics/{topic_name}/partitions/{partition_id}': {
+      contentTypes: [BIN, JSONV2, ...SCHEMA_V2], bodies: [{ records: [{ value: 'aGVsbG8=' }] }, { records: [{ value: { a: 1 } }] }, ...schemaRecords],
+    },
     'GET /topics/{topic_name}/partitions/{partition_id}/records': { queries: [[['offset', '0']], [['offset', '1'], ['count', '2']]] },
     'GET /topics/{topic_name}/partitions/{partition_id}/offsets': { queries: [[], [['timestamp', 'earliest']], [['isolation_level', 'read_committed']]] },
   };

@@ -176,7 +176,7 @@ export function headersArb(contentType: string): fc.Arbitrary<HeaderCase> {
   return fc.record({
     ct: fc.oneof({ weight: 6, arbitrary: fc.constant(contentType) }, { weight: 4, arbitrary: fc.constantFrom<string | undefined>(undefined, ...CONTENT_TYPES) }),
     encoding: fc.oneof({ weight: 8, arbitrary: fc.constant<Encoding>('none') }, { weight: 3, arbitrary: fc.constantFrom<Encoding>('gzip', 'deflate', 'gzip-truncated', 'garbage', 'gzip-twice', 'identity') }),
-    accept: fc.constantFrom<string | undefined>(undefined, undefined, 'application/json', 'application/vnd.kafka.json.v2+json', 'application/vnd.kafka.binary.v2+json', 'application/vnd.kafka.avro.v2+json', 'text/html', '*/*', ''),
+    accept: fc.constantFrom<string | undefined>(undefined, undefined, 'application/json', 'application/vnd.kafka.json.v2+json', 'application/vnd.kafka.binary.v2+json', 'application/vnd.kafka.avro.v2+json', 'application/vnd.kafka.jsonschema.v2+json', 'application/vnd.kafka.protobuf.v2+json', 'text/html', '*/*', ''),
     extra: fc.array(fc.tuple(fc.constantFrom('authorization', 'x-forwarded-proto', 'host', 'x-amz-date', 'cookie', 'content-length', 'x-fuzz'), fc.oneof(fc.string({ maxLength: 20 }), fc.constantFrom('Bearer x', 'http', 'evil.example', '', 'y'.repeat(8000)))), { maxLength: 2 }),
   }).map(({ ct, encoding, accept, extra }) => {
     const headers: Record<string, string> = {};
