@@ -11,6 +11,7 @@
  *   and data its schema does not take is 42203: nothing is written.
  */
 import * as z from 'zod';
+import { BoundedCache } from '../bounded-cache.js';
 import { HttpError } from '../errors.js';
 import { register } from '../schemas/registry.js';
 import { PRODUCE_SCHEMA_TYPES, serializeWithSchema, type SubjectMemo } from '../schemas/serialize.js';
@@ -56,6 +57,14 @@ export async function withSchemaData(raw: unknown, topic: string, memo: SubjectM
   return { raw: out, ...types };
 }
 
+/**
+ * The ids this instance registered (or found) schema texts of v2 produces under, by subject, type
+ * and text: as Confluent's REST Proxy, a schema text sent again is not registered again, so a
+ * stream of v2 produces that each carry their schema costs the registry nothing after the first.
+ * 1,000 texts and 8 Mi characters at most.
+ */
+const registeredTexts = new BoundedCache<string, number>(1_000, 8 * 1024 * 1024);
+
 /** A v2 schema produce body's schema fields. */
 export interface V2Schemas {
   readonly key_schema?: string | null | undefined;
@@ -84,7 +93,13 @@ export async function v2SchemaIds(
     }
     const subject = `${topic}-${side}`;
     await requireAll(req, [{ operation: 'WRITE', resourceType: 'SUBJECT', resourceName: subject }]);
-    return (await register(subject, { schema: text, schemaType: SCHEMA_FORMATS[format].schemaType, references: [] })).id;
+    const schemaType = SCHEMA_FORMATS[format].schemaType;
+    const memo = `${subject}\0${schemaType}\0${text}`;
+    const known = registeredTexts.get(memo);
+    if (known !== undefined) return known;
+    const registered = (await register(subject, { schema: text, schemaType, references: [] })).id;
+    registeredTexts.set(memo, registered, memo.length);
+    return registered;
   };
   const key = await idOf('key', body.key_schema, body.key_schema_id);
   const value = await idOf('value', body.value_schema, body.value_schema_id);
