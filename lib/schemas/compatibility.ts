@@ -3,11 +3,8 @@
  * data written with the latest one; FORWARD — the latest reads the new one's data; FULL — both;
  * the _TRANSITIVE levels the same against every live version, not only the latest; NONE — no check.
  */
-import { parseAvro } from './avro.js';
 import { invalidSchema } from './errors.js';
-import { parseJsonSchema } from './json-schema.js';
 import type { ParsedSchema, ResolvedReference, SchemaType } from './model.js';
-import { parseProtobuf } from './protobuf.js';
 
 export const LEVELS = ['NONE', 'BACKWARD', 'BACKWARD_TRANSITIVE', 'FORWARD', 'FORWARD_TRANSITIVE', 'FULL', 'FULL_TRANSITIVE'] as const;
 export type CompatibilityLevel = (typeof LEVELS)[number];
@@ -15,12 +12,16 @@ export const DEFAULT_LEVEL: CompatibilityLevel = 'BACKWARD';
 
 export const isLevel = (v: unknown): v is CompatibilityLevel => typeof v === 'string' && (LEVELS as readonly string[]).includes(v);
 
-/** Parses a schema of any type (42201 when it does not parse). */
-export function parseSchema(schemaType: SchemaType, text: string, references: readonly ResolvedReference[]): ParsedSchema {
+/**
+ * Parses a schema of any type (42201 when it does not parse). Each format's library (avsc, ajv,
+ * protobufjs) is initialised the first time a schema of that format is parsed, so a function that
+ * never meets a schema does not initialise them on its cold start.
+ */
+export async function parseSchema(schemaType: SchemaType, text: string, references: readonly ResolvedReference[]): Promise<ParsedSchema> {
   switch (schemaType) {
-    case 'AVRO': return parseAvro(text, references);
-    case 'JSON': return parseJsonSchema(text, references);
-    case 'PROTOBUF': return parseProtobuf(text, references);
+    case 'AVRO': return (await import('./avro.js')).parseAvro(text, references);
+    case 'JSON': return (await import('./json-schema.js')).parseJsonSchema(text, references);
+    case 'PROTOBUF': return (await import('./protobuf.js')).parseProtobuf(text, references);
     default: throw invalidSchema(`unknown schema type ${String(schemaType)}`);
   }
 }

@@ -120,7 +120,7 @@ export async function parsedSchema(id: number): Promise<ParsedSchema> {
   if (hit) return hit;
   const s = await schemaById(id);
   if (!s) throw schemaNotFound(`Schema ${id} not found`);
-  const parsed = parseSchema(s.schemaType, s.schema, await resolveReferences(s.references));
+  const parsed = await parseSchema(s.schemaType, s.schema, await resolveReferences(s.references));
   parsedById.set(id, parsed);
   return parsed;
 }
