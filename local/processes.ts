@@ -313,14 +313,17 @@ export class ProcessSupervisor {
   private async terminate(e: Entry, sig: 'SIGTERM' | 'SIGKILL', state: ProcessState): Promise<void> {
     if (e.dying) await e.dying; // a killed store's JVM, ended in its own time
     e.dying = null;
-    e.gate?.cut();
     const child = e.child;
     const exited = e.exited;
+    const serving = e.gate?.isOpen === true;
+    e.gate?.cut();
     if (!child || child.pid === undefined || !exited) return;
     e.expectedExit = true;
     if (e.state === 'paused') signal(targetOf(child), 'SIGCONT');
-    signal(targetOf(child), sig);
     if (isAlive(e.state)) this.setState(e, state); // a process kill() already ended stays 'killed'
+    // a store that was serving keeps what it answered: it ends only after the quiet interval (kill())
+    if (serving) await sleep(DURABLE_KILL_QUIET_MS);
+    signal(targetOf(child), sig);
     if (sig === 'SIGTERM' && !(await raceTimeout(exited, STOP_GRACE_MS))) signal(targetOf(child), 'SIGKILL');
     if (!(await raceTimeout(exited, 10_000))) {
       throw new LocalStackError(`${label(e)} (pid ${child.pid}) did not exit after SIGKILL.`);
@@ -394,7 +397,7 @@ export class ProcessSupervisor {
     // wait until it answers HTTP, it dies, or the timeout passes
     const deadline = Date.now() + this.readyTimeoutMs;
     for (;;) {
-      if (e.child !== child) {
+      if (e.child !== child || (e.gate && e.expectedExit)) { // (a gated store killed while starting lives on a moment)
         if (e.expectedExit) throw new LocalStackError(`${label(e)} was stopped before it finished starting.`);
         if (spawnError !== null && (spawnError as NodeJS.ErrnoException).code === 'ENOENT' && spec.kind === 'dynamodb') {
           throw new LocalStackError(JAVA_MISSING_MESSAGE);
@@ -417,6 +420,7 @@ export class ProcessSupervisor {
     }
     if (e.child !== child) throw new LocalStackError(`${label(e)} exited right after it started answering on port ${spec.port}.${this.tailText(e)}`);
     if (e.gate) {
+      if (e.expectedExit) throw new LocalStackError(`${label(e)} was stopped before it finished starting.`);
       try {
         await e.gate.open(ownPort);
       } catch (err) {
