@@ -14,15 +14,18 @@ interface SubjectRow {
   readonly version: number;
   readonly id: number;
   readonly schemaType: SchemaType;
-  /** The subject's own level, or undefined for the global one. */
-  readonly level: string | undefined;
+  /** The subject's own level, undefined for the global one, null when the caller may not read it. */
+  readonly level: string | undefined | null;
 }
 
-async function readSubjects(): Promise<{ rows: SubjectRow[]; global: string }> {
-  const [subjects, global] = await Promise.all([listSubjects(), globalLevel()]);
+/** Levels need DESCRIBE_CONFIGS, which a reader of subjects may lack: then a level shows as unknown. */
+const unknown = (): null => null;
+
+async function readSubjects(): Promise<{ rows: SubjectRow[]; global: string | null }> {
+  const [subjects, global] = await Promise.all([listSubjects(), globalLevel().catch(unknown)]);
   const rows = await Promise.all(subjects.map(async (subject): Promise<SubjectRow | undefined> => {
     try {
-      const [latest, level] = await Promise.all([subjectVersion(subject, 'latest'), subjectLevel(subject)]);
+      const [latest, level] = await Promise.all([subjectVersion(subject, 'latest'), subjectLevel(subject).catch(unknown)]);
       return { subject, version: latest.version, id: latest.id, schemaType: latest.schemaType, level };
     } catch {
       return undefined; // deleted between the list and this read
@@ -41,13 +44,13 @@ export function SchemasPage() {
       <ErrorNote error={read.error} />
       {!read.data ? <Loading what="subjects" /> : (
         <>
-          <p class="muted">Global compatibility level: <b data-testid="global-level">{read.data.global}</b></p>
+          <p class="muted">Global compatibility level: <b data-testid="global-level">{read.data.global ?? '—'}</b></p>
           <Table caption="Subjects" rows={read.data.rows} rowKey={(r) => r.subject} empty="No subjects registered." columns={[
             { label: 'Subject', cell: (r) => <Link href={subjectHref(r.subject)}>{r.subject}</Link> },
             { label: 'Latest version', cell: (r) => r.version, numeric: true },
             { label: 'Id', cell: (r) => r.id, numeric: true },
             { label: 'Type', cell: (r) => r.schemaType },
-            { label: 'Compatibility', cell: (r) => (r.level ?? <>{read.data?.global} <span class="muted">(global)</span></>) },
+            { label: 'Compatibility', cell: (r) => (r.level === null ? '—' : r.level ?? <>{read.data?.global ?? '—'} <span class="muted">(global)</span></>) },
           ]} />
         </>
       )}

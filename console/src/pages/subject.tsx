@@ -8,14 +8,19 @@ import { useEffect, useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
 import { ErrorNote, Field, Loading, Page, Table } from '../common/components.js';
 import { usePoll } from '../common/poll.js';
-import { prettySchema, subjectLevel, subjectVersion, subjectVersions, type SubjectVersion } from '../common/schemas.js';
+import { globalLevel, prettySchema, subjectLevel, subjectVersion, subjectVersions, type SubjectVersion } from '../common/schemas.js';
 import { subjectHref } from './schemas.js';
 
 type DiffLines = (a: string, b: string) => Change[];
 
-async function readSubject(subject: string): Promise<{ versions: SubjectVersion[]; level: string | undefined }> {
-  const [numbers, level] = await Promise.all([subjectVersions(subject), subjectLevel(subject)]);
-  return { versions: await Promise.all(numbers.map((v) => subjectVersion(subject, v))), level };
+/** The versions, and the level that applies (null when the caller may not read levels: DESCRIBE_CONFIGS). */
+async function readSubject(subject: string): Promise<{ versions: SubjectVersion[]; level: string | null; global: boolean }> {
+  const [numbers, own] = await Promise.all([subjectVersions(subject), subjectLevel(subject).catch(() => null)]);
+  const [versions, level] = await Promise.all([
+    Promise.all(numbers.map((v) => subjectVersion(subject, v))),
+    own === undefined ? globalLevel().catch(() => null) : own,
+  ]);
+  return { versions, level, global: own === undefined };
 }
 
 /** The lines of a diff, each marked as added, removed or kept. */
@@ -53,7 +58,7 @@ export function SubjectPage({ subject, version }: { subject: string; version?: n
       <ErrorNote error={read.error} />
       {!read.data ? <Loading what="versions" /> : (
         <>
-          <p class="muted">Compatibility level: <b>{read.data.level ?? 'global'}</b></p>
+          <p class="muted">Compatibility level: <b data-testid="level">{read.data.level ?? '—'}</b>{read.data.global && ' (global)'}</p>
           <Table caption="Versions" rows={versions} rowKey={(v) => String(v.version)} empty="No live versions." columns={[
             { label: 'Version', cell: (v) => <Link href={subjectHref(subject, v.version)} aria-current={v === shown ? 'page' : undefined}>{v.version}</Link>, numeric: true },
             { label: 'Id', cell: (v) => v.id, numeric: true },
