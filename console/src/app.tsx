@@ -17,11 +17,14 @@ import { ConfigsPage } from './pages/configs.js';
 import { GroupsPage } from './pages/groups.js';
 import { GroupPage } from './pages/group.js';
 import { AclsPage } from './pages/acls.js';
+import { SchemasPage } from './pages/schemas.js';
+import { SubjectPage } from './pages/subject.js';
 
 const NAV = [
   { href: '/', label: 'Cluster', match: (p: string) => p === '/' },
   { href: '/topics', label: 'Topics', match: (p: string) => p.startsWith('/topics') },
   { href: '/groups', label: 'Consumer groups', match: (p: string) => p.startsWith('/groups') },
+  { href: '/schemas', label: 'Schemas', match: (p: string) => p.startsWith('/schemas') },
   { href: '/acls', label: 'ACLs', match: (p: string) => p.startsWith('/acls') },
 ];
 
@@ -94,6 +97,9 @@ export function App() {
           <Route path="/topics/:topic/configs">{(p) => <ConfigsPage topic={decode(p, 'topic')} />}</Route>
           <Route path="/groups">{() => <GroupsPage />}</Route>
           <Route path="/groups/:group">{(p) => <GroupPage group={decode(p, 'group')} />}</Route>
+          <Route path="/schemas">{() => <SchemasPage />}</Route>
+          <Route path="/schemas/:subject">{(p) => <SubjectPage subject={decode(p, 'subject')} />}</Route>
+          <Route path="/schemas/:subject/versions/:version">{(p) => <SubjectPage subject={decode(p, 'subject')} version={Number(p.version)} />}</Route>
           <Route path="/acls">{() => <AclsPage security={config.auth !== 'none'} />}</Route>
           <Route>{() => <section class="page"><h1>Not found</h1><p>No page here. <Link href="/">Back to the cluster</Link>.</p></section>}</Route>
         </Switch>

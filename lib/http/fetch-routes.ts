@@ -93,6 +93,17 @@ function v3Format(req: ApiRequest): ReadFormat {
   return f;
 }
 
+/**
+ * `undecodable=binary`: a key or value the format cannot read (not JSON; not in the wire format,
+ * its schema missing or of another type) comes back as BINARY instead of failing the whole read,
+ * so a page of mixed records (string keys, Avro values) is read at once. Absent: the 406.
+ */
+function v3Undecodable(req: ApiRequest): boolean {
+  const u = req.query.undecodable;
+  if (u !== undefined && u !== 'binary') throw badRequest(`Query parameter 'undecodable' must be binary, got '${u}'.`);
+  return u === 'binary';
+}
+
 /** A v3 key or value: `{type, data}`, with the writer's `schema_id` when read through the registry. */
 function v3Data(format: ReadFormat, v: ReadValue): { type: string; data: unknown; schema_id?: number } {
   if (!isSchemaFormat(format)) return { type: wireType(format), data: v.data };
@@ -108,6 +119,7 @@ async function checkCluster(req: ApiRequest): Promise<string> {
 async function v3Records(req: ApiRequest): Promise<ApiResponse> {
   const clusterId = await checkCluster(req);
   const format = v3Format(req);
+  const asBinary = v3Undecodable(req);
   const params = fetchParams(req);
   // Consumer bytes are charged after the read (Kafka throttles fetches after the fact): over the
   // quota, this answer is sent and the principal's next fetch gets the 429.
@@ -115,7 +127,15 @@ async function v3Records(req: ApiRequest): Promise<ApiResponse> {
   const result: FetchResult = await onLeader(req, (t) => fetchRecords(t, params));
   const partition = intPathParam(req, 'partition_id', partitionNotFound(req));
   const read = await valueReader(format, result.records.flatMap((r) => [r.key, r.value]));
-  const data = (b: Buffer | null, where: string) => (b === null ? null : v3Data(format, read(b, where)));
+  const data = (b: Buffer | null, where: string) => {
+    if (b === null) return null;
+    try {
+      return v3Data(format, read(b, where));
+    } catch (err) {
+      if (asBinary && err instanceof HttpError && err.status === 406) return { type: 'BINARY', data: b.toString('base64') };
+      throw err;
+    }
+  };
   // As many records as fit the function's response (small records grow 2–3× as JSON and base64);
   // `next_offset` follows the last one sent.
   const records = jsonArrayWithin(result.records, (r) => ({

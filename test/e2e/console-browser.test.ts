@@ -24,6 +24,8 @@ import { startFaultCluster, type FaultCluster } from '../support/cluster.js';
 
 const TOPIC = 'console-orders';
 const GROUP = 'console-billing';
+/** A schema subject with two versions, for the schema pages. */
+const SUBJECT = `${TOPIC}-value`;
 /** Messages the SDK produces for the group to drain, after the one produced through the UI. */
 const N = 30;
 
@@ -46,6 +48,10 @@ beforeAll(async () => {
     }),
     launchBrowser(),
   ]);
+  for (const fields of [[{ name: 'order', type: 'int' }], [{ name: 'order', type: 'long' }, { name: 'item', type: 'string', default: '' }]]) {
+    const r = await c.call('POST', `/subjects/${SUBJECT}/versions`, { schema: JSON.stringify({ type: 'record', name: 'Order', fields }) });
+    if (r.status !== 200) throw new Error(`registering a version of ${SUBJECT}: ${r.status} ${JSON.stringify(r.body)}`);
+  }
   ui = `${c.url}/ui/`;
   tab = await openPage(browser, ui);
   page = tab.page;
@@ -141,7 +147,7 @@ const PAGES: readonly { name: string; route: string; ready: () => Promise<unknow
   {
     name: 'cluster', route: '/',
     ready: async () => (await tableRows('Brokers'))?.length === 3 && (await testId('controller-id')) !== undefined,
-    keys: ['Cluster', 'Topics', 'Consumer groups', 'ACLs'].map((name) => ({ role: 'link', name })),
+    keys: ['Cluster', 'Topics', 'Consumer groups', 'Schemas', 'ACLs'].map((name) => ({ role: 'link', name })),
   },
   { name: 'topics', route: '/topics', ready: async () => (await tableRows('Topics'))?.some((r) => r[0] === TOPIC), keys: [{ role: 'button', name: 'Create topic' }] },
   { name: 'topic', route: `/topics/${TOPIC}`, ready: async () => (await tableRows('Partitions'))?.length === 3 && (await testId('leader-0')) !== undefined },
@@ -151,6 +157,11 @@ const PAGES: readonly { name: string; route: string; ready: () => Promise<unknow
   { name: 'configs', route: `/topics/${TOPIC}/configs`, ready: async () => ((await tableRows('Configs'))?.length ?? 0) > 0 },
   { name: 'groups', route: '/groups', ready: async () => (await tableRows('Consumer groups'))?.some((r) => r[0] === GROUP) },
   { name: 'group', route: `/groups/${GROUP}`, ready: async () => (await testId('total-lag')) !== undefined, keys: [{ role: 'button', name: 'Reset' }] },
+  { name: 'schemas', route: '/schemas', ready: async () => (await tableRows('Subjects'))?.some((r) => r[0] === SUBJECT), keys: [{ role: 'button', name: 'Refresh' }, { role: 'link', name: SUBJECT }] },
+  {
+    name: 'subject', route: `/schemas/${SUBJECT}`, ready: async () => (await tableRows('Versions'))?.length === 2 && (await testId('diff')) !== undefined,
+    keys: [{ role: 'link', name: '1' }, { role: 'combobox', name: 'From version' }, { role: 'combobox', name: 'To version' }],
+  },
   { name: 'acls', route: '/acls', ready: async () => (await tableRows('ACLs')) !== undefined },
 ];
 

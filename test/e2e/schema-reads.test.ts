@@ -120,6 +120,19 @@ describe('reads with schemas', () => {
     expectError(await call('GET', v3(`/topics/${topic}/partitions/3/records?offset=${next}&format=protobuf`)), 406, 40601, /AVRO schema/);
     expectError(await call('GET', v3(`/topics/${topic}/partitions/3/records?offset=${next}&format=xml`)), 400, 40002);
   });
+
+  it('with undecodable=binary answers what the format cannot read as BINARY and decodes the rest in the same read', async () => {
+    const avroBytes = await registry().encode(avroId, { id: 'o-4', qty: 3, note: null });
+    const at = await produceBytes(2, Buffer.from(avroBytes), Buffer.from('plain key'));
+    await produceBytes(2, Buffer.from('plain value'));
+    const r = await call('GET', v3(`/topics/${topic}/partitions/2/records?offset=${at}&format=avro&undecodable=binary`));
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.records.map((x: any) => [x.key, x.value])).toEqual([
+      [{ type: 'BINARY', data: Buffer.from('plain key').toString('base64') }, { type: 'AVRO', schema_id: avroId, data: { id: 'o-4', qty: 3, note: null } }],
+      [null, { type: 'BINARY', data: Buffer.from('plain value').toString('base64') }],
+    ]);
+    expectError(await call('GET', v3(`/topics/${topic}/partitions/2/records?offset=${at}&format=avro&undecodable=string`)), 400, 40002);
+  });
 });
 
 describe('v2 produce in the schema embedded formats', () => {

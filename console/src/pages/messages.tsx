@@ -1,6 +1,7 @@
 /**
  * The message browser: a partition (or all), from the beginning, an offset, a time or the newest
- * records, filtered by a search over key, value and headers; JSON values pretty-printed. Reads
+ * records, filtered by a search over key, value and headers; JSON values pretty-printed, keys and
+ * values in the schema registry's wire format decoded by the server (common/schemas.ts). Reads
  * without a consumer group (nothing is committed), at most MAX_SCAN records per partition a search;
  * and a partition followed live over the WebSocket API (live.tsx).
  */
@@ -10,19 +11,21 @@ import { cluster } from '../common/api.js';
 import { ActionForm, Field, fmt, Page, Table, textOf } from '../common/components.js';
 import { messageColumns } from '../common/message-columns.js';
 import { usePoll } from '../common/poll.js';
+import { decodePage, type Decoded, type DecodedRecord } from '../common/schemas.js';
 import { LiveFollow } from './live.js';
 import { TopicNav } from './topic-nav.js';
 
 const MAX_SCAN = 5_000;
+const PAGE_BYTES = 256 * 1024;
 
 type From = 'beginning' | 'offset' | 'time' | 'newest';
-interface Row { partition: number; message: KafkaMessage }
+interface Row { partition: number; message: KafkaMessage; decoded: DecodedRecord | undefined }
 
-function matches(m: KafkaMessage, needle: string): boolean {
+function matches(m: KafkaMessage, d: DecodedRecord | undefined, needle: string): boolean {
   if (!needle) return true;
   const n = needle.toLowerCase();
-  const has = (b: Uint8Array | null) => textOf(b)?.text.toLowerCase().includes(n) ?? false;
-  return has(m.key) || has(m.value) || Object.entries(m.headers).some(([k, v]) => k.toLowerCase().includes(n) || has(v));
+  const has = (b: Uint8Array | null, decoded?: Decoded) => (decoded ? JSON.stringify(decoded.data).toLowerCase().includes(n) : false) || (textOf(b)?.text.toLowerCase().includes(n) ?? false);
+  return has(m.key, d?.key) || has(m.value, d?.value) || Object.entries(m.headers).some(([k, v]) => k.toLowerCase().includes(n) || has(v));
 }
 
 /** Where a partition's newest `limit` records start, from its offsets as the partition list gave them. */
@@ -34,18 +37,20 @@ async function browse(topic: string, partition: number, from: From, at: string, 
   let page = await admin.fetchMessages({
     topic, partition,
     ...(from === 'offset' ? { offset: Number(at) } : from === 'time' ? { timestamp: new Date(at).getTime() } : newest !== undefined ? { offset: newest } : {}),
-    maxBytes: 256 * 1024,
+    maxBytes: PAGE_BYTES,
   });
   const rows: Row[] = [];
   let scanned = 0;
   for (;;) {
+    const decoded = await decodePage(topic, partition, page.messages, PAGE_BYTES);
     for (const message of page.messages) {
       scanned++;
-      if (matches(message, search)) rows.push({ partition, message });
+      const d = decoded.get(message.offset);
+      if (matches(message, d, search)) rows.push({ partition, message, decoded: d });
       if (rows.length >= limit) return { rows, scanned };
     }
     if (page.messages.length === 0 || page.nextOffset >= page.highWatermark || scanned >= MAX_SCAN) return { rows, scanned };
-    page = await admin.fetchMessages({ topic, partition, offset: page.nextOffset, maxBytes: 256 * 1024 });
+    page = await admin.fetchMessages({ topic, partition, offset: page.nextOffset, maxBytes: PAGE_BYTES });
   }
 }
 
@@ -96,7 +101,7 @@ export function MessagesPage({ topic, live }: { topic: string; live: boolean }) 
       {result && (
         <Table caption="Messages" rows={result.rows} rowKey={(r) => `${r.partition}/${r.message.offset}`} empty="No messages match." columns={[
           { label: 'Partition', cell: (r) => r.partition, numeric: true },
-          ...messageColumns<Row>((r) => r.message),
+          ...messageColumns<Row>((r) => r.message, (r) => r.decoded),
         ]} />
       )}
       {live && <LiveFollow topic={topic} partitions={count} />}
