@@ -215,7 +215,7 @@ export function catalog(routes: readonly RouteSpec[], ctx: FuzzContext): RouteFu
     'POST /v3/clusters/{cluster_id}/producers': { bodies: [{}] },
     'GET /v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/records': {
       queries: [[['offset', '0']], [['offset', '1'], ['max_bytes', '1000'], ['format', 'string']], [['offset', '0'], ['format', 'json'], ['timeout', '10']],
-        [['offset', '0'], ['format', 'avro']], [['offset', '0'], ['format', 'jsonschema'], ['isolation_level', 'read_committed']], [['offset', '1'], ['format', 'protobuf']]],
+        [['offset', '0'], ['format', 'avro']], [['offset', '0'], ['format', 'jsonschema'], ['isolation_level', 'read_committed']], [['offset', '1'], ['format', 'protobuf']], [['offset', '0'], ['format', 'avro'], ['undecodable', 'binary']]],
     },
     'GET /v3/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/offsets': {
       queries: [[['timestamp', 'earliest']], [['timestamp', 'latest']], [['timestamp', '1767225600000']], [['timestamp', 'max_timestamp']], [['timestamp', 'latest'], ['isolation_level', 'read_committed']]],
