@@ -6,8 +6,12 @@
  * the SDK producer are read back by a v3 read with `format=avro`; and every CLI subcommand once.
  */
 import { SchemaRegistry as KafkajsRegistry } from '@kafkajs/confluent-schema-registry';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { baseUrl, call, createTopic, uniqueTopic, v3 } from '../support/api.js';
+import { useCli } from '../support/cli.js';
 import { Tributary, TributaryProtocolError } from '../../client/index.js';
 import { SchemaRegistry, SchemaType, SchemaValidationError, isRegistryError } from '../../client/schemas.js';
 
@@ -23,6 +27,7 @@ const tributary = () => new Tributary({
 });
 const sdk = () => new SchemaRegistry(tributary());
 const kafkajs = () => new KafkajsRegistry({ host: baseUrl() });
+const cli = useCli();
 
 const order = { type: 'record', name: 'Order', namespace: 'tributary.sdk', fields: [{ name: 'id', type: 'string' }, { name: 'qty', type: 'int' }, { name: 'note', type: ['null', 'string'], default: null }] };
 const item = { type: 'object', properties: { sku: { type: 'string' }, n: { type: 'integer' } }, required: ['sku'] };
@@ -175,5 +180,88 @@ describe('SchemaRegistry (SDK)', () => {
     // And the SDK consumer's bytes decode back with the SDK.
     const fetched = await t.connection.fetch(topic, 0, 0);
     expect(await Promise.all(fetched.messages.map((m) => r.decode(m.value as Uint8Array)))).toEqual([{ id: 'o-1', qty: 2, note: 'rush' }, { id: 'o-2', qty: 5, note: null }]);
+  });
+});
+
+describe('tributary schemas', () => {
+  it('registers (from --schema and --file), lists, shows versions and ids, checks, diffs, sets levels and deletes', async () => {
+    const s = subject('cli');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tributary-schemas-cli-'));
+    const evolvedFile = path.join(dir, 'order-v2.avsc');
+    const evolved = { ...order, fields: [...order.fields, { name: 'currency', type: 'string', default: 'EUR' }] };
+    fs.writeFileSync(evolvedFile, JSON.stringify(evolved));
+    const ok = (r: { code: number; stderr: string }) => expect(r.code, r.stderr).toBe(0);
+
+    const first = await cli(['--json', 'schemas', 'register', s, '--type', 'AVRO', '--schema', JSON.stringify(order)]);
+    ok(first);
+    const v1 = JSON.parse(first.stdout) as { subject: string; id: number; version: number };
+    expect(v1).toMatchObject({ subject: s, version: 1 });
+    const second = await cli(['schemas', 'register', s, '--type', 'AVRO', '--file', evolvedFile]);
+    ok(second);
+    const v2id = await sdk().getLatestSchemaId(s);
+    expect(second.stdout).toMatch(new RegExp(`${s}\\s*│\\s*2\\s*│\\s*${v2id}`));
+    const jsonSubject = subject('cli-json');
+    ok(await cli(['schemas', 'register', jsonSubject, '--type', 'JSON', '--schema', JSON.stringify(item)]));
+    const protoSubject = subject('cli-proto');
+    ok(await cli(['schemas', 'register', protoSubject, '--type', 'PROTOBUF', '--schema', proto]));
+    expect((await cli(['schemas', 'register', s, '--type', 'AVRO'])).code).toBe(2);
+
+    const listed = await cli(['--json', 'schemas', 'list']);
+    ok(listed);
+    expect(JSON.parse(listed.stdout)).toEqual(expect.arrayContaining([s, jsonSubject, protoSubject]));
+    const versions = await cli(['--json', 'schemas', 'versions', s]);
+    expect(JSON.parse(versions.stdout)).toEqual([1, 2]);
+
+    const latest = await cli(['schemas', 'get', s]);
+    ok(latest);
+    for (const shown of [s, String(v2id), 'AVRO', '"name": "currency"', '"default": "EUR"']) expect(latest.stdout).toContain(shown);
+    const one = JSON.parse((await cli(['--json', 'schemas', 'get', s, '1'])).stdout);
+    expect(one).toMatchObject({ subject: s, version: 1, id: v1.id, type: 'AVRO' });
+    const proto1 = await cli(['schemas', 'get', protoSubject]);
+    expect(proto1.stdout).toContain('message Shipment {');
+    const byId = await cli(['schemas', 'get-id', String(v1.id)]);
+    ok(byId);
+    expect(byId.stdout).toContain(`${s}:1`);
+    expect(byId.stdout).toContain('"name": "Order"');
+    expect((await cli(['schemas', 'get-id', '2147483646'])).code).toBe(1);
+
+    const compatible = await cli(['schemas', 'check', s, '--type', 'AVRO', '--schema', JSON.stringify({ ...evolved, fields: [...evolved.fields, { name: 'tag', type: ['null', 'string'], default: null }] })]);
+    expect(compatible.code, compatible.stderr).toBe(0);
+    expect(compatible.stdout).toBe('compatible\n');
+    const breaking = { ...evolved, fields: [...evolved.fields, { name: 'warehouse', type: 'string' }] };
+    const incompatible = await cli(['schemas', 'check', s, '--type', 'AVRO', '--schema', JSON.stringify(breaking)]);
+    expect(incompatible.code).toBe(4);
+    expect(incompatible.stdout).toMatch(/^incompatible\n.*warehouse/s);
+    const againstV1 = JSON.parse((await cli(['--json', 'schemas', 'check', s, '--type', 'AVRO', '--schema', JSON.stringify(breaking), '--version', '1'])).stdout);
+    expect(againstV1.isCompatible).toBe(false);
+
+    const diff = await cli(['schemas', 'diff', s, '1', '2']);
+    ok(diff);
+    expect(diff.stdout).toContain(`--- ${s} version 1`);
+    expect(diff.stdout).toContain(`+++ ${s} version 2`);
+    expect(diff.stdout).toMatch(/^\+\s+"name": "currency",?$/m);
+    expect(diff.stdout).not.toMatch(/^[-+]\s+"name": "qty",?$/m);
+
+    const inherited = JSON.parse((await cli(['--json', 'schemas', 'config', s])).stdout);
+    expect(inherited).toMatchObject({ subject: s, source: 'global' });
+    ok(await cli(['schemas', 'config', s, '--set', 'FULL_TRANSITIVE']));
+    const own = await cli(['schemas', 'config', s]);
+    expect(own.stdout).toMatch(/FULL_TRANSITIVE\s*│\s*subject/);
+    expect((await cli(['schemas', 'config', s, '--set', 'SIDEWAYS'])).code).toBe(2);
+    expect(JSON.parse((await cli(['--json', 'schemas', 'config'])).stdout)).toMatchObject({ source: 'global' });
+
+    const softVersion = await cli(['schemas', 'delete', s, '2']);
+    ok(softVersion);
+    expect(softVersion.stderr).toContain(`Soft-deleted ${s} version 2`);
+    const withDeleted = await cli(['schemas', 'versions', s, '--deleted']);
+    expect(withDeleted.stdout).toMatch(/2\s*│\s*yes/);
+    const gone = await cli(['--json', 'schemas', 'delete', s, '--permanent']);
+    ok(gone);
+    expect(JSON.parse(gone.stdout)).toEqual([1, 2]);
+    expect(JSON.parse((await cli(['--json', 'schemas', 'list', '--deleted'])).stdout)).not.toContain(s);
+    const missing = await cli(['schemas', 'versions', s]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/not found/);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });
