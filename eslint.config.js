@@ -2,7 +2,8 @@
 //   apps (cdk, local, chaos, cli, bench, build, console) → handlers (lambdas) → lib/http →
 //   lib/orchestration → lib/{groups, security} → lib/log → lib/cluster → lib/storage →
 //   lib/protocol and the basics at lib's root; lib/schemas (the schema registry) sits beside the
-//   domain, on lib/storage alone; the SDK (client) sits on lib/protocol alone.
+//   domain, on lib/storage alone; the SDK (client) sits on lib/protocol alone, its schemas entry on
+//   lib/schemas' parsers and wire format too.
 // import-x's no-restricted-paths keeps every arrow pointing down, no-cycle keeps files out of circles.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -43,8 +44,14 @@ const zones = [
   { target: './chaos', from: ['./cdk', './cli', './bench', './test'], message: 'chaos/ runs the local stack; nothing but bench and tests run it.' },
   { target: './cdk', from: ['./local', './chaos', './cli', './bench', './test'], message: 'cdk/ deploys the library and the bundles only.' },
   { target: './bench', from: ['./test'], message: 'Benchmarks do not import tests.' },
-  // The SDK runs in browsers and edge runtimes: of the library, only the protocol.
-  { target: './client', from: [LIB, ...APPS, './lambdas'], except: ['./protocol'], message: 'The SDK imports lib/protocol only.' },
+  // The SDK runs in browsers and edge runtimes: of the library, only the protocol; its schemas entry
+  // (client/schemas.ts) also the registry's parsers and wire format, never the registry's storage.
+  { target: './client', from: [LIB, ...APPS, './lambdas'], except: ['./protocol', './schemas', './bounded-cache.ts'], message: 'The SDK imports lib/protocol only (its schemas entry: the parsers and wire format of lib/schemas too).' },
+  { target: './client/!(schema-registry|schemas).ts', from: ['./lib/schemas', './lib/bounded-cache.ts'], message: 'Only the schemas entry imports lib/schemas: the core SDK carries no avsc, ajv or protobufjs.' },
+  {
+    target: './client', from: ['cache', 'configs', 'deserialize', 'registry', 'serialize', 'subjects'].map((f) => `./lib/schemas/${f}.ts`),
+    message: "The SDK's schemas entry takes the parsers and wire format of lib/schemas, not the registry's storage.",
+  },
 ];
 
 export default tseslint.config(

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * `tributary`: topics, produce, consume, groups, ACLs, transactions, push subscriptions, the
- * cluster, and `local` (the local cluster `npm start` runs), through the SDK.
+ * `tributary`: topics, produce, consume, groups, ACLs, transactions, push subscriptions, schemas,
+ * the cluster, and `local` (the local cluster `npm start` runs), through the SDK.
  * `--url`/`TRIBUTARY_URL`, `--auth iam|token` (`--token` or `TRIBUTARY_TOKEN`, which alone also
  * mean token), tables by default and `--json` for scripts; exit codes in output.ts.
  */
@@ -12,6 +12,7 @@ import { aclCommands } from './acl-commands.js';
 import { adminCommands } from './admin-commands.js';
 import { EXIT, fail, UsageError } from './output.js';
 import { produceCommand } from './produce.js';
+import { schemaCommands } from './schema-commands.js';
 import { subscriptionCommands } from './subscription-commands.js';
 import { transactionCommands } from './transaction-commands.js';
 import { usersCommands } from './users.js';
@@ -84,6 +85,7 @@ export function program(): Command {
   aclCommands(p, ctx);
   transactionCommands(p, ctx);
   subscriptionCommands(p, ctx);
+  schemaCommands(p, ctx);
   usersCommands(p, () => p.opts<GlobalOptions>().json ?? false);
 
   p.command('local')

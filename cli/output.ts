@@ -5,8 +5,11 @@
 import Table from 'cli-table3';
 import { TributaryConnectionError, TributaryError, TributaryProtocolError } from '../client/index.js';
 
-/** Exit codes: 0 done, 1 the cluster refused (a Kafka error), 2 bad usage, 3 the cluster did not answer. */
-export const EXIT = { OK: 0, KAFKA_ERROR: 1, USAGE: 2, UNREACHABLE: 3 } as const;
+/**
+ * Exit codes: 0 done, 1 the cluster refused (a Kafka error), 2 bad usage, 3 the cluster did not
+ * answer, 4 a schema is incompatible (`schemas check`: the answer, not a failure to get one).
+ */
+export const EXIT = { OK: 0, KAFKA_ERROR: 1, USAGE: 2, UNREACHABLE: 3, INCOMPATIBLE: 4 } as const;
 
 export class UsageError extends Error {}
 

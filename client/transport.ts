@@ -28,6 +28,10 @@ export interface CallOptions {
    * mangle the compressed bytes, and base64-encodes the rest (docs/compression.md).
    */
   readonly gzip?: boolean;
+  /** The body's Content-Type when it is not gzipped (the schema registry's is its own). @default 'application/json' */
+  readonly contentType?: string;
+  /** @default 'application/json' */
+  readonly accept?: string;
 }
 
 /** The Content-Type of a gzipped body: a binary type, so API Gateway hands its bytes over unchanged. */
@@ -63,8 +67,8 @@ export class Transport {
     // What is sent is what is signed (SigV4 hashes the compressed bytes).
     const body = gzip ? await gzipText(json) : json;
     const bodyHeaders: Record<string, string> = json === undefined ? {}
-      : gzip ? { 'content-type': COMPRESSED_BODY_TYPE, 'content-encoding': 'gzip' } : { 'content-type': 'application/json' };
-    const headers = await this.auth({ method, url, ...(body !== undefined ? { body } : {}), headers: { accept: 'application/json', ...bodyHeaders } });
+      : gzip ? { 'content-type': COMPRESSED_BODY_TYPE, 'content-encoding': 'gzip' } : { 'content-type': o.contentType ?? 'application/json' };
+    const headers = await this.auth({ method, url, ...(body !== undefined ? { body } : {}), headers: { accept: o.accept ?? 'application/json', ...bodyHeaders } });
     // One controller per call, its listener on the caller's signal removed afterwards: callers
     // reuse a signal across many calls (AbortSignal.any would pile listeners up on it).
     const ctrl = new AbortController();

@@ -11,7 +11,8 @@ import avro from 'avsc';
 import { invalidSchema } from './errors.js';
 import { InvalidData, parseSchemaJson, sortedJson, type ParsedSchema, type ResolvedReference } from './model.js';
 
-class AvroSchema implements ParsedSchema {
+/** Exported for the SDK, which encodes and decodes avsc's own values (as kafkajs's serializers do) through `type`. */
+export class AvroSchema implements ParsedSchema {
   readonly schemaType = 'AVRO' as const;
   constructor(readonly canonical: string, readonly type: avro.Type) {}
 

@@ -1,6 +1,6 @@
 /**
- * Keys and values read back from Confluent's wire format (serialize.ts writes it): the magic byte
- * 0, the writer's schema id (4 bytes, big-endian), the payload — decoded with the writer's
+ * Keys and values read back from Confluent's wire format (wire-format.ts; serialize.ts writes it):
+ * the magic byte 0, the writer's schema id (4 bytes, big-endian), the payload — decoded with the writer's
  * schema into the JSON form produce takes (Avro's JSON encoding; the JSON document; the Protobuf
  * message the indexes name, protobufjs's JSON form). A reader names the type it expects: a value
  * that is not in the wire format, whose schema is gone or of another type, or that its schema
@@ -10,13 +10,7 @@
 import { HttpError } from '../errors.js';
 import { InvalidData, type ParsedSchema, type SchemaType } from './model.js';
 import { parsedSchema, schemaById } from './registry.js';
-
-/** The schema id a value's bytes start with, or undefined when they are not in the wire format. */
-export function wireSchemaId(bytes: Buffer): number | undefined {
-  if (bytes.length < 5 || bytes[0] !== 0) return undefined;
-  const id = bytes.readInt32BE(1);
-  return id > 0 ? id : undefined;
-}
+import { WIRE_HEADER_BYTES, wireSchemaId } from './wire-format.js';
 
 /** A decoded key or value: its writer's schema id and its JSON form. */
 export interface SchemaValue {
@@ -50,7 +44,7 @@ export class WireDecoder {
     if (!schema) throw refuse(`names schema ${id}, which the registry does not have`);
     if (schema.schemaType !== this.schemaType) throw refuse(`was written with schema ${id}, a ${schema.schemaType} schema, not ${this.schemaType}`);
     try {
-      return { schemaId: id, value: schema.decode(bytes.subarray(5)) };
+      return { schemaId: id, value: schema.decode(bytes.subarray(WIRE_HEADER_BYTES)) };
     } catch (err) {
       if (err instanceof InvalidData) throw refuse(`cannot be read with its schema ${id}: ${err.message}`);
       throw err;

@@ -1,12 +1,7 @@
 /**
- * Values serialized with a registered schema in Confluent's wire format, for produce requests
- * that name a schema (REST Proxy v3's `{"type": "AVRO"|"JSONSCHEMA"|"PROTOBUF", "schema_id" |
- * "subject" ..., "data"}`):
- *
- *     byte 0      magic byte, 0
- *     bytes 1-4   the schema id, big-endian
- *     (PROTOBUF)  the message indexes: the file's first message, [0], written as one 0 byte
- *     the rest    the value: Avro binary, UTF-8 JSON, or Protobuf binary
+ * Values serialized with a registered schema in Confluent's wire format (wire-format.ts), for
+ * produce requests that name a schema (REST Proxy v3's `{"type": "AVRO"|"JSONSCHEMA"|"PROTOBUF",
+ * "schema_id" | "subject" ..., "data"}`).
  *
  * The schema is the one with `schema_id`, or the subject's version `schema_version` (default the
  * latest), the subject given or named by the TopicNameStrategy (`<topic>-key`, `<topic>-value`).
@@ -18,6 +13,7 @@ import { invalidVersion } from './errors.js';
 import { InvalidData, checkSubject, type SchemaType } from './model.js';
 import { parsedSchema, pickVersion, schemaById } from './registry.js';
 import { schemaNotFound } from './errors.js';
+import { wireFrame } from './wire-format.js';
 
 /** REST Proxy's names for the registry's types. */
 export const PRODUCE_SCHEMA_TYPES: Readonly<Record<string, SchemaType>> = { AVRO: 'AVRO', JSONSCHEMA: 'JSON', PROTOBUF: 'PROTOBUF' };
@@ -71,7 +67,5 @@ export async function serializeWithSchema(d: SchemaData, topic: string, isKey: b
     if (err instanceof InvalidData) throw invalid(`${where}.data does not match schema ${id}: ${err.message}`);
     throw err;
   }
-  const header = Buffer.alloc(5);
-  header.writeInt32BE(id, 1);
-  return Buffer.concat(wanted === 'PROTOBUF' ? [header, Buffer.from([0]), payload] : [header, payload]);
+  return wireFrame(id, wanted, payload);
 }

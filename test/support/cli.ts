@@ -25,7 +25,8 @@ export function useCli(): ((args: string[], stdin?: string) => Promise<CliRun>) 
   beforeAll(async () => {
     await build({
       entryPoints: [path.resolve(import.meta.dirname, '../../cli/main.ts')], outfile: main, bundle: true, platform: 'node', format: 'esm',
-      target: 'node20', packages: 'external', logLevel: 'warning',
+      // package.json's engines: below Node 20.10 esbuild drops import attributes (`with { type: 'json' }`), which Node then refuses.
+      target: 'node20.11', packages: 'external', logLevel: 'warning',
     });
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
