@@ -266,7 +266,7 @@ export class SchemaRegistry {
     const d = await this.getSchema(id);
     let parsed: ParsedSchema;
     try {
-      parsed = parseSchema(d.type, d.schema, await this.resolveReferences(d.references));
+      parsed = await parseSchema(d.type, d.schema, await this.resolveReferences(d.references));
     } catch (e) {
       if (e instanceof TributaryError) throw e;
       throw new TributaryError(`Schema ${id} (${d.type}) does not parse here: ${(e as Error).message}`, { cause: e });
