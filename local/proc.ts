@@ -24,21 +24,16 @@ export function describeStuck(pid: number): string {
  * fd table open, so every task is checked, not just /proc/<pid>/stat. Linux only (reads /proc);
  * elsewhere returns at once. Typically a few milliseconds.
  */
-export function waitDeadSync(pid: number, maxMs: number): boolean {
-  const deadline = Date.now() + maxMs;
-  const nap = new Int32Array(new SharedArrayBuffer(4));
-  while (!isDead(pid)) {
-    if (Date.now() >= deadline) return false;
-    Atomics.wait(nap, 0, 0, 1);
-  }
-  return true;
-}
+export const waitDeadSync = (pid: number, maxMs: number): boolean => blockUntil(() => isDead(pid), maxMs);
 
 /** Blocks until every thread of `pid` is stopped (or gone), at most `maxMs`. Linux only (reads /proc); elsewhere returns at once. */
-export function waitStoppedSync(pid: number, maxMs: number): boolean {
+export const waitStoppedSync = (pid: number, maxMs: number): boolean => blockUntil(() => isStopped(pid), maxMs);
+
+/** Blocks this thread, checking every millisecond, until `done()` or `maxMs` has passed; whether it is done. */
+function blockUntil(done: () => boolean, maxMs: number): boolean {
   const deadline = Date.now() + maxMs;
   const nap = new Int32Array(new SharedArrayBuffer(4));
-  while (!isStopped(pid)) {
+  while (!done()) {
     if (Date.now() >= deadline) return false;
     Atomics.wait(nap, 0, 0, 1);
   }

@@ -19,7 +19,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Tributary } from '../../client/index.js';
-import { ARTIFACTS_DIR, checkA11y, checkKeyboard, chromiumOf, launchBrowser, openPage, screenshot, timeToData, type ConsolePage, type KeyboardTarget } from '../support/browser.js';
+import { ARTIFACTS_DIR, checkA11y, checkKeyboard, chromiumOf, launchBrowser, openPage, screenshot, timeToData, type ConsolePage, type KeyboardTarget, tableRowsOf } from '../support/browser.js';
 import { startFaultCluster, type FaultCluster } from '../support/cluster.js';
 
 const TOPIC = 'console-orders';
@@ -79,12 +79,7 @@ afterAll(async () => {
 // ---- Reading the page: by accessible names, table captions and the contract's data-testids ----
 
 /** The cells' text of each body row of the table captioned `caption` (undefined: no such table). */
-const tableRows = (caption: string): Promise<string[][] | undefined> => page.evaluate((cap) => {
-  const doc = (globalThis as any).document;
-  const table = [...doc.querySelectorAll('table')].find((t: any) => t.caption?.textContent.trim() === cap);
-  if (!table) return undefined;
-  return [...table.tBodies[0].rows].map((r: any) => [...r.cells].map((td: any) => String(td.textContent).trim()));
-}, caption);
+const tableRows = (caption: string): Promise<string[][] | undefined> => tableRowsOf(page, caption);
 
 /** The text of `[data-testid=id]`, undefined while there is none. */
 const testId = (id: string): Promise<string | undefined> => page.evaluate((i) => (globalThis as any).document.querySelector(`[data-testid="${i}"]`)?.textContent.trim(), id);

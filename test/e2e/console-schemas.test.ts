@@ -10,7 +10,7 @@
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { baseUrl, call, createTopic, uniqueTopic, v3 } from '../support/api.js';
-import { checkA11y, checkKeyboard, launchBrowser, openPage, screenshot, type ConsolePage } from '../support/browser.js';
+import { checkA11y, checkKeyboard, launchBrowser, openPage, screenshot, type ConsolePage, tableRowsOf } from '../support/browser.js';
 
 const topic = uniqueTopic('console-schemas');
 const subject = `${topic}-value`;
@@ -55,12 +55,7 @@ afterAll(async () => {
   await browser?.close();
 });
 
-const tableRows = (caption: string): Promise<string[][] | undefined> => page.evaluate((cap) => {
-  const doc = (globalThis as any).document;
-  const table = [...doc.querySelectorAll('table')].find((t: any) => t.caption?.textContent.trim() === cap);
-  if (!table) return undefined;
-  return [...table.tBodies[0].rows].map((r: any) => [...r.cells].map((td: any) => String(td.textContent).trim()));
-}, caption);
+const tableRows = (caption: string): Promise<string[][] | undefined> => tableRowsOf(page, caption);
 
 const text = (selector: string): Promise<string | undefined> => page.evaluate((s) => (globalThis as any).document.querySelector(s)?.textContent as string | undefined, selector);
 

@@ -352,3 +352,11 @@ export async function timeToData(page: Page, url: string, ready: string | (() =>
   else await ready();
   return Math.round(performance.now() - started);
 }
+
+/** The text of each cell of the body of the table captioned `caption`, row by row; undefined while there is none. */
+export const tableRowsOf = (page: Page, caption: string): Promise<string[][] | undefined> => page.evaluate((cap) => {
+  const doc = (globalThis as any).document;
+  const table = [...doc.querySelectorAll('table')].find((t: any) => t.caption?.textContent.trim() === cap);
+  if (!table) return undefined;
+  return [...table.tBodies[0].rows].map((r: any) => [...r.cells].map((td: any) => String(td.textContent).trim()));
+}, caption);
