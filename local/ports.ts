@@ -29,6 +29,19 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * A free port below the OS's ephemeral range (Linux's starts at 32768), none of `avoid`: for a
+ * process behind a relay, whose port must not be one freePort() may hand out later (a stopped
+ * store's public port, free while it is down, is one).
+ */
+export async function freePrivatePort(avoid: ReadonlySet<number>): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (!avoid.has(port) && (await isPortFree(port).catch(() => false))) return port;
+  }
+  return freePort();
+}
+
 /** true when a listener can bind `port` on 127.0.0.1 now; false on EADDRINUSE; other errors reject. */
 export function isPortFree(port: number): Promise<boolean> {
   return new Promise((resolve, reject) => {

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { prepareDynamoDbLaunch, preparedDynamoDbLaunch } from './dynamodb-archive.js';
 import { checkJava, dynamoDbCommand, dynamoDbJarDir, s3rverCommand, defaultJvmFlags, JAVA_MISSING_MESSAGE, type Command } from './java.js';
-import { LocalStackError, READY_PATH, answersHttp, freePort, waitPortFree, sleep } from './ports.js';
+import { LocalStackError, READY_PATH, answersHttp, freePort, freePrivatePort, waitPortFree, sleep } from './ports.js';
 import { StoreGate } from './store-gate.js';
 import { describeStuck, waitDeadSync, waitStoppedSync } from './proc.js';
 
@@ -75,9 +75,7 @@ const READY_TIMEOUT_MS = 60_000;
 /** The project's root (local/ is one level below it): where `node`-kind scripts are resolved. */
 const PROJECT_ROOT = path.resolve(import.meta.dirname, '..');
 const STOP_GRACE_MS = 3_000;
-/** How long a killed on-disk DynamoDB Local, its gate cut, keeps running before it is signalled (store-gate.ts). */
-const DURABLE_KILL_QUIET_MS = 500;
-/** How long it then has to end on SIGTERM before it is SIGKILLed. */
+/** How long a killed on-disk DynamoDB Local has to end on SIGTERM (after its gate's quiet interval) before it is SIGKILLed. */
 const DURABLE_KILL_GRACE_MS = 5_000;
 const PORT_RELEASE_MS = 5_000;
 const LOG_TAIL_BYTES = 4096;
@@ -210,7 +208,7 @@ export class ProcessSupervisor {
       e.gate.cut();
       const exited = e.exited;
       e.dying = (async () => {
-        await sleep(DURABLE_KILL_QUIET_MS);
+        await e.gate?.quiet();
         signal(targetOf(child), 'SIGTERM');
         if (!(await raceTimeout(exited, DURABLE_KILL_GRACE_MS))) signal(targetOf(child), 'SIGKILL');
         await raceTimeout(exited, 10_000);
@@ -315,14 +313,13 @@ export class ProcessSupervisor {
     e.dying = null;
     const child = e.child;
     const exited = e.exited;
-    const serving = e.gate?.isOpen === true;
     e.gate?.cut();
     if (!child || child.pid === undefined || !exited) return;
     e.expectedExit = true;
     if (e.state === 'paused') signal(targetOf(child), 'SIGCONT');
     if (isAlive(e.state)) this.setState(e, state); // a process kill() already ended stays 'killed'
-    // a store that was serving keeps what it answered: it ends only after the quiet interval (kill())
-    if (serving) await sleep(DURABLE_KILL_QUIET_MS);
+    // a store keeps what it answered: it is signalled only after its gate's quiet interval (kill())
+    await e.gate?.quiet();
     signal(targetOf(child), sig);
     if (sig === 'SIGTERM' && !(await raceTimeout(exited, STOP_GRACE_MS))) signal(targetOf(child), 'SIGKILL');
     if (!(await raceTimeout(exited, 10_000))) {
@@ -341,7 +338,7 @@ export class ProcessSupervisor {
       throw new LocalStackError(`${label(e)} was not started because the local stack is stopping.`);
     }
     // a gated store's JVM listens on a port of its own; its gate opens on spec.port once it answers
-    const ownPort = e.gate ? await freePort() : spec.port;
+    const ownPort = e.gate ? await freePrivatePort(new Set([...this.entries.values()].map((x) => x.spec.port))) : spec.port;
     try {
       cmd = this.command(spec, ownPort);
       if (spec.dataDir !== null) ensureDir(spec.dataDir, `data directory of ${label(e).replace(/^The/, 'the')}`);
@@ -355,7 +352,8 @@ export class ProcessSupervisor {
         // (a child logs to its own log file through stderr, never to this process's LOG_FILE)
         env: { ...withoutKey(process.env, 'LOG_FILE'), ...spec.env },
         stdio: ['ignore', logFd ?? 'pipe', logFd ?? 'pipe'],
-        detached: spec.group === true,
+        // (a gated store leads a group of its own: a Ctrl-C of the terminal does not reach it, only the supervisor's quiet stop)
+        detached: spec.group === true || e.gate !== null,
       });
       if (spec.group) groupLeaders.add(child);
     } catch (err) {

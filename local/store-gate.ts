@@ -8,24 +8,33 @@
 import net from 'node:net';
 
 const HOST = '127.0.0.1';
+/** How long a store whose gate was cut keeps running before it may be signalled. */
+export const QUIET_MS = 500;
 
 export class StoreGate {
   private server: net.Server | null = null;
   private readonly sockets = new Set<net.Socket>();
+  /** when the gate was last cut while open (epoch ms) */
+  private cutAt = 0;
 
   constructor(readonly port: number) {}
 
   /** Listens on the public port and relays every connection to `target` (the JVM's port). */
   open(target: number): Promise<void> {
     if (this.server) throw new Error(`The gate on port ${this.port} is already open.`);
-    const server = net.createServer({ noDelay: true }, (client) => this.relay(client, target));
+    const server = net.createServer({ noDelay: true, allowHalfOpen: true }, (client) => this.relay(client, target));
     this.server = server;
     return new Promise((resolve, reject) => {
-      server.once('error', (err) => {
+      const failed = (err: Error): void => {
         if (this.server === server) this.server = null;
         reject(err);
+      };
+      server.once('error', failed);
+      server.listen({ port: this.port, host: HOST }, () => {
+        server.off('error', failed);
+        server.on('error', () => { /* an accept that failed: that client sees its connection fail */ });
+        resolve();
       });
-      server.listen({ port: this.port, host: HOST }, () => resolve());
     });
   }
 
@@ -40,9 +49,16 @@ export class StoreGate {
   cut(): void {
     const server = this.server;
     this.server = null;
+    if (server) this.cutAt = Date.now();
     server?.close();
     for (const s of this.sockets) s.destroy();
     this.sockets.clear();
+  }
+
+  /** Resolves once the store behind it has had QUIET_MS since the gate was last cut. */
+  async quiet(): Promise<void> {
+    const left = this.cutAt + QUIET_MS - Date.now();
+    if (left > 0) await new Promise((r) => setTimeout(r, left));
   }
 
   private relay(client: net.Socket, target: number): void {
@@ -50,7 +66,8 @@ export class StoreGate {
       client.destroy();
       return;
     }
-    const upstream = net.connect({ port: target, host: HOST, noDelay: true });
+    // (half-open both ways, as a direct connection is: a client that ends its side still gets its answer)
+    const upstream = net.connect({ port: target, host: HOST, noDelay: true, allowHalfOpen: true });
     for (const s of [client, upstream]) {
       this.sockets.add(s);
       s.on('error', () => { /* the other side is ended below */ });
