@@ -7,7 +7,7 @@
  */
 import { SCHEMA_TYPES } from '../schemas/model.js';
 import { globalLevel, deleteLevel, mode, setLevel, setMode, subjectLevel } from '../schemas/configs.js';
-import { lookup, register, schemaInput, testCompatibility, type VersionView } from '../schemas/registry.js';
+import { inFormat, lookup, register, schemaInput, testCompatibility, type VersionView } from '../schemas/registry.js';
 import { deleteSubject, deleteVersion, getVersion, listSubjects, listVersions, schemaOfId, subjectsHoldingId, subjectsOfId, versionsOfId } from '../schemas/subjects.js';
 import type { SchemaInput } from '../schemas/registry.js';
 import { HttpError } from '../errors.js';
@@ -31,17 +31,20 @@ function body(req: ApiRequest): unknown {
   return parseJson(req.body);
 }
 
+/** The read's `format` (Confluent's: `serialized` for a Protobuf descriptor). */
+const formatOf = (req: ApiRequest): string | undefined => req.query.format;
+
 /** A version as Confluent shows it: `schemaType` only when not AVRO, `references` only when there are some. */
-const versionBody = (v: VersionView) => ({
+const versionBody = async (v: VersionView, format: string | undefined) => ({
   subject: v.subject, version: v.version, id: v.id,
   ...(v.schemaType !== 'AVRO' ? { schemaType: v.schemaType } : {}),
   ...(v.references.length > 0 ? { references: v.references } : {}),
-  schema: v.schema,
+  schema: await inFormat(v, format),
 });
 
-/** A schema's own text: JSON for AVRO and JSON Schema, the .proto text (as text/plain) for PROTOBUF. */
-const raw = (s: { schemaType: string; schema: string }): ApiResponse =>
-  ({ status: 200, body: s.schema, contentType: s.schemaType === 'PROTOBUF' ? 'text/plain; charset=utf-8' : SCHEMA_REGISTRY_TYPE });
+/** A schema's own text: JSON for AVRO and JSON Schema, the .proto text or descriptor (as text/plain) for PROTOBUF. */
+const raw = async (s: Parameters<typeof inFormat>[0], format: string | undefined): Promise<ApiResponse> =>
+  ({ status: 200, body: await inFormat(s, format), contentType: s.schemaType === 'PROTOBUF' ? 'text/plain; charset=utf-8' : SCHEMA_REGISTRY_TYPE });
 
 const asSubject = (s: string) => ({ resourceType: 'SUBJECT' as const, resourceName: s });
 
@@ -78,10 +81,10 @@ export const schemaRegistryRoutes: Record<string, RouteHandler> = {
     const { id } = await register(subjectOf(req), input);
     return ok({ id });
   },
-  'GET /subjects/{subject}/versions/{version}': async (req) => ok(versionBody(await getVersion(subjectOf(req), req.params.version ?? '', flag(req, 'deleted')))),
-  'GET /subjects/{subject}/versions/{version}/schema': async (req) => raw(await getVersion(subjectOf(req), req.params.version ?? '', flag(req, 'deleted'))),
+  'GET /subjects/{subject}/versions/{version}': async (req) => ok(await versionBody(await getVersion(subjectOf(req), req.params.version ?? '', flag(req, 'deleted')), formatOf(req))),
+  'GET /subjects/{subject}/versions/{version}/schema': async (req) => raw(await getVersion(subjectOf(req), req.params.version ?? '', flag(req, 'deleted')), formatOf(req)),
   'DELETE /subjects/{subject}/versions/{version}': async (req) => ok(await deleteVersion(subjectOf(req), req.params.version ?? '', flag(req, 'permanent'))),
-  'POST /subjects/{subject}': async (req) => ok(versionBody(await lookup(subjectOf(req), await readableInput(req), flag(req, 'deleted')))),
+  'POST /subjects/{subject}': async (req) => ok(await versionBody(await lookup(subjectOf(req), await readableInput(req), flag(req, 'deleted')), formatOf(req))),
   'DELETE /subjects/{subject}': async (req) => ok(await deleteSubject(subjectOf(req), flag(req, 'permanent'))),
   'GET /schemas/ids/{id}': async (req) => {
     await readableId(req);
@@ -89,12 +92,12 @@ export const schemaRegistryRoutes: Record<string, RouteHandler> = {
     return ok({
       ...(s.schemaType !== 'AVRO' ? { schemaType: s.schemaType } : {}),
       ...(s.references.length > 0 ? { references: s.references } : {}),
-      schema: s.schema,
+      schema: await inFormat(s, formatOf(req)),
     });
   },
   'GET /schemas/ids/{id}/schema': async (req) => {
     await readableId(req);
-    return raw(await schemaOfId(req.params.id ?? ''));
+    return raw(await schemaOfId(req.params.id ?? ''), formatOf(req));
   },
   'GET /schemas/ids/{id}/subjects': async (req) => {
     const allowed = await readableId(req);

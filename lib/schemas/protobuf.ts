@@ -16,6 +16,7 @@
 import protobuf from 'protobufjs';
 import { invalidSchema } from './errors.js';
 import { InvalidData, type ParsedSchema, type ResolvedReference } from './model.js';
+import { descriptorToProto, isSerializedDescriptor } from './protobuf-descriptor.js';
 
 interface FieldShape {
   readonly name: string;
@@ -211,8 +212,9 @@ export function normalizeProto(text: string): string {
   return text.replace(/\r\n?/g, '\n').split('\n').map((l) => l.replace(/[ \t]+$/, '')).join('\n').trim();
 }
 
+/** A schema given as .proto text or as a serialized descriptor (kept as the text it prints). */
 export function parseProtobuf(text: string, references: readonly ResolvedReference[]): ParsedSchema {
-  const canonical = normalizeProto(text);
+  const canonical = normalizeProto(isSerializedDescriptor(text) ? descriptorToProto(text) : text);
   try {
     const own = protobuf.parse(canonical, new protobuf.Root(), OPTIONS);
     const root = new protobuf.Root();

@@ -109,6 +109,22 @@ async function resolveReferences(refs: readonly SchemaReference[], depth = 0): P
   return [...out.values()];
 }
 
+/**
+ * A schema's text in the form a read names (`?format=`): `serialized` gives a PROTOBUF schema as
+ * a base64 FileDescriptorProto (lib/schemas/protobuf-descriptor.ts), as Confluent's JavaScript
+ * deserializers ask for it; any other format, or another type, the text as registered.
+ */
+export async function inFormat(s: { readonly id: number; readonly schemaType: SchemaType; readonly schema: string; readonly references: readonly SchemaReference[] }, format: string | undefined): Promise<string> {
+  if (format !== 'serialized' || s.schemaType !== 'PROTOBUF') return s.schema;
+  const { protoToDescriptor } = await import('./protobuf-descriptor.js');
+  try {
+    return protoToDescriptor(s.schema, await resolveReferences(s.references), `schema-${s.id}.proto`);
+  } catch (err) {
+    if ((err as { status?: number }).status) throw err;
+    throw invalidSchema(`schema ${s.id} cannot be given as a descriptor: ${(err as Error).message}`);
+  }
+}
+
 /** Parses a request's schema with its references. */
 export async function parseInput(input: SchemaInput): Promise<ParsedSchema> {
   return parseSchema(input.schemaType, input.schema, await resolveReferences(input.references));

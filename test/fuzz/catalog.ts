@@ -110,7 +110,9 @@ export function catalog(routes: readonly RouteSpec[], ctx: FuzzContext): RouteFu
   const evolved = JSON.stringify({ ...JSON.parse(FUZZ_SCHEMA), fields: [{ name: 'id', type: 'long' }, { name: 'note', type: ['null', 'string'], default: null }] });
   const schemaBodies = [{ schema: FUZZ_SCHEMA }, { schema: evolved, schemaType: 'AVRO', references: [] },
     { schemaType: 'JSON', schema: '{"type":"object","properties":{"a":{"type":"string"}}}' },
-    { schemaType: 'PROTOBUF', schema: 'syntax = "proto3";\nmessage Fuzz { int64 id = 1; }' }];
+    { schemaType: 'PROTOBUF', schema: 'syntax = "proto3";\nmessage Fuzz { int64 id = 1; }' },
+    // (the same message as a serialized FileDescriptorProto, as Confluent's JavaScript serializer registers it)
+    { schemaType: 'PROTOBUF', schema: 'CgpmdXp6LnByb3RvIhIKBEZ1enoSCgoCaWQYASABKANiBnByb3RvMw==' }];
   // The global level and the mode are read by every other file's registrations: a case may only fail to change them.
   const invalidWhenValid = (field: string, valid: readonly string[]) => (params: Record<string, string>, body: string | undefined) => {
     const o = asObject(body);
@@ -261,7 +263,7 @@ export function catalog(routes: readonly RouteSpec[], ctx: FuzzContext): RouteFu
     specs[key] = { contentTypes: SR, bodies: schemaBodies, queries: [[], [['normalize', 'true']], [['verbose', 'true']], [['deleted', 'true']]] };
   }
   for (const key of ['GET /subjects', 'GET /subjects/{subject}/versions', 'GET /subjects/{subject}/versions/{version}', 'GET /subjects/{subject}/versions/{version}/schema',
-    'GET /schemas/ids/{id}/subjects', 'GET /schemas/ids/{id}/versions']) specs[key] = { queries: [[], [['deleted', 'true']]] };
+    'GET /schemas/ids/{id}/subjects', 'GET /schemas/ids/{id}/versions', 'GET /schemas/ids/{id}', 'GET /schemas/ids/{id}/schema']) specs[key] = { queries: [[], [['deleted', 'true']], [['format', 'serialized']]] };
   for (const key of ['DELETE /subjects/{subject}', 'DELETE /subjects/{subject}/versions/{version}']) specs[key] = { queries: [[], [['permanent', 'true']]] };
   specs['GET /config/{subject}'] = { queries: [[], [['defaultToGlobal', 'true']]] };
   specs['PUT /config/{subject}'] = { contentTypes: SR, bodies: [{ compatibility: 'FULL' }, { compatibility: 'NONE' }, { compatibility: 'BACKWARD_TRANSITIVE' }] };
