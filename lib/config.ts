@@ -119,6 +119,12 @@ export const ENVIRONMENT = {
   pushLambdaTargets: 'TRIBUTARY_PUSH_LAMBDA_TARGETS',
   /** The Lambda API's endpoint, locally the gateway's URL (unset in AWS: the SDK's default). */
   lambdaEndpoint: 'TRIBUTARY_LAMBDA_ENDPOINT',
+  /**
+   * Locally with `--auth`: the token the local stack's stand-ins for API Gateway's connection API
+   * and Lambda's Invoke API require of their callers (lib/storage/local-endpoint-token.ts). Unset
+   * in AWS, where IAM guards both.
+   */
+  localEndpointToken: 'TRIBUTARY_LOCAL_ENDPOINT_TOKEN',
   /** With a JWT authorizer: the issuer the WebSocket API's `$connect` authorizer accepts tokens from (lib/http/websocket-authorizer.ts). */
   jwtIssuer: 'TRIBUTARY_JWT_ISSUER',
   /** With a JWT authorizer: the `aud` (or `client_id`) values that authorizer accepts, separated by spaces. */

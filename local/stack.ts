@@ -5,6 +5,7 @@
  * cluster bootstrap, and the gateway serving the Lambda handlers. `npm start` and the test suite
  * both run this.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -390,9 +391,12 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
         return r.ok ? (r.payload as { statusCode: number }) : { statusCode: 500 };
       }
       : (event) => (handlers?.websocket as (e: unknown, c: Context) => Promise<{ statusCode: number }>)(event, lambdaContext('websocket'));
+    // (with --auth, the connection API and Invoke need a token only the functions are given)
+    const endpointToken = credentials ? randomBytes(32).toString('base64url') : undefined;
     const websocket = startWebSocketApi({
       fn: websocketFn,
       ...(credentials ? { authenticate: (h: string | undefined) => credentials?.authenticate(h) } : {}),
+      ...(endpointToken ? { endpointToken } : {}),
       ...(o.websocketLimits ?? {}),
     });
     gateway = await startGateway({
@@ -417,6 +421,7 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
       TRIBUTARY_LOCAL_CONTROL_URL: gateway.url,
       [ENVIRONMENT.websocketEndpoint]: gateway.url,
       [ENVIRONMENT.lambdaEndpoint]: gateway.url,
+      ...(endpointToken ? { [ENVIRONMENT.localEndpointToken]: endpointToken } : {}),
       [ENVIRONMENT.websocketFunction]: 'websocket',
       [ENVIRONMENT.pushAllowPrivate]: 'true',
       // (no Lambda target runs locally: the allow-list is the launcher's, empty unless it names one)

@@ -11,12 +11,13 @@
  * With `authenticate` (the stack's `--auth`), the handshake needs a known token, in the
  * `Authorization` header or, for browsers, which cannot set headers on a WebSocket, `?token=`.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import { logger } from '../lib/logger.js';
 import type { DeliverEvent, WebSocketEvent, WebSocketResult } from '../lib/http/websocket.js';
+import { LOCAL_TOKEN_HEADER } from '../lib/storage/local-endpoint-token.js';
 
 export const WEBSOCKET_PATH = '/ws';
 /** API Gateway's largest WebSocket message. */
@@ -29,6 +30,11 @@ export interface WebSocketApiOptions {
   readonly fn: WebSocketFunction;
   /** The principal of a token, undefined to refuse it (the stack's `--auth`); unset: everyone, anonymous. */
   readonly authenticate?: (authorization: string | undefined) => string | undefined;
+  /**
+   * With the stack's `--auth`: the token callers of the connection API and of Invoke must send
+   * (lib/storage/local-endpoint-token.ts), as IAM guards them in AWS; unset: anyone on the host.
+   */
+  readonly endpointToken?: string;
   /** @default 10 minutes, API Gateway's idle timeout */
   readonly idleTimeoutMs?: number;
   /** @default 2 hours, API Gateway's connection lifetime */
@@ -135,10 +141,23 @@ export function startWebSocketApi(o: WebSocketApiOptions): WebSocketApi {
     return true;
   }
 
+  /** Whether the request carries the endpoint token (always, without one). */
+  const tokenOk = (req: IncomingMessage): boolean => {
+    if (o.endpointToken === undefined) return true;
+    const given = Buffer.from(String(req.headers[LOCAL_TOKEN_HEADER] ?? ''));
+    const wanted = Buffer.from(o.endpointToken);
+    return given.length === wanted.length && timingSafeEqual(given, wanted);
+  };
+
   function serve(req: IncomingMessage, res: ServerResponse, body: Buffer): boolean {
     const url = new URL(req.url ?? '/', 'http://local');
     const method = (req.method ?? 'GET').toUpperCase();
     const conn = /^\/@connections\/([^/]+)$/.exec(url.pathname);
+    const invoke = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec(url.pathname);
+    if ((conn || invoke) && !tokenOk(req)) {
+      // (as AWS answers a request without valid credentials)
+      return reply(res, 403, { message: 'The security token included in the request is invalid.' }, { 'x-amzn-errortype': 'UnrecognizedClientException' });
+    }
     if (conn) {
       const id = decodeURIComponent(conn[1] as string);
       const c = open.get(id);
@@ -159,7 +178,6 @@ export function startWebSocketApi(o: WebSocketApiOptions): WebSocketApi {
       }
       return reply(res, 405, { message: 'Method not allowed' });
     }
-    const invoke = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec(url.pathname);
     if (invoke && method === 'POST') {
       const name = decodeURIComponent(invoke[1] as string);
       if (name !== 'websocket' && name !== 'tributary-websocket') {

@@ -4,6 +4,7 @@
  */
 import { ApiGatewayManagementApiClient, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { ENVIRONMENT } from '../config.js';
+import { withLocalToken } from './local-endpoint-token.js';
 
 let client: ApiGatewayManagementApiClient | undefined;
 let clientEndpoint: string | undefined;
@@ -13,6 +14,7 @@ function connections(): ApiGatewayManagementApiClient {
   if (!endpoint) throw new Error(`${ENVIRONMENT.websocketEndpoint} is not set: the websocket function cannot reach its connections.`);
   if (!client || clientEndpoint !== endpoint) {
     client = new ApiGatewayManagementApiClient({ endpoint, region: process.env.AWS_REGION ?? 'us-east-1' });
+    withLocalToken(client);
     clientEndpoint = endpoint;
   }
   return client;

@@ -5,13 +5,20 @@
  */
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { ENVIRONMENT } from '../config.js';
+import { withLocalToken } from './local-endpoint-token.js';
 
 let client: LambdaClient | undefined;
+
+function lambdaClient(endpoint: string | undefined): LambdaClient {
+  const c = new LambdaClient({ region: process.env.AWS_REGION ?? 'us-east-1', ...(endpoint ? { endpoint } : {}) });
+  withLocalToken(c);
+  return c;
+}
 
 /** Queues one invocation of `fn` with `payload` (as JSON); resolves once Lambda has accepted it. */
 export async function invokeAsync(fn: string, payload: unknown): Promise<void> {
   const endpoint = process.env[ENVIRONMENT.lambdaEndpoint];
-  client ??= new LambdaClient({ region: process.env.AWS_REGION ?? 'us-east-1', ...(endpoint ? { endpoint } : {}) });
+  client ??= lambdaClient(endpoint);
   await client.send(new InvokeCommand({ FunctionName: fn, InvocationType: 'Event', Payload: Buffer.from(JSON.stringify(payload)) }));
 }
 
@@ -24,7 +31,7 @@ export interface InvokeResult {
 /** Invokes `fn` with `payload` (as JSON) and waits for its answer (`InvocationType: 'RequestResponse'`), until `signal` aborts. */
 export async function invokeSync(fn: string, payload: string, signal?: AbortSignal): Promise<InvokeResult> {
   const endpoint = process.env[ENVIRONMENT.lambdaEndpoint];
-  client ??= new LambdaClient({ region: process.env.AWS_REGION ?? 'us-east-1', ...(endpoint ? { endpoint } : {}) });
+  client ??= lambdaClient(endpoint);
   const out = await client.send(new InvokeCommand({ FunctionName: fn, InvocationType: 'RequestResponse', Payload: Buffer.from(payload) }), signal ? { abortSignal: signal } : {});
   return { ...(out.FunctionError ? { functionError: out.FunctionError } : {}), payload: out.Payload ? Buffer.from(out.Payload).toString('utf8') : '' };
 }

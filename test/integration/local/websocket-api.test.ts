@@ -1,10 +1,12 @@
 /** The local gateway's WebSocket API as API Gateway behaves: a message whose invocation fails is answered by the gateway itself. */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { startWebSocketApi, WEBSOCKET_PATH } from '../../../local/websocket-api.js';
+import { ENVIRONMENT } from '../../../lib/config.js';
 import type { WebSocketEvent } from '../../../lib/http/websocket.js';
+import { LOCAL_TOKEN_HEADER } from '../../../lib/storage/local-endpoint-token.js';
 
 describe('the local WebSocket API', () => {
   it('answers a message whose function invocation failed (or was throttled) with API Gateway\'s "Internal server error", and keeps the connection', async () => {
@@ -37,6 +39,49 @@ describe('the local WebSocket API', () => {
       expect(ws.readyState).toBe(WebSocket.OPEN);
     } finally {
       ws.close();
+      api.close();
+      server.close();
+    }
+  });
+
+  it('with an endpoint token (the stack\'s --auth), refuses the connection API and Invoke to a caller without it, as AWS refuses bad credentials; the functions\' clients send it', async () => {
+    const invoked: unknown[] = [];
+    const api = startWebSocketApi({ fn: async (e) => { invoked.push(e); return { statusCode: 200 }; }, endpointToken: 'local-secret' });
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        if (!api.serve(req, res, Buffer.concat(chunks))) res.writeHead(404).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const saved = { ws: process.env[ENVIRONMENT.websocketEndpoint], lambda: process.env[ENVIRONMENT.lambdaEndpoint], token: process.env[ENVIRONMENT.localEndpointToken] };
+    try {
+      const bare = await fetch(`${url}/@connections/abc=`, { method: 'POST', body: 'x' });
+      expect(bare.status).toBe(403);
+      expect(bare.headers.get('x-amzn-errortype')).toBe('UnrecognizedClientException');
+      const wrong = await fetch(`${url}/2015-03-31/functions/websocket/invocations`, { method: 'POST', body: '{}', headers: { [LOCAL_TOKEN_HEADER]: 'local-secreT' } });
+      expect(wrong.status).toBe(403);
+      const right = await fetch(`${url}/@connections/abc=`, { method: 'POST', body: 'x', headers: { [LOCAL_TOKEN_HEADER]: 'local-secret' } });
+      expect(right.status).toBe(410); // (past the check: no such connection)
+
+      // the functions' own clients, through the AWS SDK, with the token the stack gives them
+      process.env[ENVIRONMENT.websocketEndpoint] = url;
+      process.env[ENVIRONMENT.lambdaEndpoint] = url;
+      process.env[ENVIRONMENT.localEndpointToken] = 'local-secret';
+      vi.resetModules();
+      const { postToConnection } = await import('../../../lib/storage/connection-api.js');
+      const { invokeAsync } = await import('../../../lib/storage/lambda-invoke.js');
+      expect(await postToConnection('abc=', 'hello')).toBe(false); // GoneException: reached, and no such connection
+      await invokeAsync('websocket', { tributaryDeliver: { topicId: 't', partition: 0 } });
+      await expect.poll(() => invoked.length).toBe(1);
+    } finally {
+      for (const [k, v] of [[ENVIRONMENT.websocketEndpoint, saved.ws], [ENVIRONMENT.lambdaEndpoint, saved.lambda], [ENVIRONMENT.localEndpointToken, saved.token]] as const) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+      vi.resetModules();
       api.close();
       server.close();
     }
