@@ -29,7 +29,7 @@ import type { FunctionSpec } from '../lib/functions/catalog.js';
 /** A function the runtime runs: the catalog's (lib/functions/catalog.ts), or a test's. */
 export type LambdaFunction = BundledFunction & Pick<FunctionSpec, 'memoryMb' | 'timeoutSeconds'>;
 import { logger } from '../lib/logger.js';
-import { waitStopped } from './processes.js';
+import { StopWatch } from './processes.js';
 
 /** Lambda's limit on a synchronous invocation's request payload (6 MB). */
 export const LAMBDA_PAYLOAD_LIMIT = 6 * 1024 * 1024;
@@ -104,6 +104,8 @@ class Environment {
   initMs: number | undefined;
   lastUsed = Date.now();
   pending: Pending | undefined;
+  /** Whether every thread has stopped after a freeze (its /proc files kept open). */
+  private stopWatch: StopWatch | undefined;
   readonly ready: Promise<InvokeResult | undefined>;
   private onMessage: ((m: WorkerMessage) => void) | undefined;
 
@@ -144,6 +146,7 @@ class Environment {
     proc.on('exit', (code, signal) => {
       const p = this.pending;
       this.state = 'dead';
+      this.stopWatch?.close();
       this.pending = undefined;
       p?.settle({ ok: false, error: 'Runtime.ExitError', errorType: 'Runtime.ExitError', message: `The environment exited (${signal ?? `code ${code}`}) during the invocation.` });
     });
@@ -188,7 +191,8 @@ class Environment {
     // Frozen the moment it answered: whatever it left running waits for the next invocation. A stop
     // signal lands when the process next runs, so the answer is given once every thread has stopped.
     this.proc.kill('SIGSTOP');
-    void waitStopped(this.proc.pid, FREEZE_WAIT_MS).then(() => {
+    this.stopWatch ??= new StopWatch(this.proc.pid);
+    void this.stopWatch.waitStopped(FREEZE_WAIT_MS).then(() => {
       if (this.state === 'busy') {
         this.state = 'frozen';
         this.lastUsed = Date.now();

@@ -16,7 +16,7 @@ import { describeStuck, waitDeadSync, waitStoppedSync } from './proc.js';
 
 export { LocalStackError, freePort, assertPortFree } from './ports.js';
 export { checkJava, DYNAMODB_JVM_FLAGS } from './java.js';
-export { killStale, waitStopped } from './proc.js';
+export { killStale, StopWatch } from './proc.js';
 
 /** `node`: a TypeScript program of ours (a controller loop), run with tsx and given `--port`. */
 export type StoreKind = 'dynamodb' | 's3' | 'node';
