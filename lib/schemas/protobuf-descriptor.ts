@@ -8,6 +8,7 @@ import protobuf from 'protobufjs';
 import descriptor from 'protobufjs/ext/descriptor/index.js';
 import { invalidSchema } from './errors.js';
 import type { ResolvedReference } from './model.js';
+import { protoRoots } from './protobuf-root.js';
 
 /** Whether a schema's text is a base64 descriptor rather than `.proto` text (which always holds `;`, `{` or spaces). */
 export const isSerializedDescriptor = (text: string): boolean => /^[A-Za-z0-9+/]+={0,2}$/.test(text.trim());
@@ -144,21 +145,12 @@ const enumObject = (e: protobuf.Enum): EnumDesc => ({ name: e.name, value: Objec
  * JavaScript deserializers read. `name` is the file's name in it.
  */
 export function protoToDescriptor(text: string, references: readonly ResolvedReference[], name: string): string {
-  const own = protobuf.parse(text, new protobuf.Root(), { keepCase: true });
-  const root = new protobuf.Root();
-  for (const ref of references) protobuf.parse(ref.schema, root, { keepCase: true });
-  const main = protobuf.parse(text, root, { keepCase: true });
-  for (const imp of main.imports ?? []) {
-    const known = protobuf.common.get(imp);
-    if (known && !references.some((r) => r.name === imp)) root.addJSON((known as { nested: Record<string, protobuf.AnyNestedObject> }).nested);
-  }
-  root.resolveAll();
-  const pkg = main.package ?? '';
-  const ns = pkg ? own.root.lookup(pkg) : own.root;
+  const { own, root, pkg, imports } = protoRoots(text, references);
+  const ns = pkg ? own.lookup(pkg) : own;
   const declared = ns instanceof protobuf.Namespace ? ns.nestedArray : [];
   const inRoot = (n: protobuf.ReflectionObject) => root.lookup(n.fullName);
   const file = {
-    name, ...(pkg ? { package: pkg } : {}), dependency: main.imports ?? [],
+    name, ...(pkg ? { package: pkg } : {}), dependency: imports,
     messageType: declared.filter((n) => n instanceof protobuf.Type).map((n) => messageObject(inRoot(n) as protobuf.Type)),
     enumType: declared.filter((n) => n instanceof protobuf.Enum).map((n) => enumObject(inRoot(n) as protobuf.Enum)),
     syntax: /^\s*syntax\s*=\s*["']proto3["']/m.test(text) ? 'proto3' : 'proto2',

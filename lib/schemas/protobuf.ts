@@ -17,6 +17,7 @@ import protobuf from 'protobufjs';
 import { invalidSchema } from './errors.js';
 import { InvalidData, type ParsedSchema, type ResolvedReference } from './model.js';
 import { descriptorToProto, isSerializedDescriptor } from './protobuf-descriptor.js';
+import { protoRoots } from './protobuf-root.js';
 
 interface FieldShape {
   readonly name: string;
@@ -206,8 +207,6 @@ function topLevelMessages(ns: protobuf.NamespaceBase): string[] {
   return out;
 }
 
-const OPTIONS = { keepCase: true };
-
 export function normalizeProto(text: string): string {
   return text.replace(/\r\n?/g, '\n').split('\n').map((l) => l.replace(/[ \t]+$/, '')).join('\n').trim();
 }
@@ -216,28 +215,11 @@ export function normalizeProto(text: string): string {
 export function parseProtobuf(text: string, references: readonly ResolvedReference[]): ParsedSchema {
   const canonical = normalizeProto(isSerializedDescriptor(text) ? descriptorToProto(text) : text);
   try {
-    const own = protobuf.parse(canonical, new protobuf.Root(), OPTIONS);
-    const root = new protobuf.Root();
-    const provided = new Set<string>();
-    for (const ref of references) {
-      if (ref.schemaType !== 'PROTOBUF') throw invalidSchema(`reference ${ref.name} is ${ref.schemaType}, not PROTOBUF`);
-      protobuf.parse(ref.schema, root, OPTIONS);
-      provided.add(ref.name);
-    }
-    const main = protobuf.parse(canonical, root, OPTIONS);
-    for (const imp of main.imports ?? []) {
-      if (provided.has(imp)) continue;
-      const known = protobuf.common.get(imp);
-      if (!known) throw invalidSchema(`the import ${imp} is not among the schema's references`);
-      root.addJSON((known as { nested: Record<string, protobuf.AnyNestedObject> }).nested);
-      provided.add(imp);
-    }
-    root.resolveAll();
-    const pkg = main.package ?? '';
+    const { own, root, pkg } = protoRoots(canonical, references);
     const messages = new Map<string, MessageShape>();
-    const names = messagesOf(own.root);
+    const names = messagesOf(own);
     for (const full of names) messages.set(local(full, pkg), shapeOf(root.lookupType(full), pkg));
-    return new ProtobufSchema(canonical, pkg, messages, topLevelMessages(own.root).map((n) => root.lookupType(n)));
+    return new ProtobufSchema(canonical, pkg, messages, topLevelMessages(own).map((n) => root.lookupType(n)));
   } catch (err) {
     if ((err as { status?: number }).status) throw err;
     throw invalidSchema((err as Error).message);
