@@ -304,6 +304,8 @@ async function commitRounds(t: AppendTarget, own: number, first: Stage, endBy: n
     if (!answer && mine?.stage === 'committed') answer = answerOf(mine);
     const now = Date.now();
     const live = items.filter((i) => i.stage === 'staged' && i.off >= stageIdAt(now - STAGE_WINDOW_MS));
+    // (alone in the stage, a writer has no one to combine with: its instance appends directly again)
+    if (live.length === 1 && live[0]?.off === own) contendedUntil.delete(headKey(t));
     const commit = await planCommit(t, head, live.filter((i) => i.leaderEpoch === t.leaderEpoch), own);
     if (commit.marks.length === 0) break;
     const taken = new Set(commit.marks.map((m) => m.off));

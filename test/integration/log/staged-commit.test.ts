@@ -8,7 +8,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { AppendTarget } from '../../../lib/log/append.js';
 import { readyBatch } from '../../../lib/log/append-plan.js';
-import { appendStaged } from '../../../lib/log/staged-commit.js';
+import { appendStaged, contended } from '../../../lib/log/staged-commit.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
 import { queryBatches } from '../../../lib/storage/replica/reads.js';
 import { readHead } from '../../../lib/storage/replica/head.js';
@@ -96,6 +96,20 @@ describe('Group commit across instances', () => {
     expect(staged.find((i) => i.off === abandoned)).toMatchObject({ stage: 'dropped' });
     // A drop after the commit fails, and says what the commit gave it.
     expect(await dropStaged(t.leader, t.tp, dead)).toMatchObject({ stage: 'committed' });
+  });
+
+  it('an instance whose writer met other staged batches keeps staging; one whose writer found its batch alone appends directly again', async () => {
+    const t = await newPartition();
+    const other = Date.now() * 1000;
+    expect(await stageBatches(t.leader, t.tp, {
+      off: other, stage: 'staged', leaderEpoch: t.leaderEpoch, expiresAt: Math.ceil(Date.now() / 1000) + 3600,
+      batches: ready('other').map((b) => ({ data: b.bytes, recordCount: b.recordCount, maxTimestamp: b.maxTimestamp, sizeBytes: b.sizeBytes })),
+    })).toBe(true);
+    await appendStaged(t, ready('met'), soon());
+    expect(contended(t)).toBe(true);
+    await appendStaged(t, ready('alone'), soon());
+    expect(contended(t)).toBe(false);
+    expect(await logOf(t)).toEqual(['other@0', 'met@1', 'alone@2']);
   });
 
   it('where the answer to a writer\'s commit is lost, it learns its offset from the stage and nothing is appended twice', async () => {
