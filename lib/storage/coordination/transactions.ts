@@ -26,7 +26,8 @@
  * Reads: `readTxn` (strongly consistent), `listTxns` (one Query of the `txn` collection),
  * `abortedAmong` (BatchGetItem of the marks asked about).
  */
-import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGetAll } from '../batch-get.js';
 import { transactWrite, ConditionFailed } from '../transact.js';
 import { COORDINATION_KEYS, groupPk, memberSk, offsetsPk, PENDING_OFFSETS_SK_PREFIX } from '../tables.js';
 import { db, queryAll, strip, table } from './table.js';
@@ -170,17 +171,6 @@ export async function deleteTxn(transactionalId: string, expectVer: number): Pro
 
 /** Which of these transactions (producer id, epoch) were aborted, as `<producer id>#<epoch>` keys. */
 export async function abortedAmong(txns: readonly { readonly producerId: number; readonly epoch: number }[]): Promise<Set<string>> {
-  const out = new Set<string>();
   const keys = [...new Map(txns.map((t) => [`${t.producerId}#${t.epoch}`, abortedKey(t.producerId, t.epoch)])).values()];
-  for (let i = 0; i < keys.length; i += 100) {
-    let pending: Record<string, unknown>[] | undefined = keys.slice(i, i + 100);
-    for (let attempt = 0; pending && pending.length > 0; attempt++) {
-      if (attempt > 8) throw new Error(`BatchGetItem on ${table()} left ${pending.length} keys unprocessed`);
-      if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
-      const res = await db().send(new BatchGetCommand({ RequestItems: { [table()]: { Keys: pending, ConsistentRead: true } } }));
-      for (const item of res.Responses?.[table()] ?? []) out.add(item.sk as string);
-      pending = res.UnprocessedKeys?.[table()]?.Keys as Record<string, unknown>[] | undefined;
-    }
-  }
-  return out;
+  return new Set((await batchGetAll(db(), table(), keys)).map((item) => item.sk as string));
 }

@@ -23,7 +23,8 @@
  *   found it caught up (`leo = :leo AND hw = :leo AND leaderEpoch = :epoch AND role = leader`).
  *   Effect: `lagMarkedEpoch` removed, `lagClears + 1`. Failure: returns false.
  */
-import { BatchGetCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGetAll } from '../batch-get.js';
 import type { ReplicaHead, ReplicaRole } from '../model.js';
 import { HEAD_OFFSET } from '../tables.js';
 import { ConditionFailed, transactWrite } from '../transact.js';
@@ -47,20 +48,8 @@ export async function readHead(store: ReplicaStoreRef, tp: string, consistent = 
 
 /** Reads many heads from one replica table (BatchGetItem, strongly consistent); missing ones are absent from the map. */
 export async function readHeads(store: ReplicaStoreRef, tps: readonly string[]): Promise<Map<string, ReplicaHead>> {
-  const heads = new Map<string, ReplicaHead>();
-  for (let i = 0; i < tps.length; i += 100) {
-    let keys: Record<string, unknown>[] | undefined = tps.slice(i, i + 100).map((tp) => ({ tp, off: HEAD_OFFSET }));
-    for (let attempt = 0; keys && keys.length > 0; attempt++) {
-      if (attempt > 8) throw new Error(`BatchGetItem on ${store.replicaTable} left ${keys.length} keys unprocessed`);
-      if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
-      const out = await client(store).send(new BatchGetCommand({
-        RequestItems: { [store.replicaTable]: { Keys: keys, ConsistentRead: true } },
-      }));
-      for (const item of out.Responses?.[store.replicaTable] ?? []) heads.set(item.tp as string, toHead(item));
-      keys = out.UnprocessedKeys?.[store.replicaTable]?.Keys as Record<string, unknown>[] | undefined;
-    }
-  }
-  return heads;
+  const items = await batchGetAll(client(store), store.replicaTable, tps.map((tp) => ({ tp, off: HEAD_OFFSET })));
+  return new Map(items.map((item) => [item.tp as string, toHead(item)]));
 }
 
 /** Parses the head a failed condition returned (ALL_OLD), if there was one. */

@@ -13,7 +13,8 @@
  *
  * `readProducerStates` and `listProducerStates` read, strongly consistent.
  */
-import { BatchGetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGetAll } from '../batch-get.js';
 import type { StoredProducerState } from '../model.js';
 import { producersKey } from '../tables.js';
 import { client, type ReplicaStoreRef } from './store.js';
@@ -53,19 +54,8 @@ const toProducerState = (item: Record<string, unknown>): StoredProducerState => 
 
 /** Reads some producers' states of a partition (BatchGetItem, strongly consistent). */
 export async function readProducerStates(store: ReplicaStoreRef, tp: string, producerIds: readonly number[]): Promise<Map<number, StoredProducerState>> {
-  const out = new Map<number, StoredProducerState>();
-  const ids = [...new Set(producerIds)];
-  for (let i = 0; i < ids.length; i += 100) {
-    let keys: Record<string, unknown>[] | undefined = ids.slice(i, i + 100).map((id) => ({ tp: producersKey(tp), off: id }));
-    for (let attempt = 0; keys && keys.length > 0; attempt++) {
-      if (attempt > 8) throw new Error(`BatchGetItem on ${store.replicaTable} left ${keys.length} keys unprocessed`);
-      if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
-      const res = await client(store).send(new BatchGetCommand({ RequestItems: { [store.replicaTable]: { Keys: keys, ConsistentRead: true } } }));
-      for (const item of res.Responses?.[store.replicaTable] ?? []) out.set(item.off as number, toProducerState(item));
-      keys = res.UnprocessedKeys?.[store.replicaTable]?.Keys as Record<string, unknown>[] | undefined;
-    }
-  }
-  return out;
+  const items = await batchGetAll(client(store), store.replicaTable, [...new Set(producerIds)].map((id) => ({ tp: producersKey(tp), off: id })));
+  return new Map(items.map((item) => [item.off as number, toProducerState(item)]));
 }
 
 /** Every producer state of a partition. */
