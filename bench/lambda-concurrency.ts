@@ -10,11 +10,11 @@
  */
 import { startLocalStack } from '../local/stack.js';
 import { replicaTableSpec, DEFAULT_TABLE_PREFIX } from '../lib/storage/tables.js';
-import { barChart, isQuick, writeResult } from './lib/report.js';
+import { barChart, isQuick, writersFromEnv, writeResult } from './lib/report.js';
 import { storeCeiling } from './lib/store-ceiling.js';
 
 // (the quick form, a smoke test in `npm test`, runs the smallest points only)
-const WRITERS = isQuick() ? [1, 4] : process.env.BENCH_WRITERS ? process.env.BENCH_WRITERS.split(',').map(Number) : [1, 4, 16, 64];
+const WRITERS = isQuick() ? [1, 4] : writersFromEnv([1, 4, 16, 64]);
 const SECONDS = isQuick() ? 1 : 10;
 const MODES = ['one process', 'Lambda'] as const;
 

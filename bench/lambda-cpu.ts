@@ -10,10 +10,10 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { startLocalStack } from '../local/stack.js';
-import { isQuick, writeResult } from './lib/report.js';
+import { isQuick, writersFromEnv, writeResult } from './lib/report.js';
 
 // (BENCH_WRITERS=0,1,16 measures those writer counts; 0 is the idle stack)
-const WRITERS = process.env.BENCH_WRITERS ? process.env.BENCH_WRITERS.split(',').map(Number) : [0, 1, 4];
+const WRITERS = writersFromEnv([0, 1, 4]);
 const SECONDS = isQuick() ? 2 : Number(process.env.BENCH_SECONDS ?? 15);
 const TICK_MS = 1000 / 100; // USER_HZ: Linux reports CPU times in 1/100 s
 

@@ -13,6 +13,9 @@ import path from 'node:path';
 /** `npm run bench -- --quick` (or BENCH_QUICK=1): every scenario in a reduced form, for a smoke test. */
 export const isQuick = (): boolean => process.argv.includes('--quick') || process.env.BENCH_QUICK === '1';
 
+/** The writer counts a tuning run asks for in `BENCH_WRITERS` (e.g. `16,64`), else `fallback`. */
+export const writersFromEnv = (fallback: number[]): number[] => (process.env.BENCH_WRITERS ? process.env.BENCH_WRITERS.split(',').map(Number) : fallback);
+
 export interface Machine {
   readonly date: string;
   readonly commit: string;

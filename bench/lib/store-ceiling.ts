@@ -17,7 +17,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 
-export interface CeilingRun {
+export interface StoreCeilingRun {
   /** The stack's environment (its DynamoDB endpoint, region and credentials). */
   readonly env: Readonly<Record<string, string>>;
   /** A replica table on the stack's store. */
@@ -34,7 +34,7 @@ const BYTES = Buffer.alloc(120, 7);
 const STAGE_BASE = 2 ** 52;
 
 /** Records per second the store takes on the path `run` describes. */
-export async function storeCeiling(run: CeilingRun): Promise<number> {
+export async function storeCeiling(run: StoreCeilingRun): Promise<number> {
   const { env } = run;
   const db = DynamoDBDocumentClient.from(new DynamoDBClient({
     endpoint: env.AWS_ENDPOINT_URL_DYNAMODB, region: env.AWS_REGION,
