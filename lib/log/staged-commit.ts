@@ -18,7 +18,7 @@ import { isKafkaError } from '../errors.js';
 import type { ReplicaHead } from '../storage/model.js';
 import { readHead } from '../storage/replica/head.js';
 import {
-  claimCommitter, dropStaged, readStage, releaseCommitter, settleStaged, stageBatches, type Stage, type StagedItem, type StagedOutcome,
+  claimCommitter, dropStaged, lostCommit, readStage, releaseCommitter, settleStaged, stageBatches, type Stage, type StagedItem, type StagedOutcome,
 } from '../storage/replica/staging.js';
 import { ConditionFailed } from '../storage/transact.js';
 import { BATCH_ITEM_OVERHEAD, CHUNK_MAX_BYTES, PRODUCER_ITEM_BYTES, TRANSACTION_MAX_ITEMS } from './append-chunks.js';
@@ -50,6 +50,10 @@ const GAP_GRACE_MS = 2_000;
 const STAGED_TTL_MS = 24 * 3_600_000;
 /** Store failures in a row before the writer answers REQUEST_TIMED_OUT. */
 const MAX_STORE_FAILURES = 3;
+/** A commit leaves out a batch whose writer gives up within twice its recent commit time, and never less than this. */
+const LANDING_MIN_MS = 250;
+/** Commits in a row one round tries on what its lost ones said (the head now, the batches taken back) before it reads the stage again. */
+const ROUND_TRIES = 3;
 
 const contendedUntil = new Map<string, number>();
 /** Per leader replica and partition: the stage id the last commit this instance saw reads from (the head's `stagedFrom`). */
@@ -59,7 +63,7 @@ const stagedFrom = new Map<string, number>();
  * their batches committed, and then (acks=all) for the high watermark. Waits are paced by them, so
  * a writer reads about twice per wait however long the stage is.
  */
-const waited = { commit: 50, hw: 50 };
+const waited = { commit: 50, hw: 50, transaction: 50 };
 const learn = (k: keyof typeof waited, ms: number): void => {
   waited[k] = 0.8 * waited[k] + 0.2 * ms;
 };
@@ -199,6 +203,7 @@ export async function appendStaged(t: AppendTarget, chunk: readonly ReadyBatch[]
   const minIsr = t.minIsr !== undefined && t.minIsr > 1 ? t.minIsr : undefined;
   const body = {
     stage: 'staged' as const, leaderEpoch: t.leaderEpoch, ...(t.minIsr !== undefined ? { acksAll: true } : {}), ...(minIsr !== undefined ? { minIsr } : {}),
+    deadline,
     expiresAt: Math.ceil((Date.now() + STAGED_TTL_MS) / 1000),
     batches: chunk.map((b) => ({
       ...(b.bytes ? { data: b.bytes } : {}), ...(b.s3 ? { s3: b.s3 } : {}),
@@ -288,39 +293,57 @@ const readFrom = (t: AppendTarget, own: number): number => Math.min(own, stagedF
 /**
  * The lease holder's commits: every staged batch it reads, round after round, until nothing is
  * left or `endBy`; under acks=all each round's batches are committed (the fast commit) before the
- * next. Returns the holder's own answer once its batches are in, or undefined (the caller reads
- * the stage again: a round lost to a writer that committed without the lease, or leadership moved).
+ * next. A round whose commit lost tries again at once on what the loss said — the head as it is
+ * now, the batches taken back left out — and reads the stage again only when that does not tell.
+ * Returns the holder's own answer once its batches are in, or undefined (the caller reads the
+ * stage again: rounds lost to writers that committed without the lease, or leadership moved).
  */
 async function commitRounds(t: AppendTarget, own: number, first: Stage, endBy: number): Promise<(AppendedRange | KafkaError)[] | undefined> {
   let answer: (AppendedRange | KafkaError)[] | undefined;
   let stage: Stage | undefined = first;
-  for (let lost = 0; lost < 2;) {
+  rounds: for (let lost = 0; lost < 2;) {
     stage ??= await readStage(t.leader, t.tp, readFrom(t, own));
-    const { head, items } = stage;
+    let { head } = stage;
+    const { items } = stage;
     stage = undefined;
-    if (!head || head.leaderEpoch !== t.leaderEpoch || head.role !== 'leader') break;
-    if (head.stagedFrom !== undefined) stagedFrom.set(headKey(t), head.stagedFrom);
+    if (head?.stagedFrom !== undefined) stagedFrom.set(headKey(t), head.stagedFrom);
     const mine = items.find((i) => i.off === own);
     if (!answer && mine?.stage === 'committed') answer = answerOf(mine);
     const now = Date.now();
     const live = items.filter((i) => i.stage === 'staged' && i.off >= stageIdAt(now - STAGE_WINDOW_MS));
     // (alone in the stage, a writer has no one to combine with: its instance appends directly again)
     if (live.length === 1 && live[0]?.off === own) contendedUntil.delete(headKey(t));
-    const commit = await planCommit(t, head, live.filter((i) => i.leaderEpoch === t.leaderEpoch), own);
-    if (commit.marks.length === 0) break;
-    const taken = new Set(commit.marks.map((m) => m.off));
-    const from = Math.min(stageIdAt(now - SKEW_MS), ...live.filter((i) => !taken.has(i.off)).map((i) => i.off));
-    if (!(await writeCommit(t, head, commit, from))) {
-      lost++;
-      continue;
-    }
-    stagedFrom.set(headKey(t), from);
-    const mark = commit.marks.find((m) => m.off === own);
-    if (mark) answer = answerOf({ off: own, stage: 'committed', leaderEpoch: t.leaderEpoch, outcomes: mark.outcomes, expiresAt: 0 });
-    // acks=all: the writers of this round wait for the high watermark; it moves now.
-    if (commit.acksAll && t.stateIsr) {
-      const fast = await commitFromMemory(t.leader, t.tp, t.leaderEpoch, commit.plan.next, t.stateIsr, { awaitPredecessor: true }).catch(() => undefined);
-      if (fast && answer && mark) answer = answer.map((r) => (r instanceof KafkaError ? r : { ...r, committed: fast }));
+    // (a batch whose writer gives up before this commit could land would only make it lose)
+    const landsBy = now + Math.max(LANDING_MIN_MS, 2 * waited.transaction);
+    let takeable = live.filter((i) => i.leaderEpoch === t.leaderEpoch && (i.off === own || i.deadline === undefined || i.deadline > landsBy));
+    for (let tries = 1; ; tries++) {
+      if (!head || head.leaderEpoch !== t.leaderEpoch || head.role !== 'leader') break rounds;
+      const commit = await planCommit(t, head, takeable, own);
+      if (commit.marks.length === 0) break rounds;
+      const taken = new Set(commit.marks.map((m) => m.off));
+      const from = Math.min(stageIdAt(now - SKEW_MS), ...live.filter((i) => !taken.has(i.off)).map((i) => i.off));
+      const sent = Date.now();
+      const out = await writeCommit(t, head, commit, from);
+      learn('transaction', Date.now() - sent);
+      if (out !== true) {
+        if (!out || tries >= ROUND_TRIES) {
+          lost++;
+          continue rounds;
+        }
+        head = out.head ?? head;
+        const { notStaged } = out;
+        takeable = takeable.filter((i) => !notStaged.has(i.off));
+        continue;
+      }
+      stagedFrom.set(headKey(t), from);
+      const mark = commit.marks.find((m) => m.off === own);
+      if (mark) answer = answerOf({ off: own, stage: 'committed', leaderEpoch: t.leaderEpoch, outcomes: mark.outcomes, expiresAt: 0 });
+      // acks=all: the writers of this round wait for the high watermark; it moves now.
+      if (commit.acksAll && t.stateIsr) {
+        const fast = await commitFromMemory(t.leader, t.tp, t.leaderEpoch, commit.plan.next, t.stateIsr, { awaitPredecessor: true }).catch(() => undefined);
+        if (fast && answer && mark) answer = answer.map((r) => (r instanceof KafkaError ? r : { ...r, committed: fast }));
+      }
+      break;
     }
     if (answer && Date.now() >= endBy) break;
   }
@@ -349,19 +372,20 @@ async function awaitHighWatermark(t: AppendTarget, item: StagedItem): Promise<(A
   return answerOf(item);
 }
 
-/** One commit attempt's transaction. Returns false when it lost (a condition failed, or a conflict). */
-async function writeCommit(t: AppendTarget, head: ReplicaHead, commit: Commit, stagedFrom: number): Promise<boolean> {
+/**
+ * One commit attempt's transaction. Returns true when it was applied; when it lost (a condition
+ * failed, or a conflict), what the loss said (lostCommit), or undefined when it did not tell.
+ */
+async function writeCommit(t: AppendTarget, head: ReplicaHead, commit: Commit, stagedFrom: number): Promise<true | ReturnType<typeof lostCommit>> {
   const { plan } = commit;
   const producers = producerWrites(plan);
+  const nothingAppended = plan.records.length === 0;
   try {
-    if (plan.records.length === 0) {
-      await settleStaged(t.leader, t.tp, { expectLeo: head.leo, leaderEpoch: t.leaderEpoch }, commit.marks);
-      return true;
-    }
-    await appendOnHead(t, head, plan.records, producers, { staged: commit.marks, stagedFrom, once: true, ...(commit.minIsr !== undefined ? { minIsr: commit.minIsr } : {}) });
+    if (nothingAppended) await settleStaged(t.leader, t.tp, { expectLeo: head.leo, leaderEpoch: t.leaderEpoch }, commit.marks);
+    else await appendOnHead(t, head, plan.records, producers, { staged: commit.marks, stagedFrom, once: true, ...(commit.minIsr !== undefined ? { minIsr: commit.minIsr } : {}) });
     return true;
   } catch (err) {
-    if (err instanceof ConditionFailed) return false;
+    if (err instanceof ConditionFailed) return lostCommit(err, commit.marks, nothingAppended ? 1 : 1 + plan.records.length + producers.length);
     throw err;
   }
 }

@@ -33,7 +33,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { S3Pointer } from '../model.js';
 import type { ReplicaHead } from '../model.js';
 import { COMMITTER_OFFSET, HEAD_OFFSET, STAGE_BASE } from '../tables.js';
-import { transactWrite } from '../transact.js';
+import { transactWrite, type ConditionFailed } from '../transact.js';
 import { client, toHead, type ReplicaStoreRef } from './store.js';
 
 const keyOf = (tp: string, id: number) => ({ tp, off: id - STAGE_BASE });
@@ -69,6 +69,8 @@ export interface StagedItem {
   readonly batches?: readonly StagedBatchItem[];
   /** When committed: one outcome per batch, in order. */
   readonly outcomes?: readonly StagedOutcome[];
+  /** When its writer gives up waiting (epoch ms): a commit that could not land before leaves it out. */
+  readonly deadline?: number;
   readonly expiresAt: number;
 }
 
@@ -184,6 +186,25 @@ export async function settleStaged(
     },
     ...marks.map((m) => commitStagedItem(store, tp, m.off, m.outcomes)),
   ], { conflictAttempts: 1 });
+}
+
+/**
+ * What a commit transaction that lost says, from its cancellation reasons: the head as it is now
+ * when the head's condition failed, and which of the staged items it took are no longer staged.
+ * `marksFrom` is the index of the first staged item's entry in the transaction. Undefined when
+ * that does not tell (a conflict, the head gone, another item's condition alone): the caller reads
+ * the stage again.
+ */
+export function lostCommit(err: ConditionFailed, marks: readonly { readonly off: number }[], marksFrom: number): { readonly head?: ReplicaHead; readonly notStaged: ReadonlySet<number> } | undefined {
+  if (err.items.some((i) => i.code !== 'ConditionalCheckFailed')) return undefined;
+  const head = err.at(0);
+  if (head && !head.current) return undefined;
+  if (!head && err.items.some((i) => i.index < marksFrom)) return undefined;
+  const notStaged = new Set(err.items.flatMap((i) => {
+    const mark = i.index >= marksFrom ? marks[i.index - marksFrom] : undefined;
+    return mark ? [mark.off] : [];
+  }));
+  return { ...(head?.current ? { head: toHead(head.current) } : {}), notStaged };
 }
 
 /** Takes a staged item back. Returns undefined when it was dropped, else the item as stored (committed, or gone: undefined too). */

@@ -7,12 +7,13 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import type { AppendTarget } from '../../../lib/log/append.js';
-import { readyBatch } from '../../../lib/log/append-plan.js';
+import { appendOnHead, planBatch, readyBatch, startPlan } from '../../../lib/log/append-plan.js';
 import { appendStaged, contended } from '../../../lib/log/staged-commit.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
 import { queryBatches } from '../../../lib/storage/replica/reads.js';
 import { readHead } from '../../../lib/storage/replica/head.js';
-import { claimCommitter, dropStaged, readStage, releaseCommitter, stageBatches } from '../../../lib/storage/replica/staging.js';
+import { claimCommitter, dropStaged, readStage, releaseCommitter, stageBatches, type StagedItem } from '../../../lib/storage/replica/staging.js';
+import type { ReplicaHead } from '../../../lib/storage/model.js';
 import { KafkaError } from '../../../lib/protocol/errors.js';
 import { decodeBatches } from '../../../lib/protocol/record-batch.js';
 import { BATCH_OPTIONS, batchOf } from '../../support/batches.js';
@@ -31,6 +32,31 @@ async function logOf(t: AppendTarget): Promise<string[]> {
 const ready = (value: string) => batchOf(value).map((b) => readyBatch(b));
 const idempotent = (producerId: number, seq: number, value: string) =>
   prepareBatches([{ key: null, value: Buffer.from(value), headers: [] }], BATCH_OPTIONS, Date.now(), { producerId, producerEpoch: 0, baseSequence: seq }).map((b) => readyBatch(b));
+
+/** A staged item of another writer holding `value`, as appendStaged puts it. */
+const stagedItem = (t: AppendTarget, off: number, value: string, extra: Partial<StagedItem> = {}): StagedItem => ({
+  off, stage: 'staged', leaderEpoch: t.leaderEpoch, expiresAt: Math.ceil(Date.now() / 1000) + 3600,
+  batches: ready(value).map((b) => ({ data: b.bytes, recordCount: b.recordCount, maxTimestamp: b.maxTimestamp, sizeBytes: b.sizeBytes })),
+  ...extra,
+});
+
+/**
+ * Counts the partition's stage reads and commit transactions; `beforeCommit` runs before the
+ * commit transaction it is given the number of (1, 2, ...) reaches the store.
+ */
+function watchCommits(t: AppendTarget, beforeCommit: (n: number) => Promise<void>): { reads: () => number; commits: () => number } {
+  let reads = 0;
+  let commits = 0;
+  hookStoreClient(t.leader.endpoint, 'initialize', (next, context) => async (args) => {
+    const name = String(context.commandName);
+    if (JSON.stringify(args.input).includes(`"${t.tp}"`)) {
+      if (name.includes('Query')) reads++;
+      if (name.includes('TransactWrite')) await beforeCommit(++commits);
+    }
+    return next(args);
+  });
+  return { reads: () => reads, commits: () => commits };
+}
 
 /** Counts the append transactions on the partition that the leader's store applied. */
 function countCommits(t: AppendTarget): () => number {
@@ -81,12 +107,8 @@ describe('Group commit across instances', () => {
   it('where an instance died after staging, the next writer commits its batch (nobody answered it), and a batch taken back is never committed', async () => {
     const t = await newPartition();
     const [dead, abandoned] = [Date.now() * 1000, Date.now() * 1000 + 1];
-    const item = (off: number, value: string) => ({
-      off, stage: 'staged' as const, leaderEpoch: t.leaderEpoch, expiresAt: Math.ceil(Date.now() / 1000) + 3600,
-      batches: ready(value).map((b) => ({ data: b.bytes, recordCount: b.recordCount, maxTimestamp: b.maxTimestamp, sizeBytes: b.sizeBytes })),
-    });
-    expect(await stageBatches(t.leader, t.tp, item(dead, 'orphan'))).toBe(true);
-    expect(await stageBatches(t.leader, t.tp, item(abandoned, 'taken-back'))).toBe(true);
+    expect(await stageBatches(t.leader, t.tp, stagedItem(t, dead, 'orphan'))).toBe(true);
+    expect(await stageBatches(t.leader, t.tp, stagedItem(t, abandoned, 'taken-back'))).toBe(true);
     expect(await dropStaged(t.leader, t.tp, abandoned)).toBeUndefined();
     const answer = await appendStaged(t, ready('next'), soon());
     expect(await logOf(t)).toEqual(['orphan@0', 'next@1']);
@@ -100,16 +122,57 @@ describe('Group commit across instances', () => {
 
   it('an instance whose writer met other staged batches keeps staging; one whose writer found its batch alone appends directly again', async () => {
     const t = await newPartition();
-    const other = Date.now() * 1000;
-    expect(await stageBatches(t.leader, t.tp, {
-      off: other, stage: 'staged', leaderEpoch: t.leaderEpoch, expiresAt: Math.ceil(Date.now() / 1000) + 3600,
-      batches: ready('other').map((b) => ({ data: b.bytes, recordCount: b.recordCount, maxTimestamp: b.maxTimestamp, sizeBytes: b.sizeBytes })),
-    })).toBe(true);
+    expect(await stageBatches(t.leader, t.tp, stagedItem(t, Date.now() * 1000, 'other'))).toBe(true);
     await appendStaged(t, ready('met'), soon());
     expect(contended(t)).toBe(true);
     await appendStaged(t, ready('alone'), soon());
     expect(contended(t)).toBe(false);
     expect(await logOf(t)).toEqual(['other@0', 'met@1', 'alone@2']);
+  });
+
+  it('where a batch the commit took is taken back before the commit lands, the commit leaves it out and commits the rest at once, without reading the stage again', async () => {
+    const t = await newPartition();
+    const [kept, takenBack] = [Date.now() * 1000, Date.now() * 1000 + 1];
+    expect(await stageBatches(t.leader, t.tp, stagedItem(t, kept, 'kept'))).toBe(true);
+    expect(await stageBatches(t.leader, t.tp, stagedItem(t, takenBack, 'taken-back'))).toBe(true);
+    const watch = watchCommits(t, async (n) => {
+      if (n === 1) expect(await dropStaged(t.leader, t.tp, takenBack)).toBeUndefined();
+    });
+    const answer = await appendStaged(t, ready('writer'), soon());
+    expect(answer[0]).toMatchObject({ baseOffset: 1, lastOffset: 1 });
+    expect(await logOf(t)).toEqual(['kept@0', 'writer@1']);
+    expect(watch.commits()).toBe(2);
+    // (the writer's read that took the lease, and its next round's, which finds nothing left)
+    expect(watch.reads()).toBe(2);
+    expect((await readStage(t.leader, t.tp, 0)).items.find((i) => i.off === takenBack)).toMatchObject({ stage: 'dropped' });
+  });
+
+  it('where another instance appends directly before the commit lands, the commit tries again on the head its loss returned, without reading the stage again', async () => {
+    const t = await newPartition();
+    expect(await stageBatches(t.leader, t.tp, stagedItem(t, Date.now() * 1000, 'kept'))).toBe(true);
+    const watch = watchCommits(t, async (n) => {
+      if (n !== 1) return;
+      const head = await readHead(t.leader, t.tp);
+      const plan = startPlan(head as ReplicaHead, new Map());
+      for (const b of ready('direct')) planBatch(t, plan, b);
+      await appendOnHead(t, head as ReplicaHead, plan.records, []);
+    });
+    const answer = await appendStaged(t, ready('writer'), soon());
+    expect(answer[0]).toMatchObject({ baseOffset: 2, lastOffset: 2 });
+    expect(await logOf(t)).toEqual(['direct@0', 'kept@1', 'writer@2']);
+    expect(watch.commits()).toBe(3);
+    // (the writer's read that took the lease, and its next round's, which finds nothing left)
+    expect(watch.reads()).toBe(2);
+  });
+
+  it('leaves out a batch whose writer gives up before the commit could land, which that writer then takes back', async () => {
+    const t = await newPartition();
+    const [leaving, staying] = [Date.now() * 1000, Date.now() * 1000 + 1];
+    expect(await stageBatches(t.leader, t.tp, stagedItem(t, leaving, 'leaving', { deadline: Date.now() + 50 }))).toBe(true);
+    expect(await stageBatches(t.leader, t.tp, stagedItem(t, staying, 'staying', { deadline: soon() }))).toBe(true);
+    await appendStaged(t, ready('writer'), soon());
+    expect(await logOf(t)).toEqual(['staying@0', 'writer@1']);
+    expect(await dropStaged(t.leader, t.tp, leaving)).toBeUndefined();
   });
 
   it('where the answer to a writer\'s commit is lost, it learns its offset from the stage and nothing is appended twice', async () => {
