@@ -54,6 +54,11 @@ export interface ControllerOptions {
    * @default Date.now
    */
   readonly clock?: () => number;
+  /**
+   * How long one tick spends deleting the copies removed replicas hold; what is left is the next
+   * tick's (a large copy never holds up the lease renewal or the sweep). @default 1000
+   */
+  readonly purgeSliceMs?: number;
   /** Points where a fault test delays or interleaves a tick. @default none */
   readonly hooks?: ControllerHooks;
 }
@@ -110,11 +115,13 @@ export class Controller {
   private walkedVersion: number | undefined;
   /** The tick's `now` minus the clock at its start: a skewed tick keeps its skew as time passes. */
   private skew = 0;
+  /** When this tick stops deleting removed replicas' copies (epoch ms). */
+  private purgeUntil = 0;
   readonly o: Required<Omit<ControllerOptions, 'catchUp' | 'hooks'>> & Pick<ControllerOptions, 'catchUp' | 'hooks'>;
 
   constructor(o: ControllerOptions) {
     const tickMs = o.tickMs ?? 1000;
-    this.o = { leaseMs: 3 * tickMs, sessionTimeoutMs: 9000, probeTimeoutMs: 1000, clock: () => Date.now(), ...o, tickMs };
+    this.o = { leaseMs: 3 * tickMs, sessionTimeoutMs: 9000, probeTimeoutMs: 1000, purgeSliceMs: 1000, clock: () => Date.now(), ...o, tickMs };
   }
 
   /** The time now, on the tick's clock. */
@@ -142,6 +149,8 @@ export class Controller {
   private async tickOnce(now: number): Promise<TickReport> {
     const report = { fenced: [] as number[], unfenced: [] as number[], elections: 0, scanned: false, unseen: [] as number[], moving: 0 };
     if (!(await this.holdLease(now))) return { role: 'standby', ...report };
+    // (store time, not the tick's clock: deletes take real time whatever the tick's clock says)
+    this.purgeUntil = Date.now() + this.o.purgeSliceMs;
     // A gap of a whole session between ticks (a scheduled controller that ran a minute ago, a
     // frozen container) observed nothing: what was seen before it says nothing of now, so every
     // broker gets a fresh session timeout — a store is fenced only after failing for that long
@@ -395,7 +404,7 @@ export class Controller {
     const next = reassigning(p) ? await completeReassignment(topic, p, alive, stores, lease) : p;
     // Added replicas not in the ISR yet: the sweep brings them up (and in).
     if (next.leader >= 0 && (next.addingReplicas ?? []).some((r) => !next.isr.includes(r))) this.catchUps.set(topicPartitionKey(next.topicId, next.partition), { topic, p: next });
-    return purgeRemoved(topic, next, alive, stores, lease);
+    return purgeRemoved(topic, next, alive, stores, lease, this.purgeUntil);
   }
 
   /** Makes every live replica's head say the role and leader epoch its partition state says. */

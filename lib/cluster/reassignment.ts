@@ -176,10 +176,13 @@ export async function completeReassignment(
  * Deletes the copies that brokers in `purging` still hold (demoted first, so a stale leader takes no
  * append while it goes), then drops them from `purging`. A broker that is fenced keeps its entry
  * (tried again when it is back); one no longer registered, or in the replicas again, is dropped
- * without deleting. Returns the state after it. Errors: `LeaseLost`.
+ * without deleting. A copy not deleted by `until` (epoch ms) keeps its entry too: the next walk
+ * deletes on from where this one stopped, so no walk is held up by a large copy. Returns the
+ * state after it. Errors: `LeaseLost`.
  */
 export async function purgeRemoved(
   topic: string, p: PartitionRecord, alive: ReadonlySet<number>, stores: ReadonlyMap<number, ReplicaStoreRef>, lease: Lease,
+  until = Number.POSITIVE_INFINITY,
 ): Promise<PartitionRecord> {
   const purging = p.purging ?? none;
   if (purging.length === 0) return p;
@@ -196,7 +199,7 @@ export async function purgeRemoved(
       await setRole(store, tp, 'follower', p.leaderEpoch).catch((err: unknown) => {
         if (!(err instanceof ConditionFailed)) throw err; // no head left, or a newer epoch: nothing to demote
       });
-      await deletePartition(store, tp);
+      if (!(await deletePartition(store, tp, until))) continue;
       done.push(b);
       logger.info({ event: 'replica-purged', topic, partition: p.partition, broker: b }, 'removed replica\'s data deleted');
     } catch (err) {

@@ -9,7 +9,8 @@
  *   99 a transaction; the head kept. Failure: throws `ConditionFailed` (index 0 carries the
  *   current head); that transaction deleted nothing, earlier ones stay deleted.
  * - `deletePartition` and `emptyStore` — no condition: batched deletes of a partition's head,
- *   batches and producer states, or of every item in the table (returning how many).
+ *   batches and producer states (all of them, or as many as a time budget allows), or of every
+ *   item in the table (returning how many).
  */
 import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { HEAD_OFFSET, producersKey } from '../tables.js';
@@ -17,9 +18,14 @@ import { MAX_TRANSACTION_ITEMS, transactWrite } from '../transact.js';
 import { readHead, tailStartOf } from './head.js';
 import { batchWriteAll, client, type ReplicaStoreRef } from './store.js';
 
-/** Deletes a partition from a replica table: its head, every batch, every producer state. */
-export async function deletePartition(store: ReplicaStoreRef, tp: string): Promise<void> {
-  for (const key of [tp, producersKey(tp)]) await deleteAll(store, key);
+/**
+ * Deletes a partition from a replica table: its head, every batch, every producer state (staged
+ * items and the committer lease too: they are under its key). With `until` (epoch ms) it stops
+ * once past it, after at least one call of deletes; returns whether everything is deleted.
+ */
+export async function deletePartition(store: ReplicaStoreRef, tp: string, until = Number.POSITIVE_INFINITY): Promise<boolean> {
+  for (const key of [tp, producersKey(tp)]) if (!(await deleteAll(store, key, undefined, undefined, until))) return false;
+  return true;
 }
 
 /**
@@ -39,12 +45,21 @@ export async function deleteLog(store: ReplicaStoreRef, tp: string, claimedAt: n
   await deleteAll(store, producersKey(tp), undefined, remove);
 }
 
-/** Deletes every item under `key` (from offset `fromOff` on), a page of keys at a time (`remove`: unconditional batch deletes by default). */
+/** Unconditional deletes of one page of keys, a BatchWriteItem at a time. */
+const DELETES_A_CALL = 25;
+
+/**
+ * Deletes every item under `key` (from offset `fromOff` on), a page of keys at a time (`remove`:
+ * unconditional batch deletes by default). Past `until` it stops after the deletes it sent (at
+ * least one call of them) and returns false; true once everything is deleted.
+ */
 async function deleteAll(
   store: ReplicaStoreRef, key: string, fromOff?: number,
   remove: (keys: Record<string, unknown>[]) => Promise<void> = (keys) => batchWriteAll(store, keys.map((Key) => ({ DeleteRequest: { Key } }))),
-): Promise<void> {
+  until = Number.POSITIVE_INFINITY,
+): Promise<boolean> {
   let start: Record<string, unknown> | undefined;
+  let sent = false;
   do {
     const out = await client(store).send(new QueryCommand({
       TableName: store.replicaTable,
@@ -55,9 +70,19 @@ async function deleteAll(
       ConsistentRead: true,
       ExclusiveStartKey: start,
     }));
-    await remove((out.Items ?? []).map((k) => ({ tp: k.tp, off: k.off })));
+    const keys = (out.Items ?? []).map((k) => ({ tp: k.tp, off: k.off }));
+    if (until === Number.POSITIVE_INFINITY) await remove(keys);
+    else {
+      for (let i = 0; i < keys.length; i += DELETES_A_CALL) {
+        if (sent && Date.now() >= until) return false;
+        await remove(keys.slice(i, i + DELETES_A_CALL));
+        sent = true;
+      }
+    }
     start = out.LastEvaluatedKey;
+    if (start && sent && Date.now() >= until) return false;
   } while (start);
+  return true;
 }
 
 /**

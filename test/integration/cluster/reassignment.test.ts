@@ -31,7 +31,7 @@ beforeAll(async () => {
 /** The controllers' clock: past any lease, moved only by the tests. */
 let t = Date.now() + 60 * 60_000;
 let ids = 0;
-const newController = () => new Controller({ id: `reassign-${ids++}`, tickMs: 1000, leaseMs: 3000, sessionTimeoutMs: 600_000, probeTimeoutMs: 15_000, clock: () => t, catchUp: async (topic, topicId, partition) => { await markLagging(topic, topicId, partition); } });
+const newController = (o: { purgeSliceMs?: number } = {}) => new Controller({ id: `reassign-${ids++}`, tickMs: 1000, leaseMs: 3000, sessionTimeoutMs: 600_000, probeTimeoutMs: 15_000, clock: () => t, catchUp: async (topic, topicId, partition) => { await markLagging(topic, topicId, partition); }, ...o });
 /** The controller the tests tick (one, so that it keeps the lease from tick to tick). */
 const ctl = newController();
 const tick = async (c: Controller) => {
@@ -171,6 +171,28 @@ describe('Partition reassignment', () => {
     const after = await completeReassignment(name, seen, new Set([1, 2, 3, 4]), new Map(brokers.map((b) => [b.brokerId, b])), lease);
     expect(after).toEqual(cancelled);
     expect(await readPartition(name, 0)).toEqual(cancelled);
+  });
+
+  it('deletes a removed copy too large for one tick over several ticks, each within its purge budget (the ticks, and the sweeps between them, go on)', async () => {
+    const { name, tp, sweep } = await topicOn([1, 2, 3], 0);
+    for (let i = 0; i < 30; i++) {
+      expect((await produce(name, [{ partition: 0, key: null, headers: [], value: Buffer.from(`r${i}`) }], { acks: 'all' }))[0]?.ok).toBe(true);
+    }
+    t += 10_000; // (the shared controller's lease runs out: this one takes it)
+    const slicing = newController({ purgeSliceMs: 0 });
+    await startReassignment(name, 0, [1, 2, 4]);
+    await tick(slicing); // the walk marks the partition for the sweep
+    await sweep.sweep();
+    await tick(slicing); // completes, and deletes a first part of 3's copy
+    expect((await readPartition(name, 0))).toMatchObject({ replicas: [1, 2, 4], purging: [3] });
+    const left = (await offsets(3, tp)).length;
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeLessThan(30);
+    for (let i = 0; i < 5 && (await readPartition(name, 0))?.purging; i++) await tick(slicing);
+    expect((await readPartition(name, 0))?.purging).toBeUndefined();
+    expect(await offsets(3, tp)).toEqual([]);
+    expect(await readHead(store(3), tp)).toBeUndefined();
+    t += 10_000; // (and gives the lease back to the shared one)
   });
 
   it('a controller that dies after completing leaves the purge to its successor', async () => {
