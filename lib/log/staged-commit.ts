@@ -26,7 +26,7 @@ import {
   appendOnHead, AppendOutcomeUnknown, checkLeadership, forkPlan, headKey, isStoreFailure, notEnoughReplicas, planBatch,
   producerStates, producerWrites, startPlan, type AppendedRange, type AppendTarget, type Plan, type ReadyBatch,
 } from './append-plan.js';
-import { commitFromMemory } from './fast-commit.js';
+import { commitFromMemory, type FastCommit } from './fast-commit.js';
 
 /** How far back a commit looks for staged items: longer than a writer waits (its race budget, 10 s). */
 const STAGE_WINDOW_MS = 20_000;
@@ -292,8 +292,8 @@ const readFrom = (t: AppendTarget, own: number): number => Math.min(own, stagedF
 
 /**
  * The lease holder's commits: every staged batch it reads, round after round, until nothing is
- * left or `endBy`; under acks=all each round's batches are committed (the fast commit) before the
- * next. A round whose commit lost tries again at once on what the loss said — the head as it is
+ * left or `endBy`; under acks=all each round's batches are committed (the fast commit) while the
+ * next round is read and appended. A round whose commit lost tries again at once on what the loss said — the head as it is
  * now, the batches taken back left out — and reads the stage again only when that does not tell.
  * Returns the holder's own answer once its batches are in, or undefined (the caller reads the
  * stage again: rounds lost to writers that committed without the lease, or leadership moved).
@@ -301,6 +301,8 @@ const readFrom = (t: AppendTarget, own: number): number => Math.min(own, stagedF
 async function commitRounds(t: AppendTarget, own: number, first: Stage, endBy: number): Promise<(AppendedRange | KafkaError)[] | undefined> {
   let answer: (AppendedRange | KafkaError)[] | undefined;
   let stage: Stage | undefined = first;
+  let copying: Promise<FastCommit | undefined> = Promise.resolve(undefined);
+  let ownCopy: Promise<FastCommit | undefined> | undefined;
   rounds: for (let lost = 0; lost < 2;) {
     stage ??= await readStage(t.leader, t.tp, readFrom(t, own));
     let { head } = stage;
@@ -338,16 +340,23 @@ async function commitRounds(t: AppendTarget, own: number, first: Stage, endBy: n
       stagedFrom.set(headKey(t), from);
       const mark = commit.marks.find((m) => m.off === own);
       if (mark) answer = answerOf({ off: own, stage: 'committed', leaderEpoch: t.leaderEpoch, outcomes: mark.outcomes, expiresAt: 0 });
-      // acks=all: the writers of this round wait for the high watermark; it moves now.
+      // acks=all: the writers of this round wait for the high watermark; it moves now, while the
+      // next round is read and appended (one fast commit after another: each copies what the
+      // one before left, and one that finds its round covered already writes nothing).
       if (commit.acksAll && t.stateIsr) {
-        const fast = await commitFromMemory(t.leader, t.tp, t.leaderEpoch, commit.plan.next, t.stateIsr, { awaitPredecessor: true }).catch(() => undefined);
-        if (fast && answer && mark) answer = answer.map((r) => (r instanceof KafkaError ? r : { ...r, committed: fast }));
+        const [upTo, stateIsr] = [commit.plan.next, t.stateIsr];
+        copying = copying.then((before) => (before && before.highWatermark >= upTo ? before
+          : commitFromMemory(t.leader, t.tp, t.leaderEpoch, upTo, stateIsr, { awaitPredecessor: true }))).catch(() => undefined);
+        if (mark) ownCopy = copying;
       }
       break;
     }
     if (answer && Date.now() >= endBy) break;
   }
-  return answer;
+  // (the fast commits end before the answer: after it, the instance may be frozen)
+  await copying;
+  const fast = await ownCopy;
+  return fast && answer ? answer.map((r) => (r instanceof KafkaError ? r : { ...r, committed: fast })) : answer;
 }
 
 /**
