@@ -3,6 +3,8 @@
  * of the ISR in preferred (replica list) order leads. With no live ISR member the partition goes
  * offline and keeps its last ISR, so that a returning member can lead without losing data — unless
  * the topic allows unclean election, when the first live replica leads and the ISR restarts with it.
+ * A replica a reassignment is still adding never leads before it joins the ISR: until its full
+ * sync has made its head it holds no log at all, and a leader without one could serve nothing.
  */
 import type { PartitionRecord } from '../storage/model.js';
 
@@ -14,12 +16,16 @@ export interface ElectionDecision {
   readonly unclean: boolean;
 }
 
+/** The replica an unclean election hands the partition to: the first live one the partition is not still adding. */
+export const uncleanCandidate = (p: PartitionRecord, alive: ReadonlySet<number>): number | undefined =>
+  p.replicas.find((r) => alive.has(r) && !(p.addingReplicas ?? []).includes(r));
+
 export function chooseLeader(p: PartitionRecord, alive: ReadonlySet<number>, uncleanAllowed: boolean): ElectionDecision {
   const liveIsr = p.replicas.filter((r) => p.isr.includes(r) && alive.has(r));
   if (liveIsr.length > 0) {
     return { leader: liveIsr[0] as number, isr: p.isr.filter((r) => alive.has(r)), unclean: false };
   }
-  const live = p.replicas.find((r) => alive.has(r));
+  const live = uncleanCandidate(p, alive);
   if (uncleanAllowed && live !== undefined) return { leader: live, isr: [live], unclean: true };
   return { leader: -1, isr: p.isr, unclean: false };
 }

@@ -13,6 +13,7 @@ import { topicPartitionKey, type Lease, type PartitionRecord } from '../storage/
 import { setRole } from '../storage/replica/head.js';
 import { type ReplicaStoreRef } from '../storage/replica/store.js';
 import { ConditionFailed } from '../storage/transact.js';
+import { uncleanCandidate } from './election.js';
 import { changePartition } from './partition-state.js';
 import { stringConfig } from './topic-configs.js';
 
@@ -33,8 +34,8 @@ export function electionChoice(p: PartitionRecord, alive: ReadonlySet<number>, t
   if (!uncleanAllowed) {
     return new KafkaError('POLICY_VIOLATION', `Unclean leader election is not allowed for this topic (unclean.leader.election.enable=false): acknowledged records could be lost.`);
   }
-  const live = p.replicas.find((r) => alive.has(r));
-  if (live === undefined) return new KafkaError('ELIGIBLE_LEADERS_NOT_AVAILABLE', `No replica of ${where} is alive.`);
+  const live = uncleanCandidate(p, alive);
+  if (live === undefined) return new KafkaError('ELIGIBLE_LEADERS_NOT_AVAILABLE', `No replica of ${where} is alive (a replica a reassignment is still adding cannot lead).`);
   return live;
 }
 

@@ -19,6 +19,12 @@ describe('Function: chooseLeader', () => {
     expect(chooseLeader(part({ isr: [1] }), alive(3), true)).toEqual({ leader: 3, isr: [3], unclean: true });
     expect(chooseLeader(part({ isr: [1] }), alive(), true).leader).toBe(-1);
   });
+
+  it('never lets a replica a reassignment is still adding lead, even uncleanly: it may hold no log yet (its full sync makes its head)', () => {
+    const moving = part({ replicas: [1, 2, 4, 3], isr: [1, 2], addingReplicas: [4], removingReplicas: [3] });
+    expect(chooseLeader(moving, alive(4), true)).toEqual({ leader: -1, isr: [1, 2], unclean: false });
+    expect(chooseLeader(moving, alive(3, 4), true)).toEqual({ leader: 3, isr: [3], unclean: true });
+  });
 });
 
 describe('Function: reconcile', () => {
