@@ -47,6 +47,12 @@ export async function deleteLog(store: ReplicaStoreRef, tp: string, claimedAt: n
 
 /** Unconditional deletes of one page of keys, a BatchWriteItem at a time. */
 const DELETES_A_CALL = 25;
+/**
+ * Keys a page of the deleting Query asks for. Without a limit a page is 1 MB of items as stored,
+ * thousands of small ones (a busy partition's staged items) — a read a loaded store may not
+ * answer within the client's request timeout, so that a purge that starts over could never pass it.
+ */
+const DELETE_PAGE_KEYS = 500;
 
 /**
  * Deletes every item under `key` (from offset `fromOff` on), a page of keys at a time (`remove`:
@@ -66,6 +72,7 @@ async function deleteAll(
       KeyConditionExpression: fromOff === undefined ? 'tp = :tp' : 'tp = :tp AND off >= :from',
       ExpressionAttributeValues: { ':tp': key, ...(fromOff === undefined ? {} : { ':from': fromOff }) },
       ProjectionExpression: 'tp, off',
+      Limit: DELETE_PAGE_KEYS,
       // (what a failed sync wrote just before it gave its claim up must be seen)
       ConsistentRead: true,
       ExclusiveStartKey: start,
