@@ -78,13 +78,12 @@ async function deleteAll(
       ExclusiveStartKey: start,
     }));
     const keys = (out.Items ?? []).map((k) => ({ tp: k.tp, off: k.off }));
-    if (until === Number.POSITIVE_INFINITY) await remove(keys);
-    else {
-      for (let i = 0; i < keys.length; i += DELETES_A_CALL) {
-        if (sent && Date.now() >= until) return false;
-        await remove(keys.slice(i, i + DELETES_A_CALL));
-        sent = true;
-      }
+    // (with no budget, the page goes to `remove` whole: a transactional remove fills its own transactions)
+    const step = until === Number.POSITIVE_INFINITY ? Math.max(1, keys.length) : DELETES_A_CALL;
+    for (let i = 0; i < keys.length; i += step) {
+      if (sent && Date.now() >= until) return false;
+      await remove(keys.slice(i, i + step));
+      sent = true;
     }
     start = out.LastEvaluatedKey;
     if (start && sent && Date.now() >= until) return false;
