@@ -23,6 +23,8 @@ interface Point {
   perSecond: number; p50: number; p99: number; failed: number; acked: number;
   /** Lambda: records/s the store itself takes for the operations the path needs (bench/lib/store-ceiling.ts). */
   ceiling?: number;
+  /** Lambda: execution environments started during the point (any function). */
+  coldStarts?: number;
 }
 
 interface Check { mode: string; acks: string; acked: number; found: number; missing: number; duplicates: number; misplaced: number; gaps: number; end: number }
@@ -31,6 +33,15 @@ const percentile = (xs: number[], q: number): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
 };
+
+/** Environments a warm-up wave may start at once: their cold starts end within Lambda's init limit on this machine. */
+const WARM_STEP = 8;
+
+/** The local Lambda runtime's counters and environments. */
+const lambdaStats = async (url: string) => (await (await fetch(`${url}/local/lambda`)).json()) as { coldStarts: number; environments: { fn: string; state: string }[] };
+
+/** The produce function's live execution environments. */
+const produceEnvironments = async (url: string): Promise<number> => (await lambdaStats(url)).environments.filter((e) => e.fn === 'produce' && e.state !== 'dead').length;
 
 async function measure(mode: typeof MODES[number]): Promise<{ points: Point[]; checks: Check[] }> {
   const lambda = mode === 'Lambda';
@@ -45,10 +56,24 @@ async function measure(mode: typeof MODES[number]): Promise<{ points: Point[]; c
       const topic = `contention-${acks}`;
       await call('POST', '/topics', { topic_name: topic, partitions_count: 1, replication_factor: 3 });
       const answered = new Map<string, number>();
-      // Warm-up: every environment the largest point needs, started once.
-      await Promise.all(Array.from({ length: Math.max(...WRITERS) }, (_, i) => call('POST', `/topics/${topic}/records?acks=${acks}`, { partition_id: 0, value: { type: 'STRING', data: `warm-${i}` } })
-        .then((r) => { if (r.status === 200) answered.set(`warm-${i}`, JSON.parse(r.text).offset); })));
+      // Warm-up: every environment the largest point needs, started before any point is measured
+      // (a cold start takes this machine's CPU from every other environment; in AWS it does not).
+      // Requests sent at once start as many environments, but dozens of cold starts at once on two
+      // cores outlast Lambda's init limit: each wave adds a few, until a wave of the largest point
+      // starts none.
+      const most = Math.max(...WRITERS);
+      for (let wave = 0, sent = 0; wave < 4 * most; wave++) {
+        const envs = lambda ? await produceEnvironments(s.url) : most;
+        const n = Math.min(most, envs + WARM_STEP);
+        await Promise.all(Array.from({ length: n }, () => {
+          const value = `warm-${sent++}`;
+          return call('POST', `/topics/${topic}/records?acks=${acks}`, { partition_id: 0, value: { type: 'STRING', data: value } })
+            .then((r) => { if (r.status === 200) answered.set(value, JSON.parse(r.text).offset); });
+        }));
+        if (envs >= most && n === most) break;
+      }
       for (const writers of WRITERS) {
+        const coldBefore = lambda ? (await lambdaStats(s.url)).coldStarts : 0;
         const started = performance.now();
         const latencies: number[] = [];
         let failed = 0;
@@ -67,9 +92,10 @@ async function measure(mode: typeof MODES[number]): Promise<{ points: Point[]; c
           }
         }));
         const seconds = (performance.now() - started) / 1000;
+        const coldStarts = lambda ? (await lambdaStats(s.url)).coldStarts - coldBefore : undefined;
         // (the same store, right after: the direct path for one writer, else a round of every writer)
         const ceiling = lambda ? await storeCeiling({ env: s.env, table: replicaTableSpec(1, DEFAULT_TABLE_PREFIX).name, workers: writers, acks, round: writers, seconds: SECONDS / 2 }) : undefined;
-        points.push({ mode, acks, writers, perSecond: latencies.length / seconds, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), failed, acked: latencies.length, ...(ceiling !== undefined ? { ceiling } : {}) });
+        points.push({ mode, acks, writers, perSecond: latencies.length / seconds, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), failed, acked: latencies.length, ...(ceiling !== undefined ? { ceiling } : {}), ...(coldStarts !== undefined ? { coldStarts } : {}) });
         console.log(JSON.stringify(points[points.length - 1]));
       }
       checks.push(await readBack(call, mode, acks, topic, answered));
@@ -128,15 +154,16 @@ await writeResult({
   tables: [
     {
       title: 'Acknowledged records per second, latency and failed requests',
-      columns: ['acks', 'writers', 'mode', 'records/s', 'vs 1 writer', 'p50', 'p99', 'failed', 'store ceiling, records/s'],
+      columns: ['acks', 'writers', 'mode', 'records/s', 'vs 1 writer', 'p50', 'p99', 'failed', 'store ceiling, records/s', 'cold starts'],
       rows: (['1', 'all'] as const).flatMap((acks) => MODES.flatMap((mode) => WRITERS.map((w) => {
         const p = find(mode, acks, w);
         const one = find(mode, acks, 1);
-        return [acks, String(w), mode, p ? p.perSecond.toFixed(1) : '—', p && one ? `${(p.perSecond / one.perSecond).toFixed(2)} ×` : '—', p ? ms(p.p50) : '—', p ? ms(p.p99) : '—', p ? String(p.failed) : '—', p?.ceiling !== undefined ? p.ceiling.toFixed(0) : '—'];
+        return [acks, String(w), mode, p ? p.perSecond.toFixed(1) : '—', p && one ? `${(p.perSecond / one.perSecond).toFixed(2)} ×` : '—', p ? ms(p.p50) : '—', p ? ms(p.p99) : '—', p ? String(p.failed) : '—', p?.ceiling !== undefined ? p.ceiling.toFixed(0) : '—', p?.coldStarts !== undefined ? String(p.coldStarts) : '—'];
       }))),
       notes: [
         'A writer that loses the race for the partition\'s head stages its batch and joins a group commit (docs/architecture.md, "Group commit"): concurrent requests on different environments combine into shared appends.',
-        'In one process, concurrent requests share one lane and one commit; in Lambda each environment appends alone until it loses a race, then stages.',
+        'In one process, concurrent requests share one lane and one commit; in Lambda each environment appends alone until it loses a race or the partition\'s head shows a recent commit that combined writers, then stages.',
+        'Cold starts: execution environments started during the point. The warm-up starts every environment the largest point needs first: on this machine a cold start takes a second or two of CPU from every running environment, which in AWS it does not.',
         'Store ceiling: the records per second DynamoDB Local itself takes, measured right after each Lambda point, when as many workers send through the SDK only the operations each record of the path needs, none waiting for a commit (bench/lib/store-ceiling.ts): the direct path for one writer; for more, a stage put and a read per record and a commit round of every writer\'s record (the path\'s best case). Its transactions cost DynamoDB Local time per item written.',
       ],
     },
