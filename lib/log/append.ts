@@ -18,7 +18,7 @@ import {
 } from './append-plan.js';
 import type { PreparedBatch } from './batches.js';
 import { knownHead } from './fast-commit.js';
-import { appendStaged, contended, stageable } from './staged-commit.js';
+import { appendStaged, combining, contended, stageable } from './staged-commit.js';
 
 export { AppendOutcomeUnknown, type AppendedRange, type AppendTarget } from './append-plan.js';
 
@@ -120,8 +120,9 @@ function planChunk(t: AppendTarget, head: ReplicaHead, chunk: readonly ReadyBatc
 /**
  * The uncontended append: one conditional write on the head as this instance knows it (no read
  * when it appended last). A lost race — another instance appended meanwhile — joins the group
- * commit with the chunk, as does every append while this instance keeps losing races; a chunk
- * too large to stage retries from the head the failed condition returned.
+ * commit with the chunk, as does every append while this instance keeps losing races or the head
+ * shows a recent commit that combined writers; a chunk too large to stage retries from the head
+ * the failed condition returned.
  */
 async function appendChunk(t: AppendTarget, chunk: readonly ReadyBatch[]): Promise<(AppendedRange | KafkaError)[]> {
   const deadline = Date.now() + RACE_BUDGET_MS;
@@ -129,6 +130,8 @@ async function appendChunk(t: AppendTarget, chunk: readonly ReadyBatch[]): Promi
   if (canStage && contended(t)) return appendStaged(t, chunk, deadline);
   const cached = knownHead(t.leader.brokerId, t.tp);
   let head = cached ?? (await readHead(t.leader, t.tp));
+  // (while other instances' appends combine, this one joins them rather than race their commit)
+  if (canStage && head && head.leaderEpoch === t.leaderEpoch && head.role === 'leader' && combining(head)) return appendStaged(t, chunk, deadline);
   let states = await producerStates(t, chunk, false);
   let statesFresh = false;
   for (let attempt = 1; ; attempt++) {

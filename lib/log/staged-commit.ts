@@ -18,7 +18,7 @@ import { isKafkaError } from '../errors.js';
 import type { ReplicaHead } from '../storage/model.js';
 import { readHead } from '../storage/replica/head.js';
 import {
-  claimCommitter, dropStaged, lostCommit, readStage, releaseCommitter, settleStaged, stageBatches, type Stage, type StagedItem, type StagedOutcome,
+  claimCommitter, dropStaged, lostCommit, readStage, releaseCommitter, settleStaged, stageBatches, type CommitterLease, type Stage, type StagedItem, type StagedOutcome,
 } from '../storage/replica/staging.js';
 import { ConditionFailed } from '../storage/transact.js';
 import { BATCH_ITEM_OVERHEAD, CHUNK_MAX_BYTES, PRODUCER_ITEM_BYTES, TRANSACTION_MAX_ITEMS } from './append-chunks.js';
@@ -30,8 +30,12 @@ import { commitFromMemory, type FastCommit } from './fast-commit.js';
 
 /** How far back a commit looks for staged items: longer than a writer waits (its race budget, 10 s). */
 const STAGE_WINDOW_MS = 20_000;
-/** How far behind a commit's own clock a writer's clock may be: the next commit reads the stage from this long before this one. */
-const SKEW_MS = 250;
+/**
+ * How far behind a commit's clock a staged item's id may be when the item lands — its writer's
+ * clock behind, or its put slow (on a loaded store, a put can take seconds): the next commit reads
+ * the stage from this long before this one. An item that lands later still is staged again above.
+ */
+const LATE_MS = 2_000;
 /** The committer lease: how long it holds (its holder's commits end well within it), and how long a holder commits for others. */
 const LEASE_MS = 2_000;
 const COMMITTER_MS = 500;
@@ -77,6 +81,12 @@ const pauseFor = (k: keyof typeof waited, first: boolean, waitedSoFar: number): 
 
 /** True while this instance keeps losing the partition's head race: appends go straight to the stage. */
 export const contended = (t: AppendTarget): boolean => (contendedUntil.get(headKey(t)) ?? 0) > Date.now();
+
+/**
+ * True when the head shows a recent group commit of more than one writer's batches: an append goes
+ * to the stage, where it loses no race and makes no commit lose, instead of writing the head.
+ */
+export const combining = (head: ReplicaHead): boolean => head.combinedAt !== undefined && head.combinedAt > Date.now() - CONTENDED_MS;
 
 /** True when a chunk fits one staged item. */
 export const stageable = (chunk: readonly ReadyBatch[]): boolean =>
@@ -266,7 +276,7 @@ export async function appendStaged(t: AppendTarget, chunk: readonly ReadyBatch[]
         const holder = `${own}`;
         if (await claimCommitter(t.leader, t.tp, holder, now + LEASE_MS, now)) {
           try {
-            const out = await commitRounds(t, own, stage, Math.min(deadline, now + COMMITTER_MS));
+            const out = await commitRounds(t, own, stage, Math.min(deadline, now + COMMITTER_MS), { holder, until: now + LEASE_MS });
             if (out) {
               learn('commit', Date.now() - stagedAt);
               return out;
@@ -298,7 +308,8 @@ const readFrom = (t: AppendTarget, own: number): number => Math.min(own, stagedF
  * Returns the holder's own answer once its batches are in, or undefined (the caller reads the
  * stage again: rounds lost to writers that committed without the lease, or leadership moved).
  */
-async function commitRounds(t: AppendTarget, own: number, first: Stage, endBy: number): Promise<(AppendedRange | KafkaError)[] | undefined> {
+async function commitRounds(t: AppendTarget, own: number, first: Stage, endBy: number, claimed: CommitterLease): Promise<(AppendedRange | KafkaError)[] | undefined> {
+  let lease = claimed;
   let answer: (AppendedRange | KafkaError)[] | undefined;
   let stage: Stage | undefined = first;
   let copying: Promise<FastCommit | undefined> = Promise.resolve(undefined);
@@ -323,10 +334,15 @@ async function commitRounds(t: AppendTarget, own: number, first: Stage, endBy: n
       const commit = await planCommit(t, head, takeable, own);
       if (commit.marks.length === 0) break rounds;
       const taken = new Set(commit.marks.map((m) => m.off));
-      const from = Math.min(stageIdAt(now - SKEW_MS), ...live.filter((i) => !taken.has(i.off)).map((i) => i.off));
+      const from = Math.min(stageIdAt(now - LATE_MS), ...live.filter((i) => !taken.has(i.off)).map((i) => i.off));
       const sent = Date.now();
-      const out = await writeCommit(t, head, commit, from);
+      // (the lease is renewed with a commit that could land after half of it is gone: another
+      // writer takes a lease that ran out, and two holders' commits would make each other lose)
+      const renew = lease.until - sent < LEASE_MS / 2 + 2 * waited.transaction ? { holder: lease.holder, until: sent + LEASE_MS } : undefined;
+      const out = await writeCommit(t, head, commit, from, renew);
       learn('transaction', Date.now() - sent);
+      if (out === 'no lease') break rounds;
+      if (renew && out === true) lease = renew;
       if (out !== true) {
         if (!out || tries >= ROUND_TRIES) {
           lost++;
@@ -382,19 +398,24 @@ async function awaitHighWatermark(t: AppendTarget, item: StagedItem): Promise<(A
 }
 
 /**
- * One commit attempt's transaction. Returns true when it was applied; when it lost (a condition
- * failed, or a conflict), what the loss said (lostCommit), or undefined when it did not tell.
+ * One commit attempt's transaction, renewing the committer lease when `lease` is given. Returns
+ * true when it was applied; 'no lease' when its holder lost the lease; when it lost otherwise (a
+ * condition failed, or a conflict), what the loss said (lostCommit), or undefined when it did not
+ * tell.
  */
-async function writeCommit(t: AppendTarget, head: ReplicaHead, commit: Commit, stagedFrom: number): Promise<true | ReturnType<typeof lostCommit>> {
+async function writeCommit(t: AppendTarget, head: ReplicaHead, commit: Commit, stagedFrom: number, lease: CommitterLease | undefined): Promise<true | 'no lease' | ReturnType<typeof lostCommit>> {
   const { plan } = commit;
+  const combinedAt = commit.marks.length > 1 ? Date.now() : undefined;
   const producers = producerWrites(plan);
   const nothingAppended = plan.records.length === 0;
+  const marksFrom = nothingAppended ? 1 : 1 + plan.records.length + producers.length;
   try {
-    if (nothingAppended) await settleStaged(t.leader, t.tp, { expectLeo: head.leo, leaderEpoch: t.leaderEpoch }, commit.marks);
-    else await appendOnHead(t, head, plan.records, producers, { staged: commit.marks, stagedFrom, once: true, ...(commit.minIsr !== undefined ? { minIsr: commit.minIsr } : {}) });
+    if (nothingAppended) await settleStaged(t.leader, t.tp, { expectLeo: head.leo, leaderEpoch: t.leaderEpoch }, commit.marks, lease);
+    else await appendOnHead(t, head, plan.records, producers, { staged: commit.marks, stagedFrom, once: true, ...(combinedAt ? { combinedAt } : {}), ...(lease ? { lease } : {}), ...(commit.minIsr !== undefined ? { minIsr: commit.minIsr } : {}) });
     return true;
   } catch (err) {
-    if (err instanceof ConditionFailed) return lostCommit(err, commit.marks, nothingAppended ? 1 : 1 + plan.records.length + producers.length);
-    throw err;
+    if (!(err instanceof ConditionFailed)) throw err;
+    if (lease && err.at(marksFrom + commit.marks.length)?.code === 'ConditionalCheckFailed') return 'no lease';
+    return lostCommit(err, commit.marks, marksFrom);
   }
 }

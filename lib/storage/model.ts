@@ -147,6 +147,11 @@ export interface ReplicaHead {
    */
   readonly stagedFrom?: number;
   /**
+   * On a leader: when a group commit last took the batches of more than one writer (epoch ms).
+   * While it is recent, appends go to the stage instead of racing the committer for the head.
+   */
+  readonly combinedAt?: number;
+  /**
    * Transactions not yet stable on this replica's log, each → its first offset: open ones under
    * their producer id, and ones a marker closed under `producerId:markerOffset` until the high
    * watermark passes the marker (entries it has passed are stable and dropped at the next change).

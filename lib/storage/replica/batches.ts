@@ -8,10 +8,11 @@
  *   `lag.set`, no sweep clear since the read (`lagClears = :clears`, or no `lagClears`); with
  *   `minIsr`, ISR large enough (`size(isr) >= :minIsr`); no item at any batch's key
  *   (`attribute_not_exists(off)`); each producer state at its expected version; each `staged`
- *   item still staged. Effect: head `leo`, tail bytes and age, and `hw`, an epoch cache entry,
- *   `lagMarkedEpoch` when given; the batch items; the producer states; the staged items marked
- *   committed. Failure: throws `ConditionFailed`, nothing written (index 0 carries the current
- *   head when it exists; items follow in that order: batches, producer states, staged items).
+ *   item still staged; with `lease`, still its holder's. Effect: head `leo`, tail bytes and age, and
+ *   `hw`, an epoch cache entry, `lagMarkedEpoch` when given; the batch items; the producer states;
+ *   the staged items marked committed; the lease renewed. Failure: throws `ConditionFailed`,
+ *   nothing written (index 0 carries the current head when it exists; items follow in that order:
+ *   batches, producer states, staged items, the lease).
  * - `copyBatches` — condition: the follower's head as read, reconciled with the leader epoch and
  *   not being filled by a full sync (`leo = :leo AND leaderEpoch = :epoch AND syncEpoch = :epoch
  *   AND role = follower AND attribute_not_exists(snapshotting)`); each of `producers` at its
@@ -34,7 +35,7 @@ import type { BatchRecord, FollowerProgress, ReplicaHead, StoredProducerState } 
 import { HEAD_OFFSET, producersKey } from '../tables.js';
 import { transactWrite } from '../transact.js';
 import { producerPut, type ProducerStateWrite } from './producer-states.js';
-import { commitStagedItem, type StagedOutcome } from './staging.js';
+import { commitStagedItem, renewCommitter, type CommitterLease, type StagedOutcome } from './staging.js';
 import { client, isrVersionIs, toHead, type ReplicaStoreRef } from './store.js';
 
 export interface AppendWrite {
@@ -63,6 +64,10 @@ export interface AppendWrite {
   readonly staged?: readonly { readonly off: number; readonly outcomes: readonly StagedOutcome[] }[];
   /** A group commit: where the next one reads the stage from. */
   readonly stagedFrom?: number;
+  /** A group commit of more than one writer's batches: when (the head's `combinedAt`). */
+  readonly combinedAt?: number;
+  /** A group commit: the committer lease renewed with it (its holder must still hold it). */
+  readonly lease?: CommitterLease;
   /** A group commit retries nothing itself: a conflict sends it back to read what is staged. */
   readonly once?: boolean;
   /** The head's open transactions after these batches, when they change (the whole map). */
@@ -110,6 +115,10 @@ export async function appendBatches(store: ReplicaStoreRef, tp: string, write: A
     sets.push('stagedFrom = :stagedFrom');
     values[':stagedFrom'] = write.stagedFrom;
   }
+  if (write.combinedAt !== undefined) {
+    sets.push('combinedAt = :combinedAt');
+    values[':combinedAt'] = write.combinedAt;
+  }
   if (write.openTxns !== undefined) {
     sets.push('openTxns = :openTxns');
     values[':openTxns'] = write.openTxns;
@@ -148,6 +157,7 @@ export async function appendBatches(store: ReplicaStoreRef, tp: string, write: A
     })),
     ...(write.producers ?? []).map((w) => producerPut(store, tp, w)),
     ...(write.staged ?? []).map((m) => commitStagedItem(store, tp, m.off, m.outcomes)),
+    ...(write.lease ? [renewCommitter(store, tp, write.lease)] : []),
   ], write.once ? { conflictAttempts: 1 } : {});
 }
 

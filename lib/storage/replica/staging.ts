@@ -16,12 +16,16 @@
  *   batches removed. Failure: the enclosing transaction writes nothing and throws
  *   `ConditionFailed`, whose entry at this item's index carries the item as stored.
  * - `settleStaged` — condition: the head is the leader's as read (`leo = :leo AND leaderEpoch =
- *   :epoch AND role = leader`), each item still staged. Effect: the items marked committed (a
- *   commit that appends nothing: retries answered from producer state, refusals). Failure: throws
- *   `ConditionFailed`, nothing written.
+ *   :epoch AND role = leader`), each item still staged; with a lease to renew, `renewCommitter`'s.
+ *   Effect: the items marked committed (a commit that appends nothing: retries answered from
+ *   producer state, refusals). Failure: throws `ConditionFailed`, nothing written.
  * - `claimCommitter` — condition: no lease, or one that ran out (`attribute_not_exists(off) OR
  *   until < :now`). Effect: the lease item (`holder`, `until`; `stage` = `lease`, so the replicator's
  *   stream filter passes it by). Failure: returns false.
+ * - `renewCommitter` — a transaction item (a group commit adds it to its own transaction when
+ *   the lease would run out before the commit's next round): condition: still the holder's
+ *   (`holder = :h`). Effect: `until` moved on. Failure: the enclosing transaction writes nothing
+ *   and throws `ConditionFailed` (its holder lost the lease: it commits no more).
  * - `releaseCommitter` — condition: still the holder's (`holder = :h`). Effect: the lease deleted.
  *   Failure: nothing (it ran out and another writer holds it).
  * - `dropStaged` — condition: still staged. Effect: `dropped`, the batches removed. Failure:
@@ -94,11 +98,17 @@ export async function stageBatches(store: ReplicaStoreRef, tp: string, item: Sta
   }
 }
 
+/** The committer lease: who holds it, until when (epoch ms). */
+export interface CommitterLease {
+  readonly holder: string;
+  readonly until: number;
+}
+
 /** One read of the stage: the staged items from a stage id on, oldest first, the committer lease, the head. */
 export interface Stage {
   readonly head: ReplicaHead | undefined;
   readonly items: StagedItem[];
-  readonly lease?: { readonly holder: string; readonly until: number };
+  readonly lease?: CommitterLease;
 }
 
 /** Reads the stage from a stage id on, with the lease and the head: one Query (strongly consistent). */
@@ -142,6 +152,20 @@ export async function claimCommitter(store: ReplicaStoreRef, tp: string, holder:
   }
 }
 
+/** The transaction item that renews the committer lease until `until`, on condition `holder` still holds it. */
+export function renewCommitter(store: ReplicaStoreRef, tp: string, lease: CommitterLease) {
+  return {
+    Update: {
+      TableName: store.replicaTable,
+      Key: { tp, off: COMMITTER_OFFSET },
+      UpdateExpression: 'SET #until = :until, expiresAt = :expiresAt',
+      ConditionExpression: 'holder = :h',
+      ExpressionAttributeNames: { '#until': 'until' },
+      ExpressionAttributeValues: { ':until': lease.until, ':expiresAt': Math.ceil(lease.until / 1000) + 3600, ':h': lease.holder },
+    },
+  };
+}
+
 /** Gives the committer lease back, if `holder` still holds it. */
 export async function releaseCommitter(store: ReplicaStoreRef, tp: string, holder: string): Promise<void> {
   try {
@@ -173,6 +197,7 @@ export function commitStagedItem(store: ReplicaStoreRef, tp: string, off: number
 /** Marks staged items committed with outcomes that append nothing, on condition the head is still as read. */
 export async function settleStaged(
   store: ReplicaStoreRef, tp: string, head: { readonly expectLeo: number; readonly leaderEpoch: number }, marks: readonly { readonly off: number; readonly outcomes: readonly StagedOutcome[] }[],
+  lease?: CommitterLease,
 ): Promise<void> {
   await transactWrite(client(store), [
     {
@@ -185,6 +210,7 @@ export async function settleStaged(
       },
     },
     ...marks.map((m) => commitStagedItem(store, tp, m.off, m.outcomes)),
+    ...(lease ? [renewCommitter(store, tp, lease)] : []),
   ], { conflictAttempts: 1 });
 }
 

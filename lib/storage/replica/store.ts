@@ -51,6 +51,7 @@ export function toHead(item: Record<string, unknown>): ReplicaHead {
     ...(typeof item.lagMarkedEpoch === 'number' ? { lagMarkedEpoch: item.lagMarkedEpoch } : {}),
     ...(typeof item.lagClears === 'number' ? { lagClears: item.lagClears } : {}),
     ...(typeof item.stagedFrom === 'number' ? { stagedFrom: item.stagedFrom } : {}),
+    ...(typeof item.combinedAt === 'number' ? { combinedAt: item.combinedAt } : {}),
     ...(item.openTxns !== undefined && Object.keys(item.openTxns as object).length > 0 ? { openTxns: item.openTxns as Record<string, number> } : {}),
   };
 }

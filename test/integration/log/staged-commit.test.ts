@@ -6,7 +6,7 @@
  * it, a lost answer a hook on the storage client.
  */
 import { describe, expect, it, vi } from 'vitest';
-import type { AppendTarget } from '../../../lib/log/append.js';
+import { appendToLeader, type AppendTarget } from '../../../lib/log/append.js';
 import { appendOnHead, planBatch, readyBatch, startPlan } from '../../../lib/log/append-plan.js';
 import { appendStaged, contended } from '../../../lib/log/staged-commit.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
@@ -19,9 +19,11 @@ import { decodeBatches } from '../../../lib/protocol/record-batch.js';
 import { BATCH_OPTIONS, batchOf } from '../../support/batches.js';
 import { newAppendTarget } from '../../support/partition.js';
 import { hookStoreClient, loseTransactResponses } from '../../support/store-hooks.js';
+import { COMMITTER_OFFSET } from '../../../lib/storage/tables.js';
 
 const newPartition = () => newAppendTarget('staged');
 const soon = () => Date.now() + 10_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The log as `value@offset`, read back from the leader. */
 async function logOf(t: AppendTarget): Promise<string[]> {
@@ -242,5 +244,60 @@ describe('Group commit across instances', () => {
     const stages = (await readStage(t.leader, t.tp, 0)).items.map((i) => i.stage);
     expect(stages.filter((x) => x === 'dropped')).toHaveLength(1);
     expect(stages.filter((x) => x === 'committed')).toHaveLength(2);
+  });
+
+  it('a commit that combines writers marks the head; while that is recent, an append that lost no race goes to the stage instead of writing the head', async () => {
+    const t = await newPartition();
+    expect(await stageBatches(t.leader, t.tp, stagedItem(t, Date.now() * 1000, 'other'))).toBe(true);
+    await appendStaged(t, ready('met'), soon());
+    const combinedAt = (await readHead(t.leader, t.tp))?.combinedAt;
+    expect(combinedAt).toBeGreaterThan(Date.now() - 5_000);
+    // (alone in the stage, this instance no longer counts itself contended; a commit of one writer leaves the mark as it was)
+    await appendStaged(t, ready('alone'), soon());
+    expect(contended(t)).toBe(false);
+    expect((await readHead(t.leader, t.tp))?.combinedAt).toBe(combinedAt);
+    const watch = watchCommits(t, async () => undefined);
+    const [answer] = await appendToLeader(t, batchOf('joined'));
+    expect(answer).toMatchObject({ baseOffset: 3, lastOffset: 3 });
+    // (a group commit — a transaction that marks a staged item — and no write of the head beside it)
+    expect(watch()).toContain('commit');
+    expect((await readStage(t.leader, t.tp, 0)).items.filter((i) => i.stage === 'committed')).toHaveLength(4);
+    expect(await logOf(t)).toEqual(['other@0', 'met@1', 'alone@2', 'joined@3']);
+  });
+
+  it('a batch whose put lands after a commit read the stage, with an id up to a second behind that commit\'s clock, is committed by the next commit without staging it again', async () => {
+    const t = await newPartition();
+    await appendStaged(t, ready('first'), soon());
+    // (another writer's slow put: its id was drawn a second before the commit above, its item lands now)
+    const late = (Date.now() - 1_000) * 1000;
+    expect(await stageBatches(t.leader, t.tp, stagedItem(t, late, 'late-put'))).toBe(true);
+    await appendStaged(t, ready('next'), soon());
+    expect(await logOf(t)).toEqual(['first@0', 'late-put@1', 'next@2']);
+    expect((await readStage(t.leader, t.tp, 0)).items.find((i) => i.off === late)).toMatchObject({ stage: 'committed', outcomes: [{ base: 1, last: 1 }] });
+  });
+
+  it('a holder whose commit could land after half its lease is gone renews the lease with it; one whose lease another writer took after it ran out commits nothing more', async () => {
+    const t = await newPartition();
+    const sent: string[] = [];
+    let took = false;
+    hookStoreClient(t.leader.endpoint, 'initialize', (next, context) => async (args) => {
+      const input = JSON.stringify(args.input);
+      if (String(context.commandName).includes('TransactWrite') && input.includes('#stage')) sent.push(input.includes(`"off":${COMMITTER_OFFSET}}`) ? 'commit+renew' : 'commit');
+      const out = await next(args);
+      // (after the writer's claim lands: more than half the lease passes, and the first time another writer takes it)
+      if (String(context.commandName).includes('Put') && input.includes(`"off":${COMMITTER_OFFSET},`) && input.includes(`"${t.tp}"`) && !input.includes('"holder":"other"')) {
+        await sleep(1_200);
+        if (!took) {
+          took = true;
+          expect(await claimCommitter(t.leader, t.tp, 'other', Date.now() + 600, Date.now() + 10_000)).toBe(true);
+        }
+      }
+      return out;
+    });
+    const answer = await appendStaged(t, ready('held'), soon());
+    expect(answer[0]).toMatchObject({ baseOffset: 0, lastOffset: 0 });
+    expect(await logOf(t)).toEqual(['held@0']);
+    // (the first commit lost on the lease and appended nothing; once the other lease ran out, the writer took it again and its commit renewed it)
+    expect(sent).toEqual(['commit+renew', 'commit+renew']);
   });
 });
