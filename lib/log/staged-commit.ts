@@ -46,6 +46,12 @@ const POLL_MIN_MS = 5;
 const POLL_MAX_MS = 1_000;
 /** After losing a race, an instance stages its appends to the partition for this long without trying the direct write. */
 const CONTENDED_MS = 10_000;
+/**
+ * How long after a commit that combined writers an append goes to the stage without trying the
+ * head: several rounds while writers keep coming, short enough that a writer left alone soon
+ * appends directly again.
+ */
+const COMBINED_MS = 1_000;
 /** A staged item holds at most this many inline bytes (an item is at most 400 KB). */
 const STAGED_MAX_BYTES = 300 * 1024;
 /** How long a writer's batch may wait in the stage for an earlier sequence of its producer (in flight at once, staged later). */
@@ -86,7 +92,7 @@ export const contended = (t: AppendTarget): boolean => (contendedUntil.get(headK
  * True when the head shows a recent group commit of more than one writer's batches: an append goes
  * to the stage, where it loses no race and makes no commit lose, instead of writing the head.
  */
-export const combining = (head: ReplicaHead): boolean => head.combinedAt !== undefined && head.combinedAt > Date.now() - CONTENDED_MS;
+export const combining = (head: ReplicaHead): boolean => head.combinedAt !== undefined && head.combinedAt > Date.now() - COMBINED_MS;
 
 /** True when a chunk fits one staged item. */
 export const stageable = (chunk: readonly ReadyBatch[]): boolean =>

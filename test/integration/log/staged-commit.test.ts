@@ -246,23 +246,33 @@ describe('Group commit across instances', () => {
     expect(stages.filter((x) => x === 'committed')).toHaveLength(2);
   });
 
-  it('a commit that combines writers marks the head; while that is recent, an append that lost no race goes to the stage instead of writing the head', async () => {
+  it('a commit that combines writers marks the head; for a second after, an append that lost no race goes to the stage instead of writing the head, then directly again', async () => {
     const t = await newPartition();
     expect(await stageBatches(t.leader, t.tp, stagedItem(t, Date.now() * 1000, 'other'))).toBe(true);
     await appendStaged(t, ready('met'), soon());
-    const combinedAt = (await readHead(t.leader, t.tp))?.combinedAt;
+    const combinedAt = (await readHead(t.leader, t.tp))?.combinedAt as number;
     expect(combinedAt).toBeGreaterThan(Date.now() - 5_000);
     // (alone in the stage, this instance no longer counts itself contended; a commit of one writer leaves the mark as it was)
     await appendStaged(t, ready('alone'), soon());
     expect(contended(t)).toBe(false);
     expect((await readHead(t.leader, t.tp))?.combinedAt).toBe(combinedAt);
-    const watch = watchCommits(t, async () => undefined);
-    const [answer] = await appendToLeader(t, batchOf('joined'));
-    expect(answer).toMatchObject({ baseOffset: 3, lastOffset: 3 });
-    // (a group commit — a transaction that marks a staged item — and no write of the head beside it)
-    expect(watch()).toContain('commit');
-    expect((await readStage(t.leader, t.tp, 0)).items.filter((i) => i.stage === 'committed')).toHaveLength(4);
-    expect(await logOf(t)).toEqual(['other@0', 'met@1', 'alone@2', 'joined@3']);
+    /** Appends `value` with the clock `ms` after the combining commit; whether it went through the stage. */
+    const appendAt = async (ms: number, value: string): Promise<boolean> => {
+      const realNow = Date.now.bind(Date);
+      const shift = combinedAt + ms - realNow();
+      const clock = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + shift);
+      const watch = watchCommits(t, async () => undefined);
+      try {
+        await appendToLeader(t, batchOf(value));
+      } finally {
+        clock.mockRestore();
+      }
+      // (a group commit is a transaction that marks a staged item)
+      return watch().includes('commit');
+    };
+    expect(await appendAt(200, 'joined')).toBe(true);
+    expect(await appendAt(1_500, 'direct')).toBe(false);
+    expect(await logOf(t)).toEqual(['other@0', 'met@1', 'alone@2', 'joined@3', 'direct@4']);
   });
 
   it('a batch whose put lands after a commit read the stage, with an id up to a second behind that commit\'s clock, is committed by the next commit without staging it again', async () => {
