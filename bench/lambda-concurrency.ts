@@ -12,6 +12,7 @@ import { startLocalStack } from '../local/stack.js';
 import { replicaTableSpec, DEFAULT_TABLE_PREFIX } from '../lib/storage/tables.js';
 import { barChart, isQuick, writersFromEnv, writeResult } from './lib/report.js';
 import { storeCeiling } from './lib/store-ceiling.js';
+import { lambdaStats, warmEnvironments } from './lib/lambda-warmup.js';
 
 // (the quick form, a smoke test in `npm test`, runs the smallest points only)
 const WRITERS = isQuick() ? [1, 4] : writersFromEnv([1, 4, 16, 64]);
@@ -34,15 +35,6 @@ const percentile = (xs: number[], q: number): number => {
   return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
 };
 
-/** Environments a warm-up wave may start at once: their cold starts end within Lambda's init limit on this machine. */
-const WARM_STEP = 8;
-
-/** The local Lambda runtime's counters and environments. */
-const lambdaStats = async (url: string) => (await (await fetch(`${url}/local/lambda`)).json()) as { coldStarts: number; environments: { fn: string; state: string }[] };
-
-/** The produce function's live execution environments. */
-const produceEnvironments = async (url: string): Promise<number> => (await lambdaStats(url)).environments.filter((e) => e.fn === 'produce' && e.state !== 'dead').length;
-
 async function measure(mode: typeof MODES[number]): Promise<{ points: Point[]; checks: Check[] }> {
   const lambda = mode === 'Lambda';
   const s = await startLocalStack({ port: 0, inMemory: true, controllers: 0, controllerScheduleMs: 0, lambda: lambda ? { concurrency: 2 * Math.max(...WRITERS) + 20 } : false });
@@ -56,22 +48,15 @@ async function measure(mode: typeof MODES[number]): Promise<{ points: Point[]; c
       const topic = `contention-${acks}`;
       await call('POST', '/topics', { topic_name: topic, partitions_count: 1, replication_factor: 3 });
       const answered = new Map<string, number>();
-      // Warm-up: every environment the largest point needs, started before any point is measured
-      // (a cold start takes this machine's CPU from every other environment; in AWS it does not).
-      // Requests sent at once start as many environments, but dozens of cold starts at once on two
-      // cores outlast Lambda's init limit: each wave adds a few, until a wave of the largest point
-      // starts none.
-      const most = Math.max(...WRITERS);
-      for (let wave = 0, sent = 0; wave < 4 * most; wave++) {
-        const envs = lambda ? await produceEnvironments(s.url) : most;
-        const n = Math.min(most, envs + WARM_STEP);
-        await Promise.all(Array.from({ length: n }, () => {
-          const value = `warm-${sent++}`;
-          return call('POST', `/topics/${topic}/records?acks=${acks}`, { partition_id: 0, value: { type: 'STRING', data: value } })
-            .then((r) => { if (r.status === 200) answered.set(value, JSON.parse(r.text).offset); });
-        }));
-        if (envs >= most && n === most) break;
-      }
+      // Warm-up: every environment the largest point needs (bench/lib/lambda-warmup.ts).
+      let sent = 0;
+      const wave = (n: number) => Promise.all(Array.from({ length: n }, () => {
+        const value = `warm-${sent++}`;
+        return call('POST', `/topics/${topic}/records?acks=${acks}`, { partition_id: 0, value: { type: 'STRING', data: value } })
+          .then((r) => { if (r.status === 200) answered.set(value, JSON.parse(r.text).offset); });
+      })).then(() => undefined);
+      if (lambda) await warmEnvironments(s.url, 'produce', Math.max(...WRITERS), wave);
+      else await wave(Math.max(...WRITERS));
       for (const writers of WRITERS) {
         const coldBefore = lambda ? (await lambdaStats(s.url)).coldStarts : 0;
         const started = performance.now();
@@ -163,7 +148,7 @@ await writeResult({
       notes: [
         'A writer that loses the race for the partition\'s head stages its batch and joins a group commit (docs/architecture.md, "Group commit"): concurrent requests on different environments combine into shared appends.',
         'In one process, concurrent requests share one lane and one commit; in Lambda each environment appends alone until it loses a race or the partition\'s head shows a recent commit that combined writers, then stages.',
-        'Cold starts: execution environments started during the point. The warm-up starts every environment the largest point needs first: on this machine a cold start takes a second or two of CPU from every running environment, which in AWS it does not.',
+        'Cold starts: execution environments started during the point. The warm-up starts every environment the largest point needs first (bench/lib/lambda-warmup.ts): on this machine a cold start takes a second or two of CPU from every running environment, which in AWS it does not.',
         'Store ceiling: the records per second DynamoDB Local itself takes, measured right after each Lambda point, when as many workers send through the SDK only the operations each record of the path needs, none waiting for a commit (bench/lib/store-ceiling.ts): the direct path for one writer; for more, a stage put and a read per record and a commit round of every writer\'s record (the path\'s best case). Its transactions cost DynamoDB Local time per item written.',
       ],
     },

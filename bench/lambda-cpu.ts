@@ -11,9 +11,10 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { startLocalStack } from '../local/stack.js';
 import { isQuick, writersFromEnv, writeResult } from './lib/report.js';
+import { warmEnvironments } from './lib/lambda-warmup.js';
 
 // (BENCH_WRITERS=0,1,16 measures those writer counts; 0 is the idle stack)
-const WRITERS = writersFromEnv([0, 1, 4]);
+const WRITERS = isQuick() ? [0, 1, 4] : writersFromEnv([0, 1, 16, 64]);
 const SECONDS = isQuick() ? 2 : Number(process.env.BENCH_SECONDS ?? 15);
 const TICK_MS = 1000 / 100; // USER_HZ: Linux reports CPU times in 1/100 s
 
@@ -54,14 +55,17 @@ function load(url: string, writers: number, seconds: number): Promise<{ ok: numb
 
 interface Row { writers: number; requests: number; failed: number; perSecond: number; ms: Record<string, number>; cpuPerSecond: Record<string, number>; invocations: Record<string, number> }
 
-const s = await startLocalStack({ port: 0, inMemory: true, controllers: 0, controllerScheduleMs: 0, lambda: { concurrency: 28 } });
+const s = await startLocalStack({ port: 0, inMemory: true, controllers: 0, controllerScheduleMs: 0, lambda: { concurrency: 2 * Math.max(...WRITERS) + 20 } });
 const rows: Row[] = [];
 try {
   const v3 = `${s.url}/v3/clusters/${s.clusterId}`;
   await fetch(`${v3}/topics`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ topic_name: 'cpu', partitions_count: 1, replication_factor: 3 }) });
   const records = `${v3}/topics/cpu/records?acks=1`;
-  // Warm-up: the environments of the largest point, started once.
-  await load(records, Math.max(...WRITERS), isQuick() ? 1 : 3);
+  // Warm-up: every environment the largest point needs (bench/lib/lambda-warmup.ts).
+  let sent = 0;
+  await warmEnvironments(s.url, 'produce', Math.max(1, ...WRITERS), (n) => Promise.all(Array.from({ length: n }, () => fetch(records, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ partition_id: 0, value: { type: 'STRING', data: `warm-${sent++}` } }),
+  }).then((r) => r.text()))).then(() => undefined));
   const lambda = async () => (await (await fetch(`${s.url}/local/lambda`)).json()) as { invocations: number; environments: { fn: string; pid: number; invocations: number }[] };
   for (const writers of WRITERS) {
     const envsBefore = (await lambda()).environments;
