@@ -9,23 +9,25 @@
  *   99 a transaction; the head kept. Failure: throws `ConditionFailed` (index 0 carries the
  *   current head); that transaction deleted nothing, earlier ones stay deleted.
  * - `deletePartition` and `emptyStore` — no condition: batched deletes of a partition's head,
- *   batches and producer states (all of them, or as many as a time budget allows), or of every
- *   item in the table (returning how many).
+ *   batches, producer states and committer lease (all of them, or as many as a time budget
+ *   allows), or of every item in the table (returning how many).
  */
 import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { HEAD_OFFSET, producersKey } from '../tables.js';
+import { COMMITTER_OFFSET, HEAD_OFFSET, producersKey } from '../tables.js';
 import { MAX_TRANSACTION_ITEMS, transactWrite } from '../transact.js';
 import { readHead, tailStartOf } from './head.js';
 import { batchWriteAll, client, type ReplicaStoreRef } from './store.js';
 
 /**
- * Deletes a partition from a replica table: its head, every batch, every producer state (staged
- * items and the committer lease too: they are under its key). With `until` (epoch ms) it stops
- * once past it, after at least one call of deletes; returns whether everything is deleted.
+ * Deletes a partition from a replica table: its head, every batch, every producer state and the
+ * committer lease. Staged items (below the lease, lib/storage/replica/staging.ts) are left to
+ * their TTL: a busy leader's stage holds an item per request of the last day, and no reader takes
+ * one of an older leader epoch or outside the window commits read. With `until` (epoch ms) it
+ * stops once past it, after at least one call of deletes; returns whether everything is deleted.
  */
 export async function deletePartition(store: ReplicaStoreRef, tp: string, until = Number.POSITIVE_INFINITY): Promise<boolean> {
-  for (const key of [tp, producersKey(tp)]) if (!(await deleteAll(store, key, undefined, undefined, until))) return false;
-  return true;
+  if (!(await deleteAll(store, tp, COMMITTER_OFFSET, undefined, until))) return false;
+  return deleteAll(store, producersKey(tp), undefined, undefined, until);
 }
 
 /**

@@ -12,6 +12,7 @@ import { appendStaged, contended } from '../../../lib/log/staged-commit.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
 import { queryBatches } from '../../../lib/storage/replica/reads.js';
 import { readHead } from '../../../lib/storage/replica/head.js';
+import { deletePartition } from '../../../lib/storage/replica/deletion.js';
 import { claimCommitter, dropStaged, readStage, releaseCommitter, stageBatches, type StagedItem } from '../../../lib/storage/replica/staging.js';
 import type { ReplicaHead } from '../../../lib/storage/model.js';
 import { KafkaError } from '../../../lib/protocol/errors.js';
@@ -309,5 +310,19 @@ describe('Group commit across instances', () => {
     expect(await logOf(t)).toEqual(['held@0']);
     // (the first commit lost on the lease and appended nothing; once the other lease ran out, the writer took it again and its commit renewed it)
     expect(sent).toEqual(['commit+renew', 'commit+renew']);
+  });
+
+  it('deleting the partition from the replica deletes its head, batches and lease, and leaves its staged items to their TTL', async () => {
+    const t = await newPartition();
+    expect(await stageBatches(t.leader, t.tp, stagedItem(t, Date.now() * 1000, 'other'))).toBe(true);
+    await appendStaged(t, ready('met'), soon());
+    expect(await claimCommitter(t.leader, t.tp, 'holder', Date.now() + 10_000, Date.now())).toBe(true);
+    expect(await deletePartition(t.leader, t.tp)).toBe(true);
+    const stage = await readStage(t.leader, t.tp, 0);
+    expect(stage.head).toBeUndefined();
+    expect(stage.lease).toBeUndefined();
+    expect(await logOf(t)).toEqual([]);
+    expect(stage.items.map((i) => i.stage)).toEqual(['committed', 'committed']);
+    expect(stage.items.every((i) => i.expiresAt > Date.now() / 1000)).toBe(true);
   });
 });
