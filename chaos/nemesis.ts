@@ -98,6 +98,8 @@ const WRITE_WAIT_MS = 10_000;
 /** unclean-election: how long a paused follower may take to leave the ISR, and the others to be replaced by it as leader. */
 const OUT_OF_SYNC_WAIT_MS = 30_000;
 const UNCLEAN_ELECTION_WAIT_MS = 60_000;
+/** How long the elected replica's log end is asked for (its store, or the admin API, may be slow to answer under faults). */
+const LOG_END_WAIT_MS = 30_000;
 
 /** What a fault did: its target, in words, and the records it cost by design. */
 interface Done {
@@ -326,13 +328,28 @@ export class Nemesis {
       return elected !== undefined;
     }, UNCLEAN_ELECTION_WAIT_MS);
     const electedAt = Date.now();
-    const offset = elected ? await c.electedLogEnd(tp, chosen, elected.epoch).catch(() => undefined) : undefined;
+    let offset: number | undefined;
+    let unread = '';
+    if (elected) {
+      const { epoch } = elected;
+      await this.waitFor(async () => {
+        offset = await c.electedLogEnd(tp, chosen, epoch).catch((err: unknown) => {
+          unread = `: ${(err as Error).message}`;
+          return undefined;
+        });
+        return offset !== undefined;
+      }, LOG_END_WAIT_MS);
+    }
     await this.hold(f.holdMs);
     for (const b of others(chosen)) await this.stack.restart(`broker-${b}`);
     const killed = others(chosen).map((b) => `broker-${b}`).join(', ');
-    if (!elected || offset === undefined) {
+    if (!elected) {
       // (never seen leading: nothing was elected uncleanly, so no record may be lost)
       return { target: store, detail: `${killed} killed; broker ${chosen} was not seen leading ${where} within ${UNCLEAN_ELECTION_WAIT_MS} ms` };
+    }
+    if (offset === undefined) {
+      // (no cut: the checker reports whatever the election lost, and this says why)
+      return { target: store, detail: `${killed} killed; broker ${chosen} elected leader of ${where} in epoch ${elected.epoch}, but its log end could not be read within ${LOG_END_WAIT_MS} ms${unread}` };
     }
     return {
       target: store, detail: `out of the ISR of ${where}${acked ? ` ("${acked.value}" acknowledged without it at offset ${acked.offset})` : ''}, elected leader in epoch ${elected.epoch} with log end ${offset} after ${killed} were killed`,

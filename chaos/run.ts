@@ -277,6 +277,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
       : undefined;
     const unread = new Readability();
     let quietPhases = 0;
+    /** Topic ids by name, as the admin API gave them (they never change). */
+    const topicIds = new Map<string, string>();
     const controls: NemesisControls = {
       healthy,
       leaderOf: async (tp: TP) => {
@@ -284,9 +286,14 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
         return p && p.leader_id !== null ? { leader: p.leader_id as number, epoch: p.leader_epoch as number, isr: p.isr as number[], replicas: p.replicas as number[] } : undefined;
       },
       electedLogEnd: async (tp: TP, broker: number, epoch: number) => {
-        const r = await admin('GET', `/topics/${tp.topic}`);
-        if (r.status !== 200) throw new Error(`GET topic: ${r.status} ${r.message}`);
-        const head = await readHead(await replicaStore(broker), topicPartitionKey(r.body.topic_id as string, tp.partition));
+        let topicId = topicIds.get(tp.topic);
+        if (!topicId) {
+          const r = await admin('GET', `/topics/${tp.topic}`);
+          if (r.status !== 200) throw new Error(`GET topic: ${r.status} ${r.message}`);
+          topicId = r.body.topic_id as string;
+          topicIds.set(tp.topic, topicId);
+        }
+        const head = await readHead(await replicaStore(broker), topicPartitionKey(topicId, tp.partition));
         if (!head || head.leaderEpoch < epoch) return undefined;
         // (the epoch's entry comes with its first append: until then, the log end is where it began)
         return head.epochs.find(([e]) => e >= epoch)?.[1] ?? head.leo;
