@@ -59,6 +59,11 @@ export interface ControllerOptions {
    * tick's (a large copy never holds up the lease renewal or the sweep). @default 1000
    */
   readonly purgeSliceMs?: number;
+  /**
+   * How long each copy being deleted gets a tick at least, however late in the tick the walk
+   * reaches it (else a copy behind others would get a single call of deletes a tick). @default 250
+   */
+  readonly purgeMinMs?: number;
   /** Points where a fault test delays or interleaves a tick. @default none */
   readonly hooks?: ControllerHooks;
 }
@@ -121,7 +126,7 @@ export class Controller {
 
   constructor(o: ControllerOptions) {
     const tickMs = o.tickMs ?? 1000;
-    this.o = { leaseMs: 3 * tickMs, sessionTimeoutMs: 9000, probeTimeoutMs: 1000, purgeSliceMs: 1000, clock: () => Date.now(), ...o, tickMs };
+    this.o = { leaseMs: 3 * tickMs, sessionTimeoutMs: 9000, probeTimeoutMs: 1000, purgeSliceMs: 1000, purgeMinMs: 250, clock: () => Date.now(), ...o, tickMs };
   }
 
   /** The time now, on the tick's clock. */
@@ -404,7 +409,7 @@ export class Controller {
     const next = reassigning(p) ? await completeReassignment(topic, p, alive, stores, lease) : p;
     // Added replicas not in the ISR yet: the sweep brings them up (and in).
     if (next.leader >= 0 && (next.addingReplicas ?? []).some((r) => !next.isr.includes(r))) this.catchUps.set(topicPartitionKey(next.topicId, next.partition), { topic, p: next });
-    return purgeRemoved(topic, next, alive, stores, lease, this.purgeUntil);
+    return purgeRemoved(topic, next, alive, stores, lease, Math.max(this.purgeUntil, Date.now() + this.o.purgeMinMs));
   }
 
   /** Makes every live replica's head say the role and leader epoch its partition state says. */

@@ -31,7 +31,7 @@ beforeAll(async () => {
 /** The controllers' clock: past any lease, moved only by the tests. */
 let t = Date.now() + 60 * 60_000;
 let ids = 0;
-const newController = (o: { purgeSliceMs?: number } = {}) => new Controller({ id: `reassign-${ids++}`, tickMs: 1000, leaseMs: 3000, sessionTimeoutMs: 600_000, probeTimeoutMs: 15_000, clock: () => t, catchUp: async (topic, topicId, partition) => { await markLagging(topic, topicId, partition); }, ...o });
+const newController = (o: { purgeSliceMs?: number; purgeMinMs?: number } = {}) => new Controller({ id: `reassign-${ids++}`, tickMs: 1000, leaseMs: 3000, sessionTimeoutMs: 600_000, probeTimeoutMs: 15_000, clock: () => t, catchUp: async (topic, topicId, partition) => { await markLagging(topic, topicId, partition); }, ...o });
 /** The controller the tests tick (one, so that it keeps the lease from tick to tick). */
 const ctl = newController();
 const tick = async (c: Controller) => {
@@ -179,7 +179,7 @@ describe('Partition reassignment', () => {
       expect((await produce(name, [{ partition: 0, key: null, headers: [], value: Buffer.from(`r${i}`) }], { acks: 'all' }))[0]?.ok).toBe(true);
     }
     t += 10_000; // (the shared controller's lease runs out: this one takes it)
-    const slicing = newController({ purgeSliceMs: 0 });
+    const slicing = newController({ purgeSliceMs: 0, purgeMinMs: 0 });
     await startReassignment(name, 0, [1, 2, 4]);
     await tick(slicing); // the walk marks the partition for the sweep
     await sweep.sweep();
@@ -192,6 +192,22 @@ describe('Partition reassignment', () => {
     expect((await readPartition(name, 0))?.purging).toBeUndefined();
     expect(await offsets(3, tp)).toEqual([]);
     expect(await readHead(store(3), tp)).toBeUndefined();
+    t += 10_000; // (and gives the lease back to the shared one)
+  });
+
+  it('a copy the walk reaches after the tick\'s purge budget is spent still gets its own share of deletes that tick', async () => {
+    const { name, tp, sweep } = await topicOn([1, 2, 3], 0);
+    for (let i = 0; i < 30; i++) {
+      expect((await produce(name, [{ partition: 0, key: null, headers: [], value: Buffer.from(`r${i}`) }], { acks: 'all' }))[0]?.ok).toBe(true);
+    }
+    t += 10_000; // (the shared controller's lease runs out: this one takes it)
+    const late = newController({ purgeSliceMs: 0 });
+    await startReassignment(name, 0, [1, 2, 4]);
+    await tick(late); // the walk marks the partition for the sweep
+    await sweep.sweep();
+    await tick(late); // completes, and deletes 3's copy: the tick's budget is gone, the copy's share is not
+    expect((await readPartition(name, 0))?.purging).toBeUndefined();
+    expect(await offsets(3, tp)).toEqual([]);
     t += 10_000; // (and gives the lease back to the shared one)
   });
 
