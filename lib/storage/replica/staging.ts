@@ -104,6 +104,9 @@ export interface CommitterLease {
   readonly until: number;
 }
 
+/** When DynamoDB's TTL may delete a lease that runs until `until` (an hour after). */
+const leaseExpiry = (until: number): number => Math.ceil(until / 1000) + 3600;
+
 /** One read of the stage: the staged items from a stage id on, oldest first, the committer lease, the head. */
 export interface Stage {
   readonly head: ReplicaHead | undefined;
@@ -140,7 +143,7 @@ export async function claimCommitter(store: ReplicaStoreRef, tp: string, holder:
   try {
     await client(store).send(new PutCommand({
       TableName: store.replicaTable,
-      Item: { tp, off: COMMITTER_OFFSET, stage: 'lease', holder, until, expiresAt: Math.ceil(until / 1000) + 3600 },
+      Item: { tp, off: COMMITTER_OFFSET, stage: 'lease', holder, until, expiresAt: leaseExpiry(until) },
       ConditionExpression: 'attribute_not_exists(off) OR #until < :now',
       ExpressionAttributeNames: { '#until': 'until' },
       ExpressionAttributeValues: { ':now': now },
@@ -161,7 +164,7 @@ export function renewCommitter(store: ReplicaStoreRef, tp: string, lease: Commit
       UpdateExpression: 'SET #until = :until, expiresAt = :expiresAt',
       ConditionExpression: 'holder = :h',
       ExpressionAttributeNames: { '#until': 'until' },
-      ExpressionAttributeValues: { ':until': lease.until, ':expiresAt': Math.ceil(lease.until / 1000) + 3600, ':h': lease.holder },
+      ExpressionAttributeValues: { ':until': lease.until, ':expiresAt': leaseExpiry(lease.until), ':h': lease.holder },
     },
   };
 }
