@@ -138,7 +138,7 @@ function epochEntryFor(t: AppendTarget, head: ReplicaHead): readonly [number, nu
  */
 export async function appendOnHead(
   t: AppendTarget, head: ReplicaHead, batches: readonly BatchRecord[], producers: readonly ProducerStateWrite[],
-  extra: Pick<AppendWrite, 'minIsr' | 'staged' | 'stagedFrom' | 'combinedAt' | 'lease' | 'once'> = {},
+  extra: Pick<AppendWrite, 'minIsr' | 'staged' | 'stagedFrom' | 'combinedAt' | 'notCombinedSince' | 'lease' | 'once'> = {},
 ): Promise<void> {
   const epochEntry = epochEntryFor(t, head);
   const lag = await lagFlag(t, head);

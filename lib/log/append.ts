@@ -18,7 +18,7 @@ import {
 } from './append-plan.js';
 import type { PreparedBatch } from './batches.js';
 import { knownHead } from './fast-commit.js';
-import { appendStaged, combining, contended, stageable } from './staged-commit.js';
+import { appendStaged, combining, combiningSince, contended, stageable } from './staged-commit.js';
 
 export { AppendOutcomeUnknown, type AppendedRange, type AppendTarget } from './append-plan.js';
 
@@ -121,8 +121,9 @@ function planChunk(t: AppendTarget, head: ReplicaHead, chunk: readonly ReadyBatc
  * The uncontended append: one conditional write on the head as this instance knows it (no read
  * when it appended last). A lost race — another instance appended meanwhile — joins the group
  * commit with the chunk, as does every append while this instance keeps losing races or the head
- * shows a recent commit that combined writers; a chunk too large to stage retries from the head
- * the failed condition returned.
+ * shows a recent commit that combined writers — on a cached head too: the write's condition
+ * checks it, so an instance that appended last cannot keep the head from the stage's commits. A
+ * chunk too large to stage retries from the head the failed condition returned.
  */
 async function appendChunk(t: AppendTarget, chunk: readonly ReadyBatch[]): Promise<(AppendedRange | KafkaError)[]> {
   const deadline = Date.now() + RACE_BUDGET_MS;
@@ -158,7 +159,8 @@ async function appendChunk(t: AppendTarget, chunk: readonly ReadyBatch[]): Promi
     }
     if (plan.records.length === 0) return plan.results;
     try {
-      await appendOnHead(t, head, plan.records, plan.producers, minIsr !== undefined ? { minIsr } : {});
+      // (a chunk that can stage writes only while no commit combines writers: else it joins them)
+      await appendOnHead(t, head, plan.records, plan.producers, { ...(minIsr !== undefined ? { minIsr } : {}), ...(canStage ? { notCombinedSince: combiningSince() } : {}) });
       return plan.results;
     } catch (err) {
       // Only a failed condition proves the transaction was not applied: the store answered and

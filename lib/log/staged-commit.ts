@@ -18,7 +18,7 @@ import { isKafkaError } from '../errors.js';
 import type { ReplicaHead } from '../storage/model.js';
 import { readHead } from '../storage/replica/head.js';
 import {
-  claimCommitter, dropStaged, lostCommit, readStage, releaseCommitter, settleStaged, stageBatches, type CommitterLease, type Stage, type StagedItem, type StagedOutcome,
+  claimCommitter, dropStaged, lostCommit, markCombining, readStage, releaseCommitter, settleStaged, stageBatches, type CommitterLease, type Stage, type StagedItem, type StagedOutcome,
 } from '../storage/replica/staging.js';
 import { ConditionFailed } from '../storage/transact.js';
 import { BATCH_ITEM_OVERHEAD, CHUNK_MAX_BYTES, PRODUCER_ITEM_BYTES, TRANSACTION_MAX_ITEMS } from './append-chunks.js';
@@ -92,7 +92,8 @@ export const contended = (t: AppendTarget): boolean => (contendedUntil.get(headK
  * True when the head shows a recent group commit of more than one writer's batches: an append goes
  * to the stage, where it loses no race and makes no commit lose, instead of writing the head.
  */
-export const combining = (head: ReplicaHead): boolean => head.combinedAt !== undefined && head.combinedAt > Date.now() - COMBINED_MS;
+export const combiningSince = (): number => Date.now() - COMBINED_MS;
+export const combining = (head: ReplicaHead): boolean => head.combinedAt !== undefined && head.combinedAt > combiningSince();
 
 /** True when a chunk fits one staged item. */
 export const stageable = (chunk: readonly ReadyBatch[]): boolean =>
@@ -320,6 +321,7 @@ async function commitRounds(t: AppendTarget, own: number, first: Stage, endBy: n
   let stage: Stage | undefined = first;
   let copying: Promise<FastCommit | undefined> = Promise.resolve(undefined);
   let ownCopy: Promise<FastCommit | undefined> | undefined;
+  let marked = false;
   rounds: for (let lost = 0; lost < 2;) {
     stage ??= await readStage(t.leader, t.tp, readFrom(t, own));
     let { head } = stage;
@@ -350,6 +352,13 @@ async function commitRounds(t: AppendTarget, own: number, first: Stage, endBy: n
       if (out === 'no lease') break rounds;
       if (renew && out === true) lease = renew;
       if (out !== true) {
+        // (the head moved under the commit: an append that lost no race — its instance knows the
+        // head from its own last append — wrote it, and could again on every round; marked as
+        // combining, the head makes such appends lose and stage)
+        if (out?.head && out.head.leo !== head.leo && !marked) {
+          marked = true;
+          await markCombining(t.leader, t.tp, t.leaderEpoch, Date.now());
+        }
         if (!out || tries >= ROUND_TRIES) {
           lost++;
           continue rounds;

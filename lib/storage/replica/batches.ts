@@ -66,6 +66,11 @@ export interface AppendWrite {
   readonly stagedFrom?: number;
   /** A group commit of more than one writer's batches: when (the head's `combinedAt`). */
   readonly combinedAt?: number;
+  /**
+   * An append that could go to the stage instead: the head must show no commit that combined
+   * writers since this time (`combinedAt`), else it loses and its writer joins them.
+   */
+  readonly notCombinedSince?: number;
   /** A group commit: the committer lease renewed with it (its holder must still hold it). */
   readonly lease?: CommitterLease;
   /** A group commit retries nothing itself: a conflict sends it back to read what is staged. */
@@ -95,7 +100,8 @@ function lagFlagSet(clears: number | undefined, values: Record<string, unknown>)
  *                                                  └─ ALL_OLD returns leo=L+n; B retries at L+n
  *
  * Condition: head `leo = expectLeo AND leaderEpoch = leaderEpoch AND role = leader` (and the lag
- * flag condition of `lag`, and `size(isr) >= minIsr` when given), and no item at each batch's key. Effects: head `leo` = last batch's
+ * flag condition of `lag`, `size(isr) >= minIsr` and no `combinedAt` since `notCombinedSince` when
+ * given), and no item at each batch's key. Effects: head `leo` = last batch's
  * lastOffset + 1 (and `hw`, epoch cache entry, `lagMarkedEpoch` when given); one item per batch.
  * Errors: `ConditionFailed` (index 0 carries the current head when it exists).
  */
@@ -132,6 +138,10 @@ export async function appendBatches(store: ReplicaStoreRef, tp: string, write: A
   if (write.lag && 'set' in write.lag) {
     sets.push('lagMarkedEpoch = :epoch');
     condition += ` AND ${lagFlagSet(write.lag.clears, values)}`;
+  }
+  if (write.notCombinedSince !== undefined) {
+    condition += ' AND (attribute_not_exists(combinedAt) OR combinedAt < :combinedSince)';
+    values[':combinedSince'] = write.notCombinedSince;
   }
   if (write.minIsr !== undefined) {
     condition += ' AND size(isr) >= :minIsr';

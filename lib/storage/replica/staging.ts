@@ -28,6 +28,10 @@
  *   and throws `ConditionFailed` (its holder lost the lease: it commits no more).
  * - `releaseCommitter` — condition: still the holder's (`holder = :h`). Effect: the lease deleted.
  *   Failure: nothing (it ran out and another writer holds it).
+ * - `markCombining` — condition: the head is the leader's under the holder's epoch (`leaderEpoch =
+ *   :epoch AND role = leader`). Effect: the head's `combinedAt` (appends that lost no race stage for
+ *   a while: lib/log/staged-commit.ts, `combining`). Failure: nothing (leadership moved: the
+ *   holder's next commit finds it).
  * - `dropStaged` — condition: still staged. Effect: `dropped`, the batches removed. Failure:
  *   returns the item as stored (committed by someone else, or gone).
  */
@@ -234,6 +238,22 @@ export function lostCommit(err: ConditionFailed, marks: readonly { readonly off:
     return mark ? [mark.off] : [];
   }));
   return { ...(head?.current ? { head: toHead(head.current) } : {}), notStaged };
+}
+
+/** Marks the head as combining writers at `at` (see the file comment), if it is still the leader's under `leaderEpoch`. */
+export async function markCombining(store: ReplicaStoreRef, tp: string, leaderEpoch: number, at: number): Promise<void> {
+  try {
+    await client(store).send(new UpdateCommand({
+      TableName: store.replicaTable,
+      Key: { tp, off: HEAD_OFFSET },
+      UpdateExpression: 'SET combinedAt = :at',
+      ConditionExpression: 'leaderEpoch = :epoch AND #role = :leader',
+      ExpressionAttributeNames: { '#role': 'role' },
+      ExpressionAttributeValues: { ':at': at, ':epoch': leaderEpoch, ':leader': 'leader' },
+    }));
+  } catch (err) {
+    if (!(err instanceof ConditionalCheckFailedException)) throw err;
+  }
 }
 
 /** Takes a staged item back. Returns undefined when it was dropped, else the item as stored (committed, or gone: undefined too). */

@@ -8,18 +8,19 @@
 import { describe, expect, it, vi } from 'vitest';
 import { appendToLeader, type AppendTarget } from '../../../lib/log/append.js';
 import { appendOnHead, planBatch, readyBatch, startPlan } from '../../../lib/log/append-plan.js';
-import { appendStaged, contended } from '../../../lib/log/staged-commit.js';
+import { appendStaged, combiningSince, contended } from '../../../lib/log/staged-commit.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
 import { queryBatches } from '../../../lib/storage/replica/reads.js';
 import { readHead } from '../../../lib/storage/replica/head.js';
 import { deletePartition } from '../../../lib/storage/replica/deletion.js';
-import { claimCommitter, dropStaged, readStage, releaseCommitter, stageBatches, type StagedItem } from '../../../lib/storage/replica/staging.js';
+import { claimCommitter, dropStaged, markCombining, readStage, releaseCommitter, stageBatches, type StagedItem } from '../../../lib/storage/replica/staging.js';
 import type { ReplicaHead } from '../../../lib/storage/model.js';
 import { KafkaError } from '../../../lib/protocol/errors.js';
 import { decodeBatches } from '../../../lib/protocol/record-batch.js';
 import { BATCH_OPTIONS, batchOf } from '../../support/batches.js';
 import { newAppendTarget } from '../../support/partition.js';
 import { hookStoreClient, loseTransactResponses } from '../../support/store-hooks.js';
+import { ConditionFailed } from '../../../lib/storage/transact.js';
 import { COMMITTER_OFFSET } from '../../../lib/storage/tables.js';
 
 const newPartition = () => newAppendTarget('staged');
@@ -168,6 +169,58 @@ describe('Group commit across instances', () => {
     expect(await logOf(t)).toEqual(['direct@0', 'kept@1', 'writer@2']);
     // (the lost commit, then the one that took the rest: no read of the stage between)
     expect(watch().slice(0, 3)).toEqual(['read', 'commit', 'commit']);
+  });
+
+  it('an instance that appended last cannot keep the head from a commit: the commit its append made lose marks the head, and that instance\'s next append, on the head it knows, loses and stages', async () => {
+    const t = await newPartition();
+    expect(await stageBatches(t.leader, t.tp, stagedItem(t, Date.now() * 1000, 'kept'))).toBe(true);
+    /** Appends `value` directly on `head` as the direct path writes it (a stageable chunk). */
+    const direct = (head: ReplicaHead, value: string) => {
+      const plan = startPlan(head, new Map());
+      for (const b of ready(value)) planBatch(t, plan, b);
+      return appendOnHead(t, head, plan.records, [], { notCombinedSince: combiningSince() });
+    };
+    let known: ReplicaHead | undefined;
+    let refused: unknown;
+    let later: Promise<unknown> | undefined;
+    watchCommits(t, async (n) => {
+      if (n === 1) {
+        // (another instance appends directly before the commit lands, and knows the head it left)
+        const head = await readHead(t.leader, t.tp) as ReplicaHead;
+        await direct(head, 'direct');
+        known = { ...head, leo: head.leo + 1 };
+      }
+      if (n === 2) {
+        // (it appends again on that head before the commit's second try lands)
+        refused = await direct(known as ReplicaHead, 'again').then(() => undefined, (err: unknown) => err);
+        // (and its next append, through the direct path, reads the mark and stages)
+        let staged: () => void = () => undefined;
+        const put = new Promise<void>((r) => { staged = r; });
+        hookStoreClient(t.leader.endpoint, 'initialize', (next, context) => async (args) => {
+          if (String(context.commandName).includes('Put') && JSON.stringify(args.input).includes('"staged"')) staged();
+          return next(args);
+        });
+        later = appendToLeader(t, batchOf('later'));
+        await Promise.race([later, put]);
+      }
+    });
+    const answer = await appendStaged(t, ready('writer'), soon());
+    expect(answer[0]).toMatchObject({ baseOffset: 2, lastOffset: 2 });
+    expect(refused).toBeInstanceOf(ConditionFailed);
+    expect((refused as ConditionFailed).at(0)?.current?.combinedAt).toBeGreaterThan(Date.now() - 10_000);
+    expect(await later).toEqual([expect.objectContaining({ baseOffset: 3 })]);
+    expect(await logOf(t)).toEqual(['direct@0', 'kept@1', 'writer@2', 'later@3']);
+  });
+
+  it('an append on the head this instance cached from its own last append stages when the head was marked combining since', async () => {
+    const t = await newPartition();
+    await appendToLeader(t, batchOf('alone'));
+    await markCombining(t.leader, t.tp, t.leaderEpoch, Date.now());
+    const watch = watchCommits(t, async () => undefined);
+    expect(await appendToLeader(t, batchOf('marked'))).toEqual([expect.objectContaining({ baseOffset: 1 })]);
+    // (its write on the cached head lost, and a group commit — a transaction that marks a staged item — took it)
+    expect(watch()).toContain('commit');
+    expect(await logOf(t)).toEqual(['alone@0', 'marked@1']);
   });
 
   it('leaves out a batch whose writer gives up before the commit could land, which that writer then takes back', async () => {
