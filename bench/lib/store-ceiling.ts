@@ -8,14 +8,15 @@
  * Two paths, as lib/log/append.ts and lib/log/staged-commit.ts write:
  * - direct (one writer): a transaction of the head and the batch; acks=all adds a transaction of
  *   the head and the batch on each of two followers, then the high watermark's update;
- * - staged (group commit of `round` records): each record a stage put and one stage read; each
- *   round a transaction of the head, `round` batches and `round` marks; acks=all adds the two
+ * - staged (group commit of `round` records): each record a stage put and one read of its item,
+ *   the lease and the head (a BatchGetItem); each round a read of its `round` staged items and a
+ *   transaction of the head, `round` batches and `round` marks; acks=all adds the two
  *   follower transactions of the head and `round` batches, then the high watermark's update.
  * Rounds here run side by side on keys of their own, where a partition's rounds follow one another
  * on its head: the figure is an upper bound.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 
 export interface StoreCeilingRun {
   /** The stack's environment (its DynamoDB endpoint, region and credentials). */
@@ -51,6 +52,13 @@ export async function storeCeiling(run: StoreCeilingRun): Promise<number> {
   }));
   const commit = async (w: number, off: number) => {
     const n = run.round;
+    // (the holder reads the round's staged items)
+    if (n > 1) {
+      await db.send(new QueryCommand({
+        TableName: run.table, KeyConditionExpression: 'tp = :tp AND off BETWEEN :from AND :to', ConsistentRead: true,
+        ExpressionAttributeValues: { ':tp': `ceiling/${w}/leader/stage`, ':from': off - STAGE_BASE, ':to': off + n - STAGE_BASE },
+      }));
+    }
     await tx(`ceiling/${w}/leader`, off, n, n > 1 ? n : 0);
     if (run.acks !== 'all') return;
     await Promise.all([1, 2].map((f) => tx(`ceiling/${w}/follower-${f}`, off, n, 0)));
@@ -64,10 +72,9 @@ export async function storeCeiling(run: StoreCeilingRun): Promise<number> {
       if (run.round > 1) {
         const id = i - STAGE_BASE;
         await db.send(new PutCommand({ TableName: run.table, Item: { tp: `ceiling/${w}/leader/stage`, off: id, stage: 'staged', batches: [{ data: BYTES }] } }));
-        await db.send(new QueryCommand({
-          TableName: run.table, KeyConditionExpression: 'tp = :tp AND off BETWEEN :from AND :to', ConsistentRead: true,
-          ExpressionAttributeValues: { ':tp': `ceiling/${w}/leader/stage`, ':from': id, ':to': id + run.round },
-        }));
+        // (a waiting writer reads its own item, the lease and the head)
+        const tp = `ceiling/${w}/leader/stage`;
+        await db.send(new BatchGetCommand({ RequestItems: { [run.table]: { Keys: [{ tp, off: id }, { tp, off: -2 }, { tp, off: -1 }], ConsistentRead: true } } }));
       }
       // (each worker commits a round after every `round` of its records: one round per `round` records in all)
       if ((i + 1) % run.round === 0) await commit(w, i + 1 - run.round);

@@ -1,9 +1,9 @@
 /**
  * The group commit of concurrent appends from different instances (docs/architecture.md,
  * "Request path"; the protocol is spec/commit.qnt's): an append that lost the head's race stages
- * its batches under a key of its own — no condition, no race — then reads the stage, the
- * committer lease and the head. The lease's holder commits: one transaction per round appends
- * every staged batch it read and marks each staged item committed with its outcome, on condition
+ * its batches under a key of its own — no condition, no race — then reads its item, the
+ * committer lease and the head. The lease's holder reads the stage and commits: one transaction
+ * per round appends every staged batch it read and marks each staged item committed with its outcome, on condition
  * that the head is as read and each item still staged. The other writers read again until they
  * find their batches committed, and take the lease when it is free; a writer that gives up takes
  * its item back with a conditional write first, so a staged batch is either in the log or never
@@ -18,7 +18,7 @@ import { isKafkaError } from '../errors.js';
 import type { ReplicaHead } from '../storage/model.js';
 import { readHead } from '../storage/replica/head.js';
 import {
-  claimCommitter, dropStaged, lostCommit, markCombining, readStage, releaseCommitter, settleStaged, stageBatches, type CommitterLease, type Stage, type StagedItem, type StagedOutcome,
+  claimCommitter, dropStaged, lostCommit, markCombining, readStage, readWaiting, releaseCommitter, settleStaged, stageBatches, type CommitterLease, type Stage, type StagedItem, type StagedOutcome,
 } from '../storage/replica/staging.js';
 import { ConditionFailed } from '../storage/transact.js';
 import { BATCH_ITEM_OVERHEAD, CHUNK_MAX_BYTES, PRODUCER_ITEM_BYTES, TRANSACTION_MAX_ITEMS } from './append-chunks.js';
@@ -245,14 +245,14 @@ export async function appendStaged(t: AppendTarget, chunk: readonly ReadyBatch[]
   let failures = 0;
   for (let attempt = 1; ; attempt++) {
     try {
-      const stage = await readStage(t.leader, t.tp, readFrom(t, own));
-      if (stage.head?.stagedFrom !== undefined) stagedFrom.set(headKey(t), stage.head.stagedFrom);
-      const mine = stage.items.find((i) => i.off === own);
+      const seen = await readWaiting(t.leader, t.tp, own);
+      if (seen.head?.stagedFrom !== undefined) stagedFrom.set(headKey(t), seen.head.stagedFrom);
+      const mine = seen.own;
       if (mine?.stage === 'committed') {
         learn('commit', Date.now() - stagedAt);
         if (t.minIsr === undefined) return answerOf(mine);
         // (the read that found it committed may show the high watermark over it already)
-        const h = stage.head;
+        const h = seen.head;
         if (h && h.leaderEpoch === t.leaderEpoch && h.role === 'leader' && h.isr.length > 0 && h.hw >= endOf(mine)) return answerOf(mine, { highWatermark: h.hw, isr: h.isr });
         return await awaitHighWatermark(t, mine);
       }
@@ -261,14 +261,14 @@ export async function appendStaged(t: AppendTarget, chunk: readonly ReadyBatch[]
         return await giveUp(t, own, new KafkaError('REQUEST_TIMED_OUT', `Append to partition ${t.partition} was not committed in time (${attempt} reads).`, { topicId: t.topicId, partition: t.partition }));
       }
       try {
-        checkLeadership(stage.head, t);
+        checkLeadership(seen.head, t);
       } catch (err) {
         if (!isKafkaError(err)) throw err;
         return await giveUp(t, own, err);
       }
       // Below where commits read the stage (this instance's clock behind the committer's, or its
       // put slow to land), no other writer sees the batch: take it back and stage it again above.
-      const readsFrom = stage.head?.stagedFrom;
+      const readsFrom = seen.head?.stagedFrom;
       if (readsFrom !== undefined && own < readsFrom) {
         const stored = await dropStaged(t.leader, t.tp, own);
         if (stored?.stage === 'committed') continue;
@@ -279,11 +279,11 @@ export async function appendStaged(t: AppendTarget, chunk: readonly ReadyBatch[]
       // commits, and one of them takes the lease when it is free — released, or run out because
       // its holder died or stalled.
       const now = Date.now();
-      if (!stage.lease || stage.lease.until < now) {
+      if (!seen.lease || seen.lease.until < now) {
         const holder = `${own}`;
         if (await claimCommitter(t.leader, t.tp, holder, now + LEASE_MS, now)) {
           try {
-            const out = await commitRounds(t, own, stage, Math.min(deadline, now + COMMITTER_MS), { holder, until: now + LEASE_MS });
+            const out = await commitRounds(t, own, Math.min(deadline, now + COMMITTER_MS), { holder, until: now + LEASE_MS });
             if (out) {
               learn('commit', Date.now() - stagedAt);
               return out;
@@ -315,10 +315,10 @@ const readFrom = (t: AppendTarget, own: number): number => Math.min(own, stagedF
  * Returns the holder's own answer once its batches are in, or undefined (the caller reads the
  * stage again: rounds lost to writers that committed without the lease, or leadership moved).
  */
-async function commitRounds(t: AppendTarget, own: number, first: Stage, endBy: number, claimed: CommitterLease): Promise<(AppendedRange | KafkaError)[] | undefined> {
+async function commitRounds(t: AppendTarget, own: number, endBy: number, claimed: CommitterLease): Promise<(AppendedRange | KafkaError)[] | undefined> {
   let lease = claimed;
   let answer: (AppendedRange | KafkaError)[] | undefined;
-  let stage: Stage | undefined = first;
+  let stage: Stage | undefined;
   let copying: Promise<FastCommit | undefined> = Promise.resolve(undefined);
   let ownCopy: Promise<FastCommit | undefined> | undefined;
   let marked = false;

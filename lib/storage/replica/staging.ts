@@ -41,6 +41,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { S3Pointer } from '../model.js';
 import type { ReplicaHead } from '../model.js';
 import { COMMITTER_OFFSET, HEAD_OFFSET, STAGE_BASE } from '../tables.js';
+import { batchGetAll } from '../batch-get.js';
 import { transactWrite, type ConditionFailed } from '../transact.js';
 import { client, toHead, type ReplicaStoreRef } from './store.js';
 
@@ -140,6 +141,30 @@ export async function readStage(store: ReplicaStoreRef, tp: string, fromId: numb
     start = res.LastEvaluatedKey;
   } while (start);
   return { head, items, ...(lease ? { lease } : {}) };
+}
+
+/** What a waiting writer reads: its own staged item (undefined once gone), the committer lease, the head. */
+export interface Waiting {
+  readonly head: ReplicaHead | undefined;
+  readonly own: StagedItem | undefined;
+  readonly lease?: CommitterLease;
+}
+
+/**
+ * Reads a waiting writer's item, the lease and the head: one strongly consistent BatchGetItem of
+ * three keys, however many items are staged (a commit, which needs them all, reads the stage).
+ */
+export async function readWaiting(store: ReplicaStoreRef, tp: string, own: number): Promise<Waiting> {
+  const found = await batchGetAll(client(store), store.replicaTable, [{ tp, off: HEAD_OFFSET }, { tp, off: COMMITTER_OFFSET }, keyOf(tp, own)]);
+  const at = (off: number) => found.find((item) => item.off === off);
+  const head = at(HEAD_OFFSET);
+  const lease = at(COMMITTER_OFFSET);
+  const item = at(own - STAGE_BASE);
+  return {
+    head: head ? toHead(head) : undefined,
+    own: item ? toStaged(item) : undefined,
+    ...(lease ? { lease: { holder: lease.holder as string, until: lease.until as number } } : {}),
+  };
 }
 
 /** Takes the committer lease until `until` when nobody holds it (or its holder's ran out before `now`). Returns whether it did. */

@@ -223,6 +223,22 @@ describe('Group commit across instances', () => {
     expect(await logOf(t)).toEqual(['alone@0', 'marked@1']);
   });
 
+  it('a waiting writer reads its own item, the lease and the head, never the whole stage: only the lease holder reads that', async () => {
+    const t = await newPartition();
+    const now = Date.now();
+    for (let i = 0; i < 30; i++) expect(await stageBatches(t.leader, t.tp, stagedItem(t, (now - 500) * 1000 + i, `other-${i}`))).toBe(true);
+    expect(await claimCommitter(t.leader, t.tp, 'holder', now + 60_000, now)).toBe(true);
+    const reads: string[] = [];
+    hookStoreClient(t.leader.endpoint, 'initialize', (next, context) => async (args) => {
+      const name = String(context.commandName);
+      if (JSON.stringify(args.input).includes(`"${t.tp}"`) && (name.includes('Query') || name.includes('BatchGet'))) reads.push(name);
+      return next(args);
+    });
+    await expect(appendStaged(t, ready('waiting'), Date.now() + 1_000)).rejects.toMatchObject({ kafkaName: 'REQUEST_TIMED_OUT' });
+    expect(reads.length).toBeGreaterThan(1);
+    expect(reads.every((r) => r.includes('BatchGet'))).toBe(true);
+  });
+
   it('leaves out a batch whose writer gives up before the commit could land, which that writer then takes back', async () => {
     const t = await newPartition();
     const [leaving, staying] = [Date.now() * 1000, Date.now() * 1000 + 1];
