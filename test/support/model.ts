@@ -1,7 +1,7 @@
 /**
  * `npm run model`: the protocol models (spec/*.qnt, docs/model.md) under Quint's simulator, each
  * with every invariant, a fixed seed and a sample budget, so a run is repeatable and cheap enough
- * for every `npm test` (about 45 s of one core in all). Exits 1 on a violation and prints the command that
+ * for every `npm test` (about a minute of one core in all). Exits 1 on a violation and prints the command that
  * reproduces it.
  */
 import { spawnSync } from 'node:child_process';
@@ -31,6 +31,10 @@ const RUNS: readonly Run[] = [
   {
     what: 'the commit protocol', spec: 'spec/commit.qnt', main: 'checkedCommit', step: 'step', seed: 20261203, samples: 1000, steps: 40,
     invariants: ['ackedOnce', 'sequenceOrder', 'requestOnce', 'stagedConsistent', 'logWellFormed'],
+  },
+  {
+    what: 'the proposed rounds protocol (decision 0012)', spec: 'spec/rounds.qnt', main: 'checkedRounds', step: 'step', seed: 20261203, samples: 600, steps: 40,
+    invariants: ['ackedOnce', 'sequenceOrder', 'requestOnce', 'roundsConsistent', 'logWellFormed'],
   },
   {
     what: 'the transaction protocol', spec: 'spec/transactions.qnt', main: 'checkedTransactions', step: 'step', seed: 20261203, samples: 1000, steps: 40,
