@@ -26,7 +26,8 @@ export const isKafkaError = (e: unknown, name?: KafkaErrorName): e is KafkaError
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND']);
 
 /**
- * A store that failed to answer (refused, reset, timed out or aborted, throttled, 5xx) is KAFKA_STORAGE_ERROR,
+ * A store that failed to answer (refused, reset, timed out or aborted, throttled, in conflict with a
+ * transaction, 5xx) is KAFKA_STORAGE_ERROR,
  * which clients retry; any other error is a bug and is rethrown as it is.
  */
 export function asKafkaError(err: unknown): KafkaError {
@@ -39,6 +40,8 @@ export function asKafkaError(err: unknown): KafkaError {
     e.name === 'AbortError' ||
     e.$fault === 'server' || e.name === 'ProvisionedThroughputExceededException' || e.name === 'ThrottlingException' ||
     e.name === 'RequestLimitExceeded' || (e.$metadata?.httpStatusCode ?? 0) >= 500 ||
+    // A single write that met a transaction in flight on its item: not applied, to be asked again.
+    e.name === 'TransactionConflictException' ||
     // A replica table missing (a store that came back empty and is being re-created).
     e.name === 'ResourceNotFoundException';
   if (storeFailure) return new KafkaError('KAFKA_STORAGE_ERROR', `A store did not answer: ${e.name ?? 'Error'}: ${e.message ?? ''}`.trim());

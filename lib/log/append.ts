@@ -159,7 +159,8 @@ async function appendChunk(t: AppendTarget, chunk: readonly ReadyBatch[]): Promi
     }
     if (plan.records.length === 0) return plan.results;
     try {
-      // (a chunk that can stage writes only while no commit combines writers: else it joins them)
+      // (a chunk that can stage writes only while no commit combines writers: else it joins them;
+      // one that cannot — too large to stage, a repair's marker — writes regardless, and is rare)
       await appendOnHead(t, head, plan.records, plan.producers, { ...(minIsr !== undefined ? { minIsr } : {}), ...(canStage ? { notCombinedSince: combiningSince() } : {}) });
       return plan.results;
     } catch (err) {

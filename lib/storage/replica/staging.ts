@@ -30,13 +30,14 @@
  *   Failure: nothing (it ran out and another writer holds it).
  * - `markCombining` — condition: the head is the leader's under the holder's epoch (`leaderEpoch =
  *   :epoch AND role = leader`). Effect: the head's `combinedAt` (appends that lost no race stage for
- *   a while: lib/log/staged-commit.ts, `combining`). Failure: nothing (leadership moved: the
- *   holder's next commit finds it).
- * - `dropStaged` — condition: still staged. Effect: `dropped`, the batches removed. Failure:
+ *   a while: lib/log/staged-commit.ts, `combining`). Failure: nothing — leadership moved (the
+ *   holder's next commit finds it), or a transaction in flight on the head (the mark is a hint).
+ * - `dropStaged` — condition: still staged. Effect: `dropped`, the batches removed. Met by a
+ *   commit's transaction in flight on the item, it asks again (a few times). Failure:
  *   returns the item as stored (committed by someone else, or gone).
  */
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { S3Pointer } from '../model.js';
 import type { ReplicaHead } from '../model.js';
@@ -155,7 +156,8 @@ export interface Waiting {
  * three keys, however many items are staged (a commit, which needs them all, reads the stage).
  */
 export async function readWaiting(store: ReplicaStoreRef, tp: string, own: number): Promise<Waiting> {
-  const found = await batchGetAll(client(store), store.replicaTable, [{ tp, off: HEAD_OFFSET }, { tp, off: COMMITTER_OFFSET }, keyOf(tp, own)]);
+  // (keys left unprocessed twice throw: the writer's loop counts a throttled read as a store failure)
+  const found = await batchGetAll(client(store), store.replicaTable, [{ tp, off: HEAD_OFFSET }, { tp, off: COMMITTER_OFFSET }, keyOf(tp, own)], 2);
   const at = (off: number) => found.find((item) => item.off === off);
   const head = at(HEAD_OFFSET);
   const lease = at(COMMITTER_OFFSET);
@@ -277,25 +279,32 @@ export async function markCombining(store: ReplicaStoreRef, tp: string, leaderEp
       ExpressionAttributeValues: { ':at': at, ':epoch': leaderEpoch, ':leader': 'leader' },
     }));
   } catch (err) {
-    if (!(err instanceof ConditionalCheckFailedException)) throw err;
+    if (!(err instanceof ConditionalCheckFailedException) && !(err instanceof TransactionConflictException)) throw err;
   }
 }
 
+/** How often a take-back that meets a transaction on its item is asked again before it throws (a store failure). */
+const DROP_CONFLICT_ATTEMPTS = 5;
+
 /** Takes a staged item back. Returns undefined when it was dropped, else the item as stored (committed, or gone: undefined too). */
 export async function dropStaged(store: ReplicaStoreRef, tp: string, off: number): Promise<StagedItem | undefined> {
-  try {
-    await client(store).send(new UpdateCommand({
-      TableName: store.replicaTable,
-      Key: keyOf(tp, off),
-      UpdateExpression: 'SET #stage = :dropped REMOVE batches',
-      ConditionExpression: '#stage = :staged',
-      ExpressionAttributeNames: { '#stage': 'stage' },
-      ExpressionAttributeValues: { ':dropped': 'dropped', ':staged': 'staged' },
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-    }));
-    return undefined;
-  } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) return err.Item ? toStaged(unmarshall(err.Item)) : undefined;
-    throw err;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client(store).send(new UpdateCommand({
+        TableName: store.replicaTable,
+        Key: keyOf(tp, off),
+        UpdateExpression: 'SET #stage = :dropped REMOVE batches',
+        ConditionExpression: '#stage = :staged',
+        ExpressionAttributeNames: { '#stage': 'stage' },
+        ExpressionAttributeValues: { ':dropped': 'dropped', ':staged': 'staged' },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }));
+      return undefined;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return err.Item ? toStaged(unmarshall(err.Item)) : undefined;
+      // (a commit's transaction is writing the item: once it ends, the condition tells which won)
+      if (!(err instanceof TransactionConflictException) || attempt >= DROP_CONFLICT_ATTEMPTS) throw err;
+      await new Promise((r) => setTimeout(r, 20 * attempt));
+    }
   }
 }

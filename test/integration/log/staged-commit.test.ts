@@ -21,6 +21,7 @@ import { BATCH_OPTIONS, batchOf } from '../../support/batches.js';
 import { newAppendTarget } from '../../support/partition.js';
 import { hookStoreClient, loseTransactResponses } from '../../support/store-hooks.js';
 import { ConditionFailed } from '../../../lib/storage/transact.js';
+import { TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { COMMITTER_OFFSET } from '../../../lib/storage/tables.js';
 
 const newPartition = () => newAppendTarget('staged');
@@ -265,6 +266,68 @@ describe('Group commit across instances', () => {
     expect((out as KafkaError).kafkaName).toBe('REQUEST_TIMED_OUT');
     await appendStaged(t, ready('after'), soon());
     expect(await logOf(t)).toEqual(['after@0']);
+  });
+
+  it('a take-back that meets a commit\'s transaction on its item asks again, and the writer answers from what the store then holds', async () => {
+    const t = await newPartition();
+    let conflicts = 0;
+    hookStoreClient(t.leader.endpoint, 'deserialize', (next, context) => async (args) => {
+      const input = JSON.stringify(args.input);
+      if (String(context.commandName).includes('Update') && input.includes(':dropped') && conflicts < 2) {
+        conflicts++;
+        throw new TransactionConflictException({ message: 'Transaction is ongoing for the item (test hook)', $metadata: {} });
+      }
+      return next(args);
+    });
+    const out = await appendStaged(t, ready('late'), Date.now() - 1).catch((e: unknown) => e);
+    expect(conflicts).toBe(2);
+    expect(out).toBeInstanceOf(KafkaError);
+    expect((out as KafkaError).kafkaName).toBe('REQUEST_TIMED_OUT');
+    expect((await readStage(t.leader, t.tp, 0)).items.map((i) => i.stage)).toEqual(['dropped']);
+  });
+
+  it('a holder whose mark of the head meets a transaction on the head goes on committing (the mark is a hint)', async () => {
+    const t = await newPartition();
+    expect(await stageBatches(t.leader, t.tp, stagedItem(t, Date.now() * 1000, 'kept'))).toBe(true);
+    let conflicts = 0;
+    hookStoreClient(t.leader.endpoint, 'deserialize', (next, context) => async (args) => {
+      if (String(context.commandName).includes('Update') && JSON.stringify(args.input).includes('combinedAt') && conflicts === 0) {
+        conflicts++;
+        throw new TransactionConflictException({ message: 'Transaction is ongoing for the item (test hook)', $metadata: {} });
+      }
+      return next(args);
+    });
+    watchCommits(t, async (n) => {
+      if (n !== 1) return;
+      const head = await readHead(t.leader, t.tp) as ReplicaHead;
+      const plan = startPlan(head, new Map());
+      for (const b of ready('direct')) planBatch(t, plan, b);
+      await appendOnHead(t, head, plan.records, []);
+    });
+    expect(await appendStaged(t, ready('writer'), soon())).toEqual([expect.objectContaining({ baseOffset: 2 })]);
+    expect(conflicts).toBe(1);
+    expect(await logOf(t)).toEqual(['direct@0', 'kept@1', 'writer@2']);
+  });
+
+  it('a waiting writer whose reads are throttled (keys left unprocessed) answers REQUEST_TIMED_OUT as an unknown outcome after a few tries, not after seconds of backoff', async () => {
+    const t = await newPartition();
+    let throttled = 0;
+    hookStoreClient(t.leader.endpoint, 'initialize', (next, context) => async (args) => {
+      const out = await next(args) as { output: { Responses?: Record<string, unknown[]>; UnprocessedKeys?: Record<string, { Keys: unknown[] }> } };
+      const input = args.input as { RequestItems?: Record<string, { Keys: unknown[] }> };
+      if (String(context.commandName).includes('BatchGet') && JSON.stringify(input).includes(`"${t.tp}"`)) {
+        throttled++;
+        out.output.UnprocessedKeys = Object.fromEntries(Object.entries(input.RequestItems ?? {}).map(([table, r]) => [table, { Keys: r.Keys }]));
+        out.output.Responses = {};
+      }
+      return out;
+    });
+    const started = Date.now();
+    const out = await appendStaged(t, ready('throttled'), Date.now() + 5_000).catch((e: unknown) => e);
+    expect(out).toBeInstanceOf(KafkaError);
+    expect((out as KafkaError).kafkaName).toBe('REQUEST_TIMED_OUT');
+    expect(throttled).toBeGreaterThan(1);
+    expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it('never commits a batch staged under an older leader epoch, and its writer is fenced', async () => {
