@@ -33,7 +33,7 @@ const RUNS: readonly Run[] = [
     invariants: ['ackedOnce', 'sequenceOrder', 'requestOnce', 'stagedConsistent', 'logWellFormed'],
   },
   {
-    what: 'the proposed rounds protocol (decision 0012)', spec: 'spec/rounds.qnt', main: 'checkedRounds', step: 'step', seed: 20261203, samples: 600, steps: 40,
+    what: 'the proposed rounds protocol (decision 0012)', spec: 'spec/rounds.qnt', main: 'checkedRounds', step: 'step', seed: 20261203, samples: 400, steps: 40,
     invariants: ['ackedOnce', 'sequenceOrder', 'requestOnce', 'roundsConsistent', 'logWellFormed'],
   },
   {
