@@ -3,11 +3,11 @@
  * "Request path"; the protocol is spec/commit.qnt's): an append that lost the head's race stages
  * its batches under a key of its own — no condition, no race — then reads its item, the
  * committer lease and the head. The lease's holder reads the stage and commits: one transaction
- * per round appends every staged batch it read and marks each staged item committed with its outcome, on condition
- * that the head is as read and each item still staged. The other writers read again until they
- * find their batches committed, and take the lease when it is free; a writer that gives up takes
- * its item back with a conditional write first, so a staged batch is either in the log or never
- * visible. The lease only keeps commits from colliding: safety is the transaction's conditions.
+ * per round appends every staged batch it read and marks each staged item committed with its
+ * outcome, on condition that the head is as read and each item still staged. The other writers
+ * read again until they find their batches committed, and take the lease when it is free; a
+ * writer that gives up takes its item back with a conditional write first, so a staged batch is
+ * either in the log or never visible. The lease only keeps commits from colliding: safety is the transaction's conditions.
  *
  * Idempotent producers: one producer's staged batches commit in sequence order whichever
  * instances staged them (a batch whose predecessor is not in yet waits in the stage a little); a
@@ -88,11 +88,12 @@ const pauseFor = (k: keyof typeof waited, first: boolean, waitedSoFar: number): 
 /** True while this instance keeps losing the partition's head race: appends go straight to the stage. */
 export const contended = (t: AppendTarget): boolean => (contendedUntil.get(headKey(t)) ?? 0) > Date.now();
 
+/** The time after which a head's `combinedAt` still counts (the direct append's condition checks it). */
+export const combiningSince = (): number => Date.now() - COMBINED_MS;
 /**
  * True when the head shows a recent group commit of more than one writer's batches: an append goes
  * to the stage, where it loses no race and makes no commit lose, instead of writing the head.
  */
-export const combiningSince = (): number => Date.now() - COMBINED_MS;
 export const combining = (head: ReplicaHead): boolean => head.combinedAt !== undefined && head.combinedAt > combiningSince();
 
 /** True when a chunk fits one staged item. */
