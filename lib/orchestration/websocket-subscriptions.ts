@@ -3,13 +3,14 @@
  * change them (lib/http/websocket.ts): a connection stored at `$connect` and removed with its
  * subscriptions at `$disconnect`; a subscription stored from its start offset, then delivered.
  */
+import { randomUUID } from 'node:crypto';
 import { requireTopic } from '../cluster/metadata.js';
 import { KafkaError } from '../protocol/errors.js';
 import { listOffset, readFromLeader, type IsolationLevel } from '../log/read.js';
 import {
-  ConnectionGone, deleteConnection, deleteSubscription, getConnection, putConnection, putSubscription,
+  ConnectionGone, deleteConnection, deleteSubscription, getConnection, putConnection, putSubscription, releaseDelivery, type SubscriptionRecord,
 } from '../storage/coordination/connections.js';
-import { deliverPartition, postFrame } from './websocket-delivery.js';
+import { DELIVERY_LEASE_MS, deliverPartition, postFrame } from './websocket-delivery.js';
 import { PRESENCE_TTL_MS } from './websocket-wake.js';
 
 export { deleteConnection as disconnect, putConnection as connect };
@@ -35,7 +36,8 @@ export interface Subscribe {
  * last stable offset) or an offset within the log — from the log start to the leader's log end, so
  * a resume from the last delivered offset on a new leader whose high watermark has not caught up
  * yet waits as a fetch would (else OFFSET_OUT_OF_RANGE, as a fetch from it);
- * answers `subscribed`, then delivers what is readable until `deadline`.
+ * answers `subscribed`, then delivers what is readable until `deadline`. No records frame of the
+ * subscription is posted before its `subscribed` frame.
  *
  * Then it delivers once more, PRESENCE_TTL_MS after the subscription was stored: an instance that
  * asked "does this partition have subscribers" before it was stored trusts its "no" until then,
@@ -56,21 +58,29 @@ export async function subscribe(s: Subscribe, deadline: number): Promise<void> {
     }
     return s.offset;
   });
-  let gen: string;
+  // Stored with its delivery lease held here: a wake's deliverer that comes before the answer skips
+  // it (a client drops the records of a subscription it was not answered for, while `next` would
+  // move past them); released after the answer, then delivered from here, which reads past what woke it.
+  const me = randomUUID();
+  let sub: SubscriptionRecord;
   try {
-    gen = await putSubscription({
+    sub = await putSubscription({
       connectionId: s.connectionId, topic: s.topic, topicId: view.topic.topicId, partition: s.partition, next, isolation: s.isolation, principal: s.principal, host: s.host,
       ...(s.member ? { groupId: s.member.groupId, memberId: s.member.memberId } : {}),
-    });
+    }, { lease: { deliverer: me, ms: DELIVERY_LEASE_MS } });
   } catch (err) {
     if (err instanceof ConnectionGone) return; // (closed meanwhile: nothing to answer)
     throw err;
   }
   const storedAt = Date.now();
-  await postFrame(s.connectionId, {
-    type: 'subscribed', topic: s.topic, partition: s.partition, offset: next, isolation_level: s.isolation, subscription_id: gen,
-    ...(s.member ? { group_id: s.member.groupId } : {}),
-  });
+  try {
+    await postFrame(s.connectionId, {
+      type: 'subscribed', topic: s.topic, partition: s.partition, offset: next, isolation_level: s.isolation, subscription_id: sub.gen,
+      ...(s.member ? { group_id: s.member.groupId } : {}),
+    });
+  } finally {
+    await releaseDelivery(sub, me);
+  }
   await deliverPartition(view.topic.topicId, s.partition, deadline);
   const wait = storedAt + PRESENCE_TTL_MS - Date.now();
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));

@@ -13,7 +13,8 @@
  * - `putSubscription`: [Update connection ADD subs] (condition: the connection exists), then Put
  *   of the subscription (no condition: a subscribe again to the same partition replaces it).
  *   Fails: `ConditionFailed` when the connection is gone (nothing written).
- * - `putSubscription`'s Put writes a new `gen`: the subscription's identity.
+ * - `putSubscription`'s Put writes a new `gen`: the subscription's identity, and (for a subscribe)
+ *   the subscriber's delivery lease, so no deliverer posts its records before it is answered.
  * - `setConnectionGroup`: Update `grp` (the connection's group membership) and `gparts` (its
  *   partitions) where the connection exists and its membership is the expected member's (or none,
  *   to join), not at a later member epoch. Lost race (closed, left, joined by another, a later
@@ -151,8 +152,16 @@ export async function setConnectionGroup(connectionId: string, group: Connection
     : { UpdateExpression: 'SET grp = :g REMOVE gparts', ...owner, ExpressionAttributeValues: { ...values, ':g': grp } });
 }
 
-/** Subscribes the connection to a partition from `next` (see the file's comment); answers the subscription's `gen`. */
-export async function putSubscription(s: Omit<SubscriptionRecord, 'deliverer' | 'leaseUntil' | 'gen'>, now = Date.now()): Promise<string> {
+/**
+ * Subscribes the connection to a partition from `next` (see the file's comment); answers the
+ * subscription as stored, with its new `gen`. With `lease`, the subscription is stored with its
+ * delivery lease held by `lease.deliverer` (a subscribe that answers `subscribed` before any
+ * deliverer may post the subscription's records).
+ */
+export async function putSubscription(
+  s: Omit<SubscriptionRecord, 'deliverer' | 'leaseUntil' | 'gen'>, o: { readonly now?: number; readonly lease?: { readonly deliverer: string; readonly ms: number } } = {},
+): Promise<SubscriptionRecord> {
+  const now = o.now ?? Date.now();
   const pk = subscriptionsPk(s.topicId, s.partition);
   try {
     await db().send(new UpdateCommand({
@@ -164,16 +173,17 @@ export async function putSubscription(s: Omit<SubscriptionRecord, 'deliverer' | 
     if (isConditionFailure(err)) throw new ConnectionGone(`Connection ${s.connectionId} is closed.`);
     throw err;
   }
-  const gen = randomUUID();
+  const stored: SubscriptionRecord = { ...s, gen: randomUUID(), ...(o.lease ? { deliverer: o.lease.deliverer, leaseUntil: now + o.lease.ms } : {}) };
   await db().send(new PutCommand({
     TableName: table(),
     Item: {
       pk, sk: s.connectionId, topic: s.topic, topicId: s.topicId, partition: s.partition, next: s.next,
-      isolation: s.isolation, principal: s.principal, host: s.host, gen, expiresAt: expiresAt(now),
+      isolation: s.isolation, principal: s.principal, host: s.host, gen: stored.gen, expiresAt: expiresAt(now),
       ...(s.groupId !== undefined ? { groupId: s.groupId, memberId: s.memberId } : {}),
+      ...(stored.deliverer !== undefined ? { deliverer: stored.deliverer, leaseUntil: stored.leaseUntil } : {}),
     },
   }));
-  return gen;
+  return stored;
 }
 
 /** Which of these partitions the connection is subscribed to (strongly consistent BatchGetItems of 100 keys; unprocessed keys asked again). */

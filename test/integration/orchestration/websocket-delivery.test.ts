@@ -13,9 +13,12 @@ import { replicaStore, requireTopic } from '../../../lib/cluster/metadata.js';
 import { createAcls } from '../../../lib/security/acl-admin.js';
 import { dynamo } from '../../../lib/storage/clients.js';
 import { deliverPartition } from '../../../lib/orchestration/websocket-delivery.js';
+import { subscribe } from '../../../lib/orchestration/websocket-subscriptions.js';
+import { subscriptionsPk } from '../../../lib/storage/tables.js';
 import { claimDelivery, finishDelivery, getConnection, listSubscriptions, putConnection, putSubscription } from '../../../lib/storage/coordination/connections.js';
 import { baseUrl, call, createTopic, uniqueTopic, v3 } from '../../support/api.js';
 import { until } from '../../support/cluster.js';
+import { hookStoreClient } from '../../support/store-hooks.js';
 
 async function subscribed(topic: string) {
   const ws = new WebSocket(`${baseUrl().replace(/^http/, 'ws')}/ws`);
@@ -30,7 +33,7 @@ async function subscribed(topic: string) {
   const { topicId } = (await requireTopic(topic)).topic;
   const [sub] = await listSubscriptions(topicId, 0);
   const offsets = () => frames.filter((f) => f.type === 'records').flatMap((f) => f.records.map((r: any) => r.offset as number));
-  return { ws, topicId, sub: sub!, offsets };
+  return { ws, topicId, sub: sub!, offsets, frames };
 }
 
 const produce = async (topic: string, n: number) => {
@@ -161,6 +164,40 @@ describe('WebSocket delivery: one deliverer per subscription', () => {
       expect(now!.next).toBe(s.sub.next);
       expect(await claimDelivery(s.sub, 'stale', 60_000)).toBe(false);
       expect(await claimDelivery(now!, 'current', 60_000)).toBe(true);
+    } finally {
+      s.ws.close();
+    }
+  });
+  it('a delivery woken while a subscribe has stored its subscription but not yet answered posts nothing before `subscribed`, and nothing is lost', async () => {
+    // A client takes only the frames of subscriptions it was answered for: records posted before
+    // their `subscribed` would be dropped by it while `next` moved past them on the server.
+    const topic = uniqueTopic('ws-before-answer');
+    await createTopic(topic, 1, 1);
+    await produce(topic, 3);
+    const s = await subscribed(topic); // (at the log end: nothing delivered yet)
+    try {
+      const pk = subscriptionsPk(s.topicId, 0);
+      let woken = false;
+      // Drive the interleaving: right after the subscribe's Put stores the new subscription, a wake's deliverer runs.
+      hookStoreClient(undefined, 'initialize', (next, context) => async (args) => {
+        const out = await next(args);
+        if (!woken && String(context.commandName).includes('Put') && JSON.stringify(args.input).includes(pk)) {
+          woken = true;
+          await deliverPartition(s.topicId, 0, Date.now() + 10_000, 3);
+        }
+        return out;
+      });
+      await subscribe({ connectionId: s.sub.connectionId, principal: 'User:ANONYMOUS', host: '', topic, partition: 0, offset: 0, isolation: 'read_uncommitted' }, Date.now() + 10_000);
+      expect(woken).toBe(true);
+      const answered = s.frames.findIndex((f) => f.type === 'subscribed' && f.offset === 0);
+      expect(answered).toBeGreaterThanOrEqual(0);
+      const gen = s.frames[answered].subscription_id as string;
+      const first = s.frames.findIndex((f) => f.type === 'records' && f.subscription_id === gen);
+      expect(first, 'a records frame of the subscription came before its subscribed frame').toBeGreaterThan(answered);
+      expect(s.frames.slice(answered).filter((f) => f.type === 'records' && f.subscription_id === gen).flatMap((f) => f.records.map((r: any) => r.offset))).toEqual([0, 1, 2]);
+      const [after] = await listSubscriptions(s.topicId, 0);
+      expect(after).toMatchObject({ next: 3 });
+      expect(after?.deliverer).toBeUndefined();
     } finally {
       s.ws.close();
     }
