@@ -109,6 +109,24 @@ const balancerIdle = async () => {
   return b.body?.status === 'IDLE' && moving.body?.data?.length === 0;
 };
 
+/** What a stalled catch-up needs explained: per partition what was acknowledged, read and committed, and who owns it. */
+async function groupState(last: Map<number, number>, group: Awaited<ReturnType<typeof startGroup>>): Promise<string> {
+  const g = `/consumer-groups/live-group`;
+  const lags = (await c.call('GET', c.v3(`${g}/lags`))).body?.data as { partition_id: number; current_offset: number; log_end_offset: number; consumer_id: string }[] | undefined;
+  const members = (await c.call('GET', c.v3(`${g}/consumers`))).body?.data as { consumer_id: string }[] | undefined;
+  const owners: string[] = [];
+  for (const m of members ?? []) {
+    const a = (await c.call('GET', c.v3(`${g}/consumers/${m.consumer_id}/assignments`))).body?.data as { partition_id: number }[] | undefined;
+    owners.push(`${m.consumer_id.slice(0, 8)}:[${(a ?? []).map((x) => x.partition_id).join(',')}]`);
+  }
+  const parts = [...last].map(([p, o]) => {
+    const lag = lags?.find((l) => l.partition_id === p);
+    const seen = group.seen.get(p)?.at(-1);
+    return `p${p} acked ${o} read ${seen?.offset ?? -1} (member ${seen?.member ?? '-'}) committed ${lag?.current_offset ?? '-'} end ${lag?.log_end_offset ?? '-'}`;
+  });
+  return `${parts.join('; ')}; owners ${owners.join(' ')}; crashes ${group.crashes.slice(-3).join(' | ')}`;
+}
+
 describe('Rebalancing under load', () => {
   it('3 → 4 brokers, then one removed, then the topic grown: nothing lost or duplicated, no gap or rewind, balanced', async () => {
     let partitions = 4;
@@ -153,7 +171,8 @@ describe('Rebalancing under load', () => {
     // The group catches up with everything acknowledged, on every partition, the new ones too.
     const last = new Map<number, number>();
     for (const s of producers.sent) last.set(s.partition, Math.max(last.get(s.partition) ?? -1, s.offset));
-    await c.until('the group caught up', async () => [...last].every(([p, o]) => (group.seen.get(p)?.at(-1)?.offset ?? -1) >= o), 60_000);
+    await c.until('the group caught up', async () => [...last].every(([p, o]) => (group.seen.get(p)?.at(-1)?.offset ?? -1) >= o), 60_000)
+      .catch(async (err: unknown) => { throw new Error(`${(err as Error).message}; ${await groupState(last, group)}`); });
     await group.stop();
 
     expect(group.crashes).toEqual([]);
