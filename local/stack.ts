@@ -66,8 +66,8 @@ export interface LocalStackOptions {
   readonly replicator?: boolean;
   /** Fault harness: a stream batch for which this returns true never reaches the replicator (a lost event). */
   readonly dropDelivery?: () => boolean;
-  /** The WebSocket API's idle timeout and connection lifetime (default API Gateway's: 10 minutes, 2 hours). */
-  readonly websocketLimits?: { readonly idleTimeoutMs?: number; readonly maxLifetimeMs?: number };
+  /** The WebSocket API's idle timeout and connection lifetime (default API Gateway's: 10 minutes, 2 hours), and Lambda's waits before retrying a failed wake (one and two minutes). */
+  readonly websocketLimits?: { readonly idleTimeoutMs?: number; readonly maxLifetimeMs?: number; readonly asyncRetryDelaysMs?: readonly number[] };
   /**
    * Lambda-fidelity mode (local/lambda-runtime.ts): every function runs from its deployed
    * bundle in worker processes, frozen between invocations, with Lambda's concurrency, timeouts
@@ -385,16 +385,18 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
     }
     const http = FUNCTIONS.filter((f) => f.trigger === 'http').map((f) => f.name as HttpFunctionName);
     // The WebSocket API's function, as API Gateway invokes it (and the wakes, as Lambda's Event invoke does).
-    const websocketFn: WebSocketFunction = runtime
+    const websocketIn = (invoke: (r: LambdaRuntime, fn: string, e: unknown) => Promise<InvokeResult>): WebSocketFunction => (runtime
       ? async (event) => {
-        const r = await (runtime as LambdaRuntime).invoke('websocket', event);
+        const r = await invoke(runtime as LambdaRuntime, 'websocket', event);
         return r.ok ? (r.payload as { statusCode: number }) : { statusCode: 500 };
       }
-      : (event) => (handlers?.websocket as (e: unknown, c: Context) => Promise<{ statusCode: number }>)(event, lambdaContext('websocket'));
+      : (event) => (handlers?.websocket as (e: unknown, c: Context) => Promise<{ statusCode: number }>)(event, lambdaContext('websocket')));
     // (with --auth, the connection API and Invoke need a token only the functions are given)
     const endpointToken = credentials ? randomBytes(32).toString('base64url') : undefined;
     const websocket = startWebSocketApi({
-      fn: websocketFn,
+      fn: websocketIn((r, fn, e) => r.invoke(fn, e)),
+      // (an asynchronous invocation waits out a throttle in Lambda's queue)
+      fnAsync: websocketIn(invokeUnthrottled),
       ...(credentials ? { authenticate: (h: string | undefined) => credentials?.authenticate(h) } : {}),
       ...(endpointToken ? { endpointToken } : {}),
       ...(o.websocketLimits ?? {}),

@@ -4,7 +4,8 @@
  * `$disconnect`, with the events API Gateway sends; and it serves the two AWS APIs that function
  * and its wakers call: the connection management API (`POST`/`GET`/`DELETE /@connections/{id}`,
  * a closed connection answering 410 as API Gateway's GoneException) and Lambda's Invoke
- * (`POST /2015-03-31/functions/{name}/invocations`, `Event` invocations of the websocket function).
+ * (`POST /2015-03-31/functions/{name}/invocations`, `Event` invocations of the websocket function,
+ * with Lambda's asynchronous semantics: a throttle waits in its queue, a failure is retried twice).
  *
  * API Gateway's limits, as it applies them: a message over 128 KB closes the connection (1009); a
  * connection idle for 10 minutes or open for 2 hours is closed (1001, both configurable for tests).
@@ -22,6 +23,8 @@ import { LOCAL_TOKEN_HEADER } from '../lib/storage/local-endpoint-token.js';
 export const WEBSOCKET_PATH = '/ws';
 /** API Gateway's largest WebSocket message. */
 export const MAX_MESSAGE_BYTES = 128 * 1024;
+/** Lambda's waits before the two retries of an asynchronous invocation that failed. */
+export const ASYNC_RETRY_DELAYS_MS: readonly number[] = [60_000, 120_000];
 
 export type WebSocketFunction = (event: WebSocketEvent | DeliverEvent) => Promise<WebSocketResult | undefined>;
 
@@ -35,6 +38,17 @@ export interface WebSocketApiOptions {
    * (lib/storage/local-endpoint-token.ts), as IAM guards them in AWS; unset: anyone on the host.
    */
   readonly endpointToken?: string;
+  /**
+   * The function as Lambda's asynchronous invocation (`Event`) runs it: a throttle is retried
+   * until it runs, as Lambda's event queue does (for up to six hours); it answers the function's
+   * result. Unset: `fn`.
+   */
+  readonly fnAsync?: WebSocketFunction;
+  /**
+   * How long Lambda waits before retrying an asynchronous invocation that failed, one entry per
+   * retry (its MaximumRetryAttempts, 2 by default). @default one then two minutes, as Lambda
+   */
+  readonly asyncRetryDelaysMs?: readonly number[];
   /** @default 10 minutes, API Gateway's idle timeout */
   readonly idleTimeoutMs?: number;
   /** @default 2 hours, API Gateway's connection lifetime */
@@ -82,6 +96,28 @@ export function startWebSocketApi(o: WebSocketApiOptions): WebSocketApi {
     failed?.();
     return { statusCode: 500 };
   });
+
+  const delays = o.asyncRetryDelaysMs ?? ASYNC_RETRY_DELAYS_MS;
+  const retryTimers = new Set<ReturnType<typeof setTimeout>>();
+  /** An `Event` invocation: run (a throttle waits in `fnAsync`), and a failure retried after each of `delays`. */
+  const runAsync = async (e: DeliverEvent): Promise<void> => {
+    for (let attempt = 0; ; attempt++) {
+      const r = await (o.fnAsync ?? o.fn)(e).catch((err: unknown) => {
+        logger.warn({ event: 'websocket-function-failed', err }, 'the websocket function failed');
+        return { statusCode: 500 };
+      });
+      const wait = delays[attempt];
+      if (r?.statusCode !== 500 || wait === undefined || closed) return;
+      logger.warn({ event: 'websocket-event-retry', attempt: attempt + 1, inMs: wait }, 'an asynchronous invocation failed; Lambda retries it');
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => { retryTimers.delete(t); resolve(); }, wait);
+        t.unref();
+        retryTimers.add(t);
+      });
+      if (closed) return;
+    }
+  };
+  let closed = false;
 
   const timer = setInterval(() => {
     const now = Date.now();
@@ -190,7 +226,7 @@ export function startWebSocketApi(o: WebSocketApiOptions): WebSocketApi {
         return reply(res, 400, { Type: 'User', message: 'InvalidRequestContentException: the payload is not JSON' });
       }
       if (req.headers['x-amz-invocation-type'] === 'Event') {
-        void run(payload);
+        void runAsync(payload);
         return reply(res, 202);
       }
       void run(payload).then((r) => reply(res, 200, r ?? null));
@@ -203,7 +239,9 @@ export function startWebSocketApi(o: WebSocketApiOptions): WebSocketApi {
     upgrade, serve,
     get size() { return open.size; },
     close: () => {
+      closed = true;
       clearInterval(timer);
+      for (const t of retryTimers) clearTimeout(t);
       for (const c of open.values()) c.socket.terminate();
       wss.close();
     },

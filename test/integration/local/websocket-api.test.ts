@@ -86,4 +86,44 @@ describe('the local WebSocket API', () => {
       server.close();
     }
   });
+
+  it('runs an Event invocation as Lambda runs an asynchronous one: a failure is retried after each of the retry delays, then given up; a success is not run again', async () => {
+    const runs: { partition: number; at: number }[] = [];
+    const api = startWebSocketApi({
+      fn: async () => ({ statusCode: 200 }),
+      fnAsync: async (e) => {
+        const { partition } = (e as { tributaryDeliver: { partition: number } }).tributaryDeliver;
+        runs.push({ partition, at: Date.now() });
+        if (partition === 1) throw new Error('the delivery failed');
+        if (partition === 2 && runs.filter((r) => r.partition === 2).length === 1) return { statusCode: 500 };
+        return { statusCode: 200 };
+      },
+      asyncRetryDelaysMs: [100, 200],
+    });
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        if (!api.serve(req, res, Buffer.concat(chunks))) res.writeHead(404).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/2015-03-31/functions/websocket/invocations`;
+    const invoke = (partition: number) => fetch(url, { method: 'POST', headers: { 'x-amz-invocation-type': 'Event' }, body: JSON.stringify({ tributaryDeliver: { topicId: 't', partition } }) });
+    try {
+      for (const p of [0, 1, 2]) expect((await invoke(p)).status).toBe(202);
+      // p1 always fails: run once and retried twice, the second retry at least 100 + 200 ms after the first run
+      await expect.poll(() => runs.filter((r) => r.partition === 1).length, { timeout: 5000 }).toBe(3);
+      const p1 = runs.filter((r) => r.partition === 1).map((r) => r.at);
+      expect(p1[1]! - p1[0]!).toBeGreaterThanOrEqual(90);
+      expect(p1[2]! - p1[1]!).toBeGreaterThanOrEqual(190);
+      await new Promise((r) => setTimeout(r, 400));
+      expect(runs.filter((r) => r.partition === 1)).toHaveLength(3);
+      expect(runs.filter((r) => r.partition === 0)).toHaveLength(1);
+      expect(runs.filter((r) => r.partition === 2)).toHaveLength(2); // (failed once, then succeeded)
+    } finally {
+      api.close();
+      server.close();
+    }
+  });
 });
