@@ -59,7 +59,8 @@ export class WebSocketReader {
         ws.on('message', (data) => {
           const f = JSON.parse(String(data)) as Frame;
           const at = Date.now();
-          if (f.type === 'records' && f.topic === this.topic.name && f.partition !== undefined && f.records) {
+          // (an empty frame only moves the subscription past skipped records: no read to record)
+          if (f.type === 'records' && f.topic === this.topic.name && f.partition !== undefined && f.records && f.records.length > 0) {
             const records = f.records.map((r) => ({ offset: r.offset, value: r.value === null ? '' : Buffer.from(r.value, 'base64').toString('utf8') }));
             this.h.add({ type: 'read', process: 'ws', topic: f.topic, partition: f.partition, fromOffset: records[0]?.offset ?? 0, start: at, end: at, outcome: 'ok', records });
             const last = records.at(-1);

@@ -45,8 +45,8 @@ async function socketFactory(): Promise<SocketFactory> {
 interface FrameRecord { offset: number; timestamp: number; key: string | null; value: string | null; headers?: { key: string; value: string | null }[] }
 
 interface Frame {
-  type?: string; topic?: string; partition?: number; records?: FrameRecord[]; high_watermark?: number; error_code?: number;
-  offset?: number; subscription_id?: string; group_id?: string; message?: string;
+  type?: string; topic?: string; partition?: number; records?: FrameRecord[]; high_watermark?: number; last_stable_offset?: number;
+  next_offset?: number; error_code?: number; offset?: number; subscription_id?: string; group_id?: string; message?: string;
 }
 
 interface PartitionFeed {
@@ -74,6 +74,15 @@ interface PartitionFeed {
   error?: TributaryProtocolError;
   /** A record too large for a WebSocket message is at `next`: read it over HTTP. */
   tooLarge?: boolean;
+  /**
+   * What the current subscription's frames said: how far the partition was readable (its high
+   * watermark, or last stable offset at read_committed), where the subscription goes on from
+   * (`next_offset`), and when the last one came. Readable records past `delivered` with no frame
+   * for STALL_MS: the delivery was cut short, and the subscription is sent again.
+   */
+  readable: number;
+  delivered: number;
+  frameAt: number;
 }
 
 const bytes = (b64: string | null): Uint8Array | null => (b64 === null ? null : asBuffer(fromBase64(b64)));
@@ -87,6 +96,8 @@ const MAX_RECONNECTS = 8;
 const SUBSCRIBE_RESEND_MS = 5000;
 /** Records pushed but not read yet, per partition, before its subscription pauses. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+/** A subscription whose frames said more is readable than they delivered, and that gets none for this long, is sent again. */
+const STALL_MS = 10_000;
 /** How long the WebSocket API may take to accept a connection. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
@@ -127,7 +138,12 @@ export class WebSocketFeed {
       this.lastPing = now;
       this.send({ action: 'ping' });
     }
-    for (const p of this.partitions.values()) if (p.state === 'subscribing' && now - p.sentAt >= SUBSCRIBE_RESEND_MS) this.subscribeAt(p, p.from);
+    for (const p of this.partitions.values()) {
+      if (p.state === 'subscribing' && now - p.sentAt >= SUBSCRIBE_RESEND_MS) this.subscribeAt(p, p.from);
+      // (a delivery cut short — its round cap, its deadline, its deliverer gone — leaves the rest
+      // to the partition's next wake, which a quiet partition never has)
+      else if (p.state === 'active' && p.readable > p.delivered && now - p.frameAt >= STALL_MS) this.subscribeAt(p, this.unread(p));
+    }
   }
 
   private async connect(): Promise<void> {
@@ -191,6 +207,9 @@ export class WebSocketFeed {
     p.from = from;
     p.state = 'subscribing';
     p.sentAt = Date.now();
+    p.readable = from;
+    p.delivered = from;
+    p.frameAt = p.sentAt;
     p.gens.clear();
     this.send({ action: 'subscribe', topic: p.topic, partition: p.partition, offset: from, isolation_level: p.isolation });
   }
@@ -238,6 +257,11 @@ export class WebSocketFeed {
         p.next = r.offset + 1;
       }
       p.highWatermark = Math.max(p.highWatermark, f.high_watermark ?? p.next);
+      p.frameAt = Date.now();
+      if (f.next_offset !== undefined) {
+        p.delivered = Math.max(p.delivered, f.next_offset);
+        p.readable = Math.max(p.readable, (p.isolation === 'read_committed' ? f.last_stable_offset : undefined) ?? f.high_watermark ?? 0);
+      }
       if (p.bytes > MAX_BUFFERED_BYTES) {
         p.state = 'paused';
         this.send({ action: 'unsubscribe', topic: p.topic, partition: p.partition });
@@ -269,7 +293,10 @@ export class WebSocketFeed {
     const isolation = o.readCommitted ? 'read_committed' : 'read_uncommitted';
     let p = this.partitions.get(k);
     if (!p || p.isolation !== isolation) {
-      p = { topic, partition, isolation, next: offset, messages: [], bytes: 0, highWatermark: offset, state: 'subscribing', from: offset, sentAt: 0, gens: new Set() };
+      p = {
+        topic, partition, isolation, next: offset, messages: [], bytes: 0, highWatermark: offset, state: 'subscribing', from: offset, sentAt: 0, gens: new Set(),
+        readable: offset, delivered: offset, frameAt: 0,
+      };
       this.partitions.set(k, p);
       this.subscribeAt(p, offset);
     } else if (p.state === 'released' || this.unread(p) !== offset || (p.state === 'paused' && p.messages.length === 0)) {

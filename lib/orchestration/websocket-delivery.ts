@@ -46,8 +46,15 @@ export interface RecordFrame {
   readonly topic: string;
   readonly partition: number;
   readonly records: readonly FrameRecord[];
-  /** The partition's high watermark when the records were read. */
+  /** The partition's high watermark and last stable offset when the records were read. */
   readonly high_watermark: number;
+  readonly last_stable_offset: number;
+  /**
+   * Where the subscription goes on after this frame: past its last record, or, in a delivery's
+   * last frame, past the control records and aborted records it skipped. A client that knows of
+   * readable records past it (the bounds above) and gets no frame for a while subscribes again.
+   */
+  readonly next_offset: number;
   /** The subscription that delivers them (its `subscribed` frame's): a client that subscribed again drops an older one's frames. */
   readonly subscription_id: string;
 }
@@ -81,24 +88,28 @@ export const frameRecord = (r: FetchResult['records'][number]): FrameRecord => (
   headers: r.headers.map((h) => ({ key: h.key, value: b64(h.value) })),
 });
 
-/** The records as frames of at most MAX_FRAME_BYTES each (one record alone may make a frame). */
-export function recordFrames(topic: string, partition: number, records: FetchResult['records'], highWatermark: number, subscriptionId: string): RecordFrame[] {
-  const overhead = Buffer.byteLength(JSON.stringify({ type: 'records', topic, partition, records: [], high_watermark: highWatermark, subscription_id: subscriptionId }));
+/** One read's records as frames of at most MAX_FRAME_BYTES each (one record alone may make a frame; no record, an empty one). */
+export function recordFrames(topic: string, partition: number, read: Pick<FetchResult, 'records' | 'highWatermark' | 'lastStableOffset' | 'nextOffset'>, subscriptionId: string): RecordFrame[] {
+  const frame = (records: FrameRecord[], next: number): RecordFrame => ({
+    type: 'records', topic, partition, records, high_watermark: read.highWatermark, last_stable_offset: read.lastStableOffset, next_offset: next, subscription_id: subscriptionId,
+  });
+  const overhead = Buffer.byteLength(JSON.stringify(frame([], read.nextOffset)));
   const frames: RecordFrame[] = [];
   let batch: FrameRecord[] = [];
   let bytes = overhead;
-  for (const r of records) {
+  for (const r of read.records) {
     const out = frameRecord(r);
     const size = Buffer.byteLength(JSON.stringify(out)) + 1;
     if (batch.length > 0 && bytes + size > MAX_FRAME_BYTES) {
-      frames.push({ type: 'records', topic, partition, records: batch, high_watermark: highWatermark, subscription_id: subscriptionId });
+      frames.push(frame(batch, (batch.at(-1) as FrameRecord).offset + 1));
       batch = [];
       bytes = overhead;
     }
     batch.push(out);
     bytes += size;
   }
-  if (batch.length > 0) frames.push({ type: 'records', topic, partition, records: batch, high_watermark: highWatermark, subscription_id: subscriptionId });
+  // (a read of nothing but control records or aborted ones still moves the subscription on: an empty frame says so)
+  if (batch.length > 0 || frames.length === 0) frames.push(frame(batch, read.nextOffset));
   return frames;
 }
 
@@ -182,7 +193,7 @@ async function deliverOne(s: SubscriptionRecord, me: string, read: (offset: numb
   }
   const { result } = (await reading) as { result: FetchResult };
   try {
-    for (const frame of recordFrames(s.topic, s.partition, result.records, result.highWatermark, s.gen)) {
+    for (const frame of recordFrames(s.topic, s.partition, result, s.gen)) {
       const bytes = Buffer.byteLength(JSON.stringify(frame));
       if (bytes > MAX_MESSAGE_BYTES) {
         // (one record that no message can carry: the subscription ends at it rather than stall there)

@@ -4,7 +4,7 @@
  * an earlier subscription arriving after a subscribe again, an older subscribe served after a
  * newer one, an invocation that failed (API Gateway's untyped answer).
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { WebSocketFeed, type Socket } from '../../../client/websocket-feed.js';
 import { Transport } from '../../../client/transport.js';
 
@@ -119,5 +119,44 @@ describe('the SDK consumer\'s WebSocket feed', () => {
     await expect(waiting).resolves.toBeUndefined();
     await expect(read(f, 0)).resolves.toBeUndefined();
     f.close();
+  });
+
+  it('a subscription whose frames said more was readable than they delivered, and that then gets no frame for 10 s, is sent again from the first offset not read; one that got all it was told of is not', async () => {
+    // (the feed's once-a-second tick and the clock are the test's; its reads' short waits are real)
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+    try {
+      const { f, socket } = await feed();
+      try {
+        const frame = (id: string, offsets: number[], next: number, hw: number) => ({ ...records(id, offsets), high_watermark: hw, last_stable_offset: hw, next_offset: next });
+        expect((await read(f, 0))?.messages).toEqual([]);
+        socket.push(subscribed('A', 0));
+        // All there was: offsets 0 and 1.
+        socket.push(frame('A', [0, 1], 2, 2));
+        expect((await read(f, 0))?.messages.map((m) => m.offset)).toEqual(['0', '1']);
+        await vi.advanceTimersByTimeAsync(11_000);
+        expect(socket.subscribes()).toEqual([0]);
+        // A delivery cut short: offsets 2 and 3 of the 10 readable, then nothing.
+        socket.push(frame('A', [2, 3], 4, 10));
+        expect((await read(f, 2))?.messages.map((m) => m.offset)).toEqual(['2', '3']);
+        await vi.advanceTimersByTimeAsync(9_000);
+        expect(socket.subscribes()).toEqual([0]);
+        await vi.advanceTimersByTimeAsync(2_000);
+        expect(socket.subscribes()).toEqual([0, 4]);
+        // The new subscription goes on past records a read skipped (control records): an empty frame says so, and it is not sent again.
+        socket.push(subscribed('B', 4));
+        socket.push(frame('B', [4, 5], 6, 10));
+        socket.push(frame('B', [], 10, 10));
+        await vi.advanceTimersByTimeAsync(20_000);
+        expect(socket.subscribes()).toEqual([0, 4]);
+        // (frames of a server that does not say where it goes on never trigger it)
+        socket.push(records('B', [10]));
+        await vi.advanceTimersByTimeAsync(20_000);
+        expect(socket.subscribes()).toEqual([0, 4]);
+      } finally {
+        f.close();
+      }
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
