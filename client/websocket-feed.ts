@@ -71,6 +71,10 @@ interface PartitionFeed {
   sentAt: number;
   /** The subscriptions (their `subscription_id`) answered for `from` since it was sent: only their records are taken. */
   readonly gens: Set<string>;
+  /** Subscriptions answered for an earlier start: their frames still arriving are dropped. */
+  readonly retired: Set<string>;
+  /** An `unsubscribed`, or a `subscribed` for another start, came while subscribing: it may have been served after ours, which is then sent again once answered. */
+  recheck?: boolean;
   error?: TributaryProtocolError;
   /** A record too large for a WebSocket message is at `next`: read it over HTTP. */
   tooLarge?: boolean;
@@ -107,8 +111,9 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * their way; taking only the frames of subscriptions answered for the current start offset keeps
  * a stale frame from moving `next` past records the new one has yet to deliver. Messages are
  * served by separate invocations in any order, so an answer that shows the server may hold
- * another subscription (a `subscribed` for another offset, or an `unsubscribed`, after ours) sends
- * ours again.
+ * another subscription (a `subscribed` for another offset, or an `unsubscribed`, after ours or
+ * while ours was unanswered), or frames of a subscription we were never answered for, sends ours
+ * again.
  */
 export class WebSocketFeed {
   private socket: Socket | undefined;
@@ -210,6 +215,8 @@ export class WebSocketFeed {
     p.readable = from;
     p.delivered = from;
     p.frameAt = p.sentAt;
+    for (const g of p.gens) p.retired.add(g);
+    if (p.retired.size > 64) p.retired.clear();
     p.gens.clear();
     this.send({ action: 'subscribe', topic: p.topic, partition: p.partition, offset: from, isolation_level: p.isolation });
   }
@@ -233,18 +240,36 @@ export class WebSocketFeed {
       if (f.offset === p.from) {
         p.gens.add(f.subscription_id);
         p.state = 'active';
-      } else if (p.state === 'active') {
-        this.subscribeAt(p, this.unread(p)); // (an older subscribe served after ours: the server may hold it now)
+        if (p.recheck) {
+          delete p.recheck;
+          this.subscribeAt(p, this.unread(p));
+        }
+      } else {
+        // (another start's subscribe: served after ours, the server holds it now; its frames are dropped)
+        p.retired.add(f.subscription_id);
+        if (p.state === 'active') this.subscribeAt(p, this.unread(p));
+        else p.recheck = true;
       }
       return;
     }
     if (f.type === 'unsubscribed') {
       if (p.state === 'released') this.partitions.delete(fk(p.topic, p.partition));
       else if (p.state === 'active') this.subscribeAt(p, this.unread(p)); // (an older unsubscribe served after our subscribe)
+      else if (p.state === 'subscribing') p.recheck = true;
       return;
     }
     if (f.type === 'records') {
-      if (p.state !== 'active' || f.subscription_id === undefined || !p.gens.has(f.subscription_id)) return;
+      if (p.state !== 'active' || f.subscription_id === undefined) return;
+      if (!p.gens.has(f.subscription_id)) {
+        // Frames of a subscription neither answered to us nor retired: the server holds one we
+        // were not told of (its answer failed, or an older subscribe was stored after ours), and
+        // the one we hold gets nothing. Subscribe again; its later frames are dropped.
+        if (!p.retired.has(f.subscription_id)) {
+          p.retired.add(f.subscription_id);
+          this.subscribeAt(p, this.unread(p));
+        }
+        return;
+      }
       for (const r of f.records ?? []) {
         if (r.offset < p.next) continue;
         const key = bytes(r.key);
@@ -294,7 +319,7 @@ export class WebSocketFeed {
     let p = this.partitions.get(k);
     if (!p || p.isolation !== isolation) {
       p = {
-        topic, partition, isolation, next: offset, messages: [], bytes: 0, highWatermark: offset, state: 'subscribing', from: offset, sentAt: 0, gens: new Set(),
+        topic, partition, isolation, next: offset, messages: [], bytes: 0, highWatermark: offset, state: 'subscribing', from: offset, sentAt: 0, gens: new Set(), retired: new Set(),
         readable: offset, delivered: offset, frameAt: 0,
       };
       this.partitions.set(k, p);

@@ -159,4 +159,41 @@ describe('the SDK consumer\'s WebSocket feed', () => {
       vi.useRealTimers();
     }
   });
+
+  it('frames of a subscription the feed was never answered for (the server holds one it was not told of) send its subscribe again, once; an unsubscribe, or another start\'s subscribe, answered while a subscribe waits sends it again once answered', async () => {
+    const { f, socket } = await feed();
+    try {
+      expect((await read(f, 0))?.messages).toEqual([]);
+      socket.push(subscribed('A', 0));
+      socket.push(records('A', [0]));
+      expect((await read(f, 0))?.messages.map((m) => m.offset)).toEqual(['0']);
+      // X's answer was lost, or an older subscribe was stored after A: X's frames come, A's never will.
+      socket.push(records('X', [1, 2]));
+      socket.push(records('X', [3]));
+      expect(socket.subscribes()).toEqual([0, 1]);
+      socket.push(subscribed('B', 1));
+      socket.push(records('B', [1, 2]));
+      expect((await read(f, 1))?.messages.map((m) => m.offset)).toEqual(['1', '2']);
+      // (A's late frames are an answered subscription's: dropped, nothing sent)
+      socket.push(records('A', [1]));
+      expect(socket.subscribes()).toEqual([0, 1]);
+
+      // Another partition: released, then taken again; the release's unsubscribe is answered while the new subscribe waits.
+      f.unsubscribe('t', 0);
+      expect((await read(f, 3))?.messages).toEqual([]);
+      expect(socket.subscribes()).toEqual([0, 1, 3]);
+      socket.push({ type: 'unsubscribed', topic: 't', partition: 0 });
+      socket.push(subscribed('C', 3));
+      expect(socket.subscribes()).toEqual([0, 1, 3, 3]);
+      socket.push(subscribed('D', 3));
+
+      // A seek from 3 to 8, its subscribe stored first and the one from 3 after it, answered in that order too.
+      expect((await read(f, 8))?.messages).toEqual([]);
+      socket.push(subscribed('E', 3));
+      socket.push(subscribed('F', 8));
+      expect(socket.subscribes()).toEqual([0, 1, 3, 3, 8, 8]);
+    } finally {
+      f.close();
+    }
+  });
 });
