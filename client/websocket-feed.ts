@@ -240,6 +240,8 @@ export class WebSocketFeed {
       if (f.offset === p.from) {
         p.gens.add(f.subscription_id);
         p.state = 'active';
+        p.frameAt = Date.now();
+        p.readable = Math.max(p.readable, (p.isolation === 'read_committed' ? f.last_stable_offset : undefined) ?? f.high_watermark ?? 0);
         if (p.recheck) {
           delete p.recheck;
           this.subscribeAt(p, this.unread(p));

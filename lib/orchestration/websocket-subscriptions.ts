@@ -46,17 +46,17 @@ export interface Subscribe {
  */
 export async function subscribe(s: Subscribe, deadline: number): Promise<void> {
   const view = await requireTopic(s.topic);
-  const next = await readFromLeader(s.topic, s.partition, async (t) => {
+  const { next, high, stable } = await readFromLeader(s.topic, s.partition, async (t) => {
     const [earliest, latest] = await Promise.all([listOffset(t, 'earliest'), listOffset(t, 'latest')]);
     const start = earliest.offset ?? 0;
-    const high = latest.offset ?? 0;
-    if (s.offset === 'earliest') return start;
-    if (s.offset === 'latest') return s.isolation === 'read_committed' ? latest.lastStableOffset ?? high : high;
-    const end = latest.logEndOffset ?? high;
+    const bounds = { high: latest.offset ?? 0, stable: latest.lastStableOffset ?? latest.offset ?? 0 };
+    if (s.offset === 'earliest') return { next: start, ...bounds };
+    if (s.offset === 'latest') return { next: s.isolation === 'read_committed' ? bounds.stable : bounds.high, ...bounds };
+    const end = latest.logEndOffset ?? bounds.high;
     if (s.offset < start || s.offset > end) {
       throw new KafkaError('OFFSET_OUT_OF_RANGE', `Offset ${s.offset} is not within the log of ${s.topic} partition ${s.partition} (${start} to ${end}).`, { topic: s.topic });
     }
-    return s.offset;
+    return { next: s.offset, ...bounds };
   });
   // Stored with its delivery lease held here: a wake's deliverer that comes before the answer skips
   // it (a client drops the records of a subscription it was not answered for, while `next` would
@@ -76,6 +76,7 @@ export async function subscribe(s: Subscribe, deadline: number): Promise<void> {
   try {
     await postFrame(s.connectionId, {
       type: 'subscribed', topic: s.topic, partition: s.partition, offset: next, isolation_level: s.isolation, subscription_id: sub.gen,
+      high_watermark: high, last_stable_offset: stable,
       ...(s.member ? { group_id: s.member.groupId } : {}),
     });
   } finally {

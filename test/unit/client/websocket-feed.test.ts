@@ -148,10 +148,20 @@ describe('the SDK consumer\'s WebSocket feed', () => {
         socket.push(frame('B', [], 10, 10));
         await vi.advanceTimersByTimeAsync(20_000);
         expect(socket.subscribes()).toEqual([0, 4]);
+        // A subscribe answered with records readable past its start, whose delivery never comes.
+        expect((await read(f, 20))?.messages).toEqual([]);
+        socket.push({ ...subscribed('G', 20), high_watermark: 25, last_stable_offset: 25 });
+        await vi.advanceTimersByTimeAsync(11_000);
+        expect(socket.subscribes()).toEqual([0, 4, 20, 20]);
+        socket.push({ ...subscribed('H', 20), high_watermark: 25, last_stable_offset: 25 });
+        socket.push(frame('H', [20, 21, 22, 23, 24], 25, 25));
+        await vi.advanceTimersByTimeAsync(11_000);
+        expect(socket.subscribes()).toEqual([0, 4, 20, 20]);
         // (frames of a server that does not say where it goes on never trigger it)
-        socket.push(records('B', [10]));
+        expect((await read(f, 20))?.messages.map((m) => m.offset)).toEqual(['20', '21', '22', '23', '24']);
+        socket.push(records('H', [25]));
         await vi.advanceTimersByTimeAsync(20_000);
-        expect(socket.subscribes()).toEqual([0, 4]);
+        expect(socket.subscribes()).toEqual([0, 4, 20, 20]);
       } finally {
         f.close();
       }
