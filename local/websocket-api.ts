@@ -99,21 +99,26 @@ export function startWebSocketApi(o: WebSocketApiOptions): WebSocketApi {
 
   const delays = o.asyncRetryDelaysMs ?? ASYNC_RETRY_DELAYS_MS;
   const retryTimers = new Set<ReturnType<typeof setTimeout>>();
+  /** Partitions with a retry waiting: a delivery reads from where its subscriptions are, so one retry serves every wake that failed meanwhile. */
+  const retrying = new Set<string>();
   /** An `Event` invocation: run (a throttle waits in `fnAsync`), and a failure retried after each of `delays`. */
   const runAsync = async (e: DeliverEvent): Promise<void> => {
+    const partition = `${e.tributaryDeliver.topicId}#${e.tributaryDeliver.partition}`;
     for (let attempt = 0; ; attempt++) {
       const r = await (o.fnAsync ?? o.fn)(e).catch((err: unknown) => {
         logger.warn({ event: 'websocket-function-failed', err }, 'the websocket function failed');
         return { statusCode: 500 };
       });
       const wait = delays[attempt];
-      if (r?.statusCode !== 500 || wait === undefined || closed) return;
+      if (r?.statusCode !== 500 || wait === undefined || closed || retrying.has(partition)) return;
       logger.warn({ event: 'websocket-event-retry', attempt: attempt + 1, inMs: wait }, 'an asynchronous invocation failed; Lambda retries it');
+      retrying.add(partition);
       await new Promise<void>((resolve) => {
         const t = setTimeout(() => { retryTimers.delete(t); resolve(); }, wait);
         t.unref();
         retryTimers.add(t);
       });
+      retrying.delete(partition);
       if (closed) return;
     }
   };
