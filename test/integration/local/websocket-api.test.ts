@@ -1,5 +1,5 @@
 /** The local gateway's WebSocket API as API Gateway behaves: a message whose invocation fails is answered by the gateway itself. */
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
@@ -7,6 +7,19 @@ import { startWebSocketApi, WEBSOCKET_PATH } from '../../../local/websocket-api.
 import { ENVIRONMENT } from '../../../lib/config.js';
 import type { WebSocketEvent } from '../../../lib/http/websocket.js';
 import { LOCAL_TOKEN_HEADER } from '../../../lib/storage/local-endpoint-token.js';
+
+/** An HTTP server in front of the API's connection management and Invoke APIs. */
+async function serving(api: ReturnType<typeof startWebSocketApi>): Promise<{ server: Server; base: string }> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (!api.serve(req, res, Buffer.concat(chunks))) res.writeHead(404).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
 
 describe('the local WebSocket API', () => {
   it('answers a message whose function invocation failed (or was throttled) with API Gateway\'s "Internal server error", and keeps the connection', async () => {
@@ -47,15 +60,8 @@ describe('the local WebSocket API', () => {
   it('with an endpoint token (the stack\'s --auth), refuses the connection API and Invoke to a caller without it, as AWS refuses bad credentials; the functions\' clients send it', async () => {
     const invoked: unknown[] = [];
     const api = startWebSocketApi({ fn: async (e) => { invoked.push(e); return { statusCode: 200 }; }, endpointToken: 'local-secret' });
-    const server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        if (!api.serve(req, res, Buffer.concat(chunks))) res.writeHead(404).end();
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const { server, base } = await serving(api);
+    const url = base;
     const saved = { ws: process.env[ENVIRONMENT.websocketEndpoint], lambda: process.env[ENVIRONMENT.lambdaEndpoint], token: process.env[ENVIRONMENT.localEndpointToken] };
     try {
       const bare = await fetch(`${url}/@connections/abc=`, { method: 'POST', body: 'x' });
@@ -100,15 +106,8 @@ describe('the local WebSocket API', () => {
       },
       asyncRetryDelaysMs: [100, 200],
     });
-    const server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        if (!api.serve(req, res, Buffer.concat(chunks))) res.writeHead(404).end();
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/2015-03-31/functions/websocket/invocations`;
+    const { server, base } = await serving(api);
+    const url = `${base}/2015-03-31/functions/websocket/invocations`;
     const invoke = (partition: number) => fetch(url, { method: 'POST', headers: { 'x-amz-invocation-type': 'Event' }, body: JSON.stringify({ tributaryDeliver: { topicId: 't', partition } }) });
     try {
       for (const p of [0, 1, 1, 2]) expect((await invoke(p)).status).toBe(202);
