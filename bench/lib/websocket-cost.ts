@@ -14,12 +14,12 @@ const RECONNECT_EVERY_MINUTES = 120;
 
 /**
  * One reconnect's store requests, counted on the code path (lib/orchestration/websocket-subscriptions.ts,
- * lib/storage/coordination/connections.ts): writes — the connection's Put, the subscribe's Update and
- * Put, the disconnect's two deletes; strongly consistent reads — the message's connection Get, the
+ * lib/storage/coordination/connections.ts): writes — the connection's Put, the subscribe's Update,
+ * Put (its lease held) and the lease's release, the disconnect's two deletes; strongly consistent reads — the message's connection Get, the
  * start's two head reads, each of the subscribe's two deliveries' Query and head read, the
  * disconnect's Get.
  */
-const RECONNECT_WRITE_UNITS = 5;
+const RECONNECT_WRITE_UNITS = 6;
 const RECONNECT_READ_UNITS = 8;
 /** Its invocations: $connect, the subscribe message, $disconnect; and their billed time (the subscribe waits out the subscribers cache, 1 s). */
 const RECONNECT_INVOCATIONS = 3;
