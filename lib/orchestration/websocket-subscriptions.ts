@@ -5,7 +5,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { requireTopic } from '../cluster/metadata.js';
-import { logger } from '../logger.js';
 import { KafkaError } from '../protocol/errors.js';
 import { listOffset, readFromLeader, type IsolationLevel } from '../log/read.js';
 import {
@@ -83,17 +82,10 @@ export async function subscribe(s: Subscribe, deadline: number): Promise<void> {
   } finally {
     await releaseDelivery(sub, me);
   }
-  // The subscribe is done once answered: a delivery that fails now (a store timeout, a post to
-  // another subscriber refused) is not its failure, and no error frame says it is. What it left is
-  // delivered by the partition's next wake, or asked for again by the client (the answer told it
-  // what is readable).
-  const deliver = () => deliverPartition(view.topic.topicId, s.partition, deadline).catch((err: unknown) => {
-    logger.warn({ event: 'websocket-subscribe-delivery-failed', connectionId: s.connectionId, topic: s.topic, partition: s.partition, err }, 'delivering after a subscribe failed');
-  });
-  await deliver();
+  await deliverPartition(view.topic.topicId, s.partition, deadline);
   const wait = storedAt + PRESENCE_TTL_MS - Date.now();
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-  await deliver();
+  await deliverPartition(view.topic.topicId, s.partition, deadline);
 }
 
 /** Ends a connection's subscription to a partition and answers `unsubscribed` (with the group's id when the group assigned it). */

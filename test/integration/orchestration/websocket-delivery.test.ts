@@ -202,32 +202,6 @@ describe('WebSocket delivery: one deliverer per subscription', () => {
       s.ws.close();
     }
   });
-  it('a delivery that fails once a subscribe was answered is not the subscribe\'s failure: no error frame, and its next delivery brings the records', async () => {
-    const topic = uniqueTopic('ws-after-answer');
-    await createTopic(topic, 1, 1);
-    await produce(topic, 2);
-    const s = await subscribed(topic);
-    try {
-      const pk = subscriptionsPk(s.topicId, 0);
-      let refused = 0;
-      // The first claim of a delivery lease on the partition is throttled (the store, not the subscribe).
-      hookStoreClient(undefined, 'initialize', (next, context) => async (args) => {
-        const input = JSON.stringify(args.input);
-        if (refused === 0 && String(context.commandName).includes('Update') && input.includes(pk) && input.includes(':until')) {
-          refused++;
-          throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException', $metadata: {} });
-        }
-        return next(args);
-      });
-      await subscribe({ connectionId: s.sub.connectionId, principal: 'User:ANONYMOUS', host: '', topic, partition: 0, offset: 0, isolation: 'read_uncommitted' }, Date.now() + 10_000);
-      expect(refused).toBe(1);
-      expect(s.frames.filter((f) => f.type === 'error')).toEqual([]);
-      await until('both records', () => s.offsets().length >= 2);
-      expect(s.offsets()).toEqual([0, 1]);
-    } finally {
-      s.ws.close();
-    }
-  });
 });
 
 describe('WebSocket subscribe at an offset', () => {
