@@ -87,6 +87,8 @@ interface PartitionFeed {
   readable: number;
   delivered: number;
   frameAt: number;
+  /** Retriable error frames in a row (each answered by a subscribe again); the MAX_FAILURES-th is the consumer's. */
+  failures: number;
 }
 
 const bytes = (b64: string | null): Uint8Array | null => (b64 === null ? null : asBuffer(fromBase64(b64)));
@@ -100,6 +102,8 @@ const MAX_RECONNECTS = 8;
 const SUBSCRIBE_RESEND_MS = 5000;
 /** Records pushed but not read yet, per partition, before its subscription pauses. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+/** Retriable error frames in a row a partition subscribes again after, before the consumer is told. */
+const MAX_FAILURES = 3;
 /** A subscription whose frames said more is readable than they delivered, and that gets none for this long, is sent again. */
 const STALL_MS = 10_000;
 /** How long the WebSocket API may take to accept a connection. */
@@ -144,10 +148,10 @@ export class WebSocketFeed {
       this.send({ action: 'ping' });
     }
     for (const p of this.partitions.values()) {
-      if (p.state === 'subscribing' && now - p.sentAt >= SUBSCRIBE_RESEND_MS) this.subscribeAt(p, p.from);
+      if (p.state === 'subscribing' && now - p.sentAt >= SUBSCRIBE_RESEND_MS) this.subscribeAt(p, p.from, { keep: true });
       // (a delivery cut short — its round cap, its deadline, its deliverer gone — leaves the rest
-      // to the partition's next wake, which a quiet partition never has)
-      else if (p.state === 'active' && p.readable > p.delivered && now - p.frameAt >= STALL_MS) this.subscribeAt(p, this.unread(p));
+      // to the partition's next wake, which a quiet partition never has: go on from where it got to)
+      else if (p.state === 'active' && p.readable > p.delivered && now - p.frameAt >= STALL_MS) this.subscribeAt(p, p.delivered, { keep: true });
     }
   }
 
@@ -204,11 +208,17 @@ export class WebSocketFeed {
     return first ? Number(first.offset) : p.next;
   }
 
-  /** Subscribes (again) from `from`, dropping what came and was not read. */
-  private subscribeAt(p: PartitionFeed, from: number): void {
-    p.messages.length = 0;
-    p.bytes = 0;
-    p.next = from;
+  /**
+   * Subscribes (again) from `from`, dropping what came and was not read; with `keep`, from where
+   * the subscription had got to (`from` at or past `next`), keeping what came. With `later`, the
+   * subscribe is sent by the tick, SUBSCRIBE_RESEND_MS from now (a retry after a failure).
+   */
+  private subscribeAt(p: PartitionFeed, from: number, o: { readonly keep?: boolean; readonly later?: boolean } = {}): void {
+    if (!o.keep) {
+      p.messages.length = 0;
+      p.bytes = 0;
+      p.next = from;
+    }
     p.from = from;
     p.state = 'subscribing';
     p.sentAt = Date.now();
@@ -216,9 +226,10 @@ export class WebSocketFeed {
     p.delivered = from;
     p.frameAt = p.sentAt;
     for (const g of p.gens) p.retired.add(g);
-    if (p.retired.size > 64) p.retired.clear();
+    // (the oldest go first: a late frame of one of them costs one subscribe more)
+    for (const g of p.retired) if (p.retired.size > 64) p.retired.delete(g);
     p.gens.clear();
-    this.send({ action: 'subscribe', topic: p.topic, partition: p.partition, offset: from, isolation_level: p.isolation });
+    if (!o.later) this.send({ action: 'subscribe', topic: p.topic, partition: p.partition, offset: from, isolation_level: p.isolation });
   }
 
   private onFrame(text: string): void {
@@ -230,13 +241,13 @@ export class WebSocketFeed {
     }
     if (f.type === undefined && typeof f.message === 'string') {
       // API Gateway's own answer to a message whose invocation failed or was throttled: which one is not said.
-      for (const p of this.partitions.values()) if (p.state === 'subscribing') this.subscribeAt(p, p.from);
+      for (const p of this.partitions.values()) if (p.state === 'subscribing') this.subscribeAt(p, p.from, { keep: true });
       return;
     }
     const p = f.topic !== undefined && f.partition !== undefined && f.group_id === undefined ? this.partitions.get(fk(f.topic, f.partition)) : undefined;
     if (!p) return;
     if (f.type === 'subscribed' && f.subscription_id !== undefined) {
-      if (p.state === 'paused' || p.state === 'released') return;
+      if (p.state === 'paused' || p.state === 'released' || p.retired.has(f.subscription_id)) return;
       if (f.offset === p.from) {
         p.gens.add(f.subscription_id);
         p.state = 'active';
@@ -285,6 +296,7 @@ export class WebSocketFeed {
       }
       p.highWatermark = Math.max(p.highWatermark, f.high_watermark ?? p.next);
       p.frameAt = Date.now();
+      p.failures = 0;
       if (f.next_offset !== undefined) {
         p.delivered = Math.max(p.delivered, f.next_offset);
         p.readable = Math.max(p.readable, (p.isolation === 'read_committed' ? f.last_stable_offset : undefined) ?? f.high_watermark ?? 0);
@@ -295,8 +307,15 @@ export class WebSocketFeed {
       }
     } else if (f.type === 'error') {
       if (p.state === 'released') return;
+      const err = errorFromResponse(Math.floor((f.error_code ?? 500) / 100), f);
       if (f.error_code === 41301) p.tooLarge = true;
-      else p.error = errorFromResponse(Math.floor((f.error_code ?? 500) / 100), f);
+      // (a subscribe or delivery that failed on the server, a store or a leader moving: subscribe
+      // again a little later, from where the subscription had got to; the consumer sees nothing)
+      else if (err.retriable && ++p.failures < MAX_FAILURES) return this.subscribeAt(p, Math.max(p.delivered, p.next), { keep: true, later: true });
+      else {
+        p.failures = 0;
+        p.error = err;
+      }
     } else {
       return;
     }
@@ -322,7 +341,7 @@ export class WebSocketFeed {
     if (!p || p.isolation !== isolation) {
       p = {
         topic, partition, isolation, next: offset, messages: [], bytes: 0, highWatermark: offset, state: 'subscribing', from: offset, sentAt: 0, gens: new Set(), retired: new Set(),
-        readable: offset, delivered: offset, frameAt: 0,
+        readable: offset, delivered: offset, frameAt: 0, failures: 0,
       };
       this.partitions.set(k, p);
       this.subscribeAt(p, offset);

@@ -206,4 +206,74 @@ describe('the SDK consumer\'s WebSocket feed', () => {
       f.close();
     }
   });
+
+  it('a stalled subscription goes on from where it got to, keeping what came and was not read (a slow consumer, a skipped range): no rescan', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+    try {
+      const { f, socket } = await feed();
+      try {
+        const frame = (id: string, offsets: number[], next: number, hw: number, lso = hw) => ({ ...records(id, offsets), high_watermark: hw, last_stable_offset: lso, next_offset: next });
+        expect((await read(f, 0))?.messages).toEqual([]);
+        socket.push(subscribed('A', 0));
+        // Offsets 0 and 1, then a range only of skipped records up to 6, of the 10 readable; the consumer does not read meanwhile.
+        socket.push(frame('A', [0, 1], 2, 10));
+        socket.push(frame('A', [], 6, 10));
+        await vi.advanceTimersByTimeAsync(11_000);
+        expect(socket.subscribes()).toEqual([0, 6]);
+        socket.push(subscribed('B', 6));
+        socket.push(frame('B', [6, 7, 8, 9], 10, 10));
+        expect((await read(f, 0))?.messages.map((m) => m.offset)).toEqual(['0', '1', '6', '7', '8', '9']);
+      } finally {
+        f.close();
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('a retriable error frame (a delivery or subscribe that failed on the server) subscribes again 5 s later from where it got to; the third in a row is the consumer\'s', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+    try {
+      const { f, socket } = await feed();
+      try {
+        const failed = { type: 'error', topic: 't', partition: 0, error_code: 50003, message: 'KAFKA_STORAGE_ERROR: A store did not answer.' };
+        expect((await read(f, 0))?.messages).toEqual([]);
+        socket.push(subscribed('A', 0));
+        socket.push({ ...records('A', [0, 1]), high_watermark: 2, last_stable_offset: 2, next_offset: 2 });
+        socket.push(failed);
+        expect((await read(f, 0))?.messages.map((m) => m.offset)).toEqual(['0', '1']);
+        expect(socket.subscribes()).toEqual([0]);
+        await vi.advanceTimersByTimeAsync(5_500);
+        expect(socket.subscribes()).toEqual([0, 2]);
+        socket.push(failed);
+        expect((await read(f, 2))?.messages).toEqual([]);
+        await vi.advanceTimersByTimeAsync(5_500);
+        expect(socket.subscribes()).toEqual([0, 2, 2]);
+        socket.push(failed);
+        await expect(read(f, 2)).rejects.toMatchObject({ type: 'KAFKA_STORAGE_ERROR' });
+      } finally {
+        f.close();
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('a subscription retired for frames it was never answered for stays retired: its late answer is ignored and its frames are dropped', async () => {
+    const { f, socket } = await feed();
+    try {
+      expect((await read(f, 0))?.messages).toEqual([]);
+      socket.push(subscribed('A', 0));
+      socket.push(records('X', [0, 1]));
+      expect(socket.subscribes()).toEqual([0, 0]);
+      socket.push(subscribed('X', 0)); // (its answer, late)
+      socket.push(subscribed('B', 0));
+      socket.push(records('X', [2]));
+      socket.push(records('B', [0, 1]));
+      expect((await read(f, 0))?.messages.map((m) => m.offset)).toEqual(['0', '1']);
+      expect(socket.subscribes()).toEqual([0, 0]);
+    } finally {
+      f.close();
+    }
+  });
 });
