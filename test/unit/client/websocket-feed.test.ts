@@ -50,6 +50,21 @@ async function feed(): Promise<{ f: WebSocketFeed; socket: ScriptedSocket }> {
   return { f, socket };
 }
 
+/** Runs `body` on a feed whose once-a-second tick and clock are the test's (its reads' short waits stay real). */
+async function onFakeClock(body: (s: { f: WebSocketFeed; socket: ScriptedSocket }) => Promise<void>): Promise<void> {
+  vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+  try {
+    const s = await feed();
+    try {
+      await body(s);
+    } finally {
+      s.f.close();
+    }
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
 const read = (f: WebSocketFeed, offset: number, maxWaitMs = 50) =>
   f.read('t', 0, offset, { maxWaitMs, signal: new AbortController().signal, readCommitted: false });
 
@@ -121,53 +136,44 @@ describe('the SDK consumer\'s WebSocket feed', () => {
     f.close();
   });
 
-  it('a subscription whose frames said more was readable than they delivered, and that then gets no frame for 10 s, is sent again from the first offset not read; one that got all it was told of is not', async () => {
-    // (the feed's once-a-second tick and the clock are the test's; its reads' short waits are real)
-    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
-    try {
-      const { f, socket } = await feed();
-      try {
-        const frame = (id: string, offsets: number[], next: number, hw: number) => ({ ...records(id, offsets), high_watermark: hw, last_stable_offset: hw, next_offset: next });
-        expect((await read(f, 0))?.messages).toEqual([]);
-        socket.push(subscribed('A', 0));
-        // All there was: offsets 0 and 1.
-        socket.push(frame('A', [0, 1], 2, 2));
-        expect((await read(f, 0))?.messages.map((m) => m.offset)).toEqual(['0', '1']);
-        await vi.advanceTimersByTimeAsync(11_000);
-        expect(socket.subscribes()).toEqual([0]);
-        // A delivery cut short: offsets 2 and 3 of the 10 readable, then nothing.
-        socket.push(frame('A', [2, 3], 4, 10));
-        expect((await read(f, 2))?.messages.map((m) => m.offset)).toEqual(['2', '3']);
-        await vi.advanceTimersByTimeAsync(9_000);
-        expect(socket.subscribes()).toEqual([0]);
-        await vi.advanceTimersByTimeAsync(2_000);
-        expect(socket.subscribes()).toEqual([0, 4]);
-        // The new subscription goes on past records a read skipped (control records): an empty frame says so, and it is not sent again.
-        socket.push(subscribed('B', 4));
-        socket.push(frame('B', [4, 5], 6, 10));
-        socket.push(frame('B', [], 10, 10));
-        await vi.advanceTimersByTimeAsync(20_000);
-        expect(socket.subscribes()).toEqual([0, 4]);
-        // A subscribe answered with records readable past its start, whose delivery never comes.
-        expect((await read(f, 20))?.messages).toEqual([]);
-        socket.push({ ...subscribed('G', 20), high_watermark: 25, last_stable_offset: 25 });
-        await vi.advanceTimersByTimeAsync(11_000);
-        expect(socket.subscribes()).toEqual([0, 4, 20, 20]);
-        socket.push({ ...subscribed('H', 20), high_watermark: 25, last_stable_offset: 25 });
-        socket.push(frame('H', [20, 21, 22, 23, 24], 25, 25));
-        await vi.advanceTimersByTimeAsync(11_000);
-        expect(socket.subscribes()).toEqual([0, 4, 20, 20]);
-        // (frames of a server that does not say where it goes on never trigger it)
-        expect((await read(f, 20))?.messages.map((m) => m.offset)).toEqual(['20', '21', '22', '23', '24']);
-        socket.push(records('H', [25]));
-        await vi.advanceTimersByTimeAsync(20_000);
-        expect(socket.subscribes()).toEqual([0, 4, 20, 20]);
-      } finally {
-        f.close();
-      }
-    } finally {
-      vi.useRealTimers();
-    }
+  it('a subscription whose frames said more was readable than they delivered, and that then gets no frame for 10 s, is sent again from where they got to; one that got all it was told of is not', async () => {
+    await onFakeClock(async ({ f, socket }) => {
+    const frame = (id: string, offsets: number[], next: number, hw: number) => ({ ...records(id, offsets), high_watermark: hw, last_stable_offset: hw, next_offset: next });
+    expect((await read(f, 0))?.messages).toEqual([]);
+    socket.push(subscribed('A', 0));
+    // All there was: offsets 0 and 1.
+    socket.push(frame('A', [0, 1], 2, 2));
+    expect((await read(f, 0))?.messages.map((m) => m.offset)).toEqual(['0', '1']);
+    await vi.advanceTimersByTimeAsync(11_000);
+    expect(socket.subscribes()).toEqual([0]);
+    // A delivery cut short: offsets 2 and 3 of the 10 readable, then nothing.
+    socket.push(frame('A', [2, 3], 4, 10));
+    expect((await read(f, 2))?.messages.map((m) => m.offset)).toEqual(['2', '3']);
+    await vi.advanceTimersByTimeAsync(9_000);
+    expect(socket.subscribes()).toEqual([0]);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(socket.subscribes()).toEqual([0, 4]);
+    // The new subscription goes on past records a read skipped (control records): an empty frame says so, and it is not sent again.
+    socket.push(subscribed('B', 4));
+    socket.push(frame('B', [4, 5], 6, 10));
+    socket.push(frame('B', [], 10, 10));
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(socket.subscribes()).toEqual([0, 4]);
+    // A subscribe answered with records readable past its start, whose delivery never comes.
+    expect((await read(f, 20))?.messages).toEqual([]);
+    socket.push({ ...subscribed('G', 20), high_watermark: 25, last_stable_offset: 25 });
+    await vi.advanceTimersByTimeAsync(11_000);
+    expect(socket.subscribes()).toEqual([0, 4, 20, 20]);
+    socket.push({ ...subscribed('H', 20), high_watermark: 25, last_stable_offset: 25 });
+    socket.push(frame('H', [20, 21, 22, 23, 24], 25, 25));
+    await vi.advanceTimersByTimeAsync(11_000);
+    expect(socket.subscribes()).toEqual([0, 4, 20, 20]);
+    // (frames of a server that does not say where it goes on never trigger it)
+    expect((await read(f, 20))?.messages.map((m) => m.offset)).toEqual(['20', '21', '22', '23', '24']);
+    socket.push(records('H', [25]));
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(socket.subscribes()).toEqual([0, 4, 20, 20]);
+    });
   });
 
   it('frames of a subscription the feed was never answered for (the server holds one it was not told of) send its subscribe again, once; an unsubscribe, or another start\'s subscribe, answered while a subscribe waits sends it again once answered', async () => {
@@ -208,55 +214,39 @@ describe('the SDK consumer\'s WebSocket feed', () => {
   });
 
   it('a stalled subscription goes on from where it got to, keeping what came and was not read (a slow consumer, a skipped range): no rescan', async () => {
-    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
-    try {
-      const { f, socket } = await feed();
-      try {
-        const frame = (id: string, offsets: number[], next: number, hw: number, lso = hw) => ({ ...records(id, offsets), high_watermark: hw, last_stable_offset: lso, next_offset: next });
-        expect((await read(f, 0))?.messages).toEqual([]);
-        socket.push(subscribed('A', 0));
-        // Offsets 0 and 1, then a range only of skipped records up to 6, of the 10 readable; the consumer does not read meanwhile.
-        socket.push(frame('A', [0, 1], 2, 10));
-        socket.push(frame('A', [], 6, 10));
-        await vi.advanceTimersByTimeAsync(11_000);
-        expect(socket.subscribes()).toEqual([0, 6]);
-        socket.push(subscribed('B', 6));
-        socket.push(frame('B', [6, 7, 8, 9], 10, 10));
-        expect((await read(f, 0))?.messages.map((m) => m.offset)).toEqual(['0', '1', '6', '7', '8', '9']);
-      } finally {
-        f.close();
-      }
-    } finally {
-      vi.useRealTimers();
-    }
+    await onFakeClock(async ({ f, socket }) => {
+    const frame = (id: string, offsets: number[], next: number, hw: number, lso = hw) => ({ ...records(id, offsets), high_watermark: hw, last_stable_offset: lso, next_offset: next });
+    expect((await read(f, 0))?.messages).toEqual([]);
+    socket.push(subscribed('A', 0));
+    // Offsets 0 and 1, then a range only of skipped records up to 6, of the 10 readable; the consumer does not read meanwhile.
+    socket.push(frame('A', [0, 1], 2, 10));
+    socket.push(frame('A', [], 6, 10));
+    await vi.advanceTimersByTimeAsync(11_000);
+    expect(socket.subscribes()).toEqual([0, 6]);
+    socket.push(subscribed('B', 6));
+    socket.push(frame('B', [6, 7, 8, 9], 10, 10));
+    expect((await read(f, 0))?.messages.map((m) => m.offset)).toEqual(['0', '1', '6', '7', '8', '9']);
+    });
   });
 
   it('a retriable error frame (a delivery or subscribe that failed on the server) subscribes again 5 s later from where it got to; the third in a row is the consumer\'s', async () => {
-    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
-    try {
-      const { f, socket } = await feed();
-      try {
-        const failed = { type: 'error', topic: 't', partition: 0, error_code: 50003, message: 'KAFKA_STORAGE_ERROR: A store did not answer.' };
-        expect((await read(f, 0))?.messages).toEqual([]);
-        socket.push(subscribed('A', 0));
-        socket.push({ ...records('A', [0, 1]), high_watermark: 2, last_stable_offset: 2, next_offset: 2 });
-        socket.push(failed);
-        expect((await read(f, 0))?.messages.map((m) => m.offset)).toEqual(['0', '1']);
-        expect(socket.subscribes()).toEqual([0]);
-        await vi.advanceTimersByTimeAsync(5_500);
-        expect(socket.subscribes()).toEqual([0, 2]);
-        socket.push(failed);
-        expect((await read(f, 2))?.messages).toEqual([]);
-        await vi.advanceTimersByTimeAsync(5_500);
-        expect(socket.subscribes()).toEqual([0, 2, 2]);
-        socket.push(failed);
-        await expect(read(f, 2)).rejects.toMatchObject({ type: 'KAFKA_STORAGE_ERROR' });
-      } finally {
-        f.close();
-      }
-    } finally {
-      vi.useRealTimers();
-    }
+    await onFakeClock(async ({ f, socket }) => {
+    const failed = { type: 'error', topic: 't', partition: 0, error_code: 50003, message: 'KAFKA_STORAGE_ERROR: A store did not answer.' };
+    expect((await read(f, 0))?.messages).toEqual([]);
+    socket.push(subscribed('A', 0));
+    socket.push({ ...records('A', [0, 1]), high_watermark: 2, last_stable_offset: 2, next_offset: 2 });
+    socket.push(failed);
+    expect((await read(f, 0))?.messages.map((m) => m.offset)).toEqual(['0', '1']);
+    expect(socket.subscribes()).toEqual([0]);
+    await vi.advanceTimersByTimeAsync(5_500);
+    expect(socket.subscribes()).toEqual([0, 2]);
+    socket.push(failed);
+    expect((await read(f, 2))?.messages).toEqual([]);
+    await vi.advanceTimersByTimeAsync(5_500);
+    expect(socket.subscribes()).toEqual([0, 2, 2]);
+    socket.push(failed);
+    await expect(read(f, 2)).rejects.toMatchObject({ type: 'KAFKA_STORAGE_ERROR' });
+    });
   });
 
   it('a subscription retired for frames it was never answered for stays retired: its late answer is ignored and its frames are dropped', async () => {
