@@ -3,8 +3,12 @@
  * message to a connection. The endpoint is `TRIBUTARY_WEBSOCKET_ENDPOINT`.
  */
 import { ApiGatewayManagementApiClient, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
-import { ENVIRONMENT } from '../config.js';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { config, ENVIRONMENT } from '../config.js';
 import { withLocalToken } from './local-endpoint-token.js';
+
+/** Tries of one post (each within the store timeout, `TRIBUTARY_STORE_TIMEOUT_MS`). */
+const POST_ATTEMPTS = 2;
 
 let client: ApiGatewayManagementApiClient | undefined;
 let clientEndpoint: string | undefined;
@@ -13,7 +17,14 @@ function connections(): ApiGatewayManagementApiClient {
   const endpoint = process.env[ENVIRONMENT.websocketEndpoint];
   if (!endpoint) throw new Error(`${ENVIRONMENT.websocketEndpoint} is not set: the websocket function cannot reach its connections.`);
   if (!client || clientEndpoint !== endpoint) {
-    client = new ApiGatewayManagementApiClient({ endpoint, region: process.env.AWS_REGION ?? 'us-east-1' });
+    const c = config();
+    client = new ApiGatewayManagementApiClient({
+      endpoint, region: process.env.AWS_REGION ?? 'us-east-1',
+      // A post that hangs must end well within a delivery's lease (DELIVERY_LEASE_MS, 20 s): past
+      // it another deliverer may post the same subscription's frames, and out of order.
+      maxAttempts: POST_ATTEMPTS,
+      requestHandler: new NodeHttpHandler({ connectionTimeout: c.storeConnectTimeoutMs, requestTimeout: c.storeTimeoutMs, throwOnRequestTimeout: true }),
+    });
     withLocalToken(client);
     clientEndpoint = endpoint;
   }
