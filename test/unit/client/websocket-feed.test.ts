@@ -266,4 +266,22 @@ describe('the SDK consumer\'s WebSocket feed', () => {
       f.close();
     }
   });
+
+  it('at read_committed the bound is the last stable offset: an open transaction above what was delivered is no stall; records below it left undelivered are', async () => {
+    await onFakeClock(async ({ f, socket }) => {
+      const readCommitted = (offset: number) => f.read('t', 0, offset, { maxWaitMs: 50, signal: new AbortController().signal, readCommitted: true });
+      const frame = (id: string, offsets: number[], next: number, hw: number, lso: number) => ({ ...records(id, offsets), high_watermark: hw, last_stable_offset: lso, next_offset: next });
+      expect((await readCommitted(0))?.messages).toEqual([]);
+      socket.push({ ...subscribed('A', 0), isolation_level: 'read_committed', high_watermark: 10, last_stable_offset: 2 });
+      socket.push(frame('A', [0, 1], 2, 10, 2));
+      expect((await readCommitted(0))?.messages.map((m) => m.offset)).toEqual(['0', '1']);
+      await vi.advanceTimersByTimeAsync(11_000);
+      expect(socket.subscribes()).toEqual([0]);
+      // The transaction committed (stable up to 10), and only 2 to 5 came.
+      socket.push(frame('A', [2, 3, 4, 5], 6, 10, 10));
+      expect((await readCommitted(2))?.messages.map((m) => m.offset)).toEqual(['2', '3', '4', '5']);
+      await vi.advanceTimersByTimeAsync(11_000);
+      expect(socket.subscribes()).toEqual([0, 6]);
+    });
+  });
 });
