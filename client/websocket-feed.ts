@@ -93,6 +93,8 @@ interface PartitionFeed {
 
 const bytes = (b64: string | null): Uint8Array | null => (b64 === null ? null : asBuffer(fromBase64(b64)));
 const fk = (topic: string, partition: number) => `${topic}\u0000${partition}`;
+/** How far a frame says the partition is readable for this subscription: its last stable offset at read_committed, else its high watermark. */
+const readableBy = (p: PartitionFeed, f: Frame): number => (p.isolation === 'read_committed' ? f.last_stable_offset : undefined) ?? f.high_watermark ?? 0;
 
 /** API Gateway closes a connection idle for 10 minutes: a ping every 5 keeps it open. */
 const KEEPALIVE_MS = 5 * 60_000;
@@ -252,7 +254,7 @@ export class WebSocketFeed {
         p.gens.add(f.subscription_id);
         p.state = 'active';
         p.frameAt = Date.now();
-        p.readable = Math.max(p.readable, (p.isolation === 'read_committed' ? f.last_stable_offset : undefined) ?? f.high_watermark ?? 0);
+        p.readable = Math.max(p.readable, readableBy(p, f));
         if (p.recheck) {
           delete p.recheck;
           this.subscribeAt(p, this.unread(p));
@@ -299,7 +301,7 @@ export class WebSocketFeed {
       p.failures = 0;
       if (f.next_offset !== undefined) {
         p.delivered = Math.max(p.delivered, f.next_offset);
-        p.readable = Math.max(p.readable, (p.isolation === 'read_committed' ? f.last_stable_offset : undefined) ?? f.high_watermark ?? 0);
+        p.readable = Math.max(p.readable, readableBy(p, f));
       }
       if (p.bytes > MAX_BUFFERED_BYTES) {
         p.state = 'paused';

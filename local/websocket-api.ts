@@ -91,12 +91,13 @@ export function startWebSocketApi(o: WebSocketApiOptions): WebSocketApi {
     },
     ...(body !== undefined ? { body, isBase64Encoded: false } : {}),
   });
-  const run = (e: WebSocketEvent | DeliverEvent, failed?: () => void): Promise<WebSocketResult | undefined> => o.fn(e).catch((err: unknown) => {
+  const run = (e: WebSocketEvent | DeliverEvent, failed?: () => void, fn = o.fn): Promise<WebSocketResult | undefined> => fn(e).catch((err: unknown) => {
     logger.warn({ event: 'websocket-function-failed', err }, 'the websocket function failed');
     failed?.();
     return { statusCode: 500 };
   });
 
+  let closed = false;
   const delays = o.asyncRetryDelaysMs ?? ASYNC_RETRY_DELAYS_MS;
   const retryTimers = new Set<ReturnType<typeof setTimeout>>();
   /** Partitions with a retry waiting: a delivery reads from where its subscriptions are, so one retry serves every wake that failed meanwhile. */
@@ -105,10 +106,7 @@ export function startWebSocketApi(o: WebSocketApiOptions): WebSocketApi {
   const runAsync = async (e: DeliverEvent): Promise<void> => {
     const partition = `${e.tributaryDeliver.topicId}#${e.tributaryDeliver.partition}`;
     for (let attempt = 0; ; attempt++) {
-      const r = await (o.fnAsync ?? o.fn)(e).catch((err: unknown) => {
-        logger.warn({ event: 'websocket-function-failed', err }, 'the websocket function failed');
-        return { statusCode: 500 };
-      });
+      const r = await run(e, undefined, o.fnAsync);
       const wait = delays[attempt];
       if (r?.statusCode !== 500 || wait === undefined || closed || retrying.has(partition)) return;
       logger.warn({ event: 'websocket-event-retry', attempt: attempt + 1, inMs: wait }, 'an asynchronous invocation failed; Lambda retries it');
@@ -122,7 +120,6 @@ export function startWebSocketApi(o: WebSocketApiOptions): WebSocketApi {
       if (closed) return;
     }
   };
-  let closed = false;
 
   const timer = setInterval(() => {
     const now = Date.now();
