@@ -534,7 +534,7 @@ const contendedTable = {
       usd(dollars(contended.phase).ddbWrite * GiB / contended.payload), usd(dollars(contended.phase).ddbRead * GiB / contended.payload)],
   ],
   notes: [
-    'Each staged record is a put of its batch (2 write units at 1 KiB), the commit\'s mark of its staged item inside the commit\'s transaction (2 × 2) and its batch item in the same transaction (2 × 2); the head\'s writes and the fast commit\'s follower copies are shared by a round. The bytes stay in DynamoDB: staging them in S3 Express One Zone with pointers in the table is what would bring DynamoDB writes under $1/GB.',
+    'Each staged record is a put of its batch (2 write units at 1 KiB), the commit\'s mark of its staged item inside the commit\'s transaction (2 × 2) and its share of the item that holds the round\'s batches in the same transaction (about 1 × 2 for a record, the item\'s size rounded up once); the head\'s writes and the fast commit\'s follower copies (one item a round on each follower) are shared by a round. The bytes stay in DynamoDB: staging them in S3 Express One Zone with pointers in the table is what would bring DynamoDB writes under $1/GB.',
   ],
 };
 

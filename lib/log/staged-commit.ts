@@ -17,6 +17,7 @@ import { KafkaError } from '../protocol/errors.js';
 import { isKafkaError } from '../errors.js';
 import type { ReplicaHead } from '../storage/model.js';
 import { readHead } from '../storage/replica/head.js';
+import { toItems } from '../storage/replica/items.js';
 import {
   claimCommitter, dropStaged, lostCommit, markCombining, readStage, readWaiting, releaseCommitter, settleStaged, stageBatches, type CommitterLease, type Stage, type StagedItem, type StagedOutcome,
 } from '../storage/replica/staging.js';
@@ -424,13 +425,14 @@ async function writeCommit(t: AppendTarget, head: ReplicaHead, commit: Commit, s
   const combinedAt = commit.marks.length > 1 ? Date.now() : undefined;
   const producers = producerWrites(plan);
   const nothingAppended = plan.records.length === 0;
-  const marksFrom = nothingAppended ? 1 : 1 + plan.records.length + producers.length;
   try {
     if (nothingAppended) await settleStaged(t.leader, t.tp, { expectLeo: head.leo, leaderEpoch: t.leaderEpoch }, commit.marks, lease);
     else await appendOnHead(t, head, plan.records, producers, { staged: commit.marks, stagedFrom, once: true, ...(combinedAt ? { combinedAt } : {}), ...(lease ? { lease } : {}), ...(commit.minIsr !== undefined ? { minIsr: commit.minIsr } : {}) });
     return true;
   } catch (err) {
     if (!(err instanceof ConditionFailed)) throw err;
+    // (the transaction's entries: the head, the batches' items, the producer states, the marks, the lease)
+    const marksFrom = nothingAppended ? 1 : 1 + toItems(plan.records).length + producers.length;
     if (lease && err.at(marksFrom + commit.marks.length)?.code === 'ConditionalCheckFailed') return 'no lease';
     return lostCommit(err, commit.marks, marksFrom);
   }

@@ -6,7 +6,8 @@
  * - `appendBatches` — condition: the head is the leader's as read (`leo = :leo AND leaderEpoch =
  *   :epoch AND role = leader`); with `lag.expect`, still flagged (`lagMarkedEpoch = :epoch`); with
  *   `lag.set`, no sweep clear since the read (`lagClears = :clears`, or no `lagClears`); with
- *   `minIsr`, ISR large enough (`size(isr) >= :minIsr`); no item at any batch's key
+ *   `minIsr`, ISR large enough (`size(isr) >= :minIsr`); no item at any of the
+ *   batch items' keys (batches packed into items: lib/storage/replica/items.ts)
  *   (`attribute_not_exists(off)`); each producer state at its expected version; each `staged`
  *   item still staged; with `lease`, still its holder's. Effect: head `leo`, tail bytes and age, and
  *   `hw`, an epoch cache entry, `lagMarkedEpoch` when given; the batch items; the producer states;
@@ -34,6 +35,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { BatchRecord, FollowerProgress, ReplicaHead, StoredProducerState } from '../model.js';
 import { HEAD_OFFSET, producersKey } from '../tables.js';
 import { transactWrite } from '../transact.js';
+import { toItems } from './items.js';
 import { producerPut, type ProducerStateWrite } from './producer-states.js';
 import { commitStagedItem, renewCommitter, type CommitterLease, type StagedOutcome } from './staging.js';
 import { client, isrVersionIs, toHead, type ReplicaStoreRef } from './store.js';
@@ -102,7 +104,8 @@ function lagFlagSet(clears: number | undefined, values: Record<string, unknown>)
  * Condition: head `leo = expectLeo AND leaderEpoch = leaderEpoch AND role = leader` (and the lag
  * flag condition of `lag`, `size(isr) >= minIsr` and no `combinedAt` since `notCombinedSince` when
  * given), and no item at each batch's key. Effects: head `leo` = last batch's
- * lastOffset + 1 (and `hw`, epoch cache entry, `lagMarkedEpoch` when given); one item per batch.
+ * lastOffset + 1 (and `hw`, epoch cache entry, `lagMarkedEpoch` when given); the batches'
+ * items (`toItems`: runs of small batches packed into one item).
  * Errors: `ConditionFailed` (index 0 carries the current head when it exists).
  */
 export async function appendBatches(store: ReplicaStoreRef, tp: string, write: AppendWrite): Promise<void> {
@@ -158,7 +161,7 @@ export async function appendBatches(store: ReplicaStoreRef, tp: string, write: A
         ExpressionAttributeValues: values,
       },
     },
-    ...write.batches.map((b) => ({
+    ...toItems(write.batches).map((b) => ({
       Put: {
         TableName: store.replicaTable,
         Item: { tp, off: b.lastOffset, ...b },
@@ -228,7 +231,7 @@ export async function copyBatches(store: ReplicaStoreRef, tp: string, write: Cop
     },
     // No item condition: the head's condition makes this copier the only writer, and an item left
     // above the log end (by a superseded full sync of the same leader log) holds these same bytes.
-    ...write.batches.map((b) => ({ Put: { TableName: store.replicaTable, Item: { tp, off: b.lastOffset, ...b } } })),
+    ...toItems(write.batches).map((b) => ({ Put: { TableName: store.replicaTable, Item: { tp, off: b.lastOffset, ...b } } })),
     ...(write.producers ?? []).map((w) => producerPut(store, tp, w)),
     ...(write.leaderProducers ?? []).map((st) => {
       const txn = { txnFirst: st.txnFirst, markerEpoch: st.markerEpoch, closed: st.closed };

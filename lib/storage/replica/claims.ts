@@ -23,6 +23,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchRecord, StoredProducerState } from '../model.js';
 import { HEAD_OFFSET, producersKey } from '../tables.js';
 import { MAX_TRANSACTION_ITEMS, transactWrite } from '../transact.js';
+import { toItems } from './items.js';
 import { client, type ReplicaStoreRef } from './store.js';
 
 /**
@@ -36,7 +37,7 @@ export async function fillClaimed(
   batches: readonly BatchRecord[], producers: readonly Omit<StoredProducerState, 'ver'>[],
 ): Promise<void> {
   const items = [
-    ...batches.map((b) => ({ tp, off: b.lastOffset, ...b })),
+    ...toItems(batches).map((b) => ({ tp, off: b.lastOffset, ...b })),
     ...producers.map((st) => ({ tp: producersKey(tp), off: st.producerId, ...st, ver: Date.now() })),
   ];
   const check = { ConditionCheck: { TableName: store.replicaTable, Key: { tp, off: HEAD_OFFSET }, ConditionExpression: 'snapshotting = :t', ExpressionAttributeValues: { ':t': claimedAt } } };

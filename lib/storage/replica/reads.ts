@@ -1,33 +1,44 @@
 /**
  * Reading a log's batches from a replica table: by offset range, by timestamp, and where a
- * truncation must end. Strongly consistent Queries on `tp`; batch items are keyed by last offset.
+ * truncation must end. Strongly consistent Queries on `tp`; an item is keyed by the last offset it
+ * holds and may hold several batches (lib/storage/replica/items.ts), so the item holding the last
+ * offset wanted can have a key past it: a read that ends short of it looks one item further.
  *
  * Conditional writes: none.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchRecord } from '../model.js';
+import { batchBaseIn, batchesOf } from './items.js';
 import { client, type ReplicaStoreRef } from './store.js';
-
-function toBatch(item: Record<string, unknown>): BatchRecord {
-  const { tp: _tp, off: _off, ...rest } = item;
-  return rest as unknown as BatchRecord;
-}
 
 /**
  * Where a log truncated at `offset` must end so that it holds whole batches: the base offset of
  * the batch holding `offset`, or `offset` itself when a batch starts there (or none holds it).
  */
 export async function batchStartAt(store: ReplicaStoreRef, tp: string, offset: number): Promise<number> {
+  const item = await itemAfter(store, tp, offset - 1, 'baseOffset, parts');
+  const base = item ? batchBaseIn(item, offset) : undefined;
+  return base !== undefined && base < offset ? base : offset;
+}
+
+/** The first item keyed past `offset` (the one holding `offset + 1`, if any does), with `projection` or whole. */
+async function itemAfter(store: ReplicaStoreRef, tp: string, offset: number, projection?: string): Promise<Record<string, unknown> | undefined> {
   const out = await client(store).send(new QueryCommand({
     TableName: store.replicaTable,
-    KeyConditionExpression: 'tp = :tp AND off >= :from',
-    ExpressionAttributeValues: { ':tp': tp, ':from': offset },
-    ProjectionExpression: 'baseOffset',
+    KeyConditionExpression: 'tp = :tp AND off > :at',
+    ExpressionAttributeValues: { ':tp': tp, ':at': offset },
+    ...(projection ? { ProjectionExpression: projection } : {}),
     ConsistentRead: true,
     Limit: 1,
   }));
-  const base = out.Items?.[0]?.baseOffset as number | undefined;
-  return base !== undefined && base < offset ? base : offset;
+  return out.Items?.[0];
+}
+
+/** The batches of the item past `toOffset` that lie at or below it (an item that straddles it). */
+async function straddling(store: ReplicaStoreRef, tp: string, fromOffset: number, toOffset: number): Promise<BatchRecord[]> {
+  const item = await itemAfter(store, tp, toOffset);
+  if (!item || (item.baseOffset as number) > toOffset) return [];
+  return batchesOf(item).filter((b) => b.lastOffset >= fromOffset && b.baseOffset <= toOffset);
 }
 
 export interface BatchQuery {
@@ -45,6 +56,13 @@ export async function queryBatches(store: ReplicaStoreRef, tp: string, q: BatchQ
   let bytes = 0;
   let start: Record<string, unknown> | undefined;
   if (q.toOffset < q.fromOffset) return batches;
+  /** Takes `b` unless the budget is spent; false once it is. */
+  const take = (b: BatchRecord): boolean => {
+    if (batches.length > 0 && bytes + b.sizeBytes > q.maxBytes) return false;
+    batches.push(b);
+    bytes += b.sizeBytes;
+    return true;
+  };
   do {
     const out = await client(store).send(new QueryCommand({
       TableName: store.replicaTable,
@@ -54,12 +72,13 @@ export async function queryBatches(store: ReplicaStoreRef, tp: string, q: BatchQ
       ExclusiveStartKey: start,
     }));
     for (const item of out.Items ?? []) {
-      if (batches.length > 0 && bytes + (item.sizeBytes as number) > q.maxBytes) return batches;
-      batches.push(toBatch(item));
-      bytes += item.sizeBytes as number;
+      for (const b of batchesOf(item)) if (b.lastOffset >= q.fromOffset && !take(b)) return batches;
     }
     start = out.LastEvaluatedKey;
   } while (start && bytes < q.maxBytes);
+  if (start || bytes >= q.maxBytes) return batches;
+  const end = batches[batches.length - 1]?.lastOffset ?? q.fromOffset - 1;
+  if (end < q.toOffset) for (const b of await straddling(store, tp, end + 1, q.toOffset)) if (!take(b)) break;
   return batches;
 }
 
@@ -76,9 +95,11 @@ export async function firstBatchAtOrAfter(store: ReplicaStoreRef, tp: string, fr
       ConsistentRead: true,
       ExclusiveStartKey: start,
     }));
-    const first = out.Items?.[0];
-    if (first) return toBatch(first);
+    for (const item of out.Items ?? []) {
+      const found = batchesOf(item).find((b) => b.lastOffset >= fromOffset && b.maxTimestamp >= timestamp);
+      if (found) return found;
+    }
     start = out.LastEvaluatedKey;
   } while (start);
-  return undefined;
+  return (await straddling(store, tp, fromOffset, toOffset)).find((b) => b.maxTimestamp >= timestamp);
 }

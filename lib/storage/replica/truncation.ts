@@ -10,7 +10,8 @@
  *   `logId`); each producer state at its expected version. Effect: the batch items from the new
  *   log end up deleted highest first, 98 a transaction, each transaction lowering the head's `leo`
  *   (and `hw`, the epoch cache) to the base of the lowest batch it deletes — the head never claims
- *   a batch that is gone; the last transaction also sets `syncEpoch = leaderEpoch`, a new `logId`
+ *   a batch that is gone; the last transaction also puts back the batches below the new end of an
+ *   item that held batches on both sides of it, sets `syncEpoch = leaderEpoch`, a new `logId`
  *   and the producer states that fit (the others first, on the same head condition). Returns the
  *   new log end. Failure: throws `ConditionFailed` (index 0 carries the current head when the
  *   head's condition failed); that transaction wrote nothing, earlier ones stay written.
@@ -21,7 +22,8 @@ import type { ReplicaHead, StoredProducerState } from '../model.js';
 import { HEAD_OFFSET } from '../tables.js';
 import { MAX_TRANSACTION_ITEMS, transactWrite } from '../transact.js';
 import { producerDelete, producerPut } from './producer-states.js';
-import { batchStartAt } from './reads.js';
+import { toItems } from './items.js';
+import { batchStartAt, queryBatches } from './reads.js';
 import { client, type ReplicaStoreRef } from './store.js';
 
 /** A producer's state after a truncation (none: delete it), written only if its version is still `expectVer`. */
@@ -35,7 +37,9 @@ export interface ProducerStateTruncation {
  * Truncates a follower's log to `toOffset` and marks it reconciled with its leader epoch (KIP-101).
  * Whole batches only, as Kafka truncates: when `toOffset` falls inside a batch, the log ends at
  * that batch's base offset (batch items are keyed by their last offset, so the batch holding
- * `toOffset` is one of those deleted; a log end inside it would leave a hole).
+ * `toOffset` is one of those deleted; a log end inside it would leave a hole). An item that holds
+ * batches on both sides of the new end is deleted and its batches below the end put back as a new
+ * item, in the last transaction.
  *
  * The batches above the new end go highest first, each transaction lowering the head's log end to
  * the lowest batch it deletes, so at every step the head's log end is where its batches end: a
@@ -56,10 +60,17 @@ export async function truncateLog(
 ): Promise<number> {
   const leo = toOffset < head.leo ? await batchStartAt(store, tp, toOffset) : head.leo;
   const doomed = leo < head.leo ? (await batchesFrom(store, tp, leo)).reverse() : [];
+  // An item holding batches on both sides of the new end (lib/storage/replica/items.ts) is
+  // rewritten with those below it, in the last transaction: the log never holds a hole.
+  const straddler = doomed[doomed.length - 1];
+  const kept = straddler && straddler.baseOffset < leo
+    ? toItems(await queryBatches(store, tp, { fromOffset: straddler.baseOffset, toOffset: leo - 1, maxBytes: Number.MAX_SAFE_INTEGER }))
+    : [];
   const stateWrites = producers.map((p) => p.state
     ? producerPut(store, tp, { state: p.state, expectVer: p.expectVer })
     : producerDelete(store, tp, p.producerId, p.expectVer));
-  const CHUNK = MAX_TRANSACTION_ITEMS - 2;
+  // (room in the last transaction for the rewritten item too)
+  const CHUNK = MAX_TRANSACTION_ITEMS - 2 - kept.length;
   let at = head.leo;
   // Every chunk but the last (the lowest batches), highest first, each lowering the log end.
   const chunks = Array.from({ length: Math.ceil(doomed.length / CHUNK) }, (_, i) => doomed.slice(i * CHUNK, (i + 1) * CHUNK));
@@ -70,10 +81,14 @@ export async function truncateLog(
     at = to;
   }
   // The producers' states that do not fit beside the last deletes: before them, on the same head.
-  const room = MAX_TRANSACTION_ITEMS - 1 - last.length;
+  const room = MAX_TRANSACTION_ITEMS - 1 - last.length - kept.length;
   const check = headUnchanged(head, at);
   for (let i = room; i < stateWrites.length; i += MAX_TRANSACTION_ITEMS - 1) await transactWrite(client(store), [headCheck(store, tp, check), ...stateWrites.slice(i, i + MAX_TRANSACTION_ITEMS - 1)]);
-  await transactWrite(client(store), [lowerHead(store, tp, head, at, leo, true, openTxns), ...deletes(store, tp, last), ...stateWrites.slice(0, room)]);
+  await transactWrite(client(store), [
+    lowerHead(store, tp, head, at, leo, true, openTxns), ...deletes(store, tp, last),
+    ...kept.map((b) => ({ Put: { TableName: store.replicaTable, Item: { tp, off: b.lastOffset, ...b } } })),
+    ...stateWrites.slice(0, room),
+  ]);
   return leo;
 }
 
@@ -122,7 +137,7 @@ const headCheck = (store: ReplicaStoreRef, tp: string, c: HeadCondition) => ({
   ConditionCheck: { TableName: store.replicaTable, Key: { tp, off: HEAD_OFFSET }, ConditionExpression: c.expression, ExpressionAttributeValues: c.values },
 });
 
-/** The keys and base offsets of every batch item at or above `fromOffset` (the key is the batch's last offset), in offset order. */
+/** The keys and base offsets of every batch item keyed at or above `fromOffset` (the key is the item's last offset), in offset order. */
 async function batchesFrom(store: ReplicaStoreRef, tp: string, fromOffset: number): Promise<{ off: number; baseOffset: number }[]> {
   const out: { off: number; baseOffset: number }[] = [];
   let start: Record<string, unknown> | undefined;
