@@ -1,7 +1,7 @@
 /**
  * Running a controller: tick every controller.tick.ms until told to stop, and — while this
  * controller holds the lease — sweep lagging partitions (sweep.ts) alongside the ticks, and wake
- * push deliveries (websocket-wake.ts) every PUSH_WAKE_MS. The
+ * push and lagging WebSocket deliveries (websocket-wake.ts) every WAKE_MS. The
  * Lambda handler and the local controller processes both run this, with the same options read
  * from the environment. This layer sits above lib/log and lib/cluster: the controller decides,
  * replication copies, and only orchestration knows both.
@@ -14,10 +14,10 @@ import { readDeployedBrokers, readRegisteredDeployment, writeRegisteredDeploymen
 import { bootstrapCluster } from '../cluster/bootstrap.js';
 import { Controller, type TickReport } from '../cluster/controller.js';
 import { ReplicationSweep, type SweepReport } from './sweep.js';
-import { wakePushDeliveries } from './websocket-wake.js';
+import { wakeDeliveries } from './websocket-wake.js';
 
-/** How often the lease holder wakes every push subscription's partitions (lost wakes, retries due). */
-const PUSH_WAKE_MS = 10_000;
+/** How often the lease holder wakes every push subscription's partitions and lagging WebSocket subscriptions' (lost wakes, retries due). */
+const WAKE_MS = 10_000;
 
 function intEnv(name: string, fallback: number): number {
   const v = Number(process.env[name]);
@@ -120,7 +120,7 @@ export async function runController(o: RunOptions): Promise<number> {
   const sweepEveryMs = intEnv('TRIBUTARY_SWEEP_MS', c.o.tickMs);
   let sweeping: Promise<void> | undefined;
   let lastSweepAt = 0;
-  let lastPushWakeAt = 0;
+  let lastWakeAt = 0;
   let ticks = 0;
   // A controller's clock may be off (fault tests skew it): its lease times use this clock.
   const skew = Number(process.env.TRIBUTARY_CLOCK_SKEW_MS ?? 0) || 0;
@@ -141,13 +141,13 @@ export async function runController(o: RunOptions): Promise<number> {
       if (c.held && !sweeping && started - lastSweepAt >= sweepEveryMs) {
         lastSweepAt = started;
         const deadline = o.remainingMs ? Date.now() + o.remainingMs() : Number.POSITIVE_INFINITY;
-        const pushWake = started - lastPushWakeAt >= PUSH_WAKE_MS ? wakePushDeliveries() : Promise.resolve(0);
-        if (started - lastPushWakeAt >= PUSH_WAKE_MS) lastPushWakeAt = started;
+        const wake = started - lastWakeAt >= WAKE_MS ? wakeDeliveries() : Promise.resolve(0);
+        if (started - lastWakeAt >= WAKE_MS) lastWakeAt = started;
         sweeping = Promise.all([
           sweep.sweep(Date.now(), deadline).then((r) => o.onSweep?.(r), (err: unknown) => {
             logger.warn({ event: 'replication-sweep-failed', controller: c.o.id, err }, 'replication sweep failed');
           }),
-          pushWake.catch((err: unknown) => logger.warn({ event: 'push-wake-failed', controller: c.o.id, err }, 'waking push deliveries failed')),
+          wake.catch((err: unknown) => logger.warn({ event: 'delivery-wake-failed', controller: c.o.id, err }, 'waking push and WebSocket deliveries failed')),
         ]).then(() => undefined).finally(() => {
           sweeping = undefined;
         });

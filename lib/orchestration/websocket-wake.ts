@@ -14,9 +14,11 @@
 import { ENVIRONMENT } from '../config.js';
 import { logger } from '../logger.js';
 import { onHighWatermarkMoved } from '../log/hw-signal.js';
-import { hasSubscriptions } from '../storage/coordination/connections.js';
+import { hasSubscriptions, listSubscriptions, subscribedPartitions, type SubscribedPartition, type SubscriptionRecord } from '../storage/coordination/connections.js';
+import { lastStableOffset, topicPartitionKey, type ReplicaHead } from '../storage/model.js';
+import { readHead } from '../storage/replica/head.js';
 import { invokeAsync } from '../storage/lambda-invoke.js';
-import { cachedTopic } from '../cluster/metadata.js';
+import { cachedTopic, replicaStore } from '../cluster/metadata.js';
 import { hasPushSubscriptions, pushSubscriptions, SUBSCRIPTIONS_TTL_MS } from './push-delivery.js';
 import type { DeliverEvent } from './websocket-delivery.js';
 
@@ -133,20 +135,55 @@ export async function deliverWithOwnMoves(
 export const WAKE_CONCURRENCY = 8;
 
 /**
- * Wakes the delivery of every partition of a topic with a push subscription (the controller's
- * pass: a wake that was lost, a retry that no new record wakes); answers the wakes sent. At most
- * WAKE_CONCURRENCY invokes are in flight: a pass over many partitions is not one round trip each
- * in turn, nor a burst that Lambda throttles. A failed invoke does not stop the others; the first
- * failure is thrown once all were tried.
+ * The controller's pass (a wake that was lost for good, a retry that no new record wakes): wakes
+ * the delivery of every partition of a topic with a push subscription, and of every partition
+ * with a WebSocket subscription that is behind what is readable and not being delivered; answers
+ * the wakes sent. At most WAKE_CONCURRENCY reads or invokes are in flight: a pass over many
+ * partitions is not one round trip each in turn, nor a burst that Lambda throttles. A failed read
+ * or invoke does not stop the others; the first failure is thrown once all were tried.
  */
-export async function wakePushDeliveries(): Promise<number> {
+export async function wakeDeliveries(): Promise<number> {
   const fn = process.env[ENVIRONMENT.websocketFunction];
   if (!fn) return 0;
   const topics = new Map((await pushSubscriptions()).map((s) => [s.topicId, s.topic]));
-  const events = (await Promise.all([...topics].map(([topicId, topic]) => partitionWakes(topicId, topic)))).flat();
+  const pushed = (await Promise.all([...topics].map(([topicId, topic]) => partitionWakes(topicId, topic)))).flat();
+  const woken = new Set(pushed.map((e) => `${e.tributaryDeliver.topicId}#${e.tributaryDeliver.partition}`));
+  const behind: DeliverEvent[] = [];
+  const candidates = (await subscribedPartitions()).filter((p) => !woken.has(`${p.topicId}#${p.partition}`));
+  const checked = await eachAtMost(WAKE_CONCURRENCY, candidates, async (p) => {
+    const event = await laggingWake(p);
+    if (event) behind.push(event);
+  });
+  const events = [...pushed, ...behind];
   await invokeAll(fn, events);
+  if (checked.failure) throw checked.failure.reason;
   return events.length;
 }
+
+/**
+ * The wake of a WebSocket-subscribed partition when one of its subscriptions is behind what it may
+ * read (the high watermark, or the last stable offset for read_committed) with no delivery under
+ * way: records made readable whose wake never ran (its invocation and Lambda's retries failed) on a
+ * partition nobody writes to again. Two reads, eventually consistent (half a read unit each): the
+ * subscriptions and the leader's head — a read a moment stale only moves the wake to the next pass,
+ * or sends one the delivery finds nothing to do for.
+ */
+async function laggingWake(p: SubscribedPartition): Promise<DeliverEvent | undefined> {
+  const subscriptions = await listSubscriptions(p.topicId, p.partition, false);
+  if (subscriptions.length === 0) return undefined;
+  const view = await cachedTopic(p.topic);
+  const state = view?.topic.topicId === p.topicId ? view.partitions.find((x) => x.partition === p.partition) : undefined;
+  if (!state || state.leader < 0) return undefined;
+  const head = await readHead(await replicaStore(state.leader), topicPartitionKey(p.topicId, p.partition), false);
+  const wake: DeliverEvent = { tributaryDeliver: { topicId: p.topicId, partition: p.partition, ...(head ? { highWatermark: head.hw } : {}) } };
+  // (another leader's now: the cached view is behind; the delivery reads the partition as it is)
+  if (!head || head.role !== 'leader') return wake;
+  return lagging(subscriptions, head, Date.now()) ? wake : undefined;
+}
+
+/** Whether a subscription is behind what it may read on the leader's `head` with no delivery's lease live at `now`. */
+export const lagging = (subscriptions: readonly Pick<SubscriptionRecord, 'next' | 'isolation' | 'leaseUntil'>[], head: Pick<ReplicaHead, 'hw' | 'openTxns'>, now: number): boolean =>
+  subscriptions.some((s) => !(s.leaseUntil !== undefined && s.leaseUntil > now) && s.next < (s.isolation === 'read_committed' ? lastStableOffset(head) : head.hw));
 
 /** The wakes of a topic's partitions (none when the topic is gone or was created again under its name). */
 async function partitionWakes(topicId: string, topic: string): Promise<DeliverEvent[]> {
@@ -155,18 +192,24 @@ async function partitionWakes(topicId: string, topic: string): Promise<DeliverEv
   return Array.from({ length: view.topic.partitions }, (_, partition) => ({ tributaryDeliver: { topicId, partition } }));
 }
 
-/** Invokes `fn` with each event, WAKE_CONCURRENCY at a time; throws the first failure once every one was tried. */
-async function invokeAll(fn: string, events: readonly DeliverEvent[]): Promise<void> {
+/** Runs `work` on each item, at most `n` at a time; every item is tried, the first failure kept. */
+async function eachAtMost<T>(n: number, items: readonly T[], work: (item: T) => Promise<unknown>): Promise<{ failure?: { readonly reason: unknown } }> {
   let next = 0;
   let failure: { readonly reason: unknown } | undefined;
-  await Promise.all(Array.from({ length: Math.min(WAKE_CONCURRENCY, events.length) }, async () => {
-    while (next < events.length) {
-      const event = events[next++] as DeliverEvent;
-      await invokeAsync(fn, event).catch((reason: unknown) => {
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await work(item).catch((reason: unknown) => {
         failure ??= { reason };
       });
     }
   }));
+  return failure ? { failure } : {};
+}
+
+/** Invokes `fn` with each event, WAKE_CONCURRENCY at a time; throws the first failure once every one was tried. */
+async function invokeAll(fn: string, events: readonly DeliverEvent[]): Promise<void> {
+  const { failure } = await eachAtMost(WAKE_CONCURRENCY, events, (event) => invokeAsync(fn, event));
   if (failure) throw failure.reason;
 }
 

@@ -195,6 +195,8 @@ export const quotaUsagePk = (principal: string): string => `quota#${principal}`;
 export const connectionPk = (connectionId: string): string => `ws#conn#${connectionId}`;
 /** The WebSocket subscriptions to one partition, one item per connection. */
 export const subscriptionsPk = (topicId: string, partition: number): string => `ws#tp#${topicId}#${partition}`;
+/** The partitions subscribed to over WebSocket lately, one item each (`<topicId>#<partition>`): what the controller's pass looks at. */
+export const SUBSCRIBED_PARTITIONS_PK = 'ws#subscribed';
 
 /** `push#<name>#<createdAt>` (COORDINATION_KEYS.pushStates): a push subscription's partitions' delivery states, by partitionSk. */
 export const pushStatePk = (key: string): string => `push#${key}`;

@@ -5,13 +5,16 @@
  * Keys: `ws#conn#<connectionId>`/`conn` for a connection (its principal, and `subs`: the keys of
  * the partitions it subscribes to, so `$disconnect` finds them); `ws#tp#<topicId>#<partition>`/
  * `<connectionId>` for a subscription (the next offset to deliver, the isolation level), so that a
- * delivery finds every subscriber of a partition with one Query. Every item has `expiresAt` (epoch
+ * delivery finds every subscriber of a partition with one Query; `ws#subscribed`/
+ * `<topicId>#<partition>` for a partition subscribed to within the TTL, so that the controller's
+ * pass finds the subscriptions a lost wake left behind with one Query. Every item has `expiresAt` (epoch
  * seconds, the table's TTL) past API Gateway's two-hour connection lifetime, so items of a
  * connection whose `$disconnect` never ran go by themselves.
  *
  * Conditional writes:
- * - `putSubscription`: [Update connection ADD subs] (condition: the connection exists), then Put
- *   of the subscription (no condition: a subscribe again to the same partition replaces it).
+ * - `putSubscription`: [Update connection ADD subs] (condition: the connection exists) beside a
+ *   Put of the partition's `ws#subscribed` item (no condition), then Put of the subscription (no
+ *   condition: a subscribe again to the same partition replaces it).
  *   Fails: `ConditionFailed` when the connection is gone (nothing written).
  * - `putSubscription`'s Put writes a new `gen`: the subscription's identity, and (for a subscribe)
  *   the subscriber's delivery lease, so no deliverer posts its records before it is answered.
@@ -30,7 +33,7 @@ import { randomUUID } from 'node:crypto';
 import { BatchGetCommand, BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../../config.js';
 import { dynamo } from '../clients.js';
-import { connectionPk, subscriptionsPk } from '../tables.js';
+import { SUBSCRIBED_PARTITIONS_PK, connectionPk, subscriptionsPk } from '../tables.js';
 
 const table = (): string => config().coordinationTable;
 const db = () => dynamo();
@@ -163,16 +166,21 @@ export async function putSubscription(
 ): Promise<SubscriptionRecord> {
   const now = o.now ?? Date.now();
   const pk = subscriptionsPk(s.topicId, s.partition);
-  try {
-    await db().send(new UpdateCommand({
+  // (the partition is listed before its subscription is stored: the pass never misses a subscription it could find)
+  await Promise.all([
+    db().send(new UpdateCommand({
       TableName: table(), Key: { pk: connectionPk(s.connectionId), sk: CONNECTION_SK },
       UpdateExpression: 'ADD subs :pk', ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeValues: { ':pk': new Set([pk]) },
-    }));
-  } catch (err) {
-    if (isConditionFailure(err)) throw new ConnectionGone(`Connection ${s.connectionId} is closed.`);
-    throw err;
-  }
+    })).catch((err: unknown) => {
+      if (isConditionFailure(err)) throw new ConnectionGone(`Connection ${s.connectionId} is closed.`);
+      throw err;
+    }),
+    db().send(new PutCommand({
+      TableName: table(),
+      Item: { pk: SUBSCRIBED_PARTITIONS_PK, sk: `${s.topicId}#${s.partition}`, topicId: s.topicId, partition: s.partition, topic: s.topic, expiresAt: expiresAt(now) },
+    })),
+  ]);
   const stored: SubscriptionRecord = { ...s, gen: randomUUID(), ...(o.lease ? { deliverer: o.lease.deliverer, leaseUntil: now + o.lease.ms } : {}) };
   await db().send(new PutCommand({
     TableName: table(),
@@ -211,13 +219,13 @@ const toSubscription = (item: Record<string, unknown>): SubscriptionRecord => ({
   ...(typeof item.leaseUntil === 'number' ? { leaseUntil: item.leaseUntil } : {}),
 });
 
-/** Every subscription to a partition (one strongly consistent Query, paged). */
-export async function listSubscriptions(topicId: string, partition: number): Promise<SubscriptionRecord[]> {
+/** Every subscription to a partition (one Query, paged; strongly consistent unless `consistent` is false). */
+export async function listSubscriptions(topicId: string, partition: number, consistent = true): Promise<SubscriptionRecord[]> {
   const out: SubscriptionRecord[] = [];
   let start: Record<string, unknown> | undefined;
   do {
     const page = await db().send(new QueryCommand({
-      TableName: table(), ConsistentRead: true, KeyConditionExpression: 'pk = :pk',
+      TableName: table(), ConsistentRead: consistent, KeyConditionExpression: 'pk = :pk',
       ExpressionAttributeValues: { ':pk': subscriptionsPk(topicId, partition) }, ExclusiveStartKey: start,
     }));
     for (const item of page.Items ?? []) out.push(toSubscription(item));
@@ -270,6 +278,29 @@ export async function deleteConnection(connectionId: string): Promise<void> {
       requests = out.UnprocessedItems?.[table()] as Record<string, unknown>[] | undefined;
     }
   }
+}
+
+/** A partition subscribed to over WebSocket within the TTL (it may have no subscription left). */
+export interface SubscribedPartition {
+  readonly topic: string;
+  readonly topicId: string;
+  readonly partition: number;
+}
+
+/** Every partition subscribed to within the TTL (one Query of `ws#subscribed`, paged; eventually consistent). */
+export async function subscribedPartitions(): Promise<SubscribedPartition[]> {
+  const out: SubscribedPartition[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await db().send(new QueryCommand({
+      TableName: table(), KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': SUBSCRIBED_PARTITIONS_PK }, ExclusiveStartKey: start,
+    }));
+    const now = Math.floor(Date.now() / 1000);
+    // (DynamoDB's TTL deletes an expired item up to days late)
+    for (const item of page.Items ?? []) if ((item.expiresAt as number) > now) out.push({ topic: item.topic as string, topicId: item.topicId as string, partition: item.partition as number });
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return out;
 }
 
 /** Whether a partition has any subscription (a strongly consistent Query of at most one item: one read unit). */

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { produce as produceRecords } from '../../../lib/log/produce.js';
 import { deliverPush } from '../../../lib/orchestration/push-delivery.js';
-import { wakePushDeliveries } from '../../../lib/orchestration/websocket-wake.js';
+import { wakeDeliveries } from '../../../lib/orchestration/websocket-wake.js';
 import { verifyWebhook } from '../../../lib/protocol/webhook-signature.js';
 import {
   claimPushDelivery, failPushDelivery, finishPushDelivery, getPushState, getPushSubscription, pushStateKey, releasePushDelivery,
@@ -234,7 +234,7 @@ describe('push subscriptions', () => {
     expect(await produceRecords(topic, [{ partition: 0, key: null, value: Buffer.from('r'), headers: [] }], { acks: 1 })).toMatchObject([{ ok: true, offset: 0 }]);
     await new Promise((r) => setTimeout(r, 2500));
     expect(accepted(rx.deliveries, '/repair').get(0)).toBeUndefined();
-    expect(await wakePushDeliveries()).toBeGreaterThanOrEqual(1);
+    expect(await wakeDeliveries()).toBeGreaterThanOrEqual(1);
     await until('the pass delivered it', () => (accepted(rx.deliveries, '/repair').get(0)?.length ?? 0) >= 1, 30_000);
     expect(accepted(rx.deliveries, '/repair').get(0)).toEqual([0]);
     expect((await call('DELETE', v3(`/subscriptions/${name}`))).status).toBe(204);

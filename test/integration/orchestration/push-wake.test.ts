@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENVIRONMENT } from '../../../lib/config.js';
-import { WAKE_CONCURRENCY, wakePushDeliveries } from '../../../lib/orchestration/websocket-wake.js';
+import { WAKE_CONCURRENCY, wakeDeliveries } from '../../../lib/orchestration/websocket-wake.js';
 import { getPushSubscription } from '../../../lib/storage/coordination/push-subscriptions.js';
 import { call, createTopic, uniqueTopic, v3 } from '../../support/api.js';
 
@@ -36,7 +36,7 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-describe('Function: wakePushDeliveries', () => {
+describe('Function: wakeDeliveries', () => {
   it('wakes every partition of every subscribed topic, several at once and never more than WAKE_CONCURRENCY', async () => {
     const topic = uniqueTopic('push-wake-pass');
     await createTopic(topic, 12, 1);
@@ -45,7 +45,7 @@ describe('Function: wakePushDeliveries', () => {
     expect(created.status, created.text).toBe(201);
     // (this worker's invokes go to the stand-in from here; the stack's own are its own)
     process.env[ENVIRONMENT.lambdaEndpoint] = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const sent = await wakePushDeliveries();
+    const sent = await wakeDeliveries();
     const { topicId } = (await getPushSubscription(name))!;
     expect(sent).toBeGreaterThanOrEqual(12);
     expect(invoked).toHaveLength(sent);

@@ -14,8 +14,9 @@ import { createAcls } from '../../../lib/security/acl-admin.js';
 import { dynamo } from '../../../lib/storage/clients.js';
 import { deliverPartition } from '../../../lib/orchestration/websocket-delivery.js';
 import { subscribe } from '../../../lib/orchestration/websocket-subscriptions.js';
+import { wakeDeliveries } from '../../../lib/orchestration/websocket-wake.js';
 import { subscriptionsPk } from '../../../lib/storage/tables.js';
-import { claimDelivery, finishDelivery, getConnection, listSubscriptions, putConnection, putSubscription } from '../../../lib/storage/coordination/connections.js';
+import { claimDelivery, finishDelivery, getConnection, listSubscriptions, putConnection, putSubscription, subscribedPartitions } from '../../../lib/storage/coordination/connections.js';
 import { baseUrl, call, createTopic, uniqueTopic, v3 } from '../../support/api.js';
 import { until } from '../../support/cluster.js';
 import { hookStoreClient } from '../../support/store-hooks.js';
@@ -61,6 +62,28 @@ describe('WebSocket delivery: one deliverer per subscription', () => {
       const [after] = await listSubscriptions(s.topicId, 0);
       expect(after).toMatchObject({ next: 3 });
       expect(after?.deliverer).toBeUndefined();
+    } finally {
+      s.ws.close();
+    }
+  });
+
+  it('records whose wake was lost for good, on a partition nobody writes to again, are delivered by the controller\'s pass; a pass finds the partition listed', async () => {
+    const topic = uniqueTopic('ws-lost-wake');
+    await createTopic(topic, 1, 1);
+    const s = await subscribed(topic);
+    try {
+      expect((await subscribedPartitions()).some((p) => p.topicId === s.topicId && p.partition === 0)).toBe(true);
+      // The produces' wakes run while another deliverer holds the lease, which then goes without a
+      // delivery (as a deliverer that failed and released it): nothing more wakes the partition.
+      expect(await claimDelivery(s.sub, 'other', 60_000)).toBe(true);
+      await produce(topic, 3);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(await finishDelivery(s.sub, 'other', s.sub.next)).toBe(true);
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(s.offsets()).toEqual([]);
+      expect(await wakeDeliveries()).toBeGreaterThanOrEqual(1);
+      await until('the three records', () => s.offsets().length >= 3);
+      expect(s.offsets()).toEqual([0, 1, 2]);
     } finally {
       s.ws.close();
     }
