@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { createCluster, readCluster } from '../storage/coordination/cluster.js';
 import { registerBroker } from '../storage/coordination/brokers.js';
 import type { ClusterRecord } from '../storage/model.js';
+import { LOG_FORMAT_CONFIG, PACKED_LOG_FORMAT } from './cluster-configs.js';
 
 export interface BrokerRegistration {
   readonly brokerId: number;
@@ -20,7 +21,8 @@ export function newClusterId(): string {
 }
 
 export async function bootstrapCluster(brokers: readonly BrokerRegistration[]): Promise<ClusterRecord> {
-  const cluster = (await readCluster()) ?? (await createCluster(newClusterId()));
+  // (a new cluster's writers use the newest log format; one made by a version before it keeps its own until it is set)
+  const cluster = (await readCluster()) ?? (await createCluster(newClusterId(), { [LOG_FORMAT_CONFIG]: String(PACKED_LOG_FORMAT) }));
   for (const b of brokers) await registerBroker(b);
   return cluster;
 }

@@ -13,6 +13,11 @@
 import { KafkaError } from '../protocol/errors.js';
 import { bool, checkConfigValue, def, int, long, type ConfigDef } from './topic-configs.js';
 
+/** The cluster config that says which item format the log writers use (`lib/storage/replica/items.ts`). */
+export const LOG_FORMAT_CONFIG = 'tributary.log.format.version';
+/** The format at which small batches written together share an item: what a new cluster starts at. */
+export const PACKED_LOG_FORMAT = 2;
+
 /** 10 MiB/s: Tributary's default for both reassignment throttles. */
 export const DEFAULT_THROTTLED_RATE = 10 * 1024 * 1024;
 
@@ -32,6 +37,11 @@ export const CLUSTER_CONFIGS = {
   'follower.replication.throttled.rate': def(String(DEFAULT_THROTTLED_RATE), long(1), `Follower side. ${THROTTLE_DOC}`),
   'tributary.balancer.enable': def('true', bool,
     'Tributary: whether the self-balancer moves replicas when brokers are added or removed and when their load drifts apart.'),
+  [LOG_FORMAT_CONFIG]: def('1', int(1, 2),
+    'Tributary: the format of replica table items the log writers use, as Kafka\'s inter.broker.protocol.version gates what brokers write. '
+    + '1: one batch an item. 2: small batches written together share an item (fewer, larger writes). A new cluster starts at 2; '
+    + 'a cluster from a version before 2 existed stays at 1 until it is set, which is safe once every function of the deployment runs a version that reads it. '
+    + 'A version from before cannot read what is written at 2: do not roll back past it once set.'),
 } as const satisfies Readonly<Record<string, ConfigDef>>;
 
 export type ClusterConfigName = keyof typeof CLUSTER_CONFIGS;
@@ -44,6 +54,7 @@ export interface EffectiveClusterConfigs {
   readonly 'leader.replication.throttled.rate': number;
   readonly 'follower.replication.throttled.rate': number;
   readonly 'tributary.balancer.enable': boolean;
+  readonly 'tributary.log.format.version': number;
 }
 
 export function isClusterConfig(name: string): name is ClusterConfigName {
@@ -109,5 +120,6 @@ export function effectiveClusterConfigs(set: Readonly<Record<string, string>>): 
     'leader.replication.throttled.rate': Number(v('leader.replication.throttled.rate')),
     'follower.replication.throttled.rate': Number(v('follower.replication.throttled.rate')),
     'tributary.balancer.enable': v('tributary.balancer.enable') === 'true',
+    [LOG_FORMAT_CONFIG]: Number(v(LOG_FORMAT_CONFIG)),
   };
 }

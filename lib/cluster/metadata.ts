@@ -13,7 +13,7 @@ import { readClusterConfigs } from '../storage/coordination/cluster-configs.js';
 import type { BrokerRecord, ClusterRecord } from '../storage/model.js';
 import type { ReplicaStoreRef } from '../storage/replica/store.js';
 import { listClientQuotas, type ClientQuotaRecord } from '../storage/coordination/quotas.js';
-import { effectiveClusterConfigs, type EffectiveClusterConfigs } from './cluster-configs.js';
+import { effectiveClusterConfigs, LOG_FORMAT_CONFIG, PACKED_LOG_FORMAT, type EffectiveClusterConfigs } from './cluster-configs.js';
 
 let version: number | undefined;
 let checkedAt = 0;
@@ -131,6 +131,11 @@ export async function clusterConfigs(): Promise<EffectiveClusterConfigs> {
   await revalidate();
   clusterConfigSet ??= effectiveClusterConfigs((await readClusterConfigs()).configs);
   return clusterConfigSet;
+}
+
+/** Whether the log writers pack small batches written together into one item (the cluster's `tributary.log.format.version`). */
+export async function packsBatchItems(): Promise<boolean> {
+  return (await clusterConfigs())[LOG_FORMAT_CONFIG] >= PACKED_LOG_FORMAT;
 }
 
 /**

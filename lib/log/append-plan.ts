@@ -13,6 +13,7 @@ import { markLagging } from '../storage/coordination/lag-index.js';
 import { topicNameById } from '../storage/coordination/topics.js';
 import { readProducerStates, type ProducerStateWrite } from '../storage/replica/producer-states.js';
 import { appendBatches, type AppendWrite } from '../storage/replica/batches.js';
+import { packsBatchItems } from '../cluster/metadata.js';
 import { forgetLeader, rememberAppend } from './fast-commit.js';
 import { type ReplicaStoreRef } from '../storage/replica/store.js';
 import type { PreparedBatch, ProducerTag } from './batches.js';
@@ -145,7 +146,7 @@ export async function appendOnHead(
   const openTxns = openTxnsAfter(head.openTxns, producers.map((w) => w.state), head.hw);
   try {
     await appendBatches(t.leader, t.tp, {
-      expectLeo: head.leo, leaderEpoch: t.leaderEpoch, batches, producers, ...extra,
+      expectLeo: head.leo, leaderEpoch: t.leaderEpoch, batches, producers, ...extra, pack: await packsBatchItems(),
       ...(epochEntry ? { epochEntry } : {}),
       ...(lag ? { lag } : {}),
       ...(openTxns ? { openTxns } : {}),

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { KafkaError } from '../protocol/errors.js';
 import { putObject } from '../storage/objects.js';
 import { headFromItem, readHead } from '../storage/replica/head.js';
+import { AppendConditionFailed } from '../storage/replica/batches.js';
 import type { ReplicaHead, StoredProducerState } from '../storage/model.js';
 import { ConditionFailed } from '../storage/transact.js';
 import { packChunks, type ChunkCost } from './append-chunks.js';
@@ -176,7 +177,8 @@ async function appendChunk(t: AppendTarget, chunk: readonly ReadyBatch[]): Promi
       if (minIsr !== undefined && head && head.isr.length < minIsr && head.leaderEpoch === t.leaderEpoch && head.role === 'leader') throw await notEnoughReplicas(t, head, minIsr);
       // Another instance appended meanwhile (or its transaction collided with this one): join the group commit.
       if (canStage && head && head.leaderEpoch === t.leaderEpoch && head.role === 'leader') return appendStaged(t, chunk, deadline);
-      if (err.items.some((i) => i.index > plan.records.length)) {
+      // (a producer state's condition failed: this instance's cached states are behind)
+      if (err instanceof AppendConditionFailed && err.items.some((i) => i.index >= err.entries.producers)) {
         states = await producerStates(t, chunk, true);
         statesFresh = true;
       }

@@ -8,6 +8,7 @@ import { logger } from '../logger.js';
 import { type BatchRecord, type ReplicaHead } from '../storage/model.js';
 import { batchStartAt, queryBatches } from '../storage/replica/reads.js';
 import { copyBatches } from '../storage/replica/batches.js';
+import { packsBatchItems } from '../cluster/metadata.js';
 import { listProducerStates, readProducerStates, type ProducerStateWrite } from '../storage/replica/producer-states.js';
 import { readHead, tailStartOf } from '../storage/replica/head.js';
 import { raiseLogStart } from '../storage/replica/tail.js';
@@ -202,7 +203,7 @@ export async function copyStep(leader: ReplicaStoreRef, follower: ReplicaStoreRe
   try {
     await copyBatches(follower, tp, {
       expectLeo: fHead.leo, leaderEpoch: lHead.leaderEpoch, batches, hw: Math.min(lHead.hw, newLeo), epochEntries: epochEntries(fHead, batches),
-      producers, ...(openTxns ? { openTxns } : {}),
+      producers, ...(openTxns ? { openTxns } : {}), pack: await packsBatchItems(),
     });
   } catch (err) {
     if (err instanceof ConditionFailed) return { kind: 'lost-race' };

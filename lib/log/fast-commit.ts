@@ -18,7 +18,7 @@
  * It also keeps what this instance knows of each leader replica it appends to: the head (the
  * append's first attempt needs no read) and the follower log ends it wrote.
  */
-import { cachedBrokers, replicaStore } from '../cluster/metadata.js';
+import { cachedBrokers, packsBatchItems, replicaStore } from '../cluster/metadata.js';
 import type { BatchRecord, FollowerProgress, ReplicaHead, StoredProducerState } from '../storage/model.js';
 import { copyBatches, recordCommit } from '../storage/replica/batches.js';
 import { headFromItem, readHead } from '../storage/replica/head.js';
@@ -146,6 +146,7 @@ async function copyFromMemory(head: ReplicaHead, a: InMemory, follower: ReplicaS
         leaderProducers: producers as Omit<StoredProducerState, 'ver'>[],
         // (the follower's log is the leader's up to `from`, so its open transactions at `a.end` are the leader's)
         ...(batches.some((x) => x.transactional) || Object.keys(a.openTxns).length > 0 ? { openTxns: a.openTxns } : {}),
+        pack: await packsBatchItems(),
       });
       a.followerLeo.set(b, (batches[batches.length - 1] as BatchRecord).lastOffset + 1);
       return true;

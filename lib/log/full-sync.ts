@@ -27,6 +27,7 @@
 import { randomUUID } from 'node:crypto';
 import { logger } from '../logger.js';
 import type { BatchRecord, ReplicaHead } from '../storage/model.js';
+import { packsBatchItems } from '../cluster/metadata.js';
 import { putObject, readObject } from '../storage/objects.js';
 import { claimHead, fillClaimed, releaseClaim, renewClaim } from '../storage/replica/claims.js';
 import { deleteLog } from '../storage/replica/deletion.js';
@@ -161,11 +162,12 @@ async function install(
     ...emptyHead(tp, role, leaderEpoch), snapshotting: claimedAt, snapshotRenewedAt: Date.now(), logStartOffset: current.logStartOffset,
   }));
   await deleteLog(follower, tp, claimedAt);
+  const pack = await packsBatchItems();
   for await (const part of readParts(manifest, async (key, index) => {
     await step({ phase: 'install', part: index });
     return readObject(key);
   })) {
-    await fillClaimed(follower, tp, claimedAt, part.batches, part.producers);
+    await fillClaimed(follower, tp, claimedAt, part.batches, part.producers, pack);
   }
   const { head, endOffset } = manifest;
   await putClaimedHead(follower, tp, claimedAt, snapEpoch, (role, leaderEpoch, current) => ({

@@ -17,7 +17,7 @@ import { KafkaError } from '../protocol/errors.js';
 import { isKafkaError } from '../errors.js';
 import type { ReplicaHead } from '../storage/model.js';
 import { readHead } from '../storage/replica/head.js';
-import { toItems } from '../storage/replica/items.js';
+import { AppendConditionFailed } from '../storage/replica/batches.js';
 import {
   claimCommitter, dropStaged, lostCommit, markCombining, readStage, readWaiting, releaseCommitter, settleStaged, stageBatches, type CommitterLease, type Stage, type StagedItem, type StagedOutcome,
 } from '../storage/replica/staging.js';
@@ -431,8 +431,8 @@ async function writeCommit(t: AppendTarget, head: ReplicaHead, commit: Commit, s
     return true;
   } catch (err) {
     if (!(err instanceof ConditionFailed)) throw err;
-    // (the transaction's entries: the head, the batches' items, the producer states, the marks, the lease)
-    const marksFrom = nothingAppended ? 1 : 1 + toItems(plan.records).length + producers.length;
+    // (the marks follow the head in a settle; the head, the batches' items and the producer states in an append)
+    const marksFrom = err instanceof AppendConditionFailed ? err.entries.staged : 1;
     if (lease && err.at(marksFrom + commit.marks.length)?.code === 'ConditionalCheckFailed') return 'no lease';
     return lostCommit(err, commit.marks, marksFrom);
   }

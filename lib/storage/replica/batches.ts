@@ -11,9 +11,10 @@
  *   (`attribute_not_exists(off)`); each producer state at its expected version; each `staged`
  *   item still staged; with `lease`, still its holder's. Effect: head `leo`, tail bytes and age, and
  *   `hw`, an epoch cache entry, `lagMarkedEpoch` when given; the batch items; the producer states;
- *   the staged items marked committed; the lease renewed. Failure: throws `ConditionFailed`,
- *   nothing written (index 0 carries the current head when it exists; items follow in that order:
- *   batches, producer states, staged items, the lease).
+ *   the staged items marked committed; the lease renewed. Failure: throws `AppendConditionFailed`
+ *   (a `ConditionFailed`), nothing written (index 0 carries the current head when it exists; items
+ *   follow in that order: the batches' items, producer states, staged items, the lease — its
+ *   `entries` says where each kind starts).
  * - `copyBatches` — condition: the follower's head as read, reconciled with the leader epoch and
  *   not being filled by a full sync (`leo = :leo AND leaderEpoch = :epoch AND syncEpoch = :epoch
  *   AND role = follower AND attribute_not_exists(snapshotting)`); each of `producers` at its
@@ -34,7 +35,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { BatchRecord, FollowerProgress, ReplicaHead, StoredProducerState } from '../model.js';
 import { HEAD_OFFSET, producersKey } from '../tables.js';
-import { transactWrite } from '../transact.js';
+import { ConditionFailed, transactWrite } from '../transact.js';
 import { toItems } from './items.js';
 import { producerPut, type ProducerStateWrite } from './producer-states.js';
 import { commitStagedItem, renewCommitter, type CommitterLease, type StagedOutcome } from './staging.js';
@@ -79,6 +80,26 @@ export interface AppendWrite {
   readonly once?: boolean;
   /** The head's open transactions after these batches, when they change (the whole map). */
   readonly openTxns?: Readonly<Record<string, number>>;
+  /** Small batches share items (lib/storage/replica/items.ts; the cluster's log format allows it). */
+  readonly pack?: boolean;
+}
+
+/**
+ * Where each kind of entry starts in `appendBatches`' transaction (the index a `ConditionFailed`
+ * names): the head at 0, then the batches' items (fewer than the batches when packed), the
+ * producer states, the staged items, the lease.
+ */
+export interface AppendEntries {
+  readonly producers: number;
+  readonly staged: number;
+  readonly lease: number;
+}
+
+/** An append's transaction was refused: `ConditionFailed`, with where each kind of its entries starts. */
+export class AppendConditionFailed extends ConditionFailed {
+  constructor(cause: ConditionFailed, readonly entries: AppendEntries) {
+    super(cause.items);
+  }
 }
 
 /** What an append or a copy adds to the head's roll trigger: the table tail's bytes and age. */
@@ -150,28 +171,37 @@ export async function appendBatches(store: ReplicaStoreRef, tp: string, write: A
     condition += ' AND size(isr) >= :minIsr';
     values[':minIsr'] = write.minIsr;
   }
-  await transactWrite(client(store), [
-    {
-      Update: {
-        TableName: store.replicaTable,
-        Key: { tp, off: HEAD_OFFSET },
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: condition,
-        ExpressionAttributeNames: { '#role': 'role' },
-        ExpressionAttributeValues: values,
+  const items = toItems(write.batches, write.pack === true);
+  const producers = write.producers ?? [];
+  const staged = write.staged ?? [];
+  try {
+    await transactWrite(client(store), [
+      {
+        Update: {
+          TableName: store.replicaTable,
+          Key: { tp, off: HEAD_OFFSET },
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ConditionExpression: condition,
+          ExpressionAttributeNames: { '#role': 'role' },
+          ExpressionAttributeValues: values,
+        },
       },
-    },
-    ...toItems(write.batches).map((b) => ({
-      Put: {
-        TableName: store.replicaTable,
-        Item: { tp, off: b.lastOffset, ...b },
-        ConditionExpression: 'attribute_not_exists(off)',
-      },
-    })),
-    ...(write.producers ?? []).map((w) => producerPut(store, tp, w)),
-    ...(write.staged ?? []).map((m) => commitStagedItem(store, tp, m.off, m.outcomes)),
-    ...(write.lease ? [renewCommitter(store, tp, write.lease)] : []),
-  ], write.once ? { conflictAttempts: 1 } : {});
+      ...items.map((b) => ({
+        Put: {
+          TableName: store.replicaTable,
+          Item: { tp, off: b.lastOffset, ...b },
+          ConditionExpression: 'attribute_not_exists(off)',
+        },
+      })),
+      ...producers.map((w) => producerPut(store, tp, w)),
+      ...staged.map((m) => commitStagedItem(store, tp, m.off, m.outcomes)),
+      ...(write.lease ? [renewCommitter(store, tp, write.lease)] : []),
+    ], write.once ? { conflictAttempts: 1 } : {});
+  } catch (err) {
+    if (!(err instanceof ConditionFailed)) throw err;
+    const from = 1 + items.length;
+    throw new AppendConditionFailed(err, { producers: from, staged: from + producers.length, lease: from + producers.length + staged.length });
+  }
 }
 
 export interface CopyWrite {
@@ -194,6 +224,8 @@ export interface CopyWrite {
   readonly leaderProducers?: readonly Omit<StoredProducerState, 'ver'>[];
   /** The follower head's open transactions after these batches, when they change (the whole map). */
   readonly openTxns?: Readonly<Record<string, number>>;
+  /** Small batches share items (lib/storage/replica/items.ts; the cluster's log format allows it). */
+  readonly pack?: boolean;
 }
 
 /**
@@ -231,7 +263,7 @@ export async function copyBatches(store: ReplicaStoreRef, tp: string, write: Cop
     },
     // No item condition: the head's condition makes this copier the only writer, and an item left
     // above the log end (by a superseded full sync of the same leader log) holds these same bytes.
-    ...toItems(write.batches).map((b) => ({ Put: { TableName: store.replicaTable, Item: { tp, off: b.lastOffset, ...b } } })),
+    ...toItems(write.batches, write.pack === true).map((b) => ({ Put: { TableName: store.replicaTable, Item: { tp, off: b.lastOffset, ...b } } })),
     ...(write.producers ?? []).map((w) => producerPut(store, tp, w)),
     ...(write.leaderProducers ?? []).map((st) => {
       const txn = { txnFirst: st.txnFirst, markerEpoch: st.markerEpoch, closed: st.closed };

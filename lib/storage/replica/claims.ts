@@ -34,10 +34,10 @@ import { client, type ReplicaStoreRef } from './store.js';
  */
 export async function fillClaimed(
   store: ReplicaStoreRef, tp: string, claimedAt: number,
-  batches: readonly BatchRecord[], producers: readonly Omit<StoredProducerState, 'ver'>[],
+  batches: readonly BatchRecord[], producers: readonly Omit<StoredProducerState, 'ver'>[], pack = false,
 ): Promise<void> {
   const items = [
-    ...toItems(batches).map((b) => ({ tp, off: b.lastOffset, ...b })),
+    ...toItems(batches, pack).map((b) => ({ tp, off: b.lastOffset, ...b })),
     ...producers.map((st) => ({ tp: producersKey(tp), off: st.producerId, ...st, ver: Date.now() })),
   ];
   const check = { ConditionCheck: { TableName: store.replicaTable, Key: { tp, off: HEAD_OFFSET }, ConditionExpression: 'snapshotting = :t', ExpressionAttributeValues: { ':t': claimedAt } } };

@@ -2,9 +2,10 @@
  * Batch items: how a log's batches map to a replica table's items. An item holds one batch, or
  * several consecutive small ones packed together (`parts`): DynamoDB bills a write by the item's
  * size rounded up to a kilobyte, plus a transaction's doubling, so a commit of sixteen 1 KiB
- * batches writes one 17 KiB item instead of sixteen 2 KiB ones. Every writer packs (`toItems`),
- * every reader unpacks (`batchesOf`): above this file the log is a sequence of batches, as in
- * Kafka, whatever the items that hold it.
+ * batches writes one 17 KiB item instead of sixteen 2 KiB ones. Every writer packs (`toItems`)
+ * where the cluster's `tributary.log.format.version` is 2 (a version from before reads no packed
+ * item), every reader unpacks (`batchesOf`): above this file the log is a sequence of batches, as
+ * in Kafka, whatever the items that hold it.
  *
  * An item is keyed by the last offset it holds; its `baseOffset`, `lastOffset`, `maxTimestamp`,
  * `recordCount` and `sizeBytes` cover all its parts (what Queries page and filter on). A packed
@@ -85,12 +86,13 @@ function itemOf(batches: readonly BatchRecord[]): BatchItem {
 }
 
 /**
- * The items that hold `batches` (consecutive, in offset order): runs of small inline batches packed
- * together up to `PACK_MAX_BYTES`, runs of batches whose bytes follow each other in one S3 object
- * packed behind one pointer, every other batch alone — a single batch is stored exactly as it
- * always was.
+ * The items that hold `batches` (consecutive, in offset order): with `pack` (the cluster's log
+ * format allows it), runs of small inline batches packed together up to `PACK_MAX_BYTES`, runs of
+ * batches whose bytes follow each other in one S3 object packed behind one pointer, every other
+ * batch alone; without, each batch alone. A single batch is stored exactly as it always was.
  */
-export function toItems(batches: readonly BatchRecord[]): BatchItem[] {
+export function toItems(batches: readonly BatchRecord[], pack: boolean): BatchItem[] {
+  if (!pack) return [...batches];
   const items: BatchItem[] = [];
   let run: BatchRecord[] = [];
   let kind: 'inline' | 'pointer' | undefined;

@@ -34,11 +34,11 @@ async function itemAfter(store: ReplicaStoreRef, tp: string, offset: number, pro
   return out.Items?.[0];
 }
 
-/** The batches of the item past `toOffset` that lie at or below it (an item that straddles it). */
+/** The batches of the item past `toOffset` that end at or below it (an item that straddles it): as from an item of their own. */
 async function straddling(store: ReplicaStoreRef, tp: string, fromOffset: number, toOffset: number): Promise<BatchRecord[]> {
   const item = await itemAfter(store, tp, toOffset);
   if (!item || (item.baseOffset as number) > toOffset) return [];
-  return batchesOf(item).filter((b) => b.lastOffset >= fromOffset && b.baseOffset <= toOffset);
+  return batchesOf(item).filter((b) => b.lastOffset >= fromOffset && b.lastOffset <= toOffset);
 }
 
 export interface BatchQuery {

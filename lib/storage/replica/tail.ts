@@ -46,7 +46,9 @@ import { batchWriteAll, client, type ReplicaStoreRef } from './store.js';
 export async function advanceTailStart(
   store: ReplicaStoreRef, tp: string, end: number, now = Date.now(), known?: readonly BatchKey[],
 ): Promise<boolean> {
-  // (batch items have the same keys on every replica: a roller that read the leader's passes them, saving a Query per replica)
+  // (a roller that read the leader's batches passes them, saving a Query per replica: every replica
+  // holds the same batches, though packed into items of its own (items.ts) — what is deleted by key
+  // below is only items without `expiresAt`, never packed, so keyed by their one batch everywhere)
   const below = known ?? await batchKeysBetween(store, tp, tailStartOf((await readHead(store, tp)) ?? { logStartOffset: 0 }), end);
   const dropped = below.reduce((n, b) => n + b.sizeBytes, 0);
   let moved = true;

@@ -64,7 +64,7 @@ export async function truncateLog(
   // rewritten with those below it, in the last transaction: the log never holds a hole.
   const straddler = doomed[doomed.length - 1];
   const kept = straddler && straddler.baseOffset < leo
-    ? toItems(await queryBatches(store, tp, { fromOffset: straddler.baseOffset, toOffset: leo - 1, maxBytes: Number.MAX_SAFE_INTEGER }))
+    ? toItems(await queryBatches(store, tp, { fromOffset: straddler.baseOffset, toOffset: leo - 1, maxBytes: Number.MAX_SAFE_INTEGER }), true)
     : [];
   const stateWrites = producers.map((p) => p.state
     ? producerPut(store, tp, { state: p.state, expectVer: p.expectVer })

@@ -36,8 +36,10 @@ describe('Route: GET /v3/clusters/{cluster_id}/broker-configs', () => {
     expect(r.body.metadata).toEqual({ self: expect.stringMatching(new RegExp(`/v3/clusters/${clusterId()}/broker-configs$`)), next: null });
     expect(r.body.data.map((c: any) => c.name).sort()).toEqual([
       'auto.leader.rebalance.enable', 'follower.replication.throttled.rate', 'leader.imbalance.check.interval.seconds',
-      'leader.imbalance.per.broker.percentage', 'leader.replication.throttled.rate', 'tributary.balancer.enable',
+      'leader.imbalance.per.broker.percentage', 'leader.replication.throttled.rate', 'tributary.balancer.enable', 'tributary.log.format.version',
     ]);
+    // (a new cluster starts at the newest log format: set, not the default a cluster from before keeps)
+    expect(r.body.data.find((c: any) => c.name === 'tributary.log.format.version')).toMatchObject({ value: '2', is_default: false });
     const one = r.body.data.find((c: any) => c.name === 'leader.imbalance.check.interval.seconds');
     expect(one).toEqual({
       kind: 'KafkaClusterConfig',

@@ -8,7 +8,10 @@
 import { describe, expect, it } from 'vitest';
 import { appendToLeader, type AppendTarget } from '../../../lib/log/append.js';
 import { prepareBatches, type PreparedBatch } from '../../../lib/log/batches.js';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../../../lib/storage/clients.js';
 import { readHead } from '../../../lib/storage/replica/head.js';
+import { producersKey } from '../../../lib/storage/tables.js';
 import { readProducerStates } from '../../../lib/storage/replica/producer-states.js';
 import { BATCH_OPTIONS } from '../../support/batches.js';
 import { newAppendTarget } from '../../support/partition.js';
@@ -83,5 +86,23 @@ describe('Append transactions within DynamoDB\'s limits', () => {
     expect((await readHead(t.leader, t.tp))?.leo).toBe(13);
     expect(Math.max(...seen.map((s) => s.bytes))).toBeLessThan(4 * 1024 * 1024);
     console.log('append transactions (items, bytes):', JSON.stringify(seen));
+  });
+
+  it('where a request of many small batches, packed into few items, meets a producer state changed by another instance, it reads the states again and is written', async () => {
+    const t = await newPartition();
+    const pid = 3_000_000 + (Date.now() % 1_000_000);
+    await appendToLeader(t, idempotent(pid, ['first']));
+    // Another instance writes this producer's state (as a marker it appended would): this
+    // instance's cached state still passes the sequence check, but its version is behind.
+    await dynamo(t.leader.endpoint).send(new UpdateCommand({
+      TableName: t.leader.replicaTable, Key: { tp: producersKey(t.tp), off: pid }, UpdateExpression: 'ADD ver :one', ExpressionAttributeValues: { ':one': 1 },
+    }));
+    // Forty 8 KB batches: too large to stage, so the direct write retries; packed, the producer's
+    // entry sits after 5 items, not after 40.
+    const batches = idempotent(pid, Array.from({ length: 40 }, (_, i) => `${i}`.padEnd(7_900, 'y')), 8_100, 1);
+    expect(batches).toHaveLength(40);
+    const written = await appendToLeader(t, batches);
+    expect(written.map((r) => r.baseOffset)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    expect((await readHead(t.leader, t.tp))?.leo).toBe(41);
   });
 });

@@ -11,6 +11,9 @@ import { appendToLeader } from '../../../lib/log/append.js';
 import { copyStep } from '../../../lib/log/copy.js';
 import { replicate } from '../../../lib/log/commit.js';
 import { fetchRecords } from '../../../lib/log/read.js';
+import { clusterConfigs, invalidateMetadata } from '../../../lib/cluster/metadata.js';
+import { LOG_FORMAT_CONFIG } from '../../../lib/cluster/cluster-configs.js';
+import { readClusterConfigs, writeClusterConfigs } from '../../../lib/storage/coordination/cluster-configs.js';
 import { putObject } from '../../../lib/storage/objects.js';
 import { appendBatches } from '../../../lib/storage/replica/batches.js';
 import { batchPointerKeys } from '../../../lib/storage/replica/deletion.js';
@@ -43,6 +46,29 @@ async function packed() {
   return { ...p, leader, target };
 }
 
+describe('The cluster\'s log format (tributary.log.format.version)', () => {
+  it('is 2 on a new cluster; at 1 (a cluster made before packing) appends and copies write one item per batch, and set to 2 again they pack', async () => {
+    expect((await clusterConfigs())[LOG_FORMAT_CONFIG]).toBe(2);
+    const setFormat = async (v: string) => {
+      const stored = await readClusterConfigs();
+      await writeClusterConfigs({ ...stored.configs, [LOG_FORMAT_CONFIG]: v }, stored.version);
+      invalidateMetadata();
+    };
+    await setFormat('1');
+    try {
+      const { tp, leader, followers, store, target } = await packed();
+      expect(await itemsOf(leader, tp)).toEqual([[0, 1], [2, 1], [3, 1]]);
+      expect((await copyStep(leader, store(followers[0]!), tp)).kind).toBe('caught-up');
+      expect(await itemsOf(store(followers[0]!), tp)).toEqual([[0, 1], [2, 1], [3, 1]]);
+      await setFormat('2');
+      await appendToLeader(target, [...batchOf('e'), ...batchOf('f')]);
+      expect(await itemsOf(leader, tp)).toEqual([[0, 1], [2, 1], [3, 1], [5, 2]]);
+    } finally {
+      await setFormat('2');
+    }
+  });
+});
+
 describe('Items holding several batches', () => {
   it('are written as one item by an append of several batches, and read by offset as the batches they hold', async () => {
     const { tp, leader } = await packed();
@@ -53,7 +79,8 @@ describe('Items holding several batches', () => {
     expect(await q(3, 3)).toEqual(['3-3']);
     // Up to an offset inside the item: its key (3) is past the range, its batches are not.
     expect(await q(0, 2)).toEqual(['0-0', '1-2']);
-    expect(await q(1, 1)).toEqual(['1-2']);
+    // (as from items of their own: a batch that ends past the range is not read)
+    expect(await q(1, 1)).toEqual([]);
     expect(await q(0, 3, 1)).toEqual(['0-0']);
     expect(await batchStartAt(leader, tp, 2)).toBe(1);
     expect(await batchStartAt(leader, tp, 3)).toBe(3);
@@ -93,7 +120,7 @@ describe('Items holding several batches', () => {
       base += count;
       return b;
     });
-    await appendBatches(leader, p.tp, { expectLeo: 0, leaderEpoch: p.p0.leaderEpoch, batches, hw: 0 });
+    await appendBatches(leader, p.tp, { expectLeo: 0, leaderEpoch: p.p0.leaderEpoch, batches, hw: 0, pack: true });
     expect(await itemsOf(leader, p.tp)).toEqual([[3, 3]]);
     const r = await replicate(p.name, p.topic.topicId, 0, { deadline: Date.now() + 10_000, shrinkOnFailure: false, lagTimeMaxMs: 60_000 });
     expect(r.highWatermark).toBe(4);

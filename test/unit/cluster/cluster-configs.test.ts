@@ -12,6 +12,7 @@ describe('Function: checkClusterConfig', () => {
     ['leader.replication.throttled.rate', '1', '1'],
     ['follower.replication.throttled.rate', '9223372036854775807', '9223372036854775807'],
     ['tributary.balancer.enable', 'true', 'true'],
+    ['tributary.log.format.version', '2', '2'],
   ])('accepts %s=%j and stores it as %j', (name, value, stored) => {
     expect(checkClusterConfig(name, value)).toBe(stored);
   });
@@ -27,6 +28,7 @@ describe('Function: checkClusterConfig', () => {
     ['leader.replication.throttled.rate', '0', /leader.replication.throttled.rate/],
     ['follower.replication.throttled.rate', '10MB', /follower.replication.throttled.rate/],
     ['tributary.balancer.enable', '', /tributary.balancer.enable/],
+    ['tributary.log.format.version', '3', /tributary.log.format.version/],
   ])('rejects %s=%j with INVALID_CONFIG', (name, value, message) => {
     expect(() => checkClusterConfig(name, value)).toThrow(expect.objectContaining({ kafkaName: 'INVALID_CONFIG', message: expect.stringMatching(message) }));
   });
@@ -64,6 +66,7 @@ describe('Function: effectiveClusterConfigs', () => {
       'leader.replication.throttled.rate': 10_485_760,
       'follower.replication.throttled.rate': 10_485_760,
       'tributary.balancer.enable': true,
+      'tributary.log.format.version': 1,
     });
   });
 
@@ -78,7 +81,7 @@ describe('Function: clusterConfigEntries', () => {
     const entries = clusterConfigEntries({ 'leader.imbalance.per.broker.percentage': '25', 'not.a.config': 'x' });
     expect(entries.map((e) => e.name)).toEqual([...entries.map((e) => e.name)].sort());
     expect(entries.map((e) => e.name).every(isClusterConfig)).toBe(true);
-    expect(entries).toHaveLength(6);
+    expect(entries).toHaveLength(7);
     expect(entries.find((e) => e.name === 'leader.imbalance.per.broker.percentage')).toMatchObject({ value: '25', default: '10', isDefault: false });
     expect(entries.find((e) => e.name === 'tributary.balancer.enable')).toMatchObject({ value: 'true', default: 'true', isDefault: true });
     for (const e of entries) expect(e.doc.length).toBeGreaterThan(0);

@@ -9,9 +9,14 @@ const inline = (base: number, count: number, size = 100, extra: Partial<BatchRec
 });
 
 describe('Function: toItems', () => {
+  it('at log format 1 (pack false) stores every batch alone, as a version before packing wrote and reads', () => {
+    const batches = [inline(0, 1), inline(1, 1), inline(2, 3)];
+    expect(toItems(batches, false)).toEqual(batches);
+  });
+
   it('stores a single batch exactly as it is, with no parts', () => {
     const b = inline(0, 2);
-    expect(toItems([b])).toEqual([b]);
+    expect(toItems([b], true)).toEqual([b]);
   });
 
   it('packs consecutive inline batches into one item keyed by the last offset, and batchesOf gives back every batch unchanged', () => {
@@ -21,7 +26,7 @@ describe('Function: toItems', () => {
       inline(4, 1, 61, { producerId: 7, producerEpoch: 2, baseSequence: -1, transactional: true, control: 'commit' }),
       inline(5, 1, 62, { producerId: 8, producerEpoch: 0, baseSequence: -1, transactional: true, control: 'abort' }),
     ];
-    const items = toItems(batches);
+    const items = toItems(batches, true);
     expect(items).toHaveLength(1);
     const [item] = items;
     expect(item).toMatchObject({ baseOffset: 0, lastOffset: 5, recordCount: 6, sizeBytes: 273, maxTimestamp: 1005, expiresAt: 2_000_000_005 });
@@ -34,7 +39,7 @@ describe('Function: toItems', () => {
   it('keeps a batch whose bytes are in S3, or that carries no expiry, in an item of its own, and packs the runs around it', () => {
     const s3 = { ...inline(2, 1), data: undefined, s3: { key: 'data/x', position: 0, length: 100 } } as BatchRecord;
     const legacy = { ...inline(3, 1), expiresAt: undefined } as BatchRecord;
-    const items = toItems([inline(0, 1), inline(1, 1), s3, legacy, inline(4, 1), inline(5, 1)]);
+    const items = toItems([inline(0, 1), inline(1, 1), s3, legacy, inline(4, 1), inline(5, 1)], true);
     expect(items.map((i) => [i.baseOffset, i.lastOffset, i.parts?.length ?? 1])).toEqual([[0, 1, 2], [2, 2, 1], [3, 3, 1], [4, 5, 2]]);
   });
 
@@ -42,7 +47,7 @@ describe('Function: toItems', () => {
     const at = (base: number, key: string, position: number, length: number): BatchRecord =>
       ({ ...inline(base, 1, length), data: undefined, s3: { key, position, length } }) as BatchRecord;
     const batches = [at(0, 'data/r1', 0, 100), at(1, 'data/r1', 100, 70), at(2, 'data/r1', 170, 30), at(3, 'data/r2', 0, 10), at(4, 'data/r2', 50, 10)];
-    const items = toItems(batches);
+    const items = toItems(batches, true);
     expect(items.map((i) => [i.lastOffset, i.parts?.length ?? 1, i.s3])).toEqual([
       [2, 3, { key: 'data/r1', position: 0, length: 200 }], [3, 1, { key: 'data/r2', position: 0, length: 10 }], [4, 1, { key: 'data/r2', position: 50, length: 10 }],
     ]);
@@ -52,7 +57,7 @@ describe('Function: toItems', () => {
 
   it(`starts a new item once the run would pass ${PACK_MAX_BYTES} bytes`, () => {
     const size = 20_000;
-    const items = toItems(Array.from({ length: 7 }, (_, i) => inline(i, 1, size)));
+    const items = toItems(Array.from({ length: 7 }, (_, i) => inline(i, 1, size)), true);
     expect(items.map((i) => i.parts?.length ?? 1)).toEqual([3, 3, 1]);
     expect(items.every((i) => i.sizeBytes <= PACK_MAX_BYTES)).toBe(true);
   });
@@ -60,7 +65,7 @@ describe('Function: toItems', () => {
 
 describe('Function: batchBaseIn', () => {
   it('finds the base offset of the batch holding an offset inside a packed item, and nothing for an offset it does not hold', () => {
-    const [item] = toItems([inline(10, 1), inline(11, 4), inline(15, 1)]);
+    const [item] = toItems([inline(10, 1), inline(11, 4), inline(15, 1)], true);
     expect(batchBaseIn(item!, 13)).toBe(11);
     expect(batchBaseIn(item!, 15)).toBe(15);
     expect(batchBaseIn(item!, 16)).toBeUndefined();
