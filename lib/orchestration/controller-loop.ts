@@ -141,7 +141,7 @@ export async function runController(o: RunOptions): Promise<number> {
       if (c.held && !sweeping && started - lastSweepAt >= sweepEveryMs) {
         lastSweepAt = started;
         const deadline = o.remainingMs ? Date.now() + o.remainingMs() : Number.POSITIVE_INFINITY;
-        const wake = started - lastWakeAt >= WAKE_MS ? wakeDeliveries() : Promise.resolve(0);
+        const wake = started - lastWakeAt >= WAKE_MS ? wakeDeliveries(deadline) : Promise.resolve(0);
         if (started - lastWakeAt >= WAKE_MS) lastWakeAt = started;
         sweeping = Promise.all([
           sweep.sweep(Date.now(), deadline).then((r) => o.onSweep?.(r), (err: unknown) => {

@@ -18,7 +18,7 @@ import { hasSubscriptions, listSubscriptions, subscribedPartitions, type Subscri
 import { lastStableOffset, topicPartitionKey, type ReplicaHead } from '../storage/model.js';
 import { readHead } from '../storage/replica/head.js';
 import { invokeAsync } from '../storage/lambda-invoke.js';
-import { cachedTopic, replicaStore } from '../cluster/metadata.js';
+import { cachedBrokers, cachedTopic, replicaStore } from '../cluster/metadata.js';
 import { hasPushSubscriptions, pushSubscriptions, SUBSCRIPTIONS_TTL_MS } from './push-delivery.js';
 import type { DeliverEvent } from './websocket-delivery.js';
 
@@ -136,28 +136,34 @@ export const WAKE_CONCURRENCY = 8;
 
 /**
  * The controller's pass (a wake that was lost for good, a retry that no new record wakes): wakes
- * the delivery of every partition of a topic with a push subscription, and of every partition
+ * the delivery of every partition of a topic with a push subscription, then of every partition
  * with a WebSocket subscription that is behind what is readable and not being delivered; answers
  * the wakes sent. At most WAKE_CONCURRENCY reads or invokes are in flight: a pass over many
- * partitions is not one round trip each in turn, nor a burst that Lambda throttles. A failed read
- * or invoke does not stop the others; the first failure is thrown once all were tried.
+ * partitions is not one round trip each in turn, nor a burst that Lambda throttles. No partition
+ * is checked past `deadline` (the rest wait for the next pass). A failed read or invoke does not
+ * stop the others; the first failure is thrown once all were tried.
  */
-export async function wakeDeliveries(): Promise<number> {
+export async function wakeDeliveries(deadline = Number.POSITIVE_INFINITY): Promise<number> {
   const fn = process.env[ENVIRONMENT.websocketFunction];
   if (!fn) return 0;
   const topics = new Map((await pushSubscriptions()).map((s) => [s.topicId, s.topic]));
   const pushed = (await Promise.all([...topics].map(([topicId, topic]) => partitionWakes(topicId, topic)))).flat();
+  // (the push wakes go out whatever the WebSocket checks below meet)
+  const sending = eachAtMost(WAKE_CONCURRENCY, pushed, (event) => invokeAsync(fn, event));
   const woken = new Set(pushed.map((e) => `${e.tributaryDeliver.topicId}#${e.tributaryDeliver.partition}`));
   const behind: DeliverEvent[] = [];
-  const candidates = (await subscribedPartitions()).filter((p) => !woken.has(`${p.topicId}#${p.partition}`));
-  const checked = await eachAtMost(WAKE_CONCURRENCY, candidates, async (p) => {
-    const event = await laggingWake(p);
-    if (event) behind.push(event);
-  });
-  const events = [...pushed, ...behind];
-  await invokeAll(fn, events);
-  if (checked.failure) throw checked.failure.reason;
-  return events.length;
+  const checked = await subscribedPartitions().then(
+    (listed) => eachAtMost(WAKE_CONCURRENCY, listed.filter((p) => !woken.has(`${p.topicId}#${p.partition}`)), async (p) => {
+      if (Date.now() >= deadline) return;
+      const event = await laggingWake(p);
+      if (event) behind.push(event);
+    }),
+    (reason: unknown) => ({ failure: { reason } }),
+  );
+  const sent = await eachAtMost(WAKE_CONCURRENCY, behind, (event) => invokeAsync(fn, event));
+  const failure = (await sending).failure ?? checked.failure ?? sent.failure;
+  if (failure) throw failure.reason;
+  return pushed.length + behind.length;
 }
 
 /**
@@ -174,6 +180,8 @@ async function laggingWake(p: SubscribedPartition): Promise<DeliverEvent | undef
   const view = await cachedTopic(p.topic);
   const state = view?.topic.topicId === p.topicId ? view.partitions.find((x) => x.partition === p.partition) : undefined;
   if (!state || state.leader < 0) return undefined;
+  // (a leader the controller fenced: the partition gets a new one, and the next pass reads it)
+  if ((await cachedBrokers()).find((b) => b.brokerId === state.leader)?.state !== 'alive') return undefined;
   const head = await readHead(await replicaStore(state.leader), topicPartitionKey(p.topicId, p.partition), false);
   const wake: DeliverEvent = { tributaryDeliver: { topicId: p.topicId, partition: p.partition, ...(head ? { highWatermark: head.hw } : {}) } };
   // (another leader's now: the cached view is behind; the delivery reads the partition as it is)

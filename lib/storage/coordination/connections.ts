@@ -13,8 +13,9 @@
  *
  * Conditional writes:
  * - `putSubscription`: [Update connection ADD subs] (condition: the connection exists) beside a
- *   Put of the partition's `ws#subscribed` item (no condition), then Put of the subscription (no
- *   condition: a subscribe again to the same partition replaces it).
+ *   Put of the partition's `ws#subscribed` item (no condition; at most once per 10 minutes from an
+ *   instance, best effort), then Put of the subscription (no condition: a subscribe again to the
+ *   same partition replaces it).
  *   Fails: `ConditionFailed` when the connection is gone (nothing written).
  * - `putSubscription`'s Put writes a new `gen`: the subscription's identity, and (for a subscribe)
  *   the subscriber's delivery lease, so no deliverer posts its records before it is answered.
@@ -32,6 +33,7 @@
 import { randomUUID } from 'node:crypto';
 import { BatchGetCommand, BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../../config.js';
+import { logger } from '../../logger.js';
 import { dynamo } from '../clients.js';
 import { SUBSCRIBED_PARTITIONS_PK, connectionPk, subscriptionsPk } from '../tables.js';
 
@@ -155,6 +157,31 @@ export async function setConnectionGroup(connectionId: string, group: Connection
     : { UpdateExpression: 'SET grp = :g REMOVE gparts', ...owner, ExpressionAttributeValues: { ...values, ':g': grp } });
 }
 
+/** When this instance last listed each partition under `ws#subscribed` (epoch ms). */
+const listedAt = new Map<string, number>();
+/** A listing this recent is not written again: it lives CONNECTION_TTL_SECONDS, far longer. */
+const RELIST_MS = 10 * 60_000;
+
+/**
+ * Lists a subscribed partition under `ws#subscribed` (the controller's pass reads it), at most once
+ * per RELIST_MS from this instance: one item every subscriber of a partition shares, so a
+ * reconnect storm writes it about once per instance. Best effort: the listing backs up lost wakes
+ * only, and a failure to write it (a throttle on that one item) does not fail the subscribe.
+ */
+async function listPartition(s: Pick<SubscriptionRecord, 'topic' | 'topicId' | 'partition'>, now: number): Promise<void> {
+  const sk = `${s.topicId}#${s.partition}`;
+  if (now - (listedAt.get(sk) ?? -Infinity) < RELIST_MS) return;
+  try {
+    await db().send(new PutCommand({
+      TableName: table(), Item: { pk: SUBSCRIBED_PARTITIONS_PK, sk, topicId: s.topicId, partition: s.partition, topic: s.topic, expiresAt: expiresAt(now) },
+    }));
+    if (listedAt.size > 10_000) listedAt.clear();
+    listedAt.set(sk, now);
+  } catch (err) {
+    logger.warn({ event: 'subscription-listing-failed', topic: s.topic, partition: s.partition, err }, 'could not list a subscribed partition for the controller\'s pass');
+  }
+}
+
 /**
  * Subscribes the connection to a partition from `next` (see the file's comment); answers the
  * subscription as stored, with its new `gen`. With `lease`, the subscription is stored with its
@@ -166,7 +193,7 @@ export async function putSubscription(
 ): Promise<SubscriptionRecord> {
   const now = o.now ?? Date.now();
   const pk = subscriptionsPk(s.topicId, s.partition);
-  // (the partition is listed before its subscription is stored: the pass never misses a subscription it could find)
+  // (the partition is listed before its subscription is stored, so the pass finds the subscription)
   await Promise.all([
     db().send(new UpdateCommand({
       TableName: table(), Key: { pk: connectionPk(s.connectionId), sk: CONNECTION_SK },
@@ -176,10 +203,7 @@ export async function putSubscription(
       if (isConditionFailure(err)) throw new ConnectionGone(`Connection ${s.connectionId} is closed.`);
       throw err;
     }),
-    db().send(new PutCommand({
-      TableName: table(),
-      Item: { pk: SUBSCRIBED_PARTITIONS_PK, sk: `${s.topicId}#${s.partition}`, topicId: s.topicId, partition: s.partition, topic: s.topic, expiresAt: expiresAt(now) },
-    })),
+    listPartition(s, now),
   ]);
   const stored: SubscriptionRecord = { ...s, gen: randomUUID(), ...(o.lease ? { deliverer: o.lease.deliverer, leaseUntil: now + o.lease.ms } : {}) };
   await db().send(new PutCommand({
