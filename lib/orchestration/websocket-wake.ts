@@ -160,8 +160,10 @@ export async function wakeDeliveries(deadline = Number.POSITIVE_INFINITY): Promi
     }),
     (reason: unknown) => ({ failure: { reason } }),
   );
+  // (after the push wakes: never more than WAKE_CONCURRENCY invokes in flight)
+  const pushedOut = await sending;
   const sent = await eachAtMost(WAKE_CONCURRENCY, behind, (event) => invokeAsync(fn, event));
-  const failure = (await sending).failure ?? checked.failure ?? sent.failure;
+  const failure = pushedOut.failure ?? checked.failure ?? sent.failure;
   if (failure) throw failure.reason;
   return pushed.length + behind.length;
 }
