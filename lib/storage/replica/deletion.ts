@@ -16,7 +16,7 @@ import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { COMMITTER_OFFSET, HEAD_OFFSET, producersKey } from '../tables.js';
 import { MAX_TRANSACTION_ITEMS, transactWrite } from '../transact.js';
 import { readHead, tailStartOf } from './head.js';
-import { batchWriteAll, client, type ReplicaStoreRef } from './store.js';
+import { batchWriteAll, client, DELETE_CALLS_IN_FLIGHT, type ReplicaStoreRef } from './store.js';
 
 /**
  * Deletes a partition from a replica table: its head, every batch, every producer state and the
@@ -47,8 +47,8 @@ export async function deleteLog(store: ReplicaStoreRef, tp: string, claimedAt: n
   await deleteAll(store, producersKey(tp), undefined, remove);
 }
 
-/** Unconditional deletes of one page of keys, a BatchWriteItem at a time. */
-const DELETES_A_CALL = 25;
+/** Unconditional deletes, with a budget: this many keys between two looks at the clock (BatchWriteItems of 25, DELETE_CALLS_IN_FLIGHT at once). */
+const DELETES_A_STEP = 25 * DELETE_CALLS_IN_FLIGHT;
 /**
  * Keys a page of the deleting Query asks for. Without a limit a page is 1 MB of items as stored,
  * thousands of small ones (a busy partition's staged items) — a read a loaded store may not
@@ -63,7 +63,7 @@ const DELETE_PAGE_KEYS = 500;
  */
 async function deleteAll(
   store: ReplicaStoreRef, key: string, fromOff?: number,
-  remove: (keys: Record<string, unknown>[]) => Promise<void> = (keys) => batchWriteAll(store, keys.map((Key) => ({ DeleteRequest: { Key } }))),
+  remove: (keys: Record<string, unknown>[]) => Promise<void> = (keys) => batchWriteAll(store, keys.map((Key) => ({ DeleteRequest: { Key } })), DELETE_CALLS_IN_FLIGHT),
   until = Number.POSITIVE_INFINITY,
 ): Promise<boolean> {
   let start: Record<string, unknown> | undefined;
@@ -81,7 +81,7 @@ async function deleteAll(
     }));
     const keys = (out.Items ?? []).map((k) => ({ tp: k.tp, off: k.off }));
     // (with no budget, the page goes to `remove` whole: a transactional remove fills its own transactions)
-    const step = until === Number.POSITIVE_INFINITY ? Math.max(1, keys.length) : DELETES_A_CALL;
+    const step = until === Number.POSITIVE_INFINITY ? Math.max(1, keys.length) : DELETES_A_STEP;
     for (let i = 0; i < keys.length; i += step) {
       if (sent && Date.now() >= until) return false;
       await remove(keys.slice(i, i + step));
@@ -135,7 +135,7 @@ export async function emptyStore(store: ReplicaStoreRef): Promise<number> {
   do {
     const out = await client(store).send(new ScanCommand({ TableName: store.replicaTable, ProjectionExpression: 'tp, #o', ExpressionAttributeNames: { '#o': 'off' }, ExclusiveStartKey: start }));
     const keys = out.Items ?? [];
-    await batchWriteAll(store, keys.map((Key) => ({ DeleteRequest: { Key } })));
+    await batchWriteAll(store, keys.map((Key) => ({ DeleteRequest: { Key } })), DELETE_CALLS_IN_FLIGHT);
     deleted += keys.length;
     start = out.LastEvaluatedKey;
   } while (start);

@@ -56,17 +56,28 @@ export function toHead(item: Record<string, unknown>): ReplicaHead {
   };
 }
 
-/** Unconditional BatchWriteItem of `requests`, 25 at a time, retrying unprocessed items with backoff. */
-export async function batchWriteAll(store: ReplicaStoreRef, requests: Record<string, unknown>[]): Promise<void> {
-  for (let i = 0; i < requests.length; i += 25) {
-    let pending: Record<string, unknown>[] | undefined = requests.slice(i, i + 25);
-    for (let attempt = 0; pending && pending.length > 0; attempt++) {
-      if (attempt > 8) throw new Error(`BatchWriteItem on ${store.replicaTable} left ${pending.length} items unprocessed`);
-      if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
-      const out = await client(store).send(new BatchWriteCommand({ RequestItems: { [store.replicaTable]: pending } }));
-      pending = out.UnprocessedItems?.[store.replicaTable] as Record<string, unknown>[] | undefined;
+/** How many BatchWriteItem calls of deletes a replica's cleanup keeps in flight at once. */
+export const DELETE_CALLS_IN_FLIGHT = 4;
+
+/**
+ * Unconditional BatchWriteItem of `requests`, 25 at a time and up to `inFlight` calls at once,
+ * retrying unprocessed items with backoff.
+ */
+export async function batchWriteAll(store: ReplicaStoreRef, requests: Record<string, unknown>[], inFlight = 1): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < requests.length) {
+      let pending: Record<string, unknown>[] | undefined = requests.slice(next, next + 25);
+      next += 25;
+      for (let attempt = 0; pending && pending.length > 0; attempt++) {
+        if (attempt > 8) throw new Error(`BatchWriteItem on ${store.replicaTable} left ${pending.length} items unprocessed`);
+        if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+        const out = await client(store).send(new BatchWriteCommand({ RequestItems: { [store.replicaTable]: pending } }));
+        pending = out.UnprocessedItems?.[store.replicaTable] as Record<string, unknown>[] | undefined;
+      }
     }
-  }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(inFlight, Math.ceil(requests.length / 25))) }, worker));
 }
 
 /** Condition on a head's `isrVersion` (`:v`); a head written before it existed is at version 0. */

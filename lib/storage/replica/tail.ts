@@ -22,7 +22,7 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { HEAD_OFFSET } from '../tables.js';
 import { readHead, tailStartOf } from './head.js';
-import { batchWriteAll, client, type ReplicaStoreRef } from './store.js';
+import { batchWriteAll, client, DELETE_CALLS_IN_FLIGHT, type ReplicaStoreRef } from './store.js';
 
 /**
  * A roll's last step on one replica (or retention dropping batches wholly below the log start):
@@ -68,9 +68,7 @@ export async function advanceTailStart(
   }
   // (a 16 MiB tail of 1 KiB batches without expiresAt is ~650 BatchWriteItem calls: a few at once)
   const deletes = below.filter((b) => b.expiresAt === undefined).map((b) => ({ DeleteRequest: { Key: { tp, off: b.off } } }));
-  const CHUNK = 25 * 40;
-  const chunks = Array.from({ length: Math.ceil(deletes.length / CHUNK) }, (_, i) => deletes.slice(i * CHUNK, (i + 1) * CHUNK));
-  for (let i = 0; i < chunks.length; i += 4) await Promise.all(chunks.slice(i, i + 4).map((c) => batchWriteAll(store, c)));
+  await batchWriteAll(store, deletes, DELETE_CALLS_IN_FLIGHT);
   return moved;
 }
 
