@@ -183,16 +183,21 @@ export async function heartbeatGroup(read: ConnectionRecord, host: string, deadl
   }
 }
 
-/** Leaves the group: the membership removed, its partitions unsubscribed, `unsubscribed` with the group's id answered. */
+/**
+ * Leaves the group: its partitions unsubscribed, then the membership removed, `unsubscribed` with
+ * the group's id answered. The partitions go first, as Kafka's consumer revokes them before it
+ * leaves: a delivery of one of them that checks the member after it left would end that
+ * subscription with UNKNOWN_MEMBER_ID instead of its `unsubscribed`.
+ */
 export async function leaveGroup(c: ConnectionRecord): Promise<void> {
   const { connectionId } = c;
   const g = c.group;
   if (!g) throw notInGroup();
+  await setConnectionGroup(connectionId, null, g.memberId);
+  await unsubscribeAll(connectionId, g.groupId, await heldAmong(connectionId, g.groupId, g.parts));
   await heartbeat(g.groupId, { memberId: g.memberId, memberEpoch: -1 }).catch((err: unknown) => {
     if (!isKafkaError(err, 'UNKNOWN_MEMBER_ID')) throw err; // (expired already: nothing to leave)
   });
-  await setConnectionGroup(connectionId, null, g.memberId);
-  await unsubscribeAll(connectionId, g.groupId, await heldAmong(connectionId, g.groupId, g.parts));
   await postFrame(connectionId, { type: 'unsubscribed', group_id: g.groupId });
 }
 
