@@ -7,6 +7,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { requireTopic } from '../../../lib/cluster/metadata.js';
+import type * as Coordinator from '../../../lib/groups/coordinator.js';
 import { deliverPartition } from '../../../lib/orchestration/websocket-delivery.js';
 import { leaveGroup } from '../../../lib/orchestration/websocket-groups.js';
 import { getConnection, listSubscriptions } from '../../../lib/storage/coordination/connections.js';
@@ -17,7 +18,7 @@ import { Client, produce } from '../../support/websocket.js';
 const afterLeave: { run?: () => Promise<void> } = {};
 
 vi.mock('../../../lib/groups/coordinator.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../../lib/groups/coordinator.js')>();
+  const original = await importOriginal<typeof Coordinator>();
   return {
     ...original,
     heartbeat: async (...args: Parameters<typeof original.heartbeat>) => {
