@@ -4,14 +4,15 @@
  * measured, the appends and records a second one partition takes, with and without group commit,
  * in one process and through the stage that combines requests from different instances.
  */
+import { numericConfig } from '../../lib/cluster/topic-configs.js';
 import { DDB_PARTITION_WCU_PER_SECOND } from './prices.js';
 import { fmt } from './report.js';
 
 const KiB = 1024;
 const WCU = DDB_PARTITION_WCU_PER_SECOND.value;
 const GROUP = [1, 10, 100];
-/** Requests this small keep their batch inline, and inline batches appended together share items (lib/storage/replica/items.ts; inline.max.bytes is 8 KiB by default). */
-const INLINE_PACKED_MAX = 8 * KiB;
+/** Requests this small keep their batch inline (the topic default of inline.max.bytes), and inline batches appended together share items (lib/storage/replica/items.ts). */
+const INLINE_PACKED_MAX = numericConfig({}, 'inline.max.bytes');
 
 /** What the ceiling needs of a size run: its request size and the item sizes it measured. */
 export interface CeilingRun {
