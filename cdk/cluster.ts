@@ -1,7 +1,7 @@
 /**
  * `TributaryCluster`: a whole Tributary cluster as one construct — the coordination table, one
- * replica table per broker, the bucket, one Lambda function per entry of the function catalog
- * (lib/functions/catalog.ts) with exactly the access its entry names, the API built from the route table
+ * replica table per broker, the bucket, the group commit's stage bucket (cdk/stage-bucket.ts), one
+ * Lambda function per entry of the function catalog (lib/functions/catalog.ts) with exactly the access its entry names, the API built from the route table
  * (lib/http/routes.ts), the console under `<api url>ui/` (lib/http/console-server.ts; its routes need no
  * credentials), the WebSocket API beside an HTTP API (cdk/websocket.ts), the replicator's stream
  * event sources, the controller's schedule, alarms and a dashboard. The broker list goes into the coordination table (a custom resource's PutItem),
@@ -22,6 +22,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as s3express from 'aws-cdk-lib/aws-s3express';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -43,6 +44,7 @@ import { FunctionBundler } from './bundling.js';
 import { HANDLER } from '../build/functions.js';
 import { buildObservability } from './observability.js';
 import { resolveProps, type ResolvedProps, type TributaryClusterProps } from './props.js';
+import { buildStageBucket, grantStage } from './stage-bucket.js';
 import { WEBSOCKET_STAGE, buildWebSocketApi, type ClusterWebSocketApi } from './websocket.js';
 
 export type { TributaryClusterProps } from './props.js';
@@ -94,7 +96,7 @@ const capitalized = (s: string): string => s.split('-').map((w) => w.charAt(0).t
 /** Does the function touch the cluster's storage (tables, streams, queue, bucket) at all? */
 const usesStorage = (spec: FunctionSpec): boolean =>
   spec.coordination !== 'none' || spec.replicas !== 'none' || spec.bucketRead.length > 0 || spec.bucketWrite.length > 0
-  || spec.trigger === 'streams' || spec.trigger === 'schedule';
+  || spec.stages === true || spec.trigger === 'streams' || spec.trigger === 'schedule';
 
 /**
  * The catalog's functions a deployment runs: the WebSocket API's come with an HTTP API (a REST API
@@ -127,6 +129,12 @@ export class TributaryCluster extends Construct {
   readonly replicaTables: readonly dynamodb.Table[];
   /** Large batches (`data/`), snapshots (`snapshots/`) and segments. */
   readonly bucket: s3.Bucket;
+  /**
+   * The group commit's staged batches (`stage/`, a day at most): an S3 Express One Zone directory
+   * bucket in the `stageAvailabilityZoneId` zone. Its name (`ref`) is in the
+   * `TRIBUTARY_STAGE_BUCKET` of the functions whose catalog entry `stages`.
+   */
+  readonly stageBucket: s3express.CfnDirectoryBucket;
   /**
    * One function per entry of the function catalog, by name; `websocket` with the WebSocket API
    * (`apiType: 'http'`), `websocket-authorizer` with `jwtAuthorizer` too.
@@ -172,6 +180,7 @@ export class TributaryCluster extends Construct {
     }));
     this.replicaTables = brokers.map((b) => this.table(`Broker${b.brokerId}Table`, replicaTableSpec(b.brokerId, p.tablePrefix), p));
     this.bucket = this.dataBucket(p);
+    this.stageBucket = buildStageBucket(this, p);
     this.replicationFailureQueue = new sqs.Queue(this, 'ReplicationFailures', {
       ...(p.encryptionKey ? { encryption: sqs.QueueEncryption.KMS, encryptionMasterKey: p.encryptionKey } : { encryption: sqs.QueueEncryption.SQS_MANAGED }),
       enforceSSL: true,
@@ -190,6 +199,8 @@ export class TributaryCluster extends Construct {
         [ENVIRONMENT.coordinationTable]: this.coordinationTable.tableName,
         [ENVIRONMENT.bucket]: this.bucket.bucketName,
         [ENVIRONMENT.s3ForcePathStyle]: String(p.s3ForcePathStyle),
+        // (the others have no stage: the runtime's fallback to the bucket is for the local stack)
+        ...(spec.stages ? { [ENVIRONMENT.stageBucket]: this.stageBucket.ref } : {}),
         // What a caller may do (lib/security): the functions that serve callers, HTTP and WebSocket.
         ...(spec.trigger === 'http' || spec.trigger === 'websocket' ? {
           [ENVIRONMENT.auth]: p.authMode,
@@ -217,6 +228,7 @@ export class TributaryCluster extends Construct {
         } : {}),
       });
       grantCatalogAccess(spec, fn, { coordination: this.coordinationTable, replicas: this.replicaTables, bucket: this.bucket });
+      if (spec.stages) grantStage(this.stageBucket, fn);
       // (a function that touches no table, stream, queue or bucket, the console's, needs no key)
       if (usesStorage(spec)) grantKey(p.encryptionKey, fn.role as iam.Role);
       this.acknowledgePrefixWildcards(spec, fn);

@@ -184,15 +184,28 @@ export interface TributaryClusterProps {
   readonly serverAccessLogsBucket?: IBucket;
   /**
    * A customer-managed KMS key that encrypts everything the cluster stores: the tables (and their
-   * streams), the bucket (with S3 Bucket Keys, so one KMS request serves many objects), the failure
-   * queue and the alarm topic this construct creates. Every function, and the deployment's broker
+   * streams), the bucket (with S3 Bucket Keys, so one KMS request serves many objects), the stage
+   * bucket (a key, not an alias: a directory bucket takes no alias), the failure queue and the
+   * alarm topic this construct creates. Every function, and the deployment's broker
    * list writer, may use it to encrypt and decrypt. A key created in the same stack also lets
    * CloudWatch alarms publish to the encrypted topic; for an imported key, allow
    * `cloudwatch.amazonaws.com` `kms:Decrypt` and `kms:GenerateDataKey*` in its key policy.
-   * @default - AWS-owned keys (tables, queue), S3-managed keys (bucket); an alarm topic is then
+   * @default - AWS-owned keys (tables, queue), S3-managed keys (both buckets); an alarm topic is then
    * not encrypted (CloudWatch alarms cannot publish to a topic under the AWS-managed SNS key)
    */
   readonly encryptionKey?: IKey;
+  /**
+   * The Availability Zone of the group commit's stage, by its AZ id (`use1-az4`: the same zone in
+   * every account, unlike a zone name such as `us-east-1a`). The stage is an S3 Express One Zone
+   * directory bucket, `<base>--<AZ id>--x-s3`, whose data lives in this one zone; the functions
+   * are not in a VPC and run in every zone of the Region, so any zone that S3 Express One Zone
+   * supports serves. Changing it creates a new bucket (the old one is kept or deleted as
+   * `removalPolicy` says).
+   * @default - the Region's zone in DEFAULT_STAGE_ZONES (cdk/stage-bucket.ts): a CloudFormation
+   * mapping on the Region, or that zone itself in a stack with a Region; a Region that is not
+   * listed there needs this prop
+   */
+  readonly stageAvailabilityZoneId?: string;
   /**
    * Set `TRIBUTARY_S3_FORCE_PATH_STYLE=true` in the functions (LocalStack).
    * @default false
@@ -251,6 +264,8 @@ export interface ResolvedProps {
   readonly snapshotExpirationDays: number;
   readonly serverAccessLogsBucket: IBucket | undefined;
   readonly encryptionKey: IKey | undefined;
+  /** `undefined`: the Region's default zone (cdk/stage-bucket.ts). */
+  readonly stageAvailabilityZoneId: string | undefined;
   readonly s3ForcePathStyle: boolean;
   readonly alarmEmail: string | undefined;
   readonly alarmTopic: ITopic | undefined;
@@ -263,6 +278,8 @@ export const MAX_BROKER_ID = 2 ** 31 - 1;
 const MAX_PREFIX = 200;
 const PREFIX_PATTERN = /^[a-zA-Z0-9_.-]+$/;
 const EMAIL_PATTERN = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
+/** An Availability Zone id (`use1-az4`, `apne1-az1`); a Local Zone's (`usw2-lax1-az1`) is not one. */
+const AZ_ID_PATTERN = /^[a-z]{2,}[0-9]+-az[0-9]+$/;
 
 const isInt = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n);
 
@@ -369,6 +386,11 @@ export function resolveProps(scope: Construct, p: TributaryClusterProps = {}): R
   if (p.alarmEmail !== undefined && p.alarmTopic !== undefined) {
     throw new Error('alarmEmail and alarmTopic are mutually exclusive: subscribe the address to your topic instead');
   }
+  const stageAvailabilityZoneId = p.stageAvailabilityZoneId;
+  // (a literal: the bucket's name is built from it, within S3's 63 characters)
+  if (stageAvailabilityZoneId !== undefined && (typeof stageAvailabilityZoneId !== 'string' || !AZ_ID_PATTERN.test(stageAvailabilityZoneId))) {
+    throw new Error(`stageAvailabilityZoneId must be an Availability Zone id such as "use1-az4", got "${String(stageAvailabilityZoneId)}"`);
+  }
   const removalPolicy = p.removalPolicy ?? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
   if (p.deletionProtection === true && removalPolicy === RemovalPolicy.DESTROY) {
     throw new Error('deletionProtection cannot be true with removalPolicy DESTROY: the tables could not be deleted with the stack');
@@ -396,6 +418,7 @@ export function resolveProps(scope: Construct, p: TributaryClusterProps = {}): R
     snapshotExpirationDays,
     serverAccessLogsBucket: p.serverAccessLogsBucket,
     encryptionKey: p.encryptionKey,
+    stageAvailabilityZoneId,
     s3ForcePathStyle: p.s3ForcePathStyle ?? false,
     alarmEmail: p.alarmEmail,
     alarmTopic: p.alarmTopic,

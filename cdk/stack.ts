@@ -40,6 +40,7 @@ export class TributaryStack extends Stack {
     }
     new CfnOutput(this, 'CoordinationTableName', { value: this.cluster.coordinationTable.tableName });
     new CfnOutput(this, 'BucketName', { value: this.cluster.bucket.bucketName });
+    new CfnOutput(this, 'StageBucketName', { description: 'The group commit\'s stage: an S3 Express One Zone directory bucket', value: this.cluster.stageBucket.ref });
     if (this.cluster.dashboard) new CfnOutput(this, 'DashboardName', { value: this.cluster.dashboard.dashboardName });
     if (this.cluster.alarmTopic) {
       new CfnOutput(this, 'AlarmTopicArn', {
@@ -85,7 +86,7 @@ function brokersFromContext(node: Node): number | number[] | undefined {
  * (comma-separated, one per broker in `brokers` order), `tablePrefix`, `apiType` (http|rest),
  * `authorization` (iam|none), `removalPolicy` (retain-on-update-or-delete|retain|destroy),
  * `deletionProtection` (true|false), `alarmEmail`, `monitoring` (full|essential|none),
- * `s3ForcePathStyle` (true|false), `throttlingRateLimit`, `throttlingBurstLimit`.
+ * `s3ForcePathStyle` (true|false), `throttlingRateLimit`, `throttlingBurstLimit`, `stageAvailabilityZoneId`.
  */
 export function clusterPropsFromContext(node: Node): TributaryClusterProps {
   const brokers = brokersFromContext(node);
@@ -106,6 +107,7 @@ export function clusterPropsFromContext(node: Node): TributaryClusterProps {
     ...(ctx(node, 'alarmEmail') !== undefined ? { alarmEmail: ctx(node, 'alarmEmail') } : {}),
     ...(ctx(node, 'monitoring') !== undefined ? { monitoring: ctx(node, 'monitoring') as Monitoring } : {}),
     ...(bool(ctx(node, 's3ForcePathStyle')) !== undefined ? { s3ForcePathStyle: bool(ctx(node, 's3ForcePathStyle')) } : {}),
+    ...(ctx(node, 'stageAvailabilityZoneId') !== undefined ? { stageAvailabilityZoneId: ctx(node, 'stageAvailabilityZoneId') } : {}),
   };
   return props;
 }

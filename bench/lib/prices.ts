@@ -18,6 +18,7 @@ const s = (value: number, unit: string, source: string): Sourced => ({ value, un
 
 const DDB = 'https://aws.amazon.com/dynamodb/pricing/on-demand/';
 const S3 = 'https://aws.amazon.com/s3/pricing/';
+const S3_EXPRESS = `${S3}; https://aws.amazon.com/s3/faqs/ (S3 Express One Zone's worked example, us-east-1)`;
 const LAMBDA = 'https://aws.amazon.com/lambda/pricing/';
 const APIGW = 'https://aws.amazon.com/api-gateway/pricing/';
 const KINESIS = 'https://aws.amazon.com/kinesis/data-streams/pricing/';
@@ -41,6 +42,19 @@ export const PRICE = {
     /** GET, SELECT and all other requests except DELETE (free). */
     get: s(0.0004 / 1000, '$ per GET request', S3),
     gbMonth: s(0.023, '$ per GB-month (first 50 TB)', S3),
+  },
+  /**
+   * S3 Express One Zone (a directory bucket: the group commit's stage). The upload and retrieval
+   * charges apply to every byte of a request, not only to the part beyond 512 KB: the S3 FAQ's
+   * worked example charges them on 10 KB requests.
+   */
+  s3Express: {
+    /** PUT, and as in S3's PUT tier COPY, POST and LIST (the FAQ's example shows PUTs); DELETE is free. */
+    put: s(0.00113 / 1000, '$ per PUT/COPY/POST/LIST request', S3_EXPRESS),
+    get: s(0.00003 / 1000, '$ per GET request', S3_EXPRESS),
+    uploadGb: s(0.0032, '$ per GB uploaded (every byte of a PUT)', S3_EXPRESS),
+    retrievalGb: s(0.0006, '$ per GB retrieved (every byte of a GET)', S3_EXPRESS),
+    gbMonth: s(0.11, '$ per GB-month', S3_EXPRESS),
   },
   lambda: {
     request: s(0.2 / 1e6, '$ per invocation', LAMBDA),

@@ -54,6 +54,13 @@ export interface FunctionSpec {
    */
   readonly managesConnections?: boolean;
   /**
+   * It appends to partition leaders, so it may stage batches for the group commit and commit rounds
+   * of staged batches (lib/log/staged-commit.ts): the stage bucket's name is in its
+   * `TRIBUTARY_STAGE_BUCKET`, and it may put, list, read and delete its objects.
+   * @default false
+   */
+  readonly stages?: boolean;
+  /**
    * Its bundle carries the built console (build/console.ts) in `console/` beside `index.mjs`.
    * @default false
    */
@@ -79,6 +86,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     // reports; transactions: the coordinator's items, and the offsets a committed transaction commits.
     coordinationWrites: ['cluster', 'topic', 'producers', 'lagging', 'brokers', 'quotaUsage', 'transactions', 'abortedTransactions', 'offsets'],
     invokes: ['websocket'],
+    stages: true,
   }),
   spec({
     name: 'fetch', entry: 'lambdas/fetch.ts', description: 'Fetch records and list offsets',
@@ -113,6 +121,8 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     trigger: 'schedule', memoryMb: 512, timeoutSeconds: 70, coordination: 'write', replicas: 'write', bucketRead: ['data/', 'snapshots/', 'segments/'], bucketWrite: ['snapshots/', 'segments/', 'data/'],
     coordinationWrites: 'any',
     invokes: ['websocket'],
+    // (a transaction past its timeout is aborted with markers, appended as a produce's batches are)
+    stages: true,
   }),
   spec({
     // The WebSocket API's routes (lib/http/websocket.ts) and the deliveries (WebSocket and push) the
@@ -124,6 +134,8 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     // offsets, and (acks=all) produces to dead-letter topics.
     coordinationWrites: ['connections', 'groupList', 'group', 'brokers', 'quotaUsage', 'push', 'pushStates', 'offsets', 'cluster', 'topic', 'lagging'],
     managesConnections: true,
+    // (a push delivery's records that failed go to its dead-letter topic by a produce)
+    stages: true,
   }),
   spec({
     // The WebSocket API's `$connect` authorizer with a JWT authorizer (lib/http/websocket-authorizer.ts):

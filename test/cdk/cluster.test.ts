@@ -15,6 +15,7 @@ import { ENVIRONMENT } from '../../lib/config.js';
 import { coordinationTableSpec, replicaTableSpec } from '../../lib/storage/tables.js';
 import { permissionsOf } from './iam.js';
 import { ESSENTIAL_ALARMS } from '../../cdk/observability.js';
+import { DEFAULT_STAGE_ZONES } from '../../cdk/stage-bucket.js';
 import { TributaryStack } from '../../cdk/stack.js';
 import { deployedFunctions } from '../../cdk/cluster.js';
 import { logicalId, resourcesOf, synth, testApp, type Synthesized } from './synth.js';
@@ -46,7 +47,7 @@ describe('TributaryCluster: tables', () => {
   it('keeps tables, bucket and log groups on update and delete, but not when the first create fails (a failed first deploy can be retried)', () => {
     // RetainExceptOnCreate: a rolled-back create deletes them, so a retry does not meet a table
     // of the same name; an update that replaces one, or deleting the stack, keeps it.
-    for (const type of ['AWS::DynamoDB::Table', 'AWS::S3::Bucket', 'AWS::Logs::LogGroup']) {
+    for (const type of ['AWS::DynamoDB::Table', 'AWS::S3::Bucket', 'AWS::S3Express::DirectoryBucket', 'AWS::Logs::LogGroup']) {
       expect(Object.keys(s.template.findResources(type)).length, type).toBeGreaterThan(0);
       s.template.allResources(type, { DeletionPolicy: 'RetainExceptOnCreate', UpdateReplacePolicy: 'Retain' });
     }
@@ -82,7 +83,7 @@ describe('TributaryCluster: tables', () => {
   it('lets deletion go with the stack when removalPolicy is DESTROY, emptying the bucket first', () => {
     const d = synth({ brokers: 1, removalPolicy: RemovalPolicy.DESTROY });
     d.template.allResourcesProperties('AWS::DynamoDB::Table', { DeletionProtectionEnabled: false });
-    for (const type of ['AWS::DynamoDB::Table', 'AWS::S3::Bucket', 'AWS::Logs::LogGroup']) d.template.allResources(type, { DeletionPolicy: 'Delete' });
+    for (const type of ['AWS::DynamoDB::Table', 'AWS::S3::Bucket', 'AWS::S3Express::DirectoryBucket', 'AWS::Logs::LogGroup']) d.template.allResources(type, { DeletionPolicy: 'Delete' });
     d.template.hasResourceProperties('Custom::S3AutoDeleteObjects', { BucketName: { Ref: logicalId(d, d.stack.cluster.bucket) } });
     s.template.resourceCountIs('Custom::S3AutoDeleteObjects', 0);
   });
@@ -116,6 +117,75 @@ describe('TributaryCluster: bucket', () => {
         ]),
       },
     });
+  });
+});
+
+describe('TributaryCluster: stage bucket', () => {
+  const stageBuckets = (t: Synthesized) => resourcesOf(t, 'AWS::S3Express::DirectoryBucket');
+  const stageId = (t: Synthesized) => t.stack.getLogicalId(t.stack.cluster.stageBucket);
+  /** The deployed length of the bucket's name: its literal parts, a 12-digit account id, the longest default zone id. */
+  const nameLength = (name: any): number => (typeof name === 'string' ? name.length
+    : name['Fn::Join'][1].reduce((n: number, part: any) => n + (typeof part === 'string' ? part.length : part.Ref === 'AWS::AccountId' ? 12
+      : Math.max(...Object.values(DEFAULT_STAGE_ZONES).map((z) => z.length))), 0));
+
+  it('creates one S3 Express One Zone directory bucket in one zone, SSE-S3, expiring stage/ objects after a day', () => {
+    expect(stageBuckets(s)).toHaveLength(1);
+    s.template.hasResourceProperties('AWS::S3Express::DirectoryBucket', {
+      DataRedundancy: 'SingleAvailabilityZone',
+      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          Match.objectLike({ Prefix: 'stage/', ExpirationInDays: 1, Status: 'Enabled' }),
+          Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
+        ]),
+      },
+    });
+  });
+
+  it('names it <base>--<AZ id>--x-s3 in the stageAvailabilityZoneId zone, the base from the table prefix and the account', () => {
+    const z = synth({ brokers: 1, tablePrefix: 'Events_Prod.1', stageAvailabilityZoneId: 'euw1-az3' });
+    const [[, bucket]] = stageBuckets(z) as [[string, any]];
+    expect(bucket.LocationName).toBe('euw1-az3');
+    expect(bucket.BucketName).toEqual({ 'Fn::Join': ['', [expect.stringMatching(/^events-prod-1-[0-9a-f]{8}-$/), { Ref: 'AWS::AccountId' }, '--euw1-az3--x-s3']] });
+    expect(nameLength(bucket.BucketName)).toBeLessThanOrEqual(63);
+  });
+
+  it('defaults to the Region\'s zone: looked up at deploy time in an environment-agnostic stack, at synth time in a stack with a Region', () => {
+    const [[, bucket]] = stageBuckets(s) as [[string, any]];
+    const mapping = bucket.LocationName['Fn::FindInMap'];
+    expect(mapping.slice(1)).toEqual([{ Ref: 'AWS::Region' }, 'zoneId']);
+    expect((s.json as any).Mappings[mapping[0]]).toEqual(Object.fromEntries(Object.entries(DEFAULT_STAGE_ZONES).map(([r, zoneId]) => [r, { zoneId }])));
+    expect(bucket.BucketName['Fn::Join'][1]).toContainEqual(bucket.LocationName);
+    const inRegion = Template.fromStack(new TributaryStack(testApp(), 'Ireland', { env: { region: 'eu-west-1' }, cluster: { brokers: 1 } }));
+    inRegion.hasResourceProperties('AWS::S3Express::DirectoryBucket', { LocationName: 'euw1-az1' });
+    expect(() => new TributaryStack(testApp(), 'Frankfurt', { env: { region: 'eu-central-1' }, cluster: { brokers: 1 } }))
+      .toThrow('stageAvailabilityZoneId is needed in eu-central-1');
+  });
+
+  it('keeps the name within S3\'s 63 characters for the longest table prefix, and apart for prefixes that differ only in case', () => {
+    const names = ['p'.repeat(200), 'P'.repeat(200)].map((tablePrefix) => (stageBuckets(synth({ brokers: 1, tablePrefix }))[0] as [string, any])[1].BucketName);
+    for (const name of names) expect(nameLength(name)).toBeLessThanOrEqual(63);
+    expect(names[0]).not.toEqual(names[1]);
+  });
+
+  it('tells the functions that stage (produce, controller, websocket) its name, and lets them alone open sessions on it, on its ARN only', () => {
+    const stagers = deployed().filter((f) => f.stages).map((f) => f.name).sort();
+    expect(stagers).toEqual(['controller', 'produce', 'websocket']);
+    for (const spec of deployed()) {
+      const env = s.json.Resources[fnId(spec.name)]?.Properties.Environment?.Variables ?? {};
+      const sessions = permissionsOf(s, fnId(spec.name)).statements.filter((st) => [st.Action].flat().some((a: string) => a.startsWith('s3express:')));
+      if (spec.stages) {
+        expect(env[ENVIRONMENT.stageBucket], spec.name).toEqual({ Ref: stageId(s) });
+        expect(sessions, spec.name).toEqual([{ Effect: 'Allow', Action: 's3express:CreateSession', Resource: { 'Fn::GetAtt': [stageId(s), 'Arn'] } }]);
+      } else {
+        expect(env[ENVIRONMENT.stageBucket], spec.name).toBeUndefined();
+        expect(sessions, spec.name).toEqual([]);
+      }
+    }
+    // No other role of the stack either (the broker list writer, the custom resources' providers).
+    const policies = resourcesOf(s, 'AWS::IAM::Policy').filter(([, p]) => JSON.stringify(p).includes('s3express'));
+    expect(policies).toHaveLength(stagers.length);
+    s.template.hasOutput('StageBucketName', { Value: { Ref: stageId(s) } });
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * Encryption at rest with the construct's `encryptionKey` (a customer-managed KMS key): every table,
- * the bucket (with Bucket Keys), the failure queue and the alarm topic use it, every function may
- * use it, and cdk-nag finds nothing; without it, AWS-owned and S3-managed keys.
+ * the bucket and the stage bucket (with Bucket Keys), the failure queue and the alarm topic use it,
+ * every function may use it, and cdk-nag finds nothing; without it, AWS-owned and S3-managed keys.
  */
 import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
@@ -20,7 +20,7 @@ function withKey() {
 }
 
 describe('encryptionKey', () => {
-  it('encrypts the tables, the bucket, the queue and the alarm topic with the key, and lets every function use it', () => {
+  it('encrypts the tables, both buckets, the queue and the alarm topic with the key, and lets every function use it', () => {
     const { template, keyTemplate } = withKey();
     // (a cross-stack reference to the key's ARN)
     const keyArn = Match.objectLike({ 'Fn::GetStackOutput': Match.objectLike({ OutputName: Match.stringLikeRegexp('ClusterKey') }) });
@@ -28,6 +28,9 @@ describe('encryptionKey', () => {
     expect(Object.keys(tables)).toHaveLength(3);
     template.allResourcesProperties('AWS::DynamoDB::Table', { SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: keyArn } });
     template.hasResourceProperties('AWS::S3::Bucket', {
+      BucketEncryption: { ServerSideEncryptionConfiguration: [{ BucketKeyEnabled: true, ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: keyArn } }] },
+    });
+    template.hasResourceProperties('AWS::S3Express::DirectoryBucket', {
       BucketEncryption: { ServerSideEncryptionConfiguration: [{ BucketKeyEnabled: true, ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: keyArn } }] },
     });
     template.hasResourceProperties('AWS::SQS::Queue', { KmsMasterKeyId: keyArn });
@@ -55,11 +58,12 @@ describe('encryptionKey', () => {
     expect(report.violations.map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`)).toEqual([]);
   });
 
-  it('without it: AWS-owned keys for the tables, S3-managed for the bucket, SQS-managed for the queue', () => {
+  it('without it: AWS-owned keys for the tables, S3-managed for both buckets, SQS-managed for the queue', () => {
     const { template } = synth({});
     template.allResourcesProperties('AWS::DynamoDB::Table', { SSESpecification: { SSEEnabled: true } });
     for (const t of Object.values(template.findResources('AWS::DynamoDB::Table'))) expect((t as { Properties: { SSESpecification: Record<string, unknown> } }).Properties.SSESpecification.KMSMasterKeyId).toBeUndefined();
     template.hasResourceProperties('AWS::S3::Bucket', { BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] } });
+    template.hasResourceProperties('AWS::S3Express::DirectoryBucket', { BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] } });
     template.hasResourceProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true });
   });
 });

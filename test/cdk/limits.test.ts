@@ -29,6 +29,8 @@ function deployedLength(s: Synthesized, value: unknown): number {
   const target = ref ? s.json.Resources[ref] : undefined;
   if (target?.Type === 'AWS::DynamoDB::Table' && typeof target.Properties?.TableName === 'string') return Buffer.byteLength(target.Properties.TableName);
   if (target?.Type === 'AWS::S3::Bucket' && target.Properties?.BucketName === undefined) return MAX_BUCKET_NAME;
+  // (the stage's name: test/cdk/cluster.test.ts checks that it fits S3's 63 characters)
+  if (target?.Type === 'AWS::S3Express::DirectoryBucket') return MAX_BUCKET_NAME;
   if (target?.Type === 'AWS::Lambda::Function' && target.Properties?.FunctionName === undefined) return MAX_FUNCTION_NAME;
   if (target?.Type === 'AWS::ApiGatewayV2::Api') return API_ID;
   throw new Error(`cannot size environment value ${JSON.stringify(value)}`);

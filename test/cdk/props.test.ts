@@ -37,6 +37,11 @@ describe('TributaryCluster: props', () => {
     [{ controllerTickMs: 1000, brokerSessionTimeoutMs: 1500 }, 'brokerSessionTimeoutMs must be an integer from 2 × controllerTickMs (2000) to 300000, got 1500'],
     [{ snapshotExpirationDays: 0 }, 'snapshotExpirationDays must be a positive integer, got 0'],
     [{ alarmEmail: 'not-an-address' }, 'alarmEmail must be an email address, got "not-an-address"'],
+    // (a zone name, a Local Zone's id, a token: the bucket's name is built from the literal AZ id)
+    [{ stageAvailabilityZoneId: 'us-east-1a' }, 'stageAvailabilityZoneId must be an Availability Zone id such as "use1-az4", got "us-east-1a"'],
+    [{ stageAvailabilityZoneId: 'usw2-lax1-az1' }, 'stageAvailabilityZoneId must be an Availability Zone id such as "use1-az4", got "usw2-lax1-az1"'],
+    [{ stageAvailabilityZoneId: '' }, 'stageAvailabilityZoneId must be an Availability Zone id such as "use1-az4", got ""'],
+    [{ stageAvailabilityZoneId: Aws.REGION }, 'stageAvailabilityZoneId must be an Availability Zone id such as "use1-az4", got "${Token[AWS.Region.'],
   ] as [TributaryClusterProps, string][])('rejects %o', (props, message) => {
     expect(build(props)).toThrow(message);
   });
@@ -89,8 +94,8 @@ describe('TributaryStack: props from context', () => {
     expect(clusterPropsFromContext(app.node)).toEqual({
       brokers: 5, racks: ['a', 'b', 'c', 'd', 'e'], apiType: 'rest', authorization: 'none', removalPolicy: RemovalPolicy.DESTROY, s3ForcePathStyle: true,
     });
-    const kept = new App({ context: { removalPolicy: 'retain', deletionProtection: 'true', throttlingRateLimit: '200', throttlingBurstLimit: '100' } });
-    expect(clusterPropsFromContext(kept.node)).toEqual({ removalPolicy: RemovalPolicy.RETAIN, deletionProtection: true, throttlingRateLimit: 200, throttlingBurstLimit: 100 });
+    const kept = new App({ context: { removalPolicy: 'retain', deletionProtection: 'true', throttlingRateLimit: '200', throttlingBurstLimit: '100', stageAvailabilityZoneId: 'euw1-az3' } });
+    expect(clusterPropsFromContext(kept.node)).toEqual({ removalPolicy: RemovalPolicy.RETAIN, deletionProtection: true, throttlingRateLimit: 200, throttlingBurstLimit: 100, stageAvailabilityZoneId: 'euw1-az3' });
     expect(clusterPropsFromContext(new App({ context: { removalPolicy: 'retain-on-update-or-delete' } }).node))
       .toEqual({ removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE });
   });
