@@ -8,6 +8,11 @@ export interface TributaryConfig {
   readonly coordinationTable: string;
   /** S3 bucket for segments, large batches and snapshots (`TRIBUTARY_BUCKET`). Required. */
   readonly bucket: string;
+  /**
+   * Bucket for the group commit's staged batches (`TRIBUTARY_STAGE_BUCKET`): an S3 Express One Zone
+   * directory bucket in AWS, objects under `stage/`, none older than a day. @default the bucket
+   */
+  readonly stageBucket: string;
   /** Force path-style S3 addressing, needed by s3rver and LocalStack (`TRIBUTARY_S3_FORCE_PATH_STYLE`). @default false */
   readonly s3ForcePathStyle: boolean;
   /** Per-request timeout for DynamoDB and S3 calls, so a paused store cannot hang a request (`TRIBUTARY_STORE_TIMEOUT_MS`). @default 5000 */
@@ -50,6 +55,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TributaryConfi
   return {
     coordinationTable: required(env, 'TRIBUTARY_COORDINATION_TABLE'),
     bucket: required(env, 'TRIBUTARY_BUCKET'),
+    stageBucket: env.TRIBUTARY_STAGE_BUCKET || required(env, 'TRIBUTARY_BUCKET'),
     s3ForcePathStyle: env.TRIBUTARY_S3_FORCE_PATH_STYLE === 'true',
     storeTimeoutMs: intVar(env, 'TRIBUTARY_STORE_TIMEOUT_MS', 5000),
     storeConnectTimeoutMs: intVar(env, 'TRIBUTARY_STORE_CONNECT_TIMEOUT_MS', 1000),
@@ -77,6 +83,7 @@ export function resetConfig(): void {
 export const ENVIRONMENT = {
   coordinationTable: 'TRIBUTARY_COORDINATION_TABLE',
   bucket: 'TRIBUTARY_BUCKET',
+  stageBucket: 'TRIBUTARY_STAGE_BUCKET',
   s3ForcePathStyle: 'TRIBUTARY_S3_FORCE_PATH_STYLE',
   tickMs: 'TRIBUTARY_CONTROLLER_TICK_MS',
   sessionTimeoutMs: 'TRIBUTARY_BROKER_SESSION_TIMEOUT_MS',

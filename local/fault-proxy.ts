@@ -1,8 +1,8 @@
 /**
  * A TCP proxy on loopback between the functions and one store, for network faults: pass traffic,
  * delay it, drop it (connections open, nothing comes back — a partition), reset every
- * connection, or lose the answers to group commits (a `TransactWriteItems` that marks staged
- * batches reaches the store and is applied; its connection is cut when the answer comes back).
+ * connection, or lose the answers to group commits (a `TransactWriteItems` that writes a round
+ * item reaches the store and is applied; its connection is cut when the answer comes back).
  * The fault harness registers a broker's endpoint as its proxy.
  */
 import net from 'node:net';
@@ -11,9 +11,9 @@ export type ProxyMode =
   | { readonly kind: 'pass' } | { readonly kind: 'delay'; readonly ms: number } | { readonly kind: 'drop' } | { readonly kind: 'reset' }
   | { readonly kind: 'lose-commit-answers' };
 
-/** What marks a request as a group commit's transaction (its target, and the staged items' attribute). */
+/** What marks a request as a group commit's transaction (its target, and its round item's `stage`). */
 const TRANSACT_TARGET = 'DynamoDB_20120810.TransactWriteItems';
-const STAGE_ATTRIBUTE = '"#stage"';
+const STAGE_ATTRIBUTE = '"stage":{"S":"round"}';
 
 export class FaultProxy {
   private server: net.Server | undefined;

@@ -139,7 +139,7 @@ function epochEntryFor(t: AppendTarget, head: ReplicaHead): readonly [number, nu
  */
 export async function appendOnHead(
   t: AppendTarget, head: ReplicaHead, batches: readonly BatchRecord[], producers: readonly ProducerStateWrite[],
-  extra: Pick<AppendWrite, 'minIsr' | 'staged' | 'stagedFrom' | 'combinedAt' | 'notCombinedSince' | 'lease' | 'once'> = {},
+  extra: Pick<AppendWrite, 'minIsr' | 'round' | 'combinedAt' | 'notCombinedSince' | 'lease' | 'once'> = {},
 ): Promise<void> {
   const epochEntry = epochEntryFor(t, head);
   const lag = await lagFlag(t, head);
@@ -158,7 +158,7 @@ export async function appendOnHead(
   const end = (batches[batches.length - 1] as BatchRecord).lastOffset + 1;
   rememberAppend(t.leader, t.tp, t.leaderEpoch, head, {
     ...head, leo: end, ...(lag ? { lagMarkedEpoch: t.leaderEpoch } : {}),
-    ...(extra.stagedFrom !== undefined ? { stagedFrom: extra.stagedFrom } : {}), ...(extra.combinedAt !== undefined ? { combinedAt: extra.combinedAt } : {}),
+    ...(extra.round ? { round: extra.round.item.round, clean: extra.round.clean } : {}), ...(extra.combinedAt !== undefined ? { combinedAt: extra.combinedAt } : {}),
     epochs: epochEntry ? [...head.epochs, [...epochEntry]] : head.epochs,
     ...(openTxns ? { openTxns } : {}),
   }, batches, producers.map((w) => w.state));

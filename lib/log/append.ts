@@ -129,11 +129,11 @@ function planChunk(t: AppendTarget, head: ReplicaHead, chunk: readonly ReadyBatc
 async function appendChunk(t: AppendTarget, chunk: readonly ReadyBatch[]): Promise<(AppendedRange | KafkaError)[]> {
   const deadline = Date.now() + RACE_BUDGET_MS;
   const canStage = stageable(chunk);
-  if (canStage && contended(t)) return appendStaged(t, chunk, deadline);
   const cached = knownHead(t.leader.brokerId, t.tp);
+  if (canStage && contended(t)) return appendStaged(t, chunk, deadline, cached);
   let head = cached ?? (await readHead(t.leader, t.tp));
   // (while other instances' appends combine, this one joins them rather than race their commit)
-  if (canStage && head && head.leaderEpoch === t.leaderEpoch && head.role === 'leader' && combining(head)) return appendStaged(t, chunk, deadline);
+  if (canStage && head && head.leaderEpoch === t.leaderEpoch && head.role === 'leader' && combining(head)) return appendStaged(t, chunk, deadline, head);
   let states = await producerStates(t, chunk, false);
   let statesFresh = false;
   for (let attempt = 1; ; attempt++) {
@@ -176,7 +176,7 @@ async function appendChunk(t: AppendTarget, chunk: readonly ReadyBatch[]): Promi
       head = failed?.code === 'ConditionalCheckFailed' ? headFromItem(failed.current) : await readHead(t.leader, t.tp);
       if (minIsr !== undefined && head && head.isr.length < minIsr && head.leaderEpoch === t.leaderEpoch && head.role === 'leader') throw await notEnoughReplicas(t, head, minIsr);
       // Another instance appended meanwhile (or its transaction collided with this one): join the group commit.
-      if (canStage && head && head.leaderEpoch === t.leaderEpoch && head.role === 'leader') return appendStaged(t, chunk, deadline);
+      if (canStage && head && head.leaderEpoch === t.leaderEpoch && head.role === 'leader') return appendStaged(t, chunk, deadline, head);
       // (a producer state's condition failed: this instance's cached states are behind)
       if (err instanceof AppendConditionFailed && err.items.some((i) => i.index >= err.entries.producers)) {
         states = await producerStates(t, chunk, true);

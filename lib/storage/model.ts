@@ -142,15 +142,14 @@ export interface ReplicaHead {
    */
   readonly lagClears?: number;
   /**
-   * On a leader: the stage id (lib/storage/replica/staging.ts) below which the last group commit
-   * found nothing left staged, so the next one reads the stage from there.
-   */
-  readonly stagedFrom?: number;
-  /**
    * On a leader: when a group commit last took the batches of more than one writer (epoch ms).
    * While it is recent, appends go to the stage instead of racing the committer for the head.
    */
   readonly combinedAt?: number;
+  /** On a leader: how many group-commit rounds it committed (lib/storage/replica/rounds.ts; absent: none). */
+  readonly round?: number;
+  /** On a leader: the last round whose staged objects are all deleted (absent: none). */
+  readonly clean?: number;
   /**
    * Transactions not yet stable on this replica's log, each → its first offset: open ones under
    * their producer id, and ones a marker closed under `producerId:markerOffset` until the high

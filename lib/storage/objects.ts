@@ -1,6 +1,6 @@
 /**
- * The S3 bucket: batches too large to keep inline (`data/`), and later segments and snapshots.
- * The only module that builds S3 commands.
+ * The S3 bucket: batches too large to keep inline (`data/`), and later segments and snapshots;
+ * and the stage bucket (`stage/`: lib/storage/stage.ts). The only module that builds S3 commands.
  */
 import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { config } from '../config.js';
@@ -106,10 +106,14 @@ export interface ListedObject {
 
 /** Every object under a prefix, with its last write time and size (the garbage pass judges age by it). */
 export async function listObjects(prefix: string): Promise<ListedObject[]> {
+  return listIn(bucket(), prefix);
+}
+
+async function listIn(b: string, prefix: string): Promise<ListedObject[]> {
   const objects: ListedObject[] = [];
   let token: string | undefined;
   do {
-    const out = await s3Client().send(new ListObjectsV2Command({ Bucket: bucket(), Prefix: prefix, ContinuationToken: token }));
+    const out = await s3Client().send(new ListObjectsV2Command({ Bucket: b, Prefix: prefix, ContinuationToken: token }));
     for (const o of out.Contents ?? []) {
       if (o.Key) objects.push({ key: o.Key, lastModified: o.LastModified?.getTime() ?? 0, size: o.Size ?? 0 });
     }
@@ -124,11 +128,49 @@ export async function listObjects(prefix: string): Promise<ListedObject[]> {
  * Errors: the first key S3 refused to delete.
  */
 export async function deleteObjects(keys: readonly string[]): Promise<void> {
+  await deleteIn(bucket(), keys);
+}
+
+async function deleteIn(b: string, keys: readonly string[]): Promise<void> {
   for (let i = 0; i < keys.length; i += 1000) {
     const out = await s3Client().send(new DeleteObjectsCommand({
-      Bucket: bucket(), Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })), Quiet: true },
+      Bucket: b, Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })), Quiet: true },
     }));
     const failed = out.Errors?.[0];
-    if (failed) throw new Error(`s3://${bucket()}/${failed.Key ?? '?'} was not deleted: ${failed.Code ?? ''} ${failed.Message ?? ''}`);
+    if (failed) throw new Error(`s3://${b}/${failed.Key ?? '?'} was not deleted: ${failed.Code ?? ''} ${failed.Message ?? ''}`);
   }
+}
+
+/*
+ * The stage bucket (`config().stageBucket`: an S3 Express One Zone directory bucket in AWS, where
+ * the SDK opens the session itself). Its objects are written once under unique keys and deleted.
+ */
+
+const stageBucket = (): string => config().stageBucket;
+
+/** Writes a staged object. */
+export async function putStageObject(key: string, body: Uint8Array): Promise<void> {
+  await s3Client().send(new PutObjectCommand({ Bucket: stageBucket(), Key: key, Body: body, ContentLength: body.length }));
+}
+
+/** Every staged object under a prefix, with its last write time (one LIST per 1,000). */
+export async function listStageObjects(prefix: string): Promise<ListedObject[]> {
+  return listIn(stageBucket(), prefix);
+}
+
+/** Reads a staged object; undefined when it is gone (deleted since it was listed). */
+export async function readStageObject(key: string): Promise<Buffer | undefined> {
+  try {
+    const out = await s3Client().send(new GetObjectCommand({ Bucket: stageBucket(), Key: key }));
+    if (!out.Body) throw new Error(`s3://${stageBucket()}/${key} returned no body`);
+    return Buffer.from(await out.Body.transformToByteArray());
+  } catch (err) {
+    if (isMissing(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Deletes staged objects by key (a missing key is not an error). Errors: the first key S3 refused to delete. */
+export async function deleteStageObjects(keys: readonly string[]): Promise<void> {
+  await deleteIn(stageBucket(), keys);
 }

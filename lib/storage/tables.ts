@@ -117,14 +117,15 @@ export const INCARNATION_KEY = { tp: '__incarnation__', off: HEAD_OFFSET };
 /** Producer states of a partition live beside its log, under their own partition key. */
 export const producersKey = (tp: string): string => `${tp}#producers`;
 
-/**
- * Batches staged for a group commit (lib/storage/replica/staging.ts) live under the partition's
- * own key, below its head: a staged item with stage id `id` (a time in microseconds, < 2^52) sits
- * at `off = id - STAGE_BASE`, so one Query from a stage id up to the head returns both.
- */
-export const STAGE_BASE = 2 ** 52;
-/** The group commit's committer lease of a partition sits between its stage and its head. */
+/** The group commit's committer lease of a partition (lib/storage/replica/rounds.ts) sits just below its head. */
 export const COMMITTER_OFFSET = -2;
+/**
+ * The group commit's round items (lib/storage/replica/rounds.ts): round `n` at `off = n -
+ * ROUND_BASE`, below the lease, so one Query from a round up to the head returns the rounds
+ * since, the lease and the head. (Items below the rounds were an earlier version's staged
+ * batches, which its TTL deletes.)
+ */
+export const ROUND_BASE = 2 ** 45;
 
 /*
  * Coordination table keys (lib/storage/coordination/):

@@ -5,7 +5,7 @@
  */
 import { onTestFinished } from 'vitest';
 import type { MiddlewareStack } from '@smithy/types';
-import { dynamo } from '../../lib/storage/clients.js';
+import { dynamo, s3Client } from '../../lib/storage/clients.js';
 
 /** A store call as a hook sees it: the command's input, and the rest of the stack to call on. */
 export type StoreHook = (
@@ -23,6 +23,16 @@ let hooks = 0;
 export function hookStoreClient(endpoint: string | undefined, step: 'initialize' | 'deserialize', hook: StoreHook): void {
   const stack = dynamo(endpoint).middlewareStack as MiddlewareStack<any, any>;
   const name = `test-store-hook-${hooks++}`;
+  stack.add(hook as any, { step: step as 'initialize', name, priority: 'low' });
+  onTestFinished(() => {
+    stack.remove(name);
+  });
+}
+
+/** Adds `hook` to the S3 client (objects and the stage) at `step`, as hookStoreClient, until the running test ends. */
+export function hookObjectStore(step: 'initialize' | 'deserialize', hook: StoreHook): void {
+  const stack = s3Client().middlewareStack as MiddlewareStack<any, any>;
+  const name = `test-object-hook-${hooks++}`;
   stack.add(hook as any, { step: step as 'initialize', name, priority: 'low' });
   onTestFinished(() => {
     stack.remove(name);

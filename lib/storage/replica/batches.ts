@@ -8,12 +8,13 @@
  *   `lag.set`, no sweep clear since the read (`lagClears = :clears`, or no `lagClears`); with
  *   `minIsr`, ISR large enough (`size(isr) >= :minIsr`); no item at any of the
  *   batch items' keys (batches packed into items: lib/storage/replica/items.ts)
- *   (`attribute_not_exists(off)`); each producer state at its expected version; each `staged`
- *   item still staged; with `lease`, still its holder's. Effect: head `leo`, tail bytes and age, and
- *   `hw`, an epoch cache entry, `lagMarkedEpoch` when given; the batch items; the producer states;
- *   the staged items marked committed; the lease renewed. Failure: throws `AppendConditionFailed`
+ *   (`attribute_not_exists(off)`); each producer state at its expected version; with `round`,
+ *   the head still at the round read (lib/storage/replica/rounds.ts); with `lease`, still its
+ *   holder's. Effect: head `leo`, tail bytes and age, and `hw`, an epoch cache entry,
+ *   `lagMarkedEpoch` when given; the batch items; the producer states; with `round`, the head's
+ *   `round` and `clean` and the round item; the lease renewed. Failure: throws `AppendConditionFailed`
  *   (a `ConditionFailed`), nothing written (index 0 carries the current head when it exists; items
- *   follow in that order: the batches' items, producer states, staged items, the lease — its
+ *   follow in that order: the batches' items, producer states, a round item, the lease — its
  *   `entries` says where each kind starts).
  * - `copyBatches` — condition: the follower's head as read, reconciled with the leader epoch and
  *   not being filled by a full sync (`leo = :leo AND leaderEpoch = :epoch AND syncEpoch = :epoch
@@ -38,8 +39,9 @@ import { HEAD_OFFSET, producersKey } from '../tables.js';
 import { ConditionFailed, transactWrite } from '../transact.js';
 import { toItems } from './items.js';
 import { producerPut, type ProducerStateWrite } from './producer-states.js';
-import { commitStagedItem, renewCommitter, type CommitterLease, type StagedOutcome } from './staging.js';
+
 import { client, isrVersionIs, toHead, type ReplicaStoreRef } from './store.js';
+import { renewCommitter, roundOnHead, roundPut, type CommitterLease, type RoundWrite } from './rounds.js';
 
 export interface AppendWrite {
   /** The head must still say this log end offset... */
@@ -63,10 +65,6 @@ export interface AppendWrite {
   readonly lag?: { readonly expect: true } | { readonly set: true; readonly clears: number | undefined };
   /** The head's ISR count must have at least this many members (acks=all's min.insync.replicas). */
   readonly minIsr?: number;
-  /** Staged items the append commits (lib/storage/replica/staging.ts): each must still be staged. */
-  readonly staged?: readonly { readonly off: number; readonly outcomes: readonly StagedOutcome[] }[];
-  /** A group commit: where the next one reads the stage from. */
-  readonly stagedFrom?: number;
   /** A group commit of more than one writer's batches: when (the head's `combinedAt`). */
   readonly combinedAt?: number;
   /**
@@ -76,7 +74,9 @@ export interface AppendWrite {
   readonly notCombinedSince?: number;
   /** A group commit: the committer lease renewed with it (its holder must still hold it). */
   readonly lease?: CommitterLease;
-  /** A group commit retries nothing itself: a conflict sends it back to read what is staged. */
+  /** A group commit's round (lib/storage/replica/rounds.ts): the head must still be at the round read. */
+  readonly round?: RoundWrite;
+  /** A group commit retries nothing itself: a conflict sends it back to read the rounds and the stage. */
   readonly once?: boolean;
   /** The head's open transactions after these batches, when they change (the whole map). */
   readonly openTxns?: Readonly<Record<string, number>>;
@@ -87,11 +87,11 @@ export interface AppendWrite {
 /**
  * Where each kind of entry starts in `appendBatches`' transaction (the index a `ConditionFailed`
  * names): the head at 0, then the batches' items (fewer than the batches when packed), the
- * producer states, the staged items, the lease.
+ * producer states, a round item, the lease.
  */
 export interface AppendEntries {
   readonly producers: number;
-  readonly staged: number;
+  readonly round: number;
   readonly lease: number;
 }
 
@@ -141,10 +141,6 @@ export async function appendBatches(store: ReplicaStoreRef, tp: string, write: A
     sets.push('hw = :hw');
     values[':hw'] = write.hw;
   }
-  if (write.stagedFrom !== undefined) {
-    sets.push('stagedFrom = :stagedFrom');
-    values[':stagedFrom'] = write.stagedFrom;
-  }
   if (write.combinedAt !== undefined) {
     sets.push('combinedAt = :combinedAt');
     values[':combinedAt'] = write.combinedAt;
@@ -167,13 +163,17 @@ export async function appendBatches(store: ReplicaStoreRef, tp: string, write: A
     condition += ' AND (attribute_not_exists(combinedAt) OR combinedAt < :combinedSince)';
     values[':combinedSince'] = write.notCombinedSince;
   }
+  if (write.round) {
+    const r = roundOnHead(write.round, values);
+    sets.push(...r.sets);
+    condition += ` AND ${r.condition}`;
+  }
   if (write.minIsr !== undefined) {
     condition += ' AND size(isr) >= :minIsr';
     values[':minIsr'] = write.minIsr;
   }
   const items = toItems(write.batches, write.pack === true);
   const producers = write.producers ?? [];
-  const staged = write.staged ?? [];
   try {
     await transactWrite(client(store), [
       {
@@ -194,13 +194,13 @@ export async function appendBatches(store: ReplicaStoreRef, tp: string, write: A
         },
       })),
       ...producers.map((w) => producerPut(store, tp, w)),
-      ...staged.map((m) => commitStagedItem(store, tp, m.off, m.outcomes)),
+      ...(write.round ? [roundPut(store, tp, write.round.item)] : []),
       ...(write.lease ? [renewCommitter(store, tp, write.lease)] : []),
     ], write.once ? { conflictAttempts: 1 } : {});
   } catch (err) {
     if (!(err instanceof ConditionFailed)) throw err;
     const from = 1 + items.length;
-    throw new AppendConditionFailed(err, { producers: from, staged: from + producers.length, lease: from + producers.length + staged.length });
+    throw new AppendConditionFailed(err, { producers: from, round: from + producers.length, lease: from + producers.length + (write.round ? 1 : 0) });
   }
 }
 

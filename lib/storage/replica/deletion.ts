@@ -20,9 +20,9 @@ import { batchWriteAll, client, DELETE_CALLS_IN_FLIGHT, type ReplicaStoreRef } f
 
 /**
  * Deletes a partition from a replica table: its head, every batch, every producer state and the
- * committer lease. Staged items (below the lease, lib/storage/replica/staging.ts) are left to
- * their TTL: a busy leader's stage holds an item per request of the last day, and no reader takes
- * one of an older leader epoch or outside the window commits read. With `until` (epoch ms) it
+ * committer lease. Round items (below the lease, lib/storage/replica/rounds.ts) are left to their
+ * TTL: a busy leader holds one per commit of the last day, and no writer reads one of another
+ * leader epoch. With `until` (epoch ms) it
  * stops once past it, after at least one call of deletes; returns whether everything is deleted.
  */
 export async function deletePartition(store: ReplicaStoreRef, tp: string, until = Number.POSITIVE_INFINITY): Promise<boolean> {
@@ -51,7 +51,7 @@ export async function deleteLog(store: ReplicaStoreRef, tp: string, claimedAt: n
 const DELETES_A_STEP = 25 * DELETE_CALLS_IN_FLIGHT;
 /**
  * Keys a page of the deleting Query asks for. Without a limit a page is 1 MB of items as stored,
- * thousands of small ones (a busy partition's staged items) — a read a loaded store may not
+ * thousands of small ones (a busy partition's round items) — a read a loaded store may not
  * answer within the client's request timeout, so that a purge that starts over could never pass it.
  */
 const DELETE_PAGE_KEYS = 500;

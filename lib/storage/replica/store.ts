@@ -50,8 +50,9 @@ export function toHead(item: Record<string, unknown>): ReplicaHead {
     ...(typeof item.logId === 'string' ? { logId: item.logId } : {}),
     ...(typeof item.lagMarkedEpoch === 'number' ? { lagMarkedEpoch: item.lagMarkedEpoch } : {}),
     ...(typeof item.lagClears === 'number' ? { lagClears: item.lagClears } : {}),
-    ...(typeof item.stagedFrom === 'number' ? { stagedFrom: item.stagedFrom } : {}),
     ...(typeof item.combinedAt === 'number' ? { combinedAt: item.combinedAt } : {}),
+    ...(typeof item.round === 'number' ? { round: item.round } : {}),
+    ...(typeof item.clean === 'number' ? { clean: item.clean } : {}),
     ...(item.openTxns !== undefined && Object.keys(item.openTxns as object).length > 0 ? { openTxns: item.openTxns as Record<string, number> } : {}),
   };
 }

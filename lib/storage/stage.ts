@@ -1,0 +1,99 @@
+/**
+ * The stage of the group commit's rounds (lib/log/staged-rounds.ts): a writer that lost the head's
+ * race puts its batches as one object of its own, under
+ * `stage/<topic id>/<partition>/<leader epoch>/<stage id>` in the stage bucket, and writes nothing
+ * else. The holder of the committer lease lists the prefix, reads the objects, commits them in a
+ * round, and deletes them in its next round; a writer that gives up deletes its own.
+ *
+ * An object is a 4-byte big-endian header length, the header (JSON: what a commit needs besides
+ * the bytes) and the inline batches' bytes back to back.
+ */
+import { deleteStageObjects, listStageObjects, putStageObject, readStageObject } from './objects.js';
+import type { S3Pointer } from './model.js';
+
+/** One batch as staged: its bytes (base offset 0) or where in S3 they are, and its header fields. */
+export interface StagedBatchItem {
+  readonly data?: Uint8Array;
+  readonly s3?: S3Pointer;
+  readonly recordCount: number;
+  readonly maxTimestamp: number;
+  readonly sizeBytes: number;
+  readonly producerId?: number;
+  readonly producerEpoch?: number;
+  readonly baseSequence?: number;
+  readonly transactional?: boolean;
+  readonly control?: 'commit' | 'abort';
+}
+
+/** What a staged object holds besides its batches' bytes. */
+export interface StagedObject {
+  /** Its stage id: random, unique among the partition's writers. */
+  readonly id: number;
+  /** acks=all: its writer waits for the high watermark. */
+  readonly acksAll?: boolean;
+  /** acks=all: the ISR count a commit must have (min.insync.replicas). */
+  readonly minIsr?: number;
+  /** When its writer gives up waiting (epoch ms). */
+  readonly deadline: number;
+  readonly batches: readonly StagedBatchItem[];
+}
+
+/** A listed object: its stage id and when it landed (S3's clock). */
+export interface ListedStaged {
+  readonly id: number;
+  readonly key: string;
+  readonly lastModified: number;
+}
+
+/** The prefix of a partition's stage under one leader epoch. */
+export const stagePrefix = (topicId: string, partition: number, leaderEpoch: number): string => `stage/${topicId}/${partition}/${leaderEpoch}/`;
+
+/** A new stage id: random below 2^53 (writers never coordinate one). */
+export const newStageId = (): number => Math.floor(Math.random() * 2 ** 53);
+
+type Header = Omit<StagedObject, 'batches'> & { readonly batches: readonly (Omit<StagedBatchItem, 'data'> & { readonly inline?: number })[] };
+
+/** An object's body. */
+export function encodeStaged(o: StagedObject): Buffer {
+  const header: Header = { ...o, batches: o.batches.map(({ data, ...b }) => ({ ...b, ...(data ? { inline: data.length } : {}) })) };
+  const json = Buffer.from(JSON.stringify(header));
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(json.length);
+  return Buffer.concat([len, json, ...o.batches.flatMap((b) => (b.data ? [b.data] : []))]);
+}
+
+/** An object's contents from its body (its inline batches' bytes are views of it). */
+export function decodeStaged(body: Buffer): StagedObject {
+  const len = body.readUInt32BE(0);
+  const header = JSON.parse(body.subarray(4, 4 + len).toString('utf8')) as Header;
+  let at = 4 + len;
+  const batches = header.batches.map(({ inline, ...b }) => {
+    if (inline === undefined) return b;
+    const data = body.subarray(at, at + inline);
+    at += inline;
+    return { ...b, data };
+  });
+  return { ...header, batches };
+}
+
+/** Puts a writer's object. */
+export async function putStaged(prefix: string, o: StagedObject): Promise<void> {
+  await putStageObject(`${prefix}${o.id}`, encodeStaged(o));
+}
+
+/** The objects staged under a prefix. */
+export async function listStaged(prefix: string): Promise<ListedStaged[]> {
+  return (await listStageObjects(prefix)).map((o) => ({ id: Number(o.key.slice(prefix.length)), key: o.key, lastModified: o.lastModified }));
+}
+
+/** Reads a staged object; undefined when it is gone (its writer gave up, or a round deleted it). */
+export async function readStaged(key: string): Promise<StagedObject | undefined> {
+  const body = await readStageObject(key);
+  return body ? decodeStaged(body) : undefined;
+}
+
+/** Deletes staged objects by stage id (deleting one already gone does nothing). */
+export async function deleteStaged(prefix: string, ids: readonly number[]): Promise<void> {
+  if (ids.length > 0) await deleteStageObjects(ids.map((id) => `${prefix}${id}`));
+}
+
