@@ -94,6 +94,35 @@ export async function batchBytes(b: BatchRecord): Promise<Buffer> {
   return withBaseOffset(bytes, b.baseOffset, b.leaderEpoch);
 }
 
+/**
+ * The bytes of stored batches, in order, each with its real base offset: one ranged GET for each
+ * run of batches that sit back to back in one S3 object (a group-commit round's), one for any
+ * other batch in S3.
+ */
+export function batchesBytes(batches: readonly BatchRecord[]): Promise<Buffer>[] {
+  const out: Promise<Buffer>[] = [];
+  for (let i = 0; i < batches.length;) {
+    const first = batches[i] as BatchRecord;
+    const s3 = first.s3;
+    let k = i + 1;
+    let end = s3 ? s3.position + s3.length : 0;
+    for (let next = batches[k]?.s3; s3 && next?.key === s3.key && next.position === end; next = batches[++k]?.s3) end += next.length;
+    if (!s3 || k === i + 1) {
+      out.push(batchBytes(first));
+      i++;
+      continue;
+    }
+    const whole = readRange(s3.key, s3.position, end - s3.position);
+    whole.catch(() => undefined); // awaited through each batch's promise
+    for (const b of batches.slice(i, k)) {
+      const at = (b.s3?.position ?? 0) - s3.position;
+      out.push(whole.then((bytes) => withBaseOffset(bytes.subarray(at, at + (b.s3?.length ?? 0)), b.baseOffset, b.leaderEpoch)));
+    }
+    i = k;
+  }
+  return out;
+}
+
 /** Tests: a pause between reading the leader's head and reading the log (a roll may run there). */
 export interface ReadHooks {
   readonly afterHead?: () => Promise<void> | void;
@@ -101,7 +130,7 @@ export interface ReadHooks {
 
 /** The records of stored batches from `from` (inclusive) to `below` (exclusive). */
 async function recordsOf(batches: readonly BatchRecord[], from: number, below: number): Promise<LogRecordOut[]> {
-  const decoded = await Promise.all(batches.map(async (b) => decodeBatch(await batchBytes(b))));
+  const decoded = (await Promise.all(batchesBytes(batches))).map((bytes) => decodeBatch(bytes));
   return decoded.flatMap((d) => d.records.filter((r) => r.offset >= from && r.offset < below));
 }
 
@@ -201,19 +230,20 @@ function s3Failure(err: unknown): unknown {
 async function fromTable(t: ReadTarget, g: Gathered, budget: number, hw: number, prefetched?: readonly BatchRecord[]): Promise<boolean> {
   // (a prefetched answer was read with the head, from the offset asked for: only what is below the high watermark counts)
   const batches = prefetched?.filter((b) => b.lastOffset < hw) ?? await queryBatches(t.leader, t.tp, { fromOffset: g.next, toOffset: hw - 1, maxBytes: Math.max(1, budget) });
-  let taken = 0;
+  const taken: BatchRecord[] = [];
   for (const b of batches) {
     if (b.baseOffset > g.next || b.lastOffset < g.next) break;
     // The Query returns one batch even past the budget; a continuing answer does not take it.
-    if (taken === 0 && g.parts.length > 0 && b.sizeBytes > budget) return true;
-    const bytes = batchBytes(b);
-    bytes.catch(() => undefined); // awaited with the rest; a later round's error must not leave it unhandled
-    g.parts.push({ bytes, verified: false });
+    if (taken.length === 0 && g.parts.length > 0 && b.sizeBytes > budget) return true;
+    taken.push(b);
     g.bytes += b.sizeBytes;
     g.next = b.lastOffset + 1;
-    taken++;
   }
-  return taken === batches.length && (batches.length > 0 || g.next >= hw);
+  for (const bytes of batchesBytes(taken)) {
+    bytes.catch(() => undefined); // awaited with the rest; a later round's error must not leave it unhandled
+    g.parts.push({ bytes, verified: false });
+  }
+  return taken.length === batches.length && (batches.length > 0 || g.next >= hw);
 }
 
 /**

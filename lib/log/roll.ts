@@ -19,12 +19,14 @@ import { emitMetric } from '../metrics.js';
 import type { BatchRecord, ReplicaHead } from '../storage/model.js';
 import { topicPartitionKey } from '../storage/model.js';
 import { putObject } from '../storage/objects.js';
+import { isRoundObject } from '../storage/stage.js';
 import { advanceTailStart, correctTailBytes } from '../storage/replica/tail.js';
 import { queryBatches } from '../storage/replica/reads.js';
 import { readHead, tailStartOf } from '../storage/replica/head.js';
 import { type ReplicaStoreRef } from '../storage/replica/store.js';
 import { commitSegment, listSegments, liveSegmentAround, registerPending, segmentObjectKey, tombstoneSegments, type SegmentRecord } from '../storage/coordination/segments.js';
 import { encodeSegment, type SegmentBatchInput } from './segment-format.js';
+import { batchesBytes } from './read.js';
 
 /** A pending claim older than this is taken over (its roller died between (a) and (c)). */
 export const PENDING_STALE_MS = 60_000;
@@ -109,13 +111,25 @@ export function tailOverdue(head: Pick<ReplicaHead, 'tailSince' | 'leo' | 'tailS
   return head.leo > tailStartOf(head) && head.tailSince !== undefined && now - head.tailSince > tailAgeLimit(segmentMs) + TAIL_OVERDUE_MS;
 }
 
-/** The segment-format input of a stored batch. */
-const segmentInput = (b: BatchRecord): SegmentBatchInput => ({
+/** The segment-format input of a stored batch (`bytes`: its bytes read from a round object). */
+const segmentInput = (b: BatchRecord, bytes?: Uint8Array): SegmentBatchInput => ({
   baseOffset: b.baseOffset, lastOffset: b.lastOffset, leaderEpoch: b.leaderEpoch, maxTimestamp: b.maxTimestamp,
   recordCount: b.recordCount, sizeBytes: b.sizeBytes,
-  ...(b.data ? { bytes: b.data } : {}),
-  ...(b.s3 ? { external: b.s3 } : {}),
+  ...(b.data ? { bytes: b.data } : bytes ? { bytes } : {}),
+  ...(b.s3 && !bytes ? { external: b.s3 } : {}),
 });
+
+/**
+ * The segment inputs of stored batches: a group-commit round's batches are copied in (one ranged
+ * GET per run of them), so a segment read never needs one GET per small batch; a large batch's
+ * own object stays external.
+ */
+async function segmentInputs(batches: readonly BatchRecord[]): Promise<SegmentBatchInput[]> {
+  const inRounds = batches.filter((b) => b.s3 && isRoundObject(b.s3.key));
+  const read = await Promise.all(batchesBytes(inRounds));
+  const bytesOf = new Map(inRounds.map((b, i) => [b, read[i]]));
+  return batches.map((b) => segmentInput(b, bytesOf.get(b)));
+}
 
 /** The leader's batches covering exactly [base, end), or undefined when its table no longer holds them. */
 async function batchesOf(p: Partition, base: number, end: number): Promise<BatchRecord[] | undefined> {
@@ -133,10 +147,10 @@ async function batchesOf(p: Partition, base: number, end: number): Promise<Batch
 async function writeAndCommit(p: Partition, claim: Pick<SegmentRecord, 'baseOffset' | 'endOffset' | 'key'>, o: RollOptions, read?: readonly BatchRecord[]): Promise<boolean> {
   const batches = read ?? await batchesOf(p, claim.baseOffset, claim.endOffset);
   if (!batches) return false;
-  const encoded = encodeSegment(batches.map(segmentInput));
+  const encoded = encodeSegment(await segmentInputs(batches));
   await putObject(claim.key, encoded.body);
   await o.hook?.('written', claim);
-  const external = [...new Set(batches.flatMap((b) => (b.s3 ? [b.s3.key] : [])))];
+  const external = [...new Set(batches.flatMap((b) => (b.s3 && !isRoundObject(b.s3.key) ? [b.s3.key] : [])))];
   const ok = await commitSegment({ topicId: p.topicId, partition: p.partition, ...claim }, {
     sizeBytes: encoded.body.length,
     recordCount: encoded.footer.recordCount,

@@ -17,7 +17,6 @@
  * instances staged them (a batch whose predecessor is not in yet waits in the stage a little); a
  * retry of a sequence in the log is answered with its first offset.
  */
-import { randomUUID } from 'node:crypto';
 import { KafkaError } from '../protocol/errors.js';
 import { isKafkaError } from '../errors.js';
 import type { ReplicaHead } from '../storage/model.js';
@@ -27,7 +26,7 @@ import { AppendConditionFailed } from '../storage/replica/batches.js';
 import { readRounds, settleRound, type Round, type RoundsRead, type RoundWrite } from '../storage/replica/rounds.js';
 import { claimCommitter, markCombining, releaseCommitter, type CommitterLease } from '../storage/replica/rounds.js';
 import type { StagedOutcome } from '../storage/replica/rounds.js';
-import { deleteStaged, listStaged, newStageId, putStaged, readStaged, stagePrefix, type StagedObject } from '../storage/stage.js';
+import { deleteStaged, listStaged, newStageId, putStaged, readStaged, roundObjectKey, stagePrefix, type StagedObject } from '../storage/stage.js';
 import { ConditionFailed } from '../storage/transact.js';
 import {
   appendOnHead, AppendOutcomeUnknown, checkLeadership, headKey, isStoreFailure, producerWrites, type AppendedRange, type AppendTarget, type ReadyBatch,
@@ -207,7 +206,7 @@ async function readAll(keys: readonly string[]): Promise<StagedObject[]> {
  * written as one round object: each becomes a pointer into it.
  */
 async function roundRequests(t: AppendTarget, objects: readonly StagedObject[]): Promise<{ key: string; requests: StagedRequest[] }> {
-  const key = `data/${t.topicId}/${t.partition}/${randomUUID()}.round`;
+  const key = roundObjectKey(t.topicId, t.partition);
   const parts: Buffer[] = [];
   let position = 0;
   const requests = objects.map((o): StagedRequest => ({

@@ -8,6 +8,7 @@
  * An object is a 4-byte big-endian header length, the header (JSON: what a commit needs besides
  * the bytes) and the inline batches' bytes back to back.
  */
+import { randomUUID } from 'node:crypto';
 import { deleteStageObjects, listStageObjects, putStageObject, readStageObject } from './objects.js';
 import type { S3Pointer } from './model.js';
 
@@ -47,6 +48,11 @@ export interface ListedStaged {
 
 /** The prefix of a partition's stage under one leader epoch. */
 export const stagePrefix = (topicId: string, partition: number, leaderEpoch: number): string => `stage/${topicId}/${partition}/${leaderEpoch}/`;
+
+/** Where a round's bytes go: an object of the log (`data/`, the bucket's), named by its partition and a random id. */
+export const roundObjectKey = (topicId: string, partition: number): string => `data/${topicId}/${partition}/${randomUUID()}.round`;
+/** Whether an object holds a round's bytes (many small batches back to back: a roll copies them into its segment). */
+export const isRoundObject = (key: string): boolean => key.endsWith('.round');
 
 /** A new stage id: random below 2^53 (writers never coordinate one). */
 export const newStageId = (): number => Math.floor(Math.random() * 2 ** 53);

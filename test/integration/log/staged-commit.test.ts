@@ -11,7 +11,10 @@ import { appendOnHead, planBatch, readyBatch, startPlan } from '../../../lib/log
 import { appendStaged, combiningSince, contended } from '../../../lib/log/staged-commit.js';
 import { stagedBatches } from '../../../lib/log/stage-plan.js';
 import { prepareBatches } from '../../../lib/log/batches.js';
-import { batchBytes } from '../../../lib/log/read.js';
+import { batchBytes, batchesBytes } from '../../../lib/log/read.js';
+import { rollPartition } from '../../../lib/log/roll.js';
+import { listSegments } from '../../../lib/storage/coordination/segments.js';
+import { readSegment } from '../../../lib/log/segment-reader.js';
 import { queryBatches } from '../../../lib/storage/replica/reads.js';
 import { readHead } from '../../../lib/storage/replica/head.js';
 import { deletePartition } from '../../../lib/storage/replica/deletion.js';
@@ -114,6 +117,29 @@ describe('Group commit across instances in rounds', () => {
     // (every object is deleted by the round after its own, or by its writer's holder before it stopped)
     await appendStaged(t, ready('last'), soon());
     expect((await listStaged(stagePrefix(t.topicId, t.partition, t.leaderEpoch))).length).toBeLessThanOrEqual(1);
+  });
+
+  it('a read of a round\'s batches takes one ranged GET of its object; a roll copies them into its segment, which names no round object', async () => {
+    const t = await newPartition();
+    await Promise.all(Array.from({ length: 12 }, (_, i) => appendStaged(t, ready(`r${i}`), soon())));
+    const stored = await queryBatches(t.leader, t.tp, { fromOffset: 0, toOffset: 1e9, maxBytes: 1e9 });
+    const objects = new Set(stored.map((b) => b.s3?.key));
+    const gets: string[] = [];
+    hookObjectStore('initialize', (next, context) => async (args) => {
+      if (String(context.commandName).includes('GetObject')) gets.push(JSON.stringify(args.input));
+      return next(args);
+    });
+    const bytes = await Promise.all(batchesBytes(stored));
+    expect(gets).toHaveLength(objects.size);
+    expect(bytes.map((b) => b.toString('hex'))).toEqual((await Promise.all(stored.map((b) => batchBytes(b)))).map((b) => b.toString('hex')));
+    await rollPartition(t.name, 0, { force: true });
+    const [segment] = await listSegments(t.topicId, 0);
+    expect(segment).toMatchObject({ baseOffset: 0, endOffset: 12 });
+    expect(segment?.externalKeys ?? []).toEqual([]);
+    gets.length = 0;
+    const read = await readSegment(segment!, 0, 1e6);
+    expect(read.batches.map((b) => b.toString('hex'))).toEqual(bytes.map((b) => b.toString('hex')));
+    expect(gets.length).toBeLessThanOrEqual(2);
   });
 
   it('commits one producer\'s batches in sequence order whichever writers staged them, and answers a retry with its first offset', async () => {
