@@ -159,8 +159,8 @@ export const CONTROLLER_WAKE_PATTERN = {
 /**
  * What of a replica table's stream invokes the replicator (a Lambda event source filter pattern,
  * applied as AWS applies it by the local stack's poller): inserts and changes of the log's items,
- * not deletions (truncations' and expiries' echoes) nor the items of the group commit's stage
- * (lib/storage/replica/staging.ts; they carry `stage`).
+ * not deletions (truncations' and expiries' echoes) nor the group commit's round items and lease
+ * (lib/storage/replica/rounds.ts; they carry `stage`).
  */
 export const REPLICA_STREAM_PATTERN = {
   eventName: ['INSERT', 'MODIFY'],
