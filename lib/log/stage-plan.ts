@@ -8,6 +8,7 @@ import type { ReplicaHead } from '../storage/model.js';
 import { readHead } from '../storage/replica/head.js';
 import type { StagedOutcome } from '../storage/replica/rounds.js';
 import type { StagedBatchItem } from '../storage/stage.js';
+import { PACK_MAX_PARTS } from '../storage/replica/items.js';
 import { BATCH_ITEM_OVERHEAD, CHUNK_MAX_BYTES, PRODUCER_ITEM_BYTES, TRANSACTION_MAX_ITEMS } from './append-chunks.js';
 import {
   forkPlan, notEnoughReplicas, planBatch, producerStates, startPlan, type AppendedRange, type AppendTarget, type Plan, type ReadyBatch,
@@ -43,7 +44,7 @@ export const pauseFor = (k: keyof typeof waited, first: boolean, waitedSoFar: nu
 /** One writer's request as a commit reads it from the stage. */
 export interface StagedRequest {
   /** Its stage id. */
-  readonly off: number;
+  readonly off: string;
   /** acks=all: its writer waits for the high watermark. */
   readonly acksAll?: boolean;
   /** acks=all: the ISR count a commit must have (min.insync.replicas). */
@@ -85,7 +86,7 @@ export const answerOf = (outcomes: readonly StagedOutcome[], committed?: Appende
 /** What one commit attempt writes: the plan, each taken request's outcomes, the ISR count it needs. */
 export interface Commit {
   readonly plan: Plan;
-  readonly marks: { readonly off: number; readonly outcomes: StagedOutcome[] }[];
+  readonly marks: { readonly off: string; readonly outcomes: StagedOutcome[] }[];
   readonly minIsr?: number;
   /** It appends batches of an acks=all writer. */
   readonly acksAll: boolean;
@@ -95,20 +96,24 @@ export interface Commit {
 const ROUND_MAX_REQUESTS = 500;
 /** A round's transaction besides its batches and producer states: the head, the round item, the lease. */
 const ROUND_FIXED_ITEMS = 3;
+/** How many of a round's batches one item holds: all its inline batches go into the round object back to back, in offset order, and share items (lib/storage/replica/items.ts). */
+const itemsFor = (roundBatches: number, packs: boolean): number => (packs ? Math.ceil(roundBatches / PACK_MAX_PARTS) : roundBatches);
 
 /**
  * Plans a commit of the staged requests, in the order given: each request's batches all fit
  * (offsets, duplicates, refusals) or the request stays staged. A request with an out-of-order
  * sequence waits for a later pass (its predecessor may be further on) unless `refuseGap` says it
- * has waited long enough: then it is refused. Batches in the round object (`roundKey`) share items;
- * any other is an item of its own. Stops at what one transaction holds.
+ * has waited long enough: then it is refused. A request that would take the transaction past what
+ * it holds stays staged for a later round. Inline batches are to go into the round object (and,
+ * where the cluster's log format `packs`, share items); a batch already in S3 is an item of its own.
  */
-export async function planCommit(t: AppendTarget, head: ReplicaHead, staged: readonly StagedRequest[], refuseGap: (off: number) => boolean, roundKey: string): Promise<Commit> {
+export async function planCommit(t: AppendTarget, head: ReplicaHead, staged: readonly StagedRequest[], refuseGap: (off: string) => boolean, packs: boolean): Promise<Commit> {
   let plan = startPlan(head, await producerStates(t, staged.flatMap((r) => r.batches), true));
   const marks: Commit['marks'] = [];
   let minIsr: number | undefined;
   let acksAll = false;
-  let items = ROUND_FIXED_ITEMS + 1;
+  let items = ROUND_FIXED_ITEMS;
+  let roundBatches = 0;
   let bytes = 0;
   let pending = [...staged];
   let shortOfReplicas: KafkaError | undefined;
@@ -134,15 +139,15 @@ export async function planCommit(t: AppendTarget, head: ReplicaHead, staged: rea
         deferred.push(item);
         continue;
       }
-      const appended = fork.records.length - plan.records.length;
-      const added = fork.records.slice(plan.records.length).filter((r) => r.s3?.key !== roundKey).length;
-      const addedBytes = fork.records.slice(plan.records.length).reduce((n, r) => n + (r.data ? r.sizeBytes : 0) + BATCH_ITEM_OVERHEAD, 0);
+      const added = fork.records.slice(plan.records.length);
+      const appended = added.length;
+      const inRound = added.filter((r) => r.data).length;
+      const own = appended - inRound;
+      const addedBytes = appended * BATCH_ITEM_OVERHEAD;
       const newProducers = fork.dirty.size - plan.dirty.size;
-      if (items + added + newProducers > TRANSACTION_MAX_ITEMS || bytes + addedBytes + newProducers * PRODUCER_ITEM_BYTES > CHUNK_MAX_BYTES) {
-        pending = [];
-        break;
-      }
-      items += added + newProducers;
+      if (items + own + newProducers + itemsFor(roundBatches + inRound, packs) > TRANSACTION_MAX_ITEMS || bytes + addedBytes + newProducers * PRODUCER_ITEM_BYTES > CHUNK_MAX_BYTES) continue;
+      items += own + newProducers;
+      roundBatches += inRound;
       bytes += addedBytes + newProducers * PRODUCER_ITEM_BYTES;
       plan = fork;
       if (appended > 0 && countRequired !== undefined) minIsr = Math.max(minIsr ?? 0, countRequired);

@@ -19,14 +19,15 @@
  */
 import { KafkaError } from '../protocol/errors.js';
 import { isKafkaError } from '../errors.js';
-import type { ReplicaHead } from '../storage/model.js';
+import type { BatchRecord, ReplicaHead } from '../storage/model.js';
+import { packsBatchItems } from '../cluster/metadata.js';
 import { putObject } from '../storage/objects.js';
 import { headFromItem, readHead } from '../storage/replica/head.js';
 import { AppendConditionFailed } from '../storage/replica/batches.js';
-import { readRounds, settleRound, type Round, type RoundsRead, type RoundWrite } from '../storage/replica/rounds.js';
+import { firstRound, readRounds, settleRound, type Round, type RoundsRead, type RoundWrite } from '../storage/replica/rounds.js';
 import { claimCommitter, markCombining, releaseCommitter, type CommitterLease } from '../storage/replica/rounds.js';
 import type { StagedOutcome } from '../storage/replica/rounds.js';
-import { deleteStaged, listStaged, newStageId, putStaged, readStaged, roundObjectKey, stagePrefix, type StagedObject } from '../storage/stage.js';
+import { deleteStaged, listStaged, newStageId, putStaged, readStaged, roundObjectKey, stagePrefix, type ListedStaged, type StagedObject } from '../storage/stage.js';
 import { ConditionFailed } from '../storage/transact.js';
 import {
   appendOnHead, AppendOutcomeUnknown, checkLeadership, headKey, isStoreFailure, producerWrites, type AppendedRange, type AppendTarget, type ReadyBatch,
@@ -75,13 +76,12 @@ export const stageable = (chunk: readonly ReadyBatch[]): boolean => chunk.every(
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The outcomes a round of the writer's epoch gave its object, if one did. */
-const outcomeIn = (rounds: readonly Round[], leaderEpoch: number, id: number): readonly StagedOutcome[] | undefined =>
-  rounds.find((r) => r.leaderEpoch === leaderEpoch && r.outcomes[String(id)])?.outcomes[String(id)];
+const outcomeIn = (rounds: readonly Round[], leaderEpoch: number, id: string): readonly StagedOutcome[] | undefined =>
+  rounds.find((r) => r.leaderEpoch === leaderEpoch && r.outcomes[id])?.outcomes[id];
 
 /**
  * The last round of the writer's epoch a read saw with every round before it (the next read starts
- * after it). A Query is no snapshot: a round it missed may sit below one it found; and an item of
- * an earlier leadership of this replica may still hold a number this epoch has not reached.
+ * after it). A Query is no snapshot: a round it missed may sit below one it found.
  */
 const lastRound = (read: RoundsRead, before: number, leaderEpoch: number): number => {
   const ours = new Set(read.rounds.filter((r) => r.leaderEpoch === leaderEpoch).map((r) => r.round));
@@ -105,14 +105,13 @@ async function answerCommitted(t: AppendTarget, outcomes: readonly StagedOutcome
  * or this epoch with another role (no round of the writer's epoch can commit any more); any other
  * give-up is an unknown outcome (a round that read the object may still commit it).
  */
-async function giveUp(t: AppendTarget, prefix: string, id: number, seenRound: number, err: KafkaError): Promise<(AppendedRange | KafkaError)[]> {
+async function giveUp(t: AppendTarget, prefix: string, id: string, seenRound: number, err: KafkaError): Promise<(AppendedRange | KafkaError)[]> {
   let read: RoundsRead;
   try {
     await deleteStaged(prefix, [id]);
     read = await readRounds(t.leader, t.tp, seenRound + 1);
   } catch (e) {
-    if (isStoreFailure(e)) throw new AppendOutcomeUnknown(t, e);
-    throw e;
+    throw new AppendOutcomeUnknown(t, e);
   }
   const found = outcomeIn(read.rounds, t.leaderEpoch, id);
   if (found) return answerCommitted(t, found, read.head);
@@ -133,14 +132,14 @@ async function giveUp(t: AppendTarget, prefix: string, id: number, seenRound: nu
 export async function appendStaged(t: AppendTarget, chunk: readonly ReadyBatch[], deadline: number, seen?: ReplicaHead): Promise<(AppendedRange | KafkaError)[]> {
   contendedUntil.set(headKey(t), Date.now() + CONTENDED_MS);
   const prefix = stagePrefix(t.topicId, t.partition, t.leaderEpoch);
-  const id = newStageId();
+  const id = newStageId(deadline);
   const minIsr = t.minIsr !== undefined && t.minIsr > 1 ? t.minIsr : undefined;
   const object: StagedObject = { id, deadline, ...(t.minIsr !== undefined ? { acksAll: true } : {}), ...(minIsr !== undefined ? { minIsr } : {}), batches: stagedBatches(chunk) };
   let seenRound: number;
   try {
     const before = seen && seen.leaderEpoch === t.leaderEpoch ? seen : await readHead(t.leader, t.tp);
     checkLeadership(before, t);
-    seenRound = before.round ?? 0;
+    seenRound = Math.max(before.round ?? 0, firstRound(t.leaderEpoch));
     await putStaged(prefix, object);
   } catch (err) {
     throw isStoreFailure(err) ? new AppendOutcomeUnknown(t, err) : err;
@@ -170,7 +169,7 @@ export async function appendStaged(t: AppendTarget, chunk: readonly ReadyBatch[]
       // its holder died or stalled.
       const now = Date.now();
       if (!read.lease || read.lease.until < now) {
-        const holder = `${id}`;
+        const holder = id;
         if (await claimCommitter(t.leader, t.tp, holder, now + LEASE_MS, now)) {
           try {
             const out = await commitRounds(t, id, Math.min(deadline, now + COMMITTER_MS), { holder, until: now + LEASE_MS }, read.head);
@@ -186,41 +185,46 @@ export async function appendStaged(t: AppendTarget, chunk: readonly ReadyBatch[]
       failures = 0;
       await sleep(pauseFor('commit', attempt === 1, Date.now() - stagedAt));
     } catch (err) {
-      if (!isStoreFailure(err) && !(err instanceof AppendOutcomeUnknown)) throw err;
-      // The store did not answer: the rounds tell, once it answers again.
+      // (a refusal is the answer; anything else — a store that did not answer, an S3 error on a
+      // holder's round — leaves the object staged: the rounds tell, once the stores answer again)
+      if (isKafkaError(err) && !isStoreFailure(err) && !(err instanceof AppendOutcomeUnknown)) throw err;
       if (++failures >= MAX_STORE_FAILURES) throw new AppendOutcomeUnknown(t, err);
       await sleep(20 * failures);
     }
   }
 }
 
-/** Reads listed objects, a few at a time; those gone since the list are left out. */
-async function readAll(keys: readonly string[]): Promise<StagedObject[]> {
-  const out: (StagedObject | undefined)[] = [];
-  for (let i = 0; i < keys.length; i += GETS_IN_FLIGHT) out.push(...(await Promise.all(keys.slice(i, i + GETS_IN_FLIGHT).map((k) => readStaged(k)))));
-  return out.filter((o): o is StagedObject => o !== undefined);
+/** Reads listed objects, a few at a time; those gone since the list are left out, and those that do not decode deleted. */
+async function readAll(prefix: string, listed: readonly ListedStaged[]): Promise<StagedObject[]> {
+  const out: (StagedObject | 'unreadable' | undefined)[] = [];
+  for (let i = 0; i < listed.length; i += GETS_IN_FLIGHT) out.push(...(await Promise.all(listed.slice(i, i + GETS_IN_FLIGHT).map((o) => readStaged(o.key)))));
+  const unreadable = listed.filter((_, i) => out[i] === 'unreadable').map((o) => o.id);
+  if (unreadable.length > 0) await deleteStaged(prefix, unreadable);
+  return out.filter((o): o is StagedObject => o !== undefined && o !== 'unreadable');
 }
 
+/** The requests of the objects a round read. */
+const requestsOf = (objects: readonly StagedObject[]): StagedRequest[] => objects.map((o) => ({
+  off: o.id, ...(o.acksAll ? { acksAll: true } : {}), ...(o.minIsr !== undefined ? { minIsr: o.minIsr } : {}), batches: readyOf(o.batches),
+}));
+
 /**
- * The requests of a round, in the order their objects landed, with their inline batches' bytes
- * written as one round object: each becomes a pointer into it.
+ * Writes the inline batches a round appends, in offset order, as one round object, and returns
+ * the plan's batches with each of those a pointer into it (so they share items).
  */
-async function roundRequests(t: AppendTarget, objects: readonly StagedObject[]): Promise<{ key: string; requests: StagedRequest[] }> {
+async function intoRoundObject(t: AppendTarget, records: readonly BatchRecord[]): Promise<BatchRecord[]> {
   const key = roundObjectKey(t.topicId, t.partition);
-  const parts: Buffer[] = [];
+  const parts: Uint8Array[] = [];
   let position = 0;
-  const requests = objects.map((o): StagedRequest => ({
-    off: o.id, ...(o.acksAll ? { acksAll: true } : {}), ...(o.minIsr !== undefined ? { minIsr: o.minIsr } : {}),
-    batches: readyOf(o.batches).map((b) => {
-      if (!b.bytes) return b;
-      const { bytes, ...rest } = b;
-      parts.push(bytes);
-      position += bytes.length;
-      return { ...rest, s3: { key, position: position - bytes.length, length: bytes.length } };
-    }),
-  }));
+  const out = records.map((r) => {
+    if (!r.data) return r;
+    const { data, ...rest } = r;
+    parts.push(data);
+    position += data.length;
+    return { ...rest, s3: { key, position: position - data.length, length: data.length } };
+  });
   if (parts.length > 0) await putObject(key, Buffer.concat(parts));
-  return { key, requests };
+  return out;
 }
 
 /**
@@ -231,50 +235,61 @@ async function roundRequests(t: AppendTarget, objects: readonly StagedObject[]):
  * Returns the holder's own answer once its object is committed, or undefined (the caller reads
  * again: rounds lost, or leadership moved).
  */
-async function commitRounds(t: AppendTarget, own: number, endBy: number, claimed: CommitterLease, seen: ReplicaHead | undefined): Promise<(AppendedRange | KafkaError)[] | undefined> {
+async function commitRounds(t: AppendTarget, own: string, endBy: number, claimed: CommitterLease, seen: ReplicaHead | undefined): Promise<(AppendedRange | KafkaError)[] | undefined> {
   const prefix = stagePrefix(t.topicId, t.partition, t.leaderEpoch);
+  const epochStart = firstRound(t.leaderEpoch);
+  const packs = await packsBatchItems();
   let lease = claimed;
   let answer: (AppendedRange | KafkaError)[] | undefined;
   let copying: Promise<FastCommit | undefined> = Promise.resolve(undefined);
   let ownCopy: Promise<FastCommit | undefined> | undefined;
   let marked = false;
+  const deleting: Promise<void>[] = [];
   let clean = seen?.clean ?? 0;
   rounds: for (let lost = 0; lost < 2;) {
     // The rounds since the head's `clean`: their objects are deleted before the stage is listed,
     // so no object a round committed is listed (and committed) again.
-    const read = await readRounds(t.leader, t.tp, clean + 1);
-    let { head } = read;
-    if (!head || head.leaderEpoch !== t.leaderEpoch || head.role !== 'leader') break;
-    clean = head.clean ?? 0;
-    const upTo = head.round ?? 0;
-    const committed = read.rounds.filter((r) => r.round > clean && r.round <= upTo);
-    // (a round committed while the Query ran: read again, else its objects could be listed)
-    if (committed.length !== upTo - clean) {
-      lost++;
-      continue;
+    let read = await readRounds(t.leader, t.tp, clean + 1);
+    let head = read.head;
+    let committed: Round[];
+    for (let again = false; ; again = true) {
+      if (!head || head.leaderEpoch !== t.leaderEpoch || head.role !== 'leader') break rounds;
+      // (rounds of earlier epochs name objects under their own prefixes, never listed here)
+      const from = Math.max(head.clean ?? 0, epochStart);
+      const upTo = Math.max(head.round ?? 0, epochStart);
+      committed = read.rounds.filter((r) => r.leaderEpoch === t.leaderEpoch && r.round > from && r.round <= upTo);
+      // (one Query is no snapshot: a round committed while it ran counts on the head and may be
+      // missing from the items read. The head read first, the Query shows every round it counts —
+      // but those its TTL deleted, whose objects are past their deadlines and never taken)
+      if (committed.length === upTo - from || again) break;
+      head = await readHead(t.leader, t.tp);
+      read = await readRounds(t.leader, t.tp, from + 1);
     }
+    clean = head.clean ?? 0;
     const mine = outcomeIn(committed, t.leaderEpoch, own);
     if (!answer && mine) answer = answerOf(mine);
-    const byEpoch = new Map<number, number[]>();
-    for (const r of committed) byEpoch.set(r.leaderEpoch, [...(byEpoch.get(r.leaderEpoch) ?? []), ...Object.keys(r.outcomes).map(Number)]);
-    await Promise.all([...byEpoch].map(([epoch, ids]) => deleteStaged(stagePrefix(t.topicId, t.partition, epoch), ids)));
-    const listed = (await listStaged(prefix)).sort((a, b) => a.lastModified - b.lastModified || a.id - b.id);
+    await deleteStaged(prefix, committed.flatMap((r) => Object.keys(r.outcomes)));
+    const listed = (await listStaged(prefix)).sort((a, b) => a.lastModified - b.lastModified || (a.id < b.id ? -1 : 1));
     const now = Date.now();
     // (alone in the stage, a writer has no one to combine with: its instance appends directly again)
     if (listed.length === 1 && listed[0]?.id === own) contendedUntil.delete(headKey(t));
-    // (an object whose writer gives up before this round could land would only be an unknown outcome)
+    // (an object whose writer gives up before this round could land would only be an unknown
+    // outcome: it is not read; one past its deadline, whose writer answered or died, is deleted)
     const landsBy = now + Math.max(LANDING_MIN_MS, 2 * waited.transaction);
-    const objects = (await readAll(listed.map((o) => o.key))).filter((o) => o.id === own || o.deadline > landsBy);
+    const expired = listed.filter((o) => o.id !== own && o.deadline < now).map((o) => o.id);
+    const objects = await readAll(prefix, listed.filter((o) => o.id === own || o.deadline > landsBy));
+    if (expired.length > 0) await deleteStaged(prefix, expired);
     if (objects.length === 0) break;
     const landedAt = new Map(listed.map((o) => [o.id, o.lastModified]));
-    const { key: roundKey, requests } = await roundRequests(t, objects);
+    const requests = requestsOf(objects);
     for (let tries = 1; ; tries++) {
-      const commit = await planCommit(t, head, requests, (off) => now - (landedAt.get(off) ?? now) > GAP_GRACE_MS, roundKey);
+      const commit = await planCommit(t, head, requests, (off) => now - (landedAt.get(off) ?? now) > GAP_GRACE_MS, packs);
       if (commit.marks.length === 0) break rounds;
       const from = head.round ?? 0;
+      const number = Math.max(from, epochStart);
       const round: RoundWrite = {
-        expectRound: from, clean: from,
-        item: { round: from + 1, leaderEpoch: t.leaderEpoch, outcomes: Object.fromEntries(commit.marks.map((m) => [String(m.off), m.outcomes])) },
+        expectRound: from, clean: number,
+        item: { round: number + 1, leaderEpoch: t.leaderEpoch, outcomes: Object.fromEntries(commit.marks.map((m) => [m.off, m.outcomes])) },
       };
       const sent = Date.now();
       // (the lease is renewed with a commit that could land after half of it is gone: another
@@ -300,7 +315,9 @@ async function commitRounds(t: AppendTarget, own: number, endBy: number, claimed
         head = out;
         continue;
       }
-      clean = from;
+      clean = number;
+      // (its objects go now, best effort; the next round's deletes are the ones safety rests on)
+      deleting.push(deleteStaged(prefix, commit.marks.map((m) => m.off)).catch(() => undefined));
       const mark = commit.marks.find((m) => m.off === own);
       if (mark) answer = answerOf(mark.outcomes);
       // acks=all: the writers of this round wait for the high watermark; it moves now, while the
@@ -316,8 +333,8 @@ async function commitRounds(t: AppendTarget, own: number, endBy: number, claimed
     }
     if (answer && Date.now() >= endBy) break;
   }
-  // (the fast commits end before the answer: after it, the instance may be frozen)
-  await copying;
+  // (the fast commits and the deletes end before the answer: after it, the instance may be frozen)
+  await Promise.all([copying, ...deleting]);
   const fast = await ownCopy;
   return fast && answer ? answer.map((r) => (r instanceof KafkaError ? r : { ...r, committed: fast })) : answer;
 }
@@ -332,7 +349,7 @@ async function writeRound(t: AppendTarget, head: ReplicaHead, commit: Commit, ro
   const combinedAt = commit.marks.length > 1 ? Date.now() : undefined;
   try {
     if (plan.records.length === 0) await settleRound(t.leader, t.tp, { expectLeo: head.leo, leaderEpoch: t.leaderEpoch }, round, lease);
-    else await appendOnHead(t, head, plan.records, producerWrites(plan), { round, once: true, ...(combinedAt ? { combinedAt } : {}), ...(lease ? { lease } : {}), ...(commit.minIsr !== undefined ? { minIsr: commit.minIsr } : {}) });
+    else await appendOnHead(t, head, await intoRoundObject(t, plan.records), producerWrites(plan), { round, once: true, ...(combinedAt ? { combinedAt } : {}), ...(lease ? { lease } : {}), ...(commit.minIsr !== undefined ? { minIsr: commit.minIsr } : {}) });
     return true;
   } catch (err) {
     if (!(err instanceof ConditionFailed)) throw err;

@@ -81,10 +81,31 @@ export function s3Client(): S3Client {
   return s3;
 }
 
+let s3Once: S3Client | undefined;
+/**
+ * An S3 client that sends each request once: for a write whose repeat is not harmless (a stage
+ * PUT sent again after a round committed and deleted the first copy would put it back).
+ */
+export function s3ClientSingleAttempt(): S3Client {
+  if (!s3Once) {
+    s3Once = new S3Client({
+      forcePathStyle: config().s3ForcePathStyle,
+      maxAttempts: 1,
+      requestHandler: handler(),
+    });
+    countS3Requests(s3Once);
+    traceStoreCalls(s3Once, 's3');
+    abortAtAnswerBy(s3Once);
+  }
+  return s3Once;
+}
+
 /** Drop every cached client (tests and the local stack, after endpoints change). */
 export function resetClients(): void {
   for (const c of documentClients.values()) c.destroy();
   documentClients.clear();
   s3?.destroy();
   s3 = undefined;
+  s3Once?.destroy();
+  s3Once = undefined;
 }

@@ -4,7 +4,7 @@
  */
 import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { config } from '../config.js';
-import { s3Client } from './clients.js';
+import { s3Client, s3ClientSingleAttempt } from './clients.js';
 
 const bucket = (): string => config().bucket;
 
@@ -148,9 +148,9 @@ async function deleteIn(b: string, keys: readonly string[]): Promise<void> {
 
 const stageBucket = (): string => config().stageBucket;
 
-/** Writes a staged object. */
+/** Writes a staged object, with one request: the SDK never sends it again (s3ClientSingleAttempt). */
 export async function putStageObject(key: string, body: Uint8Array): Promise<void> {
-  await s3Client().send(new PutObjectCommand({ Bucket: stageBucket(), Key: key, Body: body, ContentLength: body.length }));
+  await s3ClientSingleAttempt().send(new PutObjectCommand({ Bucket: stageBucket(), Key: key, Body: body, ContentLength: body.length }));
 }
 
 /** Every staged object under a prefix, with its last write time (one LIST per 1,000). */

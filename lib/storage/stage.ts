@@ -1,8 +1,9 @@
 /**
- * The stage of the group commit's rounds (lib/log/staged-rounds.ts): a writer that lost the head's
+ * The stage of the group commit's rounds (lib/log/staged-commit.ts): a writer that lost the head's
  * race puts its batches as one object of its own, under
  * `stage/<topic id>/<partition>/<leader epoch>/<stage id>` in the stage bucket, and writes nothing
- * else. The holder of the committer lease lists the prefix, reads the objects, commits them in a
+ * else. A stage id is `<deadline>-<random>`: when its writer gives up (epoch ms), so a holder
+ * passes over an object it could not commit in time without reading it, and a random tail. The holder of the committer lease lists the prefix, reads the objects, commits them in a
  * round, and deletes them in its next round; a writer that gives up deletes its own.
  *
  * An object is a 4-byte big-endian header length, the header (JSON: what a commit needs besides
@@ -28,8 +29,8 @@ export interface StagedBatchItem {
 
 /** What a staged object holds besides its batches' bytes. */
 export interface StagedObject {
-  /** Its stage id: random, unique among the partition's writers. */
-  readonly id: number;
+  /** Its stage id (`<deadline>-<random>`: newStageId). */
+  readonly id: string;
   /** acks=all: its writer waits for the high watermark. */
   readonly acksAll?: boolean;
   /** acks=all: the ISR count a commit must have (min.insync.replicas). */
@@ -39,10 +40,11 @@ export interface StagedObject {
   readonly batches: readonly StagedBatchItem[];
 }
 
-/** A listed object: its stage id and when it landed (S3's clock). */
+/** A listed object: its stage id, its writer's deadline and when it landed (S3's clock). */
 export interface ListedStaged {
-  readonly id: number;
+  readonly id: string;
   readonly key: string;
+  readonly deadline: number;
   readonly lastModified: number;
 }
 
@@ -54,8 +56,10 @@ export const roundObjectKey = (topicId: string, partition: number): string => `d
 /** Whether an object holds a round's bytes (many small batches back to back: a roll copies them into its segment). */
 export const isRoundObject = (key: string): boolean => key.endsWith('.round');
 
-/** A new stage id: random below 2^53 (writers never coordinate one). */
-export const newStageId = (): number => Math.floor(Math.random() * 2 ** 53);
+/** A new stage id for a writer that gives up at `deadline` (writers never coordinate one: the tail is random, 2^53 values). */
+export const newStageId = (deadline: number): string => `${deadline}-${Math.floor(Math.random() * 2 ** 53)}`;
+/** The deadline a stage id carries. */
+export const deadlineOf = (id: string): number => Number(id.slice(0, id.indexOf('-')));
 
 type Header = Omit<StagedObject, 'batches'> & { readonly batches: readonly (Omit<StagedBatchItem, 'data'> & { readonly inline?: number })[] };
 
@@ -89,17 +93,25 @@ export async function putStaged(prefix: string, o: StagedObject): Promise<void> 
 
 /** The objects staged under a prefix. */
 export async function listStaged(prefix: string): Promise<ListedStaged[]> {
-  return (await listStageObjects(prefix)).map((o) => ({ id: Number(o.key.slice(prefix.length)), key: o.key, lastModified: o.lastModified }));
+  return (await listStageObjects(prefix)).map((o) => {
+    const id = o.key.slice(prefix.length);
+    return { id, key: o.key, deadline: deadlineOf(id), lastModified: o.lastModified };
+  });
 }
 
-/** Reads a staged object; undefined when it is gone (its writer gave up, or a round deleted it). */
-export async function readStaged(key: string): Promise<StagedObject | undefined> {
+/** Reads a staged object; undefined when it is gone (its writer gave up, or a round deleted it), 'unreadable' when it does not decode. */
+export async function readStaged(key: string): Promise<StagedObject | 'unreadable' | undefined> {
   const body = await readStageObject(key);
-  return body ? decodeStaged(body) : undefined;
+  if (!body) return undefined;
+  try {
+    return decodeStaged(body);
+  } catch {
+    return 'unreadable';
+  }
 }
 
 /** Deletes staged objects by stage id (deleting one already gone does nothing). */
-export async function deleteStaged(prefix: string, ids: readonly number[]): Promise<void> {
+export async function deleteStaged(prefix: string, ids: readonly string[]): Promise<void> {
   if (ids.length > 0) await deleteStageObjects(ids.map((id) => `${prefix}${id}`));
 }
 

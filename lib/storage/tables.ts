@@ -122,10 +122,10 @@ export const COMMITTER_OFFSET = -2;
 /**
  * The group commit's round items (lib/storage/replica/rounds.ts): round `n` at `off = n -
  * ROUND_BASE`, below the lease, so one Query from a round up to the head returns the rounds
- * since, the lease and the head. (Items below the rounds were an earlier version's staged
- * batches, which its TTL deletes.)
+ * since, the lease and the head. (Items further below were an earlier version's staged batches,
+ * which their TTL deletes.)
  */
-export const ROUND_BASE = 2 ** 45;
+export const ROUND_BASE = 2 ** 52;
 
 /*
  * Coordination table keys (lib/storage/coordination/):

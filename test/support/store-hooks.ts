@@ -5,7 +5,7 @@
  */
 import { onTestFinished } from 'vitest';
 import type { MiddlewareStack } from '@smithy/types';
-import { dynamo, s3Client } from '../../lib/storage/clients.js';
+import { dynamo, s3Client, s3ClientSingleAttempt } from '../../lib/storage/clients.js';
 
 /** A store call as a hook sees it: the command's input, and the rest of the stack to call on. */
 export type StoreHook = (
@@ -29,14 +29,16 @@ export function hookStoreClient(endpoint: string | undefined, step: 'initialize'
   });
 }
 
-/** Adds `hook` to the S3 client (objects and the stage) at `step`, as hookStoreClient, until the running test ends. */
+/** Adds `hook` to the S3 clients (objects and the stage) at `step`, as hookStoreClient, until the running test ends. */
 export function hookObjectStore(step: 'initialize' | 'deserialize', hook: StoreHook): void {
-  const stack = s3Client().middlewareStack as MiddlewareStack<any, any>;
-  const name = `test-object-hook-${hooks++}`;
-  stack.add(hook as any, { step: step as 'initialize', name, priority: 'low' });
-  onTestFinished(() => {
-    stack.remove(name);
-  });
+  for (const client of [s3Client(), s3ClientSingleAttempt()]) {
+    const stack = client.middlewareStack as MiddlewareStack<any, any>;
+    const name = `test-object-hook-${hooks++}`;
+    stack.add(hook as any, { step: step as 'initialize', name, priority: 'low' });
+    onTestFinished(() => {
+      stack.remove(name);
+    });
+  }
 }
 
 /**

@@ -21,7 +21,7 @@ import type { BatchRecord, S3Pointer } from '../model.js';
 /** A packed item's data stops growing past this many bytes (far below DynamoDB's 400 KB an item). */
 export const PACK_MAX_BYTES = 64 * 1024;
 /** ... or this many parts. */
-const PACK_MAX_PARTS = 256;
+export const PACK_MAX_PARTS = 256;
 
 /**
  * One part's header: `[baseOffset, lastOffset, leaderEpoch, maxTimestamp, recordCount, sizeBytes,

@@ -1,14 +1,17 @@
 /**
- * The group commit's rounds on a leader replica (lib/log/staged-rounds.ts; the protocol is
+ * The group commit's rounds on a leader replica (lib/log/staged-commit.ts; the protocol is
  * spec/rounds.qnt's): writers stage their batches as objects (lib/storage/stage.ts), and each
  * commit of the committer lease's holder is a round — the head's `round` counts them — recorded in
  * a round item: which staged object got which offsets, or which refusal. A writer learns its
  * outcome from the round items committed since the head it read before it staged.
  *
- * Round `n` sits at `off = n - ROUND_BASE` under the partition's key (lib/storage/tables.ts), so
- * one Query from a round up to the head returns every round since, the committer lease and the
- * head. Round items carry `stage` = `round` (the replicator's stream filter passes them by) and
- * expire by the table's TTL a day after their commit.
+ * A round's number counts within its leader epoch from `firstRound(epoch)`, so a replica that leads
+ * again — after a full sync reset its head, or a purge and a return — never writes a number an
+ * item of an earlier leadership still holds. Round `n` sits at `off = n - ROUND_BASE` under the
+ * partition's key (lib/storage/tables.ts), so one Query from a round up to the head returns every
+ * round since, the committer lease and the head. Round items carry `stage` = `round` (the
+ * replicator's stream filter passes them by) and expire by the table's TTL three days after their
+ * commit — long after every object they name is past its writer's deadline.
  *
  * The head's `clean` is the last round whose staged objects are all deleted: a holder deletes the
  * objects of the rounds after it before it lists the stage, and its commit moves `clean` to the
@@ -103,8 +106,13 @@ export async function markCombining(store: ReplicaStoreRef, tp: string, leaderEp
   }
 }
 
-/** A round item lives a day (DynamoDB's TTL deletes it); a writer waits seconds. */
-const ROUND_TTL_S = 24 * 3600;
+/** A round item lives three days (DynamoDB's TTL deletes it); a writer waits seconds. */
+const ROUND_TTL_S = 3 * 24 * 3600;
+/** Rounds a leader epoch may number (about 4.5 years of 30 rounds a second). */
+const ROUNDS_AN_EPOCH = 2 ** 32;
+
+/** The number before the first round of a leader epoch. */
+export const firstRound = (leaderEpoch: number): number => leaderEpoch * ROUNDS_AN_EPOCH;
 
 /** One committed round: the staged objects it took (by stage id) and each one's outcomes, one per batch. */
 export interface Round {

@@ -16,7 +16,11 @@ import { rollPartition } from '../../../lib/log/roll.js';
 import { listSegments } from '../../../lib/storage/coordination/segments.js';
 import { readSegment } from '../../../lib/log/segment-reader.js';
 import { queryBatches } from '../../../lib/storage/replica/reads.js';
-import { readHead } from '../../../lib/storage/replica/head.js';
+import { readHead, setRole } from '../../../lib/storage/replica/head.js';
+import { client } from '../../../lib/storage/replica/store.js';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { firstRound } from '../../../lib/storage/replica/rounds.js';
+import { HEAD_OFFSET, ROUND_BASE } from '../../../lib/storage/tables.js';
 import { deletePartition } from '../../../lib/storage/replica/deletion.js';
 import { claimCommitter, markCombining, readRounds, releaseCommitter } from '../../../lib/storage/replica/rounds.js';
 import { deleteStaged, listStaged, newStageId, putStaged, stagePrefix } from '../../../lib/storage/stage.js';
@@ -29,6 +33,16 @@ import { hookObjectStore, hookStoreClient, loseTransactResponses } from '../../s
 import { ConditionFailed } from '../../../lib/storage/transact.js';
 import { TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { COMMITTER_OFFSET } from '../../../lib/storage/tables.js';
+
+/** How many times the object store was asked (each attempt) for the commands `match` picks. */
+function countAttempts(match: (command: string, input: string) => boolean): () => number {
+  let n = 0;
+  hookObjectStore('deserialize', (next, context) => async (args) => {
+    if (match(String(context.commandName), JSON.stringify(args.input))) n++;
+    return next(args);
+  });
+  return () => n;
+}
 
 const newPartition = () => newAppendTarget('staged');
 const soon = () => Date.now() + 10_000;
@@ -46,8 +60,8 @@ const idempotent = (producerId: number, seq: number, value: string) =>
   prepareBatches([{ key: null, value: Buffer.from(value), headers: [] }], BATCH_OPTIONS, Date.now(), { producerId, producerEpoch: 0, baseSequence: seq }).map((b) => readyBatch(b));
 
 /** Puts another writer's object holding `batches`, as appendStaged puts it; returns its stage id. */
-async function stageObject(t: AppendTarget, batches: ReturnType<typeof ready>, deadline = soon()): Promise<number> {
-  const id = newStageId();
+async function stageObject(t: AppendTarget, batches: ReturnType<typeof ready>, deadline = soon()): Promise<string> {
+  const id = newStageId(deadline);
   await putStaged(stagePrefix(t.topicId, t.partition, t.leaderEpoch), { id, deadline, batches: stagedBatches(batches) });
   return id;
 }
@@ -248,7 +262,7 @@ describe('Group commit across instances in rounds', () => {
 
   it('an object whose put lands after a round listed the stage is committed by a later round, once', async () => {
     const t = await newPartition();
-    let late: Promise<number> | undefined;
+    let late: Promise<string> | undefined;
     hookObjectStore('initialize', (next, context) => async (args) => {
       const out = await next(args);
       if (String(context.commandName).includes('List') && !late) late = stageObject(t, ready('late-put'));
@@ -411,7 +425,7 @@ describe('Group commit across instances in rounds', () => {
     const stale = { ...t, leaderEpoch: t.leaderEpoch - 1 };
     const out = await appendStaged(stale, ready('stale'), soon()).catch((e: unknown) => e);
     expect((out as KafkaError).kafkaName).toBe('FENCED_LEADER_EPOCH');
-    await putStaged(stagePrefix(t.topicId, t.partition, stale.leaderEpoch), { id: newStageId(), deadline: soon(), batches: stagedBatches(ready('stale-object')) });
+    await putStaged(stagePrefix(t.topicId, t.partition, stale.leaderEpoch), { id: newStageId(soon()), deadline: soon(), batches: stagedBatches(ready('stale-object')) });
     await appendStaged(t, ready('current'), soon());
     expect(await logOf(t)).toEqual(['current@0']);
   });
@@ -486,5 +500,80 @@ describe('Group commit across instances in rounds', () => {
     expect(read.lease).toBeUndefined();
     expect(await logOf(t)).toEqual([]);
     expect(read.rounds.length).toBeGreaterThan(0);
+  });
+  it('a stage PUT whose answer is lost is not sent again: its writer answers REQUEST_TIMED_OUT, and the object, which landed, is committed once by a later round', async () => {
+    const t = await newPartition();
+    const stage = `stage/${t.topicId}/`;
+    let lose = true;
+    hookObjectStore('deserialize', (next, context) => async (args) => {
+      if (!lose || !String(context.commandName).includes('PutObject') || !JSON.stringify(args.input).includes(stage)) return next(args);
+      lose = false;
+      await next(args);
+      throw Object.assign(new Error('socket timed out (answer lost by the test hook)'), { name: 'TimeoutError', $metadata: {} });
+    });
+    const puts = countAttempts((c, input) => c.includes('PutObject') && input.includes(stage));
+    const out = await appendStaged(t, ready('lost-answer'), soon()).catch((e: unknown) => e);
+    expect((out as KafkaError).kafkaName).toBe('REQUEST_TIMED_OUT');
+    expect(puts()).toBe(1);
+    await appendStaged(t, ready('next'), soon());
+    await appendStaged(t, ready('after'), soon());
+    expect(valuesOf(await logOf(t))).toEqual(['after', 'lost-answer', 'next']);
+  });
+
+  it('a replica that leads again under a later epoch numbers its rounds after every round item of its earlier leadership, whatever its head says (a full sync resets it)', async () => {
+    const t = await newPartition();
+    await stageObject(t, ready('old'));
+    await appendStaged(t, ready('old-writer'), soon());
+    expect((await readHead(t.leader, t.tp))?.round).toBe(firstRound(t.leaderEpoch) + 1);
+    // (the head loses its round and clean, as a full sync's rewrite does; the round item stays)
+    await client(t.leader).send(new UpdateCommand({ TableName: t.leader.replicaTable, Key: { tp: t.tp, off: HEAD_OFFSET }, UpdateExpression: 'REMOVE round, clean' }));
+    const next = { ...t, leaderEpoch: t.leaderEpoch + 1 };
+    await setRole(t.leader, t.tp, 'leader', next.leaderEpoch);
+    await stageObject(next, ready('new'));
+    await appendStaged(next, ready('new-writer'), soon());
+    expect(valuesOf((await logOf(t)).slice(2))).toEqual(['new', 'new-writer']);
+    const { rounds } = await readRounds(t.leader, t.tp, 1);
+    expect(rounds.map((r) => [r.leaderEpoch, r.round])).toEqual([[t.leaderEpoch, firstRound(t.leaderEpoch) + 1], [next.leaderEpoch, firstRound(next.leaderEpoch) + 1]]);
+  });
+
+  it('where the round items since the head\'s clean are gone (their TTL), rounds go on', async () => {
+    const t = await newPartition();
+    await stageObject(t, ready('a'));
+    await appendStaged(t, ready('b'), soon());
+    const head = await readHead(t.leader, t.tp) as ReplicaHead;
+    expect(head.clean).toBeLessThan(head.round as number);
+    await client(t.leader).send(new DeleteCommand({ TableName: t.leader.replicaTable, Key: { tp: t.tp, off: (head.round as number) - ROUND_BASE } }));
+    await stageObject(t, ready('c'));
+    await appendStaged(t, ready('d'), soon());
+    expect(valuesOf(await logOf(t))).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('a round that answers duplicates between new batches writes the new ones back to back in its object, in few items, within one transaction', async () => {
+    const t = await newPartition();
+    await appendStaged(t, idempotent(5, 0, 'dup'), soon());
+    for (let i = 0; i < 60; i++) {
+      await stageObject(t, idempotent(5, 0, 'dup'));
+      await stageObject(t, ready(`plain-${i}`));
+    }
+    await appendStaged(t, ready('writer'), soon());
+    const log = await logOf(t);
+    expect(log).toHaveLength(62);
+    const stored = await queryBatches(t.leader, t.tp, { fromOffset: 1, toOffset: 1e9, maxBytes: 1e9 });
+    const keys = new Set(stored.map((b) => b.s3?.key));
+    for (const key of keys) {
+      const mine = stored.filter((b) => b.s3?.key === key);
+      mine.forEach((b, i) => { if (i > 0) expect(b.s3?.position).toBe((mine[i - 1]?.s3?.position ?? 0) + (mine[i - 1]?.s3?.length ?? 0)); });
+    }
+  });
+
+  it('an object past its writer\'s deadline is deleted without being read', async () => {
+    const t = await newPartition();
+    const prefix = stagePrefix(t.topicId, t.partition, t.leaderEpoch);
+    const old = await stageObject(t, ready('expired'), Date.now() - 1_000);
+    const gets = countAttempts((c, input) => c.includes('GetObject') && input.includes(old));
+    await appendStaged(t, ready('writer'), soon());
+    expect(gets()).toBe(0);
+    expect((await listStaged(prefix)).map((o) => o.id)).not.toContain(old);
+    expect(await logOf(t)).toEqual(['writer@0']);
   });
 });
