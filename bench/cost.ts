@@ -27,7 +27,8 @@ import './lib/env.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fmt, isQuick, usd, writeResult } from './lib/report.js';
-import { ALTERNATIVES, DDB_ITEM_OVERHEAD_BYTES, LATENCY, PRICE, S3_GET_TIER, S3_PUT_TIER, pricesNote } from './lib/prices.js';
+import { ALTERNATIVES, DDB_ITEM_OVERHEAD_BYTES, LATENCY, PRICE, S3_GET_TIER, S3_PUT_TIER, STAGE_GET_TIER, STAGE_PUT_TIER, pricesNote } from './lib/prices.js';
+import { contendedTableOf } from './lib/contended-table.js';
 import { addTotals, s3Tier, zeroTotals } from './lib/capacity.js';
 import { longPollEndToEnd, pathRow, websocketEndToEnd } from './lib/latency-model.js';
 import { leaderOf, rollAll, tableLog } from './lib/partition.js';
@@ -367,7 +368,10 @@ function dollars(p: Phase): Dollars {
   return {
     ddbWrite: p.store.billedWriteUnits * PRICE.dynamodb.wru.value,
     ddbRead: p.store.readUnits * PRICE.dynamodb.rru.value,
-    s3: s3Tier(p.store, S3_PUT_TIER) * PRICE.s3.put.value + s3Tier(p.store, S3_GET_TIER) * PRICE.s3.get.value,
+    s3: s3Tier(p.store, S3_PUT_TIER) * PRICE.s3.put.value + s3Tier(p.store, S3_GET_TIER) * PRICE.s3.get.value
+      // (the stage: S3 Express requests, and every byte staged uploaded once and read back once)
+      + s3Tier(p.store, STAGE_PUT_TIER) * PRICE.s3Express.put.value + s3Tier(p.store, STAGE_GET_TIER) * PRICE.s3Express.get.value
+      + (p.store.stagePutBytes / GiB) * (PRICE.s3Express.uploadGb.value + PRICE.s3Express.retrievalGb.value),
     lambdaRequests: lambda.reduce((n, [, l]) => n + l.invocations, 0) * PRICE.lambda.request.value,
     lambdaCompute: lambda.reduce((n, [fn, l]) => n + (l.billedMs / 1000) * memoryGb(fn), 0) * PRICE.lambda.gbSecond.value,
     api: p.api.metered * PRICE.apiGateway.httpRequest.value,
@@ -521,22 +525,12 @@ const latencyTable = {
 };
 const ceilingTable = partitionCeilingTable(runs);
 
-// The group commit's DynamoDB units per record, next to the same 1 KiB requests one at a time.
-const perRecord = (units: number, records: number) => units / Math.max(1, records);
+// The group commit's units and requests per record, next to the same 1 KiB requests one at a time.
 const oneKRecords = runs[0]!.size.requests * runs[0]!.size.records;
-const contendedTable = {
-  title: '1 KiB requests from 16 concurrent writers through the group commit (acks=all, RF 3): DynamoDB per record and per GB produced',
-  columns: ['writers', 'write units / record', 'read units / record', 'DynamoDB writes $/GB', 'DynamoDB reads $/GB'],
-  rows: [
-    ['1 (HTTP, one at a time)', fmt(perRecord(runs[0]!.phases.produce.store.billedWriteUnits, oneKRecords), 1), fmt(perRecord(runs[0]!.phases.produce.store.readUnits, oneKRecords), 1),
-      usd(dollars(runs[0]!.phases.produce).ddbWrite * GiB / runs[0]!.payload), usd(dollars(runs[0]!.phases.produce).ddbRead * GiB / runs[0]!.payload)],
-    [String(CONTENDED_WRITERS), fmt(perRecord(contended.phase.store.billedWriteUnits, contended.records), 1), fmt(perRecord(contended.phase.store.readUnits, contended.records), 1),
-      usd(dollars(contended.phase).ddbWrite * GiB / contended.payload), usd(dollars(contended.phase).ddbRead * GiB / contended.payload)],
-  ],
-  notes: [
-    'Each staged record is a put of its batch (2 write units at 1 KiB), the commit\'s mark of its staged item inside the commit\'s transaction (2 × 2) and its share of the item that holds the round\'s batches in the same transaction (about 1 × 2 for a record, the item\'s size rounded up once); the head\'s writes and the fast commit\'s follower copies (one item a round on each follower) are shared by a round. The bytes stay in DynamoDB: staging them in S3 Express One Zone with pointers in the table is what would bring DynamoDB writes under $1/GB.',
-  ],
-};
+const contendedTable = contendedTableOf({
+  writers: CONTENDED_WRITERS, contended: { ...contended, perGb: scale(dollars(contended.phase), GiB / contended.payload) },
+  single: { produce: runs[0]!.phases.produce.store, records: oneKRecords, perGbProduce: perGb[0]!.phases.produce, perGbTotal: sum(perGb[0]!.total) },
+});
 
 const { table: pushTable, perGb: pushPerGb } = pushTableOf(push, dollars, COMPONENTS, sum);
 const { table: transactionTable, perTransaction: perTxn, baseline: baselineTxn } = transactionTable_(txnSteps, TXN_SENDS, (p) => sum(dollars(p)));

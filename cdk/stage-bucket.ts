@@ -9,10 +9,9 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3express from 'aws-cdk-lib/aws-s3express';
 import type { Construct } from 'constructs';
 import { createHash } from 'node:crypto';
+import { STAGE_ROOT } from '../lib/storage/model.js';
 import type { ResolvedProps } from './props.js';
 
-/** Where the stage's objects are; the lifecycle rule expires them there. */
-export const STAGE_PREFIX = 'stage/';
 
 /**
  * The stage's zone when `stageAvailabilityZoneId` is not given, per Region: the first zone S3
@@ -90,7 +89,7 @@ export function buildStageBucket(scope: Construct, p: ResolvedProps): s3express.
     },
     lifecycleConfiguration: {
       rules: [
-        { id: 'expire-stage', status: 'Enabled', prefix: STAGE_PREFIX, expirationInDays: 1 },
+        { id: 'expire-stage', status: 'Enabled', prefix: STAGE_ROOT, expirationInDays: 1 },
         { id: 'abort-incomplete-multipart-uploads', status: 'Enabled', abortIncompleteMultipartUpload: { daysAfterInitiation: 1 } },
       ],
     },

@@ -6,7 +6,7 @@
 import './env.js';
 import { takeCapacity, trackCapacity, type CapacityTotals } from '../../lib/storage/metering.js';
 
-export const zeroTotals = (): CapacityTotals => ({ readUnits: 0, writeUnits: 0, billedWriteUnits: 0, requests: {}, s3Requests: {}, s3PutBytes: 0 });
+export const zeroTotals = (): CapacityTotals => ({ readUnits: 0, writeUnits: 0, billedWriteUnits: 0, requests: {}, s3Requests: {}, s3PutBytes: 0, stagePutBytes: 0 });
 
 /** Adds `t` into `into`. */
 export function addTotals(into: CapacityTotals, t: CapacityTotals): void {
@@ -14,6 +14,7 @@ export function addTotals(into: CapacityTotals, t: CapacityTotals): void {
   into.writeUnits += t.writeUnits;
   into.billedWriteUnits += t.billedWriteUnits;
   into.s3PutBytes += t.s3PutBytes;
+  into.stagePutBytes += t.stagePutBytes;
   for (const [k, v] of Object.entries(t.requests)) into.requests[k] = (into.requests[k] ?? 0) + v;
   for (const [k, v] of Object.entries(t.s3Requests)) into.s3Requests[k] = (into.s3Requests[k] ?? 0) + v;
 }

@@ -158,6 +158,9 @@ export function latencyKind(service: 'dynamodb' | 's3', op: string): LatencyKind
 /** S3's request tiers: what is billed as a PUT and as a GET; DELETE is free. */
 export const S3_PUT_TIER: ReadonlySet<string> = new Set(['PutObject', 'CopyObject', 'ListObjectsV2', 'CreateMultipartUpload', 'UploadPart', 'CompleteMultipartUpload']);
 export const S3_GET_TIER: ReadonlySet<string> = new Set(['GetObject', 'HeadObject']);
+/** The same tiers on the group commit's stage (S3 Express One Zone; lib/storage/metering.ts counts its requests as `Stage` + the command). */
+export const STAGE_PUT_TIER: ReadonlySet<string> = new Set([...S3_PUT_TIER].map((op) => `Stage${op}`));
+export const STAGE_GET_TIER: ReadonlySet<string> = new Set([...S3_GET_TIER].map((op) => `Stage${op}`));
 /** DynamoDB bills stored items by their size plus 100 bytes each. */
 export const DDB_ITEM_OVERHEAD_BYTES = 100;
 /** DynamoDB's per-partition (and per-item) write ceiling: 1,000 WCU/s. */

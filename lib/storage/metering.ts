@@ -30,6 +30,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { STAGE_ROOT } from './model.js';
 
 export interface CapacityTotals {
   /** As the store reported them (ReturnConsumedCapacity). */
@@ -43,13 +44,19 @@ export interface CapacityTotals {
   billedWriteUnits: number;
   /** Requests per operation name (GetItem, TransactWriteItems...), failed ones included. */
   requests: Record<string, number>;
-  /** S3 requests per command (PutObject, GetObject, ListObjectsV2, DeleteObjects...); S3 bills per request. */
+  /**
+   * S3 requests per command (PutObject, GetObject, ListObjectsV2, DeleteObjects...); S3 bills per
+   * request. Requests on the group commit's stage (keys under `stage/`: S3 Express One Zone in
+   * AWS, billed at its own prices) are counted as `Stage` + the command (StagePutObject...).
+   */
   s3Requests: Record<string, number>;
-  /** Body bytes of the PutObject requests counted. */
+  /** Body bytes of the PutObject requests counted (the stage's apart). */
   s3PutBytes: number;
+  /** Body bytes of the stage's PutObject requests (S3 Express bills every byte uploaded, and again when read). */
+  stagePutBytes: number;
 }
 
-const totals: CapacityTotals = { readUnits: 0, writeUnits: 0, billedWriteUnits: 0, requests: {}, s3Requests: {}, s3PutBytes: 0 };
+const totals: CapacityTotals = { readUnits: 0, writeUnits: 0, billedWriteUnits: 0, requests: {}, s3Requests: {}, s3PutBytes: 0, stagePutBytes: 0 };
 let enabled = process.env.TRIBUTARY_TRACK_CAPACITY === 'true';
 /** Set while the counter makes its own lookups: those are neither counted nor traced. */
 const internal = new AsyncLocalStorage<true>();
@@ -67,6 +74,7 @@ export function takeCapacity(): CapacityTotals {
   totals.requests = {};
   totals.s3Requests = {};
   totals.s3PutBytes = 0;
+  totals.stagePutBytes = 0;
   return out;
 }
 
@@ -74,9 +82,13 @@ export function takeCapacity(): CapacityTotals {
 export function countS3Requests(client: S3Client): void {
   client.middlewareStack.add((next, context) => async (args) => {
     if (!enabled) return next(args);
-    const op = context.commandName?.replace(/Command$/, '') ?? 'unknown';
+    const command = context.commandName?.replace(/Command$/, '') ?? 'unknown';
+    const input = args.input as { Key?: string; Prefix?: string; ContentLength?: number; Delete?: { Objects?: { Key?: string }[] } };
+    const staged = (input.Key ?? input.Prefix ?? input.Delete?.Objects?.[0]?.Key ?? '').startsWith(STAGE_ROOT);
+    const op = staged ? `Stage${command}` : command;
     totals.s3Requests[op] = (totals.s3Requests[op] ?? 0) + 1;
-    if (op === 'PutObject') totals.s3PutBytes += Number((args.input as { ContentLength?: number }).ContentLength ?? 0);
+    if (op === 'PutObject') totals.s3PutBytes += Number(input.ContentLength ?? 0);
+    if (op === 'StagePutObject') totals.stagePutBytes += Number(input.ContentLength ?? 0);
     return next(args);
   }, { step: 'initialize', name: 'tributaryS3Requests' });
 }

@@ -180,6 +180,9 @@ export interface FollowerProgress {
 }
 
 /** Where a batch's bytes live when they are too large to keep inline. */
+/** Where every key of the group commit's stage starts (lib/storage/stage.ts; the CDK's lifecycle rule expires what is under it). */
+export const STAGE_ROOT = 'stage/';
+
 export interface S3Pointer {
   readonly key: string;
   readonly position: number;

@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { deleteStageObjects, listStageObjects, putStageObject, readStageObject } from './objects.js';
-import type { S3Pointer } from './model.js';
+import { STAGE_ROOT, type S3Pointer } from './model.js';
 
 /** One batch as staged: its bytes (base offset 0) or where in S3 they are, and its header fields. */
 export interface StagedBatchItem {
@@ -49,7 +49,7 @@ export interface ListedStaged {
 }
 
 /** The prefix of a partition's stage under one leader epoch. */
-export const stagePrefix = (topicId: string, partition: number, leaderEpoch: number): string => `stage/${topicId}/${partition}/${leaderEpoch}/`;
+export const stagePrefix = (topicId: string, partition: number, leaderEpoch: number): string => `${STAGE_ROOT}${topicId}/${partition}/${leaderEpoch}/`;
 
 /** Where a round's bytes go: an object of the log (`data/`, the bucket's), named by its partition and a random id. */
 export const roundObjectKey = (topicId: string, partition: number): string => `data/${topicId}/${partition}/${randomUUID()}.round`;
