@@ -6,6 +6,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { DynamoDbLaunch } from './dynamodb-archive.js';
 import { LocalStackError } from './ports.js';
 
@@ -144,6 +145,8 @@ export function s3rverCommand(port: number, dataDir: string, bucket: string | un
   return {
     file: process.execPath,
     args: [
+      // (deletes that leave directories in place: local/s3rver-patch.mjs says why)
+      '--import', new URL('./s3rver-patch.mjs', import.meta.url).href,
       bin, '-d', path.resolve(dataDir), '-a', '127.0.0.1', '-p', String(port), '--silent',
       ...(bucket === undefined ? [] : ['--configure-bucket', bucket]),
     ],

@@ -146,6 +146,8 @@ export async function appendStaged(t: AppendTarget, chunk: readonly ReadyBatch[]
   }
   const stagedAt = Date.now();
   let failures = 0;
+  /** Set once the writer gives up: what giveUp answers or throws is the answer. */
+  let gaveUp = false;
   for (let attempt = 1; ; attempt++) {
     try {
       const read = await readRounds(t.leader, t.tp, seenRound + 1);
@@ -156,12 +158,14 @@ export async function appendStaged(t: AppendTarget, chunk: readonly ReadyBatch[]
         return await answerCommitted(t, found, read.head);
       }
       if (Date.now() >= deadline) {
+        gaveUp = true;
         return await giveUp(t, prefix, id, seenRound, new KafkaError('REQUEST_TIMED_OUT', `Append to partition ${t.partition} was not committed in time (${attempt} reads).`, { topicId: t.topicId, partition: t.partition }));
       }
       try {
         checkLeadership(read.head, t);
       } catch (err) {
         if (!isKafkaError(err)) throw err;
+        gaveUp = true;
         return await giveUp(t, prefix, id, seenRound, err);
       }
       // One writer at a time commits, holding the committer lease: the others wait for its
@@ -187,7 +191,7 @@ export async function appendStaged(t: AppendTarget, chunk: readonly ReadyBatch[]
     } catch (err) {
       // (a refusal is the answer; anything else — a store that did not answer, an S3 error on a
       // holder's round — leaves the object staged: the rounds tell, once the stores answer again)
-      if (isKafkaError(err) && !isStoreFailure(err) && !(err instanceof AppendOutcomeUnknown)) throw err;
+      if (gaveUp || (isKafkaError(err) && !isStoreFailure(err) && !(err instanceof AppendOutcomeUnknown))) throw err;
       if (++failures >= MAX_STORE_FAILURES) throw new AppendOutcomeUnknown(t, err);
       await sleep(20 * failures);
     }

@@ -106,7 +106,8 @@ describe('Function: openPage', () => {
     const p = await openPage(browser, `${base}/broken`);
     await expect.poll(() => p.problems.pageErrors.length).toBe(1);
     expect(p.problems.pageErrors[0]).toMatch(/boom in the page/);
-    expect(p.problems.failedRequests).toEqual([`GET ${base}/missing.png: 404`]);
+    // (the image's 404 and the script's error are separate events: either may come first)
+    await expect.poll(() => p.problems.failedRequests).toEqual([`GET ${base}/missing.png: 404`]);
     expect(() => p.expectNoPageErrors()).toThrow(/the page had 1 uncaught error\(s\):\n\s+- Error: boom in the page/);
     await p.page.close();
   });
