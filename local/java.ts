@@ -6,7 +6,6 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { DynamoDbLaunch } from './dynamodb-archive.js';
 import { LocalStackError } from './ports.js';
 
