@@ -248,7 +248,8 @@ async function commitRounds(t: AppendTarget, own: string, endBy: number, claimed
   let copying: Promise<FastCommit | undefined> = Promise.resolve(undefined);
   let ownCopy: Promise<FastCommit | undefined> | undefined;
   let marked = false;
-  const deleting: Promise<void>[] = [];
+  /** This holder's deletes of its own rounds' objects, right after each commit: round → whether it went through. */
+  const deleted = new Map<number, Promise<boolean>>();
   let clean = seen?.clean ?? 0;
   rounds: for (let lost = 0; lost < 2;) {
     // The rounds since the head's `clean`: their objects are deleted before the stage is listed,
@@ -272,7 +273,9 @@ async function commitRounds(t: AppendTarget, own: string, endBy: number, claimed
     clean = head.clean ?? 0;
     const mine = outcomeIn(committed, t.leaderEpoch, own);
     if (!answer && mine) answer = answerOf(mine);
-    await deleteStaged(prefix, committed.flatMap((r) => Object.keys(r.outcomes)));
+    // (a round whose objects this holder deleted after its commit needs no second delete)
+    const done = await Promise.all(committed.map((r) => deleted.get(r.round) ?? false));
+    await deleteStaged(prefix, committed.filter((_, i) => !done[i]).flatMap((r) => Object.keys(r.outcomes)));
     const listed = (await listStaged(prefix)).sort((a, b) => a.lastModified - b.lastModified || (a.id < b.id ? -1 : 1));
     const now = Date.now();
     // (alone in the stage, a writer has no one to combine with: its instance appends directly again)
@@ -321,7 +324,7 @@ async function commitRounds(t: AppendTarget, own: string, endBy: number, claimed
       }
       clean = number;
       // (its objects go now, best effort; the next round's deletes are the ones safety rests on)
-      deleting.push(deleteStaged(prefix, commit.marks.map((m) => m.off)).catch(() => undefined));
+      deleted.set(round.item.round, deleteStaged(prefix, commit.marks.map((m) => m.off)).then(() => true, () => false));
       const mark = commit.marks.find((m) => m.off === own);
       if (mark) answer = answerOf(mark.outcomes);
       // acks=all: the writers of this round wait for the high watermark; it moves now, while the
@@ -338,7 +341,7 @@ async function commitRounds(t: AppendTarget, own: string, endBy: number, claimed
     if (answer && Date.now() >= endBy) break;
   }
   // (the fast commits and the deletes end before the answer: after it, the instance may be frozen)
-  await Promise.all([copying, ...deleting]);
+  await Promise.all([copying, ...deleted.values()]);
   const fast = await ownCopy;
   return fast && answer ? answer.map((r) => (r instanceof KafkaError ? r : { ...r, committed: fast })) : answer;
 }
