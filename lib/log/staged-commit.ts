@@ -176,7 +176,7 @@ export async function appendStaged(t: AppendTarget, chunk: readonly ReadyBatch[]
         const holder = id;
         if (await claimCommitter(t.leader, t.tp, holder, now + LEASE_MS, now)) {
           try {
-            const out = await commitRounds(t, id, Math.min(deadline, now + COMMITTER_MS), { holder, until: now + LEASE_MS }, read.head);
+            const out = await commitRounds(t, object, Math.min(deadline, now + COMMITTER_MS), { holder, until: now + LEASE_MS }, read.head);
             if (out) {
               learn('commit', Date.now() - stagedAt);
               return out;
@@ -239,7 +239,8 @@ async function intoRoundObject(t: AppendTarget, records: readonly BatchRecord[])
  * Returns the holder's own answer once its object is committed, or undefined (the caller reads
  * again: rounds lost, or leadership moved).
  */
-async function commitRounds(t: AppendTarget, own: string, endBy: number, claimed: CommitterLease, seen: ReplicaHead | undefined): Promise<(AppendedRange | KafkaError)[] | undefined> {
+async function commitRounds(t: AppendTarget, ownObject: StagedObject, endBy: number, claimed: CommitterLease, seen: ReplicaHead | undefined): Promise<(AppendedRange | KafkaError)[] | undefined> {
+  const own = ownObject.id;
   const prefix = stagePrefix(t.topicId, t.partition, t.leaderEpoch);
   const epochStart = firstRound(t.leaderEpoch);
   const packs = await packsBatchItems();
@@ -284,7 +285,11 @@ async function commitRounds(t: AppendTarget, own: string, endBy: number, claimed
     // outcome: it is not read; one past its deadline, whose writer answered or died, is deleted)
     const landsBy = now + Math.max(LANDING_MIN_MS, 2 * waited.transaction);
     const expired = listed.filter((o) => o.id !== own && o.deadline < now).map((o) => o.id);
-    const objects = await readAll(prefix, listed.filter((o) => o.id === own || o.deadline > landsBy));
+    // (the holder's own object is read from memory, while it is still listed: no round took it)
+    const ownListed = listed.some((o) => o.id === own);
+    const place = new Map(listed.map((o, i) => [o.id, i]));
+    const objects = [...(ownListed ? [ownObject] : []), ...await readAll(prefix, listed.filter((o) => o.id !== own && o.deadline > landsBy))]
+      .sort((a, b) => (place.get(a.id) ?? 0) - (place.get(b.id) ?? 0));
     if (expired.length > 0) await deleteStaged(prefix, expired);
     if (objects.length === 0) break;
     const landedAt = new Map(listed.map((o) => [o.id, o.lastModified]));
