@@ -24,9 +24,9 @@ import { packsBatchItems } from '../cluster/metadata.js';
 import { putObject } from '../storage/objects.js';
 import { headFromItem, readHead } from '../storage/replica/head.js';
 import { AppendConditionFailed } from '../storage/replica/batches.js';
-import { firstRound, readRounds, settleRound, type Round, type RoundsRead, type RoundWrite } from '../storage/replica/rounds.js';
-import { claimCommitter, markCombining, releaseCommitter, type CommitterLease } from '../storage/replica/rounds.js';
-import type { StagedOutcome } from '../storage/replica/rounds.js';
+import {
+  claimCommitter, firstRound, markCombining, readRounds, releaseCommitter, settleRound, type CommitterLease, type Round, type RoundsRead, type RoundWrite, type StagedOutcome,
+} from '../storage/replica/rounds.js';
 import { deleteStaged, listStaged, newStageId, putStaged, readStaged, roundObjectKey, stagePrefix, type ListedStaged, type StagedObject } from '../storage/stage.js';
 import { ConditionFailed } from '../storage/transact.js';
 import {
