@@ -196,6 +196,10 @@ export class Controller {
         } else if (b.state === 'fenced' && seen) {
           report.unfenced.push(b.brokerId);
           alive.add(b.brokerId);
+          // (its incarnation changes only once it is unfenced: one whose store lost its data — while
+          // fenced, or before a walk that a lost lease cut short — still shows it, and its replicas
+          // leave the ISRs, and lose their leaderships, before it counts as alive)
+          if (lostStore) lostLog.add(b.brokerId);
         } else if (b.state === 'alive') {
           alive.add(b.brokerId);
           if (!seen) report.unseen.push(b.brokerId);

@@ -386,4 +386,47 @@ describe('Controller: long partition walks', () => {
     expect(await announced(topicId, await partitions(name), 2)).toEqual([]);
     await healAll();
   });
+
+  it('where the lease is lost mid-walk after fencing a store that lost its data, the next controller still takes that broker out of every ISR before it unfences it', async () => {
+    await healAll();
+    const { name, parts } = await newTopic(6);
+    expect(parts.some((p) => p.leader === 1)).toBe(true);
+    let armed = false;
+    let stolen = false;
+    const { ctl } = takeOver({
+      hooks: {
+        // The walk that follows the fence stalls at the topic's first partition past its lease,
+        // and another controller takes the lease (and stalls before doing anything with it).
+        beforePartition: async (topic) => {
+          if (!armed || stolen || topic !== name) return;
+          stolen = true;
+          t += LEASE + 1;
+          expect(await acquireLease('thief', LEASE, t)).toBeDefined();
+        },
+      },
+    });
+    await ctl.tick(t);
+    // Back at once, empty: only its incarnation gives it away.
+    await c.stack.restart(storeName(1), { wipe: true });
+    t += 1000;
+    armed = true;
+    expect(await ctl.tick(t)).toMatchObject({ role: 'standby', fenced: [1] });
+    expect(stolen).toBe(true);
+    expect((await broker(1)).state).toBe('fenced');
+    // The cut-short walk left the topic as it was: broker 1 still leads some of it.
+    expect((await partitions(name)).filter((p) => p.leader === 1).length).toBeGreaterThan(0);
+    // The thief never comes back. The next controller finds broker 1 fenced and answering: it
+    // returns, but its store is still not the incarnation the cluster knows.
+    t += LEASE + 1;
+    const { ctl: next, caughtUp } = controller();
+    expect(await next.tick(t)).toMatchObject({ role: 'controller', unfenced: [1] });
+    for (const p of await partitions(name)) {
+      expect(p.leader).not.toBe(1);
+      expect(p.isr).not.toContain(1);
+    }
+    expect((await broker(1)).state).toBe('alive');
+    // Every partition it replicates gets a catch-up (a full sync) now that it is back.
+    expect(caughtUp.filter((x) => x.startsWith(`${name}/`)).sort()).toEqual(parts.map((p) => `${name}/${p.partition}`));
+    await healAll();
+  });
 });
