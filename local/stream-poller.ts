@@ -33,6 +33,7 @@
  * `stop()` aborts in-flight Streams calls and sleeps, waits for in-flight deliveries to finish,
  * and leaves no timers behind; nothing is delivered after it resolves.
  */
+import { setMaxListeners } from 'node:events';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { logger } from '../lib/logger.js';
 import {
@@ -143,9 +144,17 @@ class Waker {
   }
 }
 
+/**
+ * Listeners one poller's signal may hold at once: every table's runner, and every shard's loop of a
+ * stream, listens while its call is in flight or it waits (and stops after) — more than Node's
+ * default of 10 with a few tables or shards, none of them leaked.
+ */
+const SIGNAL_LISTENERS = 1_000;
+
 /** An AbortController that also aborts with `parent` (and drops its listener on parent once it aborts itself). */
 function childController(parent: AbortSignal): AbortController {
   const c = new AbortController();
+  setMaxListeners(SIGNAL_LISTENERS, c.signal);
   const onParent = () => c.abort();
   parent.addEventListener('abort', onParent, { once: true });
   c.signal.addEventListener('abort', () => parent.removeEventListener('abort', onParent), { once: true });
@@ -473,6 +482,7 @@ export class StreamPoller {
   async start(): Promise<void> {
     if (this.controller) throw new Error('StreamPoller already started');
     const controller = new AbortController();
+    setMaxListeners(SIGNAL_LISTENERS, controller.signal);
     this.controller = controller;
     this.runners = this.tables.map((t) => new TableRunner(t.table, t.endpoint, this, this.o, controller.signal));
     const firstTicks = this.runners.map((r) => new Promise<void>((resolve) => {

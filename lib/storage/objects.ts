@@ -10,7 +10,11 @@ const bucket = (): string => config().bucket;
 
 /** Writes an object. Effect: `key` holds `body` (keys are unique per write, so no condition). */
 export async function putObject(key: string, body: Uint8Array): Promise<void> {
-  await s3Client().send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: body, ContentLength: body.length }));
+  await putIn(s3Client(), bucket(), key, body);
+}
+
+async function putIn(s3: ReturnType<typeof s3Client>, b: string, key: string, body: Uint8Array): Promise<void> {
+  await s3.send(new PutObjectCommand({ Bucket: b, Key: key, Body: body, ContentLength: body.length }));
 }
 
 /**
@@ -150,7 +154,7 @@ const stageBucket = (): string => config().stageBucket;
 
 /** Writes a staged object, with one request: the SDK never sends it again (s3ClientSingleAttempt). */
 export async function putStageObject(key: string, body: Uint8Array): Promise<void> {
-  await s3ClientSingleAttempt().send(new PutObjectCommand({ Bucket: stageBucket(), Key: key, Body: body, ContentLength: body.length }));
+  await putIn(s3ClientSingleAttempt(), stageBucket(), key, body);
 }
 
 /** Every staged object under a prefix, with its last write time (one LIST per 1,000). */
