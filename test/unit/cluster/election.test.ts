@@ -58,4 +58,15 @@ describe('Function: reconcile with a replica that lost its log', () => {
   it('elects another in-sync replica when the leader lost its log', () => {
     expect(reconcile(part({ leader: 2, isr: [1, 2, 3] }), alive(1, 3), false, new Set([2]))).toEqual({ leader: 1, isr: [1, 3], unclean: false, newEpoch: true });
   });
+
+  it('where it answers again (returning, so alive), the walk that finds the loss never elects it, not even uncleanly', () => {
+    const lost = new Set([2]);
+    // It led alone: unclean election hands the partition to the first live replica that has a log.
+    const alone = part({ leader: 2, isr: [2], replicas: [2, 1, 3] });
+    expect(reconcile(alone, alive(1, 2, 3), true, lost)).toEqual({ leader: 1, isr: [1], unclean: true, newEpoch: true });
+    expect(reconcile(alone, alive(2), true, lost)).toEqual({ leader: -1, isr: [], unclean: false, newEpoch: true });
+    // With in-sync followers, the first of them leads; without unclean election, nobody else does.
+    expect(reconcile(part({ leader: 2, isr: [2, 3], replicas: [2, 1, 3] }), alive(1, 2, 3), true, lost)).toEqual({ leader: 3, isr: [3], unclean: false, newEpoch: true });
+    expect(reconcile(alone, alive(1, 2, 3), false, lost)).toEqual({ leader: -1, isr: [], unclean: false, newEpoch: true });
+  });
 });
