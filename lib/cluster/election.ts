@@ -40,9 +40,9 @@ export function reconcile(
 ): (ElectionDecision & { newEpoch: boolean }) | undefined {
   // A replica whose store lost its data is in sync with nothing: it leaves the ISR even as its last
   // member (the partition then stays offline unless unclean election is allowed).
-  // Nor does it lead uncleanly: it answers (a returning broker is alive) but holds no log.
   const p = lostLog.size === 0 ? part : { ...part, isr: part.isr.filter((r) => !lostLog.has(r)) };
   if (p.leader < 0 || !alive.has(p.leader) || lostLog.has(p.leader)) {
+    // (nor does it lead uncleanly: it answers — a returning broker is alive — but holds no log)
     const electable = lostLog.size === 0 ? alive : new Set([...alive].filter((b) => !lostLog.has(b)));
     const d = chooseLeader(p, electable, uncleanAllowed);
     if (d.leader === part.leader && sameMembers(d.isr, part.isr)) return undefined;

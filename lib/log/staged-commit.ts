@@ -285,11 +285,9 @@ async function commitRounds(t: AppendTarget, ownObject: StagedObject, endBy: num
     // outcome: it is not read; one past its deadline, whose writer answered or died, is deleted)
     const landsBy = now + Math.max(LANDING_MIN_MS, 2 * waited.transaction);
     const expired = listed.filter((o) => o.id !== own && o.deadline < now).map((o) => o.id);
-    // (the holder's own object is read from memory, while it is still listed: no round took it)
-    const ownListed = listed.some((o) => o.id === own);
-    const place = new Map(listed.map((o, i) => [o.id, i]));
-    const objects = [...(ownListed ? [ownObject] : []), ...await readAll(prefix, listed.filter((o) => o.id !== own && o.deadline > landsBy))]
-      .sort((a, b) => (place.get(a.id) ?? 0) - (place.get(b.id) ?? 0));
+    // (the holder's own object is taken from memory, while it is still listed: no round took it)
+    const fetched = new Map((await readAll(prefix, listed.filter((o) => o.id !== own && o.deadline > landsBy))).map((o) => [o.id, o]));
+    const objects = listed.flatMap((o) => (o.id === own ? [ownObject] : fetched.get(o.id) ?? []));
     if (expired.length > 0) await deleteStaged(prefix, expired);
     if (objects.length === 0) break;
     const landedAt = new Map(listed.map((o) => [o.id, o.lastModified]));
