@@ -20,8 +20,9 @@ import { logger } from '../logger.js';
 import * as brokerStore from '../storage/coordination/brokers.js';
 import * as partitionStore from '../storage/coordination/partitions.js';
 import { topicPartitionKey, type BrokerRecord, type Lease, type PartitionRecord } from '../storage/model.js';
-import { deletePartition } from '../storage/replica/deletion.js';
+import { purgePartition } from '../storage/replica/deletion.js';
 import { setRole } from '../storage/replica/head.js';
+import { fenceStore } from '../storage/replica/incarnation.js';
 import { type ReplicaStoreRef } from '../storage/replica/store.js';
 import { ConditionFailed } from '../storage/transact.js';
 import { shrinkForController } from './isr-count.js';
@@ -174,7 +175,10 @@ export async function completeReassignment(
 
 /**
  * Deletes the copies that brokers in `purging` still hold (demoted first, so a stale leader takes no
- * append while it goes), then drops them from `purging`. A broker that is fenced keeps its entry
+ * append while it goes), then drops them from `purging`. Each store is claimed for the lease's
+ * epoch first and every delete checks the claim: a controller deposed in the middle deletes
+ * nothing once its successor claimed the store (whose purge may be done, and the broker given the
+ * partition again). A broker that is fenced keeps its entry
  * (tried again when it is back); one no longer registered, or in the replicas again, is dropped
  * without deleting. A copy not deleted by `until` (epoch ms) keeps its entry too: the next walk
  * deletes on from where this one stopped, so no walk is held up by a large copy. Returns the
@@ -196,10 +200,14 @@ export async function purgeRemoved(
     }
     if (!alive.has(b)) continue;
     try {
+      if (!(await fenceStore(store, lease.epoch))) {
+        logger.info({ event: 'replica-purge-fenced', topic, partition: p.partition, broker: b, controllerEpoch: lease.epoch }, 'a newer controller claimed the store (or it has no incarnation yet): not purging');
+        continue;
+      }
       await setRole(store, tp, 'follower', p.leaderEpoch).catch((err: unknown) => {
         if (!(err instanceof ConditionFailed)) throw err; // no head left, or a newer epoch: nothing to demote
       });
-      if (!(await deletePartition(store, tp, until))) continue;
+      if (!(await purgePartition(store, tp, lease.epoch, until))) continue;
       done.push(b);
       logger.info({ event: 'replica-purged', topic, partition: p.partition, broker: b }, 'removed replica\'s data deleted');
     } catch (err) {

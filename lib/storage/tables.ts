@@ -110,7 +110,8 @@ export const HEAD_OFFSET = -1;
 
 /**
  * The key of the item that names a replica store's incarnation (whose accounting its contents
- * belong to): `incarnation`, and `controllerEpoch`, the lease epoch of the controller that wrote it.
+ * belong to): `incarnation`, and `controllerEpoch`, the newest lease epoch of a controller that wrote
+ * it (stamping an incarnation, or claiming the store for a purge).
  */
 export const INCARNATION_KEY = { tp: '__incarnation__', off: HEAD_OFFSET };
 

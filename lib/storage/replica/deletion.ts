@@ -1,33 +1,81 @@
 /**
- * Removing items from a replica table — a deleted partition, a full sync's restart, a removed
- * broker's whole table — and listing the S3 objects a partition's batch items point to (the
- * garbage pass keeps those).
+ * Removing items from a replica table — a deleted partition, a removed replica's copy, a full
+ * sync's restart, a removed broker's whole table — and listing the S3 objects a partition's batch
+ * items point to (the garbage pass keeps those).
  *
  * Conditional writes:
  * - `deleteLog` — condition, in every transaction: the head still holds this full sync's claim
  *   (`snapshotting = :t`). Effect: the partition's batch items and producer states deleted, up to
  *   99 a transaction; the head kept. Failure: throws `ConditionFailed` (index 0 carries the
  *   current head); that transaction deleted nothing, earlier ones stay deleted.
+ * - `purgePartition` — condition, in every transaction: the store is still claimed by this
+ *   controller's lease epoch (`fencedBy`, lib/storage/replica/incarnation.ts). Effect: the
+ *   partition's head, batches, producer states and committer lease deleted, up to 99 a transaction
+ *   (all, or as many as a time budget allows). Failure: throws `ConditionFailed`; that transaction
+ *   deleted nothing, earlier ones stay deleted.
  * - `deletePartition` and `emptyStore` — no condition: batched deletes of a partition's head,
- *   batches, producer states and committer lease (all of them, or as many as a time budget
- *   allows), or of every item in the table (returning how many).
+ *   batches, producer states and committer lease, or of every item in the table (returning how many).
  */
 import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { COMMITTER_OFFSET, HEAD_OFFSET, producersKey } from '../tables.js';
 import { MAX_TRANSACTION_ITEMS, transactWrite } from '../transact.js';
 import { readHead, tailStartOf } from './head.js';
+import { fencedBy } from './incarnation.js';
 import { batchWriteAll, client, DELETE_CALLS_IN_FLIGHT, type ReplicaStoreRef } from './store.js';
+
+/**
+ * How a page of keys is deleted: `step` keys between two looks at the clock, each step by `remove`.
+ */
+interface Remover {
+  readonly step: number;
+  readonly remove: (keys: Record<string, unknown>[]) => Promise<void>;
+}
+
+/** Unconditional deletes: BatchWriteItems of 25, DELETE_CALLS_IN_FLIGHT at once. */
+const unconditional = (store: ReplicaStoreRef): Remover => ({
+  step: 25 * DELETE_CALLS_IN_FLIGHT,
+  remove: (keys) => batchWriteAll(store, keys.map((Key) => ({ DeleteRequest: { Key } })), DELETE_CALLS_IN_FLIGHT),
+});
+
+/**
+ * Deletes that each transaction makes with `check`: 99 keys and the check a transaction, one
+ * transaction at a time (each checks the same item).
+ */
+const checked = (store: ReplicaStoreRef, check: Record<string, unknown>): Remover => ({
+  step: MAX_TRANSACTION_ITEMS - 1,
+  remove: async (keys) => {
+    for (let i = 0; i < keys.length; i += MAX_TRANSACTION_ITEMS - 1) {
+      await transactWrite(client(store), [check, ...keys.slice(i, i + MAX_TRANSACTION_ITEMS - 1).map((Key) => ({ Delete: { TableName: store.replicaTable, Key } }))]);
+    }
+  },
+});
 
 /**
  * Deletes a partition from a replica table: its head, every batch, every producer state and the
  * committer lease. Round items (below the lease, lib/storage/replica/rounds.ts) are left to their
  * TTL: a busy leader holds one per commit of the last day, and no writer reads one of another
- * leader epoch. With `until` (epoch ms) it
- * stops once past it, after at least one call of deletes; returns whether everything is deleted.
+ * leader epoch. For a partition no copy of which can come back (a deleted topic's: its id is
+ * never reused). With `until` (epoch ms) it stops once past it, after at least one call of
+ * deletes; returns whether everything is deleted.
  */
 export async function deletePartition(store: ReplicaStoreRef, tp: string, until = Number.POSITIVE_INFINITY): Promise<boolean> {
-  if (!(await deleteAll(store, tp, COMMITTER_OFFSET, undefined, until))) return false;
-  return deleteAll(store, producersKey(tp), undefined, undefined, until);
+  return deleteCopy(store, tp, unconditional(store), until);
+}
+
+/**
+ * Deletes a replica's copy of a partition that stays (a broker's the partition moved away from),
+ * as `deletePartition` does, under the store's claim by the controller of lease epoch
+ * `controllerEpoch` (`fenceStore`, taken first): a controller deposed while it deletes stops at
+ * its next transaction, and deletes nothing of a copy the broker synced again since.
+ * Errors: `ConditionFailed` once the claim is gone.
+ */
+export async function purgePartition(store: ReplicaStoreRef, tp: string, controllerEpoch: number, until = Number.POSITIVE_INFINITY): Promise<boolean> {
+  return deleteCopy(store, tp, checked(store, fencedBy(store, controllerEpoch)), until);
+}
+
+async function deleteCopy(store: ReplicaStoreRef, tp: string, remover: Remover, until: number): Promise<boolean> {
+  if (!(await deleteAll(store, tp, COMMITTER_OFFSET, remover, until))) return false;
+  return deleteAll(store, producersKey(tp), undefined, remover, until);
 }
 
 /**
@@ -37,18 +85,11 @@ export async function deletePartition(store: ReplicaStoreRef, tp: string, until 
  * Condition: the head's `snapshotting` is `claimedAt`. Errors: `ConditionFailed`.
  */
 export async function deleteLog(store: ReplicaStoreRef, tp: string, claimedAt: number): Promise<void> {
-  const check = { ConditionCheck: { TableName: store.replicaTable, Key: { tp, off: HEAD_OFFSET }, ConditionExpression: 'snapshotting = :t', ExpressionAttributeValues: { ':t': claimedAt } } };
-  const remove = async (keys: Record<string, unknown>[]) => {
-    for (let i = 0; i < keys.length; i += MAX_TRANSACTION_ITEMS - 1) {
-      await transactWrite(client(store), [check, ...keys.slice(i, i + MAX_TRANSACTION_ITEMS - 1).map((Key) => ({ Delete: { TableName: store.replicaTable, Key } }))]);
-    }
-  };
-  await deleteAll(store, tp, 0, remove);
-  await deleteAll(store, producersKey(tp), undefined, remove);
+  const remover = checked(store, { ConditionCheck: { TableName: store.replicaTable, Key: { tp, off: HEAD_OFFSET }, ConditionExpression: 'snapshotting = :t', ExpressionAttributeValues: { ':t': claimedAt } } });
+  await deleteAll(store, tp, 0, remover);
+  await deleteAll(store, producersKey(tp), undefined, remover);
 }
 
-/** Unconditional deletes, with a budget: this many keys between two looks at the clock (BatchWriteItems of 25, DELETE_CALLS_IN_FLIGHT at once). */
-const DELETES_A_STEP = 25 * DELETE_CALLS_IN_FLIGHT;
 /**
  * Keys a page of the deleting Query asks for. Without a limit a page is 1 MB of items as stored,
  * thousands of small ones (a busy partition's round items) — a read a loaded store may not
@@ -57,15 +98,11 @@ const DELETES_A_STEP = 25 * DELETE_CALLS_IN_FLIGHT;
 const DELETE_PAGE_KEYS = 500;
 
 /**
- * Deletes every item under `key` (from offset `fromOff` on), a page of keys at a time (`remove`:
- * unconditional batch deletes by default). Past `until` it stops after the deletes it sent (at
- * least one call of them) and returns false; true once everything is deleted.
+ * Deletes every item under `key` (from offset `fromOff` on), a page of keys at a time, by
+ * `remover`. Past `until` it stops after the deletes it sent (at least one step of them) and
+ * returns false; true once everything is deleted.
  */
-async function deleteAll(
-  store: ReplicaStoreRef, key: string, fromOff?: number,
-  remove: (keys: Record<string, unknown>[]) => Promise<void> = (keys) => batchWriteAll(store, keys.map((Key) => ({ DeleteRequest: { Key } })), DELETE_CALLS_IN_FLIGHT),
-  until = Number.POSITIVE_INFINITY,
-): Promise<boolean> {
+async function deleteAll(store: ReplicaStoreRef, key: string, fromOff: number | undefined, remover: Remover, until = Number.POSITIVE_INFINITY): Promise<boolean> {
   let start: Record<string, unknown> | undefined;
   let sent = false;
   do {
@@ -80,11 +117,11 @@ async function deleteAll(
       ExclusiveStartKey: start,
     }));
     const keys = (out.Items ?? []).map((k) => ({ tp: k.tp, off: k.off }));
-    // (with no budget, the page goes to `remove` whole: a transactional remove fills its own transactions)
-    const step = until === Number.POSITIVE_INFINITY ? Math.max(1, keys.length) : DELETES_A_STEP;
+    // (with no budget, the page goes to `remove` whole)
+    const step = until === Number.POSITIVE_INFINITY ? Math.max(1, keys.length) : remover.step;
     for (let i = 0; i < keys.length; i += step) {
       if (sent && Date.now() >= until) return false;
-      await remove(keys.slice(i, i + step));
+      await remover.remove(keys.slice(i, i + step));
       sent = true;
     }
     start = out.LastEvaluatedKey;

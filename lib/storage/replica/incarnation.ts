@@ -9,8 +9,12 @@
  *   incarnation the probe read (`incarnation = :replaces`, or `attribute_not_exists(incarnation)`
  *   when `replaces` is null). Effect: the item put with `incarnation` and `controllerEpoch`.
  *   Failure: returns false.
+ * - `fenceStore` — condition: the item exists and no controller of a newer lease epoch wrote it
+ *   (`attribute_exists(tp) AND (attribute_not_exists(controllerEpoch) OR controllerEpoch <= :epoch)`). Effect: `controllerEpoch = :epoch`.
+ *   Failure: returns false.
+ * - `fencedBy` (a ConditionCheck other writes carry): the item's `controllerEpoch` is still `:epoch`.
  */
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { INCARNATION_KEY } from '../tables.js';
 import { client, type ReplicaStoreRef } from './store.js';
 
@@ -69,3 +73,42 @@ export async function writeIncarnation(store: ReplicaStoreRef, w: IncarnationWri
     throw err;
   }
 }
+
+/**
+ * Claims a store for the controller of lease epoch `controllerEpoch` before it deletes a copy there:
+ * the lease lives in another table (maybe another endpoint), so the deletes carry `fencedBy`
+ * instead, and a controller deposed in the middle deletes nothing once its successor claimed the
+ * store — not a copy the broker synced again after the successor's purge:
+ *
+ *   controller A (epoch 7): claims ── deletes ── stalls ──────────────────────────────────── deletes ✗ (8 ≠ 7)
+ *   controller B (epoch 8):                         claims ── deletes all ── broker 3 re-added, syncs
+ *
+ * Condition: the item exists (a store without one is new or wiped: nothing of it is accounted
+ * for yet) and its `controllerEpoch` is ≤ the claimant's. Effect: `controllerEpoch` written.
+ * Returns false when the condition failed.
+ */
+export async function fenceStore(store: ReplicaStoreRef, controllerEpoch: number): Promise<boolean> {
+  try {
+    await client(store).send(new UpdateCommand({
+      TableName: store.replicaTable,
+      Key: INCARNATION_KEY,
+      UpdateExpression: 'SET controllerEpoch = :epoch',
+      ConditionExpression: 'attribute_exists(tp) AND (attribute_not_exists(controllerEpoch) OR controllerEpoch <= :epoch)',
+      ExpressionAttributeValues: { ':epoch': controllerEpoch },
+    }));
+    return true;
+  } catch (err) {
+    if ((err as Error).name === 'ConditionalCheckFailedException') return false;
+    throw err;
+  }
+}
+
+/** The transaction item that keeps a write to `fenceStore`'s claim: the store's `controllerEpoch` is still `controllerEpoch`. */
+export const fencedBy = (store: ReplicaStoreRef, controllerEpoch: number) => ({
+  ConditionCheck: {
+    TableName: store.replicaTable,
+    Key: INCARNATION_KEY,
+    ConditionExpression: 'controllerEpoch = :epoch',
+    ExpressionAttributeValues: { ':epoch': controllerEpoch },
+  },
+});

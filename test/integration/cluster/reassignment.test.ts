@@ -8,17 +8,20 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { alterClusterConfigs } from '../../../lib/cluster/cluster-config-admin.js';
 import { Controller } from '../../../lib/cluster/controller.js';
 import { electLeaderOf } from '../../../lib/cluster/leadership.js';
-import { cancelReassignment, completeReassignment, reassigning, startReassignment } from '../../../lib/cluster/reassignment.js';
+import { cancelReassignment, completeReassignment, purgeRemoved, reassigning, startReassignment } from '../../../lib/cluster/reassignment.js';
 import { createTopic } from '../../../lib/cluster/topics.js';
 import { KafkaError } from '../../../lib/protocol/errors.js';
 import { produce } from '../../../lib/log/produce.js';
 import { ReplicationSweep } from '../../../lib/orchestration/sweep.js';
-import { acquireLease } from '../../../lib/storage/coordination/lease.js';
+import { acquireLease, LeaseLost } from '../../../lib/storage/coordination/lease.js';
 import { alterPartition, readPartition } from '../../../lib/storage/coordination/partitions.js';
 import { listBrokers } from '../../../lib/storage/coordination/brokers.js';
 import { markLagging } from '../../../lib/storage/coordination/lag-index.js';
 import { topicPartitionKey, type PartitionRecord } from '../../../lib/storage/model.js';
+import { purgePartition } from '../../../lib/storage/replica/deletion.js';
+import { fenceStore } from '../../../lib/storage/replica/incarnation.js';
 import { queryBatches } from '../../../lib/storage/replica/reads.js';
+import { ConditionFailed } from '../../../lib/storage/transact.js';
 import { readHead } from '../../../lib/storage/replica/head.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
@@ -230,5 +233,57 @@ describe('Partition reassignment', () => {
     expect(report.scanned).toBe(true);
     expect((await readPartition(name, 0))?.purging).toBeUndefined();
     expect(await readHead(store(3), tp)).toBeUndefined();
+  });
+
+  it('a deposed controller that wakes in its purge deletes nothing of a copy its successor purged and the broker synced again', async () => {
+    const { name, tp, sweep } = await topicOn([1, 2, 3], 5);
+    await startReassignment(name, 0, [1, 2, 4]);
+    await tick(ctl); // the walk marks the partition for the sweep
+    await sweep.sweep();
+    const deposed = (await acquireLease(`deposed-${ids++}`, 3000, t += 10_000))!;
+    const stores = new Map((await listBrokers()).map((b) => [b.brokerId, b]));
+    const seen = await completeReassignment(name, (await readPartition(name, 0))!, new Set([1, 2, 3, 4]), stores, deposed);
+    expect(seen).toMatchObject({ replicas: [1, 2, 4], purging: [3] });
+
+    // (the deposed controller stalls here, about to purge 3) Its successor purges 3's copy; 3 is
+    // then added back, syncs and joins the ISR, and 4's copy is purged in turn.
+    t += 10_000;
+    const successor = newController();
+    await tick(successor);
+    expect((await readPartition(name, 0))?.purging).toBeUndefined();
+    const back = await moveFully(name, [1, 2, 3], sweep, successor);
+    expect(back.isr).toEqual(expect.arrayContaining([1, 2, 3]));
+    const copy = await offsets(3, tp);
+    expect(copy).toEqual(await offsets(1, tp));
+
+    // The deposed controller wakes and goes on with the purge it read.
+    await purgeRemoved(name, seen, new Set([1, 2, 3, 4]), stores, deposed).catch((err: unknown) => {
+      expect(err).toBeInstanceOf(LeaseLost);
+    });
+    expect(await offsets(3, tp)).toEqual(copy);
+    expect(await readHead(store(3), tp)).toMatchObject({ leo: 5 });
+    expect((await readPartition(name, 0))?.isr).toContain(3);
+  });
+
+  it('a purge whose store a newer controller claimed stops at its next transaction of deletes', async () => {
+    const { name, tp } = await topicOn([1, 2, 3], 0);
+    for (let i = 0; i < 130; i++) {
+      expect((await produce(name, [{ partition: 0, key: null, headers: [], value: Buffer.from(`r${i}`) }], { acks: 'all' }))[0]?.ok).toBe(true);
+    }
+    const older = (await acquireLease(`older-${ids++}`, 3000, t += 10_000))!;
+    expect(await fenceStore(store(3), older.epoch)).toBe(true);
+    expect(await purgePartition(store(3), tp, older.epoch, 0)).toBe(false); // one transaction, then out of time
+    const left = (await offsets(3, tp)).length;
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeLessThan(130);
+
+    const newer = (await acquireLease(`newer-${ids++}`, 3000, t += 10_000))!;
+    expect(await fenceStore(store(3), newer.epoch)).toBe(true);
+    expect(await fenceStore(store(3), older.epoch)).toBe(false);
+    await expect(purgePartition(store(3), tp, older.epoch)).rejects.toBeInstanceOf(ConditionFailed);
+    expect((await offsets(3, tp)).length).toBe(left);
+    expect(await purgePartition(store(3), tp, newer.epoch)).toBe(true);
+    expect(await offsets(3, tp)).toEqual([]);
+    t += 10_000; // (the shared controller takes the lease back)
   });
 });
