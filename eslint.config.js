@@ -34,8 +34,8 @@ const zones = [
   })),
   // The codec and the error table are pure: nothing else in lib/.
   { target: './lib/protocol', from: [...LIB_FOLDERS, './lib/config.ts', './lib/errors.ts', './lib/logger.ts', './lib/deadline.ts', './lib/metrics.ts'], message: 'lib/protocol imports nothing above it.' },
-  // The basics at lib's root (config, errors, logger, deadline, metrics) sit on lib/protocol alone.
-  ...['config', 'errors', 'logger', 'deadline', 'metrics'].map((f) => ({
+  // The basics at lib's root (config, errors, logger, deadline, metrics, map-limit) sit on lib/protocol alone.
+  ...['config', 'errors', 'logger', 'deadline', 'metrics', 'map-limit'].map((f) => ({
     target: `./lib/${f}.ts`, from: LIB_FOLDERS, message: "The basics at lib's root import nothing above lib/protocol.",
   })),
   // The apps, one above the other: the CLI and the chaos harness run the local stack, which runs the bundles.

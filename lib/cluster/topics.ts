@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { KafkaError } from '../protocol/errors.js';
 import { logger } from '../logger.js';
+import { mapLimit } from '../map-limit.js';
 import * as brokerStore from '../storage/coordination/brokers.js';
 import * as leaseStore from '../storage/coordination/lease.js';
 import * as topicStore from '../storage/coordination/topics.js';
@@ -19,6 +20,8 @@ import { assignReplicas, continuationStart } from './placement.js';
 import { checkTopicConfig, checkTopicConfigs, isTopicConfig } from './topic-configs.js';
 
 const LEGAL = /^[a-zA-Z0-9._-]+$/;
+/** How many topics a listing reads at once (a Query each). */
+const TOPIC_READS_IN_FLIGHT = 16;
 export const MAX_TOPIC_NAME_LENGTH = 249;
 /** Upper bound on partitions per topic, far above practical use, to keep one request bounded. */
 export const MAX_PARTITIONS = 10_000;
@@ -190,9 +193,10 @@ export async function describeTopic(name: string): Promise<TopicDescription> {
   return view;
 }
 
+/** Every active topic, by name, with its partitions: the topic list, then each topic (a Query each, TOPIC_READS_IN_FLIGHT at once). */
 export async function listTopics(): Promise<TopicDescription[]> {
   const names = (await topicStore.listTopicNames()).sort();
-  const views = await Promise.all(names.map((n) => topicStore.readTopic(n)));
+  const views = await mapLimit(names, TOPIC_READS_IN_FLIGHT, (n) => topicStore.readTopic(n));
   return views.filter((v): v is TopicDescription => v !== undefined && v.topic.state === 'active');
 }
 

@@ -5,6 +5,7 @@
  */
 import * as z from 'zod';
 import { HttpError } from '../errors.js';
+import { mapLimit } from '../map-limit.js';
 import { clusterRecord, partitionCountsKnowing } from '../cluster/metadata.js';
 import { ASSIGNORS, type AssignorName } from '../groups/assignors.js';
 import * as groups from '../groups/coordinator.js';
@@ -218,12 +219,14 @@ async function resetOffsets(req: ApiRequest): Promise<ApiResponse> {
 }
 
 const G = '/v3/clusters/{cluster_id}/consumer-groups/{group_id}';
+/** How many groups the group listing describes at once. */
+const GROUP_READS_IN_FLIGHT = 16;
 
 export const groupRoutes: Record<string, RouteHandler> = {
   'GET /v3/clusters/{cluster_id}/consumer-groups': async (req) => {
     const { clusterId, base } = await clusterUrl(req);
     const ids = await visible(req, await groups.listGroups(), (id) => ({ resourceType: 'GROUP', resourceName: id }));
-    const described = await Promise.all(ids.map((id) => groups.describeGroup(id).catch(() => undefined)));
+    const described = await mapLimit(ids, GROUP_READS_IN_FLIGHT, (id) => groups.describeGroup(id).catch(() => undefined));
     return ok({ kind: 'KafkaConsumerGroupList', metadata: { self: `${base}/consumer-groups`, next: null }, data: described.flatMap((d) => (d ? [groupJson(base, clusterId, d)] : [])) });
   },
   [`GET ${G}`]: async (req) => {

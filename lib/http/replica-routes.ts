@@ -4,6 +4,7 @@
  * and Tributary's own view of where a partition's log is: its S3 segments (`…/segments`).
  */
 import { HttpError } from '../errors.js';
+import { mapLimit } from '../map-limit.js';
 import { replicaStore } from '../cluster/metadata.js';
 import { describeBrokers, describeTopic, listTopics } from '../cluster/topics.js';
 import { describeTieredLog, type SegmentInfo, type SegmentStateFilter } from '../log/segment-list.js';
@@ -29,6 +30,8 @@ async function replicasOf(req: ApiRequest) {
   return { c, d, p, replicas: views.get(p.partition)?.replicas ?? [] };
 }
 
+/** How many topics' replica heads a broker's replica listing reads at once. */
+const TOPICS_IN_FLIGHT = 8;
 const SEGMENT_STATES: readonly SegmentStateFilter[] = ['live', 'pending', 'deleted', 'all'];
 const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
 
@@ -109,12 +112,12 @@ export const replicaRoutes: Record<string, RouteHandler> = {
     const id = intPathParam(req, 'broker_id', brokerNotFound(req));
     if (!(await describeBrokers()).some((b) => b.brokerId === id)) throw brokerNotFound(req)();
     const topics = await listTopics();
-    const perTopic = await Promise.all(topics.map(async (d) => {
+    const perTopic = await mapLimit(topics, TOPICS_IN_FLIGHT, async (d) => {
       const parts = d.partitions.filter((p) => p.replicas.includes(id));
       if (parts.length === 0) return [];
       const views = await replicaViews(req, c, d, parts);
       return parts.flatMap((p) => (views.get(p.partition)?.replicas ?? []).filter((r) => r.broker_id === id));
-    }));
+    });
     return ok(list('KafkaReplicaList', `${clusterUrl(req, c)}/brokers/${id}/partition-replicas`, perTopic.flat()));
   },
 };

@@ -15,6 +15,7 @@
  * (compaction, retention) or a lost segment.
  */
 import { BoundedCache } from '../bounded-cache.js';
+import { mapLimit } from '../map-limit.js';
 import { KafkaError } from '../protocol/errors.js';
 import { logger } from '../logger.js';
 import { emitMetric } from '../metrics.js';
@@ -36,19 +37,6 @@ const SEGMENT_LIST_CACHE_PARTITIONS = 4096;
 const RANGE_GETS_IN_FLIGHT = 16;
 /** Rough in-memory cost of one decoded index entry (object, numbers, array slot). */
 const ENTRY_COST = 200;
-
-/** `fn` over `items` with at most `limit` in flight, results in order. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array<R>(items.length);
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i] as T);
-    }
-  }));
-  return out;
-}
 
 // (bounded by bytes; an index larger than the whole bound stays, alone)
 const indexes = new BoundedCache<string, SegmentIndex>(Infinity, INDEX_CACHE_BYTES, () => 0, true);

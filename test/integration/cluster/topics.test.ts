@@ -1,6 +1,6 @@
 /** Topic administration against the real coordination table and replica tables. */
 import { describe, expect, it } from 'vitest';
-import { createTopic, deleteTopic, describeTopic, alterTopicConfigs } from '../../../lib/cluster/topics.js';
+import { createTopic, deleteTopic, describeTopic, alterTopicConfigs, listTopics } from '../../../lib/cluster/topics.js';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { produce } from '../../../lib/log/produce.js';
 import { readTopic } from '../../../lib/storage/coordination/topics.js';
@@ -8,6 +8,7 @@ import { listBrokers } from '../../../lib/storage/coordination/brokers.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { queryBatches } from '../../../lib/storage/replica/reads.js';
 import { readHead } from '../../../lib/storage/replica/head.js';
+import { hookStoreClient } from '../../support/store-hooks.js';
 
 let n = 0;
 const name = (p: string) => `${p}-${process.pid}-${Date.now()}-${n++}`;
@@ -55,6 +56,27 @@ describe('Function: createTopic', () => {
     const out = await createTopic({ name: topic, partitions: 3, replicationFactor: 3, validateOnly: true });
     expect(out.partitions).toHaveLength(3);
     expect(await readTopic(topic)).toBeUndefined();
+  });
+});
+
+describe('Function: listTopics', () => {
+  it('reads the topics a few at a time: a fresh process opens no burst of connections that could overflow a store\'s accept queue', async () => {
+    const made = Array.from({ length: 40 }, () => name('listed'));
+    for (const t of made) await createTopic({ name: t, partitions: 1, replicationFactor: 1 });
+    let inFlight = 0;
+    let most = 0;
+    hookStoreClient(undefined, 'initialize', (next, context) => async (args) => {
+      if (context.commandName !== 'QueryCommand') return next(args);
+      most = Math.max(most, ++inFlight);
+      try {
+        return await next(args);
+      } finally {
+        inFlight--;
+      }
+    });
+    const listed = (await listTopics()).map((d) => d.topic.name);
+    expect(listed).toEqual(expect.arrayContaining(made));
+    expect(most).toBe(16);
   });
 });
 
