@@ -101,22 +101,25 @@ interface Entry {
 }
 
 // ---- children of every supervisor, killed synchronously when this process exits ----
-const liveChildren = new Set<ChildProcess>();
-
 /** Children that lead a process group (ProcessSpec.group): signalled as the group. */
 const groupLeaders = new WeakSet<ChildProcess>();
 const targetOf = (child: ChildProcess): number => (groupLeaders.has(child) ? -(child.pid as number) : (child.pid as number));
-let exitHookInstalled = false;
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
+/**
+ * The live children, each with the target its exit signal goes to. Kept on the process, not the
+ * module: where this module is loaded again in one process (a test runner that resets its module
+ * registry between files), one exit hook still covers every child.
+ */
+const LIVE_CHILDREN = Symbol.for('tributary.processes.liveChildren');
+const holder = globalThis as { [LIVE_CHILDREN]?: Map<ChildProcess, number> };
+const liveChildren: Map<ChildProcess, number> = holder[LIVE_CHILDREN] ?? (holder[LIVE_CHILDREN] = withExitHook(new Map()));
+function withExitHook(children: Map<ChildProcess, number>): Map<ChildProcess, number> {
   process.on('exit', () => {
-    for (const child of liveChildren) {
-      if (child.pid === undefined) continue;
-      try { process.kill(targetOf(child), 'SIGCONT'); } catch { /* already gone */ }
-      try { process.kill(targetOf(child), 'SIGKILL'); } catch { /* already gone */ }
+    for (const target of children.values()) {
+      try { process.kill(target, 'SIGCONT'); } catch { /* already gone */ }
+      try { process.kill(target, 'SIGKILL'); } catch { /* already gone */ }
     }
   });
+  return children;
 }
 
 const label = (e: Entry): string => `The ${e.spec.role} ("${e.spec.name}")`;
@@ -134,7 +137,6 @@ export class ProcessSupervisor {
   constructor(opts: SupervisorOptions = {}) {
     this.onChange = opts.onChange;
     this.readyTimeoutMs = opts.readyTimeoutMs ?? READY_TIMEOUT_MS;
-    installExitHook();
   }
 
   /** Spawns the store and resolves once it answers HTTP (any response); LocalStackError on failure or after 60 s. */
@@ -387,7 +389,7 @@ export class ProcessSupervisor {
       });
     });
     if (child.pid !== undefined) {
-      liveChildren.add(child);
+      liveChildren.set(child, targetOf(child));
       e.pid = child.pid;
       e.startedAt = new Date().toISOString();
     }
