@@ -99,8 +99,8 @@ export async function removeBroker(brokerId: number): Promise<BrokerRecord> {
 
 /**
  * The controller's last step of a removal: a decommissioning broker that no partition names any
- * more (as a replica, an adding or removing one, or a copy to purge) has its table emptied, then
- * is deregistered. Returns the brokers deregistered. Errors: `LeaseLost`.
+ * more (as a replica, an adding or removing one, or a copy to purge) has its table emptied (under
+ * the store's claim for the lease's epoch: lib/storage/replica/deletion.ts), then is deregistered. Returns the brokers deregistered. Errors: `LeaseLost`.
  */
 export async function deregisterDrained(
   lease: Lease, brokers: readonly BrokerRecord[], partitions: readonly { replicas: readonly number[]; purging?: readonly number[] }[],
@@ -110,7 +110,11 @@ export async function deregisterDrained(
   for (const b of brokers) {
     if (!b.decommissioning || named.has(b.brokerId) || b.state !== 'alive') continue;
     try {
-      const items = await emptyStore(b);
+      const items = await emptyStore(b, lease.epoch);
+      if (items === undefined) {
+        logger.info({ event: 'broker-removal-fenced', broker: b.brokerId, controllerEpoch: lease.epoch }, 'a newer controller claimed the store (or it has no incarnation yet): not emptying it');
+        continue;
+      }
       if (await brokerStore.deregisterBroker(lease, b.brokerId)) {
         out.push(b.brokerId);
         logger.info({ event: 'broker-removed', broker: b.brokerId, itemsDeleted: items }, 'broker removed: drained, table emptied, deregistered');

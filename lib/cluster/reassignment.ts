@@ -211,6 +211,10 @@ export async function purgeRemoved(
       done.push(b);
       logger.info({ event: 'replica-purged', topic, partition: p.partition, broker: b }, 'removed replica\'s data deleted');
     } catch (err) {
+      if (err instanceof ConditionFailed) {
+        logger.info({ event: 'replica-purge-fenced', topic, partition: p.partition, broker: b, controllerEpoch: lease.epoch }, 'a newer controller claimed the store mid-purge: stopped');
+        continue;
+      }
       logger.warn({ event: 'replica-purge-failed', topic, partition: p.partition, broker: b, err }, 'could not delete a removed replica\'s data; the next walk tries again');
     }
   }

@@ -13,14 +13,17 @@
  *   partition's head, batches, producer states and committer lease deleted, up to 99 a transaction
  *   (all, or as many as a time budget allows). Failure: throws `ConditionFailed`; that transaction
  *   deleted nothing, earlier ones stay deleted.
- * - `deletePartition` and `emptyStore` — no condition: batched deletes of a partition's head,
- *   batches, producer states and committer lease, or of every item in the table (returning how many).
+ * - `emptyStore` — condition, in every transaction: as `purgePartition`'s. Effect: every item of
+ *   the table deleted, up to 99 a transaction, the incarnation item that holds the claim last.
+ *   Failure: as `purgePartition`'s.
+ * - `deletePartition` — no condition: batched deletes of a partition's head, batches, producer
+ *   states and committer lease.
  */
 import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { COMMITTER_OFFSET, HEAD_OFFSET, producersKey } from '../tables.js';
+import { COMMITTER_OFFSET, HEAD_OFFSET, INCARNATION_KEY, producersKey } from '../tables.js';
 import { MAX_TRANSACTION_ITEMS, transactWrite } from '../transact.js';
 import { readHead, tailStartOf } from './head.js';
-import { fencedBy } from './incarnation.js';
+import { fencedBy, fenceStore } from './incarnation.js';
 import { batchWriteAll, client, DELETE_CALLS_IN_FLIGHT, type ReplicaStoreRef } from './store.js';
 
 /**
@@ -164,17 +167,28 @@ export async function batchPointerKeys(store: ReplicaStoreRef, tp: string): Prom
 
 /**
  * Deletes every item of a broker's replica table (a removed broker's, once nothing refers to it), a
- * page of keys at a time. Returns the items deleted.
+ * page of keys at a time, under the store's claim by the controller of lease epoch
+ * `controllerEpoch` (`fenceStore`, taken first; the incarnation item that holds the claim goes
+ * last): a controller deposed while it empties the table stops at its next transaction, and
+ * deletes nothing of a table the broker was given again since. Returns the items deleted, or
+ * undefined when the claim could not be taken (a newer controller holds the store, or it has no
+ * incarnation yet). Errors: `ConditionFailed` once the claim is gone.
  */
-export async function emptyStore(store: ReplicaStoreRef): Promise<number> {
+export async function emptyStore(store: ReplicaStoreRef, controllerEpoch: number): Promise<number | undefined> {
+  if (!(await fenceStore(store, controllerEpoch))) return undefined;
+  const remover = checked(store, fencedBy(store, controllerEpoch));
+  const isIncarnation = (k: Record<string, unknown>) => k.tp === INCARNATION_KEY.tp && k.off === INCARNATION_KEY.off;
   let deleted = 0;
   let start: Record<string, unknown> | undefined;
   do {
     const out = await client(store).send(new ScanCommand({ TableName: store.replicaTable, ProjectionExpression: 'tp, #o', ExpressionAttributeNames: { '#o': 'off' }, ExclusiveStartKey: start }));
-    const keys = out.Items ?? [];
-    await batchWriteAll(store, keys.map((Key) => ({ DeleteRequest: { Key } })), DELETE_CALLS_IN_FLIGHT);
+    const keys = (out.Items ?? []).filter((k) => !isIncarnation(k));
+    await remover.remove(keys);
     deleted += keys.length;
     start = out.LastEvaluatedKey;
   } while (start);
-  return deleted;
+  await transactWrite(client(store), [{
+    Delete: { TableName: store.replicaTable, Key: INCARNATION_KEY, ConditionExpression: 'controllerEpoch = :epoch', ExpressionAttributeValues: { ':epoch': controllerEpoch } },
+  }]);
+  return deleted + 1;
 }

@@ -17,7 +17,10 @@ import { markLagging } from '../../../lib/storage/coordination/lag-index.js';
 import { readBalancerStatus, writeBalancerStatus } from '../../../lib/storage/coordination/balancer.js';
 import { topicPartitionKey } from '../../../lib/storage/model.js';
 import { queryBatches } from '../../../lib/storage/replica/reads.js';
-import { readHead } from '../../../lib/storage/replica/head.js';
+import { acquireLease } from '../../../lib/storage/coordination/lease.js';
+import { emptyStore } from '../../../lib/storage/replica/deletion.js';
+import { createHeads, readHead } from '../../../lib/storage/replica/head.js';
+import { probeStore, writeIncarnation } from '../../../lib/storage/replica/incarnation.js';
 import { useQuietCluster } from '../../support/cluster.js';
 
 const cluster = useQuietCluster({ brokers: 3 });
@@ -165,5 +168,27 @@ describe('Brokers joining and leaving, balanced by the controller', () => {
       expect((await racer.tick(t)).role).toBe('controller');
       expect(await readBalancerStatus()).toMatchObject({ status: 'IDLE', movesDone: 1, movesTotal: 1 });
     });
+  });
+
+  it('a deposed controller that wakes to empty a removed broker\'s table deletes nothing once its successor claimed the store', async () => {
+    // Broker 2's table, removed above, as a table a broker was given again: an incarnation and a partition.
+    const store2 = cluster().store(2);
+    const tps = ['reused-0', 'reused-1'];
+    await createHeads(store2, tps.map((tp) => ({ tp, role: 'follower' as const, leaderEpoch: 0, isr: [] })));
+    t += 10_000;
+    const deposed = (await acquireLease('deposed', 3000, t))!;
+    t += 10_000;
+    const successor = (await acquireLease('successor', 3000, t))!;
+    expect(await writeIncarnation(store2, { incarnation: 'given-again', controllerEpoch: successor.epoch, replaces: null })).toBe(true);
+
+    expect(await emptyStore(store2, deposed.epoch)).toBeUndefined();
+    for (const tp of tps) expect(await readHead(store2, tp)).toBeDefined();
+    expect(await probeStore(store2, 5000)).toBe('given-again');
+
+    // The successor's own emptying takes everything, the incarnation item last.
+    expect(await emptyStore(store2, successor.epoch)).toBe(tps.length + 1);
+    for (const tp of tps) expect(await readHead(store2, tp)).toBeUndefined();
+    expect(await probeStore(store2, 5000)).toBeNull();
+    t += 10_000; // (the file's controllers take the lease back)
   });
 });
