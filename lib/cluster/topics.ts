@@ -193,6 +193,11 @@ export async function describeTopic(name: string): Promise<TopicDescription> {
   return view;
 }
 
+/** The names of the active topics, sorted: the topic list alone (one Query). */
+export async function listTopicNames(): Promise<string[]> {
+  return (await topicStore.listTopicNames({ activeOnly: true })).sort();
+}
+
 /** Every active topic, by name, with its partitions: the topic list, then each topic (a Query each, TOPIC_READS_IN_FLIGHT at once). */
 export async function listTopics(): Promise<TopicDescription[]> {
   const names = (await topicStore.listTopicNames()).sort();

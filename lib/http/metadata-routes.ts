@@ -5,7 +5,7 @@
  */
 import { KafkaError } from '../protocol/errors.js';
 import { effectiveConfigs } from '../cluster/topic-configs.js';
-import { describeBrokers, describeTopic, listTopics } from '../cluster/topics.js';
+import { describeBrokers, describeTopic, listTopicNames } from '../cluster/topics.js';
 import type { PartitionRecord } from '../storage/model.js';
 import { visible } from './enforce.js';
 import { errorResponse, intPathParam, type ApiRequest, type ApiResponse, type RouteHandler } from './api.js';
@@ -31,7 +31,7 @@ const partitionNotFound = (req: ApiRequest) => () =>
   new KafkaError('UNKNOWN_TOPIC_OR_PARTITION', `Partition ${req.params.partition_id} not found.`, { partition: req.params.partition_id });
 
 export const v2MetadataRoutes: Record<string, RouteHandler> = {
-  'GET /topics': v2(async (req) => (await visible(req, await listTopics(), (t) => ({ resourceType: 'TOPIC', resourceName: t.topic.name }))).map((t) => t.topic.name)),
+  'GET /topics': v2(async (req) => visible(req, await listTopicNames(), (name) => ({ resourceType: 'TOPIC', resourceName: name }))),
   'GET /topics/{topic_name}': v2(async (req) => {
     const d = await describeTopic(req.params.topic_name ?? '');
     return {

@@ -20,6 +20,7 @@
  */
 import { numericConfig } from '../cluster/topic-configs.js';
 import { logger } from '../logger.js';
+import { mapLimit } from '../map-limit.js';
 import { listBrokers } from '../storage/coordination/brokers.js';
 import { forgetDeletedTopic, listDeletedTopics, listTopicNames, readTopic } from '../storage/coordination/topics.js';
 import { topicPartitionKey, type PartitionRecord, type TopicRecord } from '../storage/model.js';
@@ -66,6 +67,8 @@ export interface GarbageResult {
 }
 
 const SEGMENT_NAME = /^(\d{20})(?:\.g(\d+))?\.seg$/;
+/** How many topics the pass reads at once (a Query each). */
+const TOPIC_READS_IN_FLIGHT = 16;
 
 /** `<prefix>/<topicId>/<partition>/<name>` → its parts, or undefined for a key of another shape (left alone). */
 function parseKey(key: string): { topicId: string; partition: number; name: string } | undefined {
@@ -93,7 +96,7 @@ export async function collectGarbage(o: GarbageOptions = {}): Promise<GarbageRes
   // Objects first: one written after this listing is younger than any grace, so never a candidate.
   const [segmentObjects, dataObjects] = await Promise.all([listObjects('segments/'), listObjects('data/')]);
   const topics = new Map<string, KnownTopic>();
-  for (const view of await Promise.all((await listTopicNames()).map((n) => readTopic(n)))) {
+  for (const view of await mapLimit(await listTopicNames(), TOPIC_READS_IN_FLIGHT, (n) => readTopic(n))) {
     if (view) topics.set(view.topic.topicId, view);
   }
   const stores = new Map((await listBrokers()).map((b) => [b.brokerId, b as ReplicaStoreRef]));

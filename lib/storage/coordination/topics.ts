@@ -7,11 +7,13 @@
  * Conditional writes:
  * - `createTopic(topic, partitions, collisionKey)`: one transaction [bumpVersion, list entry,
  *   collision key, id entry, meta, the first 95 partition states]. With more partitions, the rest
- *   follow in unconditional transactions, then [bumpVersion, meta Update to `active`].
+ *   follow in unconditional transactions, then [bumpVersion, meta Update to `active`, list entry
+ *   Update removing `creating`].
  *   Condition: the name is free (`topics`/`<name>`: `attribute_not_exists(pk)`), and so is the
  *   collision key (`topic-keys`/`<key>`: `attribute_not_exists(pk)`); the final flip: the meta
- *   item still has the topic's id (`topicId = :id`).
- *   Effect: those items, the meta `active` (`creating` until the flip); bumps metadataVersion.
+ *   item and the list entry still have the topic's id (`topicId = :id`).
+ *   Effect: those items, the meta `active` (`creating` until the flip, on the list entry too);
+ *   bumps metadataVersion.
  *   Fails: `TopicExists`; `TopicCollides` carrying the topic that holds the key; `ConditionFailed`
  *   when the cluster does not exist, or the final flip's condition failed.
  * - `deleteTopic(name, topicId, partitions, collisionKey)`: one transaction [bumpVersion, Deletes
@@ -55,11 +57,16 @@ export async function listTopicPartitionCounts(): Promise<Record<string, number>
   return Object.fromEntries(items.map((i) => [i.sk as string, (i.partitions as number | undefined) ?? 0]));
 }
 
-export async function listTopicNames(): Promise<string[]> {
+/**
+ * The names on the topic list (one Query). `activeOnly`: without the topics still being created
+ * (a topic of more partitions than one transaction holds carries `creating` on its list entry
+ * until its flip to `active`).
+ */
+export async function listTopicNames(o: { activeOnly?: boolean } = {}): Promise<string[]> {
   const items = await queryAll({
-    KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'topics' }, ProjectionExpression: 'sk',
+    KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'topics' }, ProjectionExpression: 'sk, creating',
   });
-  return items.map((i) => i.sk as string);
+  return items.filter((i) => !o.activeOnly || i.creating !== true).map((i) => i.sk as string);
 }
 
 export interface TopicWithPartitions {
@@ -116,7 +123,7 @@ export async function createTopic(topic: TopicRecord, partitions: readonly Parti
       bumpVersion(),
       {
         Put: {
-          TableName: table(), Item: { pk: 'topics', sk: topic.name, topicId: topic.topicId, partitions: topic.partitions },
+          TableName: table(), Item: { pk: 'topics', sk: topic.name, topicId: topic.topicId, partitions: topic.partitions, ...(single ? {} : { creating: true }) },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
@@ -150,6 +157,12 @@ export async function createTopic(topic: TopicRecord, partitions: readonly Parti
         TableName: table(), Key: { pk: topicPk(topic.name), sk: 'meta' },
         UpdateExpression: 'SET #s = :active', ConditionExpression: 'topicId = :id',
         ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':active': 'active', ':id': topic.topicId },
+      },
+    },
+    {
+      Update: {
+        TableName: table(), Key: { pk: 'topics', sk: topic.name },
+        UpdateExpression: 'REMOVE creating', ConditionExpression: 'topicId = :id', ExpressionAttributeValues: { ':id': topic.topicId },
       },
     },
   ]);

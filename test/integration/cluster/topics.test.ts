@@ -1,6 +1,6 @@
 /** Topic administration against the real coordination table and replica tables. */
 import { describe, expect, it } from 'vitest';
-import { createTopic, deleteTopic, describeTopic, alterTopicConfigs, listTopics } from '../../../lib/cluster/topics.js';
+import { createTopic, deleteTopic, describeTopic, alterTopicConfigs, listTopicNames, listTopics } from '../../../lib/cluster/topics.js';
 import { replicaStore } from '../../../lib/cluster/metadata.js';
 import { produce } from '../../../lib/log/produce.js';
 import { readTopic } from '../../../lib/storage/coordination/topics.js';
@@ -33,9 +33,17 @@ describe('Function: createTopic', () => {
     expect(lost?.reason).toMatchObject({ kafkaName: 'INVALID_TOPIC_EXCEPTION', message: expect.stringContaining('collides') });
   });
 
-  it('creates a topic of more partitions than one transaction holds, with a head on every replica', async () => {
+  it('creates a topic of more partitions than one transaction holds, with a head on every replica; the names listed leave it out until it is whole', async () => {
     const topic = name('wide');
+    const listedBeforeFlip: boolean[] = [];
+    hookStoreClient(undefined, 'initialize', (next) => async (args) => {
+      const items = (args.input as { TransactItems?: { Update?: { UpdateExpression?: string } }[] }).TransactItems ?? [];
+      if (items.some((i) => i.Update?.UpdateExpression === 'REMOVE creating')) listedBeforeFlip.push((await listTopicNames()).includes(topic));
+      return next(args);
+    });
     const created = await createTopic({ name: topic, partitions: 250, replicationFactor: 3 });
+    expect(listedBeforeFlip).toEqual([false]);
+    expect(await listTopicNames()).toContain(topic);
     const stored = await readTopic(topic);
     expect(stored?.topic.state).toBe('active');
     expect(stored?.partitions.map((p) => p.partition)).toEqual(Array.from({ length: 250 }, (_, i) => i));
