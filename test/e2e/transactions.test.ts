@@ -158,7 +158,8 @@ describe('Transactions over HTTP', () => {
     await send(p, topic, 0, ['abandoned']);
     expect((await call('GET', v3(`/transactions/${p.id}`))).body.state).toBe('Ongoing');
     await new Promise((r) => setTimeout(r, 1100));
-    expect((await expireTransactions()).aborted).toBeGreaterThanOrEqual(1);
+    // (this pass aborts it, or one that another file on the shared stack ran meanwhile)
+    await expireTransactions();
     expect((await call('GET', v3(`/transactions/${p.id}`))).body.state).toBe('CompleteAbort');
     const r = await read(topic, 0, 'read_committed');
     expect(r.values).toEqual([]);

@@ -123,7 +123,8 @@ describe('Transaction coordinator: lost races and interrupted steps', () => {
     const prepared = (await readTxn(p.transactionalId))!;
     const { ver: preparedVer, ...preparedFields } = prepared;
     expect(await replaceTxn({ ...preparedFields, updatedAt: Date.now() - config().requestTimeoutMs - 6_000 }, preparedVer)).toBe(true);
-    expect((await expireTransactions()).finished).toBeGreaterThanOrEqual(1);
+    // (this pass finishes it, or one that another file on the shared stack ran meanwhile)
+    await expireTransactions();
     expect((await readTxn(p.transactionalId))?.state).toBe('CompleteCommit');
     expect(await committedValues(topic, 0)).toEqual(['left']);
     expect(await committedValues(topic, 1)).toEqual(['right']);
