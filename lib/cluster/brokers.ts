@@ -100,7 +100,8 @@ export async function removeBroker(brokerId: number): Promise<BrokerRecord> {
 /**
  * The controller's last step of a removal: a decommissioning broker that no partition names any
  * more (as a replica, an adding or removing one, or a copy to purge) has its table emptied (under
- * the store's claim for the lease's epoch: lib/storage/replica/deletion.ts), then is deregistered. Returns the brokers deregistered. Errors: `LeaseLost`.
+ * the store's claim for the lease's epoch: lib/storage/replica/deletion.ts), then is deregistered.
+ * Returns the brokers deregistered. Errors: `LeaseLost`.
  */
 export async function deregisterDrained(
   lease: Lease, brokers: readonly BrokerRecord[], partitions: readonly { replicas: readonly number[]; purging?: readonly number[] }[],

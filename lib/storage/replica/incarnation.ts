@@ -10,8 +10,8 @@
  *   when `replaces` is null). Effect: the item put with `incarnation` and `controllerEpoch`.
  *   Failure: returns false.
  * - `fenceStore` — condition: the item exists and no controller of a newer lease epoch wrote it
- *   (`attribute_exists(tp) AND (attribute_not_exists(controllerEpoch) OR controllerEpoch <= :epoch)`). Effect: `controllerEpoch = :epoch`.
- *   Failure: returns false.
+ *   (`attribute_exists(tp) AND (attribute_not_exists(controllerEpoch) OR controllerEpoch <= :epoch)`).
+ *   Effect: `controllerEpoch = :epoch`. Failure: returns false.
  * - `fencedBy` (a ConditionCheck other writes carry): the item's `controllerEpoch` is still `:epoch`.
  */
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
