@@ -106,6 +106,8 @@ export interface LocalState {
 export const BUCKET = 'tributary-local';
 const PROJECT_ROOT = path.resolve(import.meta.dirname, '..');
 const MAX_BROKERS = 64;
+/** The store connect timeout the stack's functions get unless `TRIBUTARY_STORE_CONNECT_TIMEOUT_MS` is set: past Linux's first SYN retransmit (1 s). */
+const LOCAL_CONNECT_TIMEOUT_MS = 2_500;
 
 
 export interface LocalStack {
@@ -244,6 +246,10 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
       AWS_ENDPOINT_URL_DYNAMODB: endpoint(coordinationStore),
       AWS_ENDPOINT_URL_S3: endpoint('s3'),
       AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
+      // DynamoDB Local's accept queue holds 50 connections (Java's default). When more arrive at
+      // once — a burst of new function environments — the kernel drops their SYNs and sends them
+      // again after 1 s, just when a 1 s connect timeout gives up: wait for that second SYN.
+      TRIBUTARY_STORE_CONNECT_TIMEOUT_MS: process.env.TRIBUTARY_STORE_CONNECT_TIMEOUT_MS ?? String(LOCAL_CONNECT_TIMEOUT_MS),
       // s3rver accepts only these; DynamoDB Local (-sharedDb) accepts anything.
       AWS_ACCESS_KEY_ID: 'S3RVER',
       AWS_SECRET_ACCESS_KEY: 'S3RVER',
