@@ -173,8 +173,15 @@ export async function appendOnHead(
  */
 export class AppendOutcomeUnknown extends KafkaError {
   constructor(t: AppendTarget, override readonly cause: unknown) {
-    super('REQUEST_TIMED_OUT', `REQUEST_TIMED_OUT: the append to partition ${t.partition} on broker ${t.leader.brokerId} got no answer (${(cause as Error)?.name ?? 'error'}); it may or may not have been written.`, { topicId: t.topicId, partition: t.partition, broker: t.leader.brokerId });
+    super('REQUEST_TIMED_OUT', `REQUEST_TIMED_OUT: the append to partition ${t.partition} on broker ${t.leader.brokerId} got no answer (${causeOf(cause)}); it may or may not have been written.`, { topicId: t.topicId, partition: t.partition, broker: t.leader.brokerId });
   }
+}
+
+/** A cause's name and the start of its message: which timeout it was (connect, request, abort) tells where to look. */
+function causeOf(cause: unknown): string {
+  const e = cause as Error | undefined;
+  const message = typeof e?.message === 'string' ? e.message.replace(/\s+/g, ' ').slice(0, 160) : '';
+  return `${e?.name ?? 'error'}${message ? `: ${message}` : ''}`;
 }
 
 /** A store that did not answer (timeout, reset, 5xx, throttled), as lib/errors.ts tells them. */
