@@ -36,17 +36,15 @@ afterAll(async () => {
 const v3 = (p: string) => c.v3(p);
 const partition = async (topic: string) => (await c.call('GET', v3(`/topics/${topic}/partitions/0`))).body;
 
+/** One writer, one record a request: convergence, not contention, is what this file measures. */
 async function write(topic: string, acks: 'all' | '1', count: number, tag: string): Promise<Acked[]> {
   const acked: Acked[] = [];
-  let next = 0;
-  await Promise.all(Array.from({ length: 4 }, async () => {
-    while (next < count) {
-      const value = `${tag}-${next++}`;
-      const r = await c.call('POST', v3(`/topics/${topic}/records?acks=${acks}`), { partition_id: 0, value: { type: 'STRING', data: value } });
-      expect(r.status, `${acks} write ${value}: ${JSON.stringify(r.body)}`).toBe(200);
-      acked.push({ partition: 0, offset: r.body.offset, value });
-    }
-  }));
+  for (let i = 0; i < count; i++) {
+    const value = `${tag}-${i}`;
+    const r = await c.call('POST', v3(`/topics/${topic}/records?acks=${acks}`), { partition_id: 0, value: { type: 'STRING', data: value } });
+    expect(r.status, `${acks} write ${value}: ${JSON.stringify(r.body)}`).toBe(200);
+    acked.push({ partition: 0, offset: r.body.offset, value });
+  }
   return acked;
 }
 
