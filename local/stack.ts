@@ -106,7 +106,7 @@ export interface LocalState {
 export const BUCKET = 'tributary-local';
 const PROJECT_ROOT = path.resolve(import.meta.dirname, '..');
 const MAX_BROKERS = 64;
-/** The store connect timeout the stack's functions get unless `TRIBUTARY_STORE_CONNECT_TIMEOUT_MS` is set: past Linux's first SYN retransmit (1 s). */
+/** The store connect timeout of the stack's functions (why: where `env` sets it). */
 const LOCAL_CONNECT_TIMEOUT_MS = 2_500;
 
 

@@ -179,9 +179,9 @@ export async function completeReassignment(
  * epoch first and every delete checks the claim: a controller deposed in the middle deletes
  * nothing once its successor claimed the store (whose purge may be done, and the broker given the
  * partition again). A broker that is fenced keeps its entry (tried again when it is back); one no
- * longer registered, or in the replicas again, is dropped without deleting. A copy not deleted by `until` (epoch ms) keeps its entry too: the next walk
- * deletes on from where this one stopped, so no walk is held up by a large copy. Returns the
- * state after it. Errors: `LeaseLost`.
+ * longer registered, or in the replicas again, is dropped without deleting. A copy not deleted by
+ * `until` (epoch ms) keeps its entry too: the next walk deletes on from where this one stopped, so
+ * no walk is held up by a large copy. Returns the state after it. Errors: `LeaseLost`.
  */
 export async function purgeRemoved(
   topic: string, p: PartitionRecord, alive: ReadonlySet<number>, stores: ReadonlyMap<number, ReplicaStoreRef>, lease: Lease,

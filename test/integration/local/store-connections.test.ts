@@ -12,7 +12,7 @@ import { config } from '../../../lib/config.js';
 /** Connection attempts at once: each from a client of its own, as each new environment has. */
 const BURST = 300;
 
-/** Sends one request per fresh client, all at once; returns how many ended in a connect timeout. */
+/** Sends one request per fresh client, all at once; returns how many timed out. */
 async function burst(connectTimeoutMs: number): Promise<number> {
   const outcomes = await Promise.all(Array.from({ length: BURST }, async () => {
     const client = new DynamoDBClient({ maxAttempts: 1, requestHandler: new NodeHttpHandler({ connectionTimeout: connectTimeoutMs, requestTimeout: 20_000 }) });
