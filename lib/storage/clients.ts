@@ -10,6 +10,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Agent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
+import type { Socket } from 'node:net';
 import { config } from '../config.js';
 import { answerBySignal } from '../deadline.js';
 import { countCapacity, countS3Requests, traceStoreCalls } from './metering.js';
@@ -30,15 +31,55 @@ function abortAtAnswerBy<C extends DynamoDBDocumentClient | S3Client>(client: C)
   return client;
 }
 
-function handler(): NodeHttpHandler {
+/**
+ * How long a pooled connection may sit idle and still be used. Servers close idle keep-alive
+ * connections (s3rver about 6 s after its last answer, DynamoDB Local after 30 s). A process that
+ * was frozen in between (a function environment between invocations) has not read the close yet:
+ * the request it sends on that socket fails with `socket hang up` or `read ECONNRESET`. Retries
+ * mend that for most calls; a stage PUT is sent once (s3ClientSingleAttempt), so it would fail.
+ */
+export const IDLE_SOCKET_MS = 4_000;
+
+type AddRequest = (this: Agent, ...args: unknown[]) => void;
+
+/**
+ * A keep-alive agent that never hands out a socket idle for longer than `idleMs`: it destroys
+ * such sockets as it picks one for a request, by the wall clock, which counts time spent frozen
+ * (an idle timer would fire only after the thawed process has already reused the socket).
+ */
+export function freshSocketAgent<A extends typeof Agent | typeof HttpsAgent>(Base: A, idleMs = IDLE_SOCKET_MS): InstanceType<A> {
+  const idleSince = new WeakMap<Socket, number>();
+  const baseAddRequest = (Base.prototype as unknown as { addRequest: AddRequest }).addRequest;
+  const Fresh = class extends (Base as typeof Agent) {
+    // (Node's agent returns whether it keeps the socket; its typings say void)
+    override keepSocketAlive(socket: Socket): boolean {
+      const keep = (super.keepSocketAlive as (s: Socket) => boolean).call(this, socket);
+      if (keep) idleSince.set(socket, Date.now());
+      return keep;
+    }
+
+    /** Node's agent calls this to give a request a socket: a free one if it has one, else a new one. */
+    addRequest(...args: unknown[]): void {
+      const now = Date.now();
+      for (const sockets of Object.values(this.freeSockets)) {
+        for (const socket of sockets ?? []) if (now - (idleSince.get(socket) ?? now) > idleMs) socket.destroy();
+      }
+      baseAddRequest.call(this, ...args);
+    }
+  };
+  return new Fresh({ keepAlive: true, maxSockets: 64 }) as InstanceType<A>;
+}
+
+/** The HTTP handler of every store client: connect and request timeouts, fresh pooled sockets. */
+export function storeRequestHandler(): NodeHttpHandler {
   const c = config();
   return new NodeHttpHandler({
     connectionTimeout: c.storeConnectTimeoutMs,
     requestTimeout: c.storeTimeoutMs,
     // Without this the handler only warns and keeps waiting on a store that never answers.
     throwOnRequestTimeout: true,
-    httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }),
-    httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 64 }),
+    httpAgent: freshSocketAgent(Agent),
+    httpsAgent: freshSocketAgent(HttpsAgent),
   });
 }
 
@@ -53,7 +94,7 @@ export function dynamo(endpoint?: string): DynamoDBDocumentClient {
     const base = new DynamoDBClient({
       ...(endpoint ? { endpoint } : {}),
       maxAttempts: config().storeMaxAttempts,
-      requestHandler: handler(),
+      requestHandler: storeRequestHandler(),
     });
     client = DynamoDBDocumentClient.from(base, {
       marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
@@ -72,7 +113,7 @@ export function s3Client(): S3Client {
     s3 = new S3Client({
       forcePathStyle: config().s3ForcePathStyle,
       maxAttempts: config().storeMaxAttempts,
-      requestHandler: handler(),
+      requestHandler: storeRequestHandler(),
     });
     countS3Requests(s3);
     traceStoreCalls(s3, 's3');
@@ -91,7 +132,7 @@ export function s3ClientSingleAttempt(): S3Client {
     s3Once = new S3Client({
       forcePathStyle: config().s3ForcePathStyle,
       maxAttempts: 1,
-      requestHandler: handler(),
+      requestHandler: storeRequestHandler(),
     });
     countS3Requests(s3Once);
     traceStoreCalls(s3Once, 's3');

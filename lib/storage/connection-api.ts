@@ -3,8 +3,8 @@
  * message to a connection. The endpoint is `TRIBUTARY_WEBSOCKET_ENDPOINT`.
  */
 import { ApiGatewayManagementApiClient, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { config, ENVIRONMENT } from '../config.js';
+import { ENVIRONMENT } from '../config.js';
+import { storeRequestHandler } from './clients.js';
 import { withLocalToken } from './local-endpoint-token.js';
 
 /** Tries of one post (each within the store timeout, `TRIBUTARY_STORE_TIMEOUT_MS`). */
@@ -17,13 +17,12 @@ function connections(): ApiGatewayManagementApiClient {
   const endpoint = process.env[ENVIRONMENT.websocketEndpoint];
   if (!endpoint) throw new Error(`${ENVIRONMENT.websocketEndpoint} is not set: the websocket function cannot reach its connections.`);
   if (!client || clientEndpoint !== endpoint) {
-    const c = config();
     client = new ApiGatewayManagementApiClient({
       endpoint, region: process.env.AWS_REGION ?? 'us-east-1',
       // A post that hangs must end well within a delivery's lease (DELIVERY_LEASE_MS, 20 s): past
       // it another deliverer may post the same subscription's frames, and out of order.
       maxAttempts: POST_ATTEMPTS,
-      requestHandler: new NodeHttpHandler({ connectionTimeout: c.storeConnectTimeoutMs, requestTimeout: c.storeTimeoutMs, throwOnRequestTimeout: true }),
+      requestHandler: storeRequestHandler(),
     });
     withLocalToken(client);
     clientEndpoint = endpoint;

@@ -25,12 +25,9 @@ import {
   type AttributeValue as SdkAttributeValue,
   type _Record as SdkRecord,
 } from '@aws-sdk/client-dynamodb-streams';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { AttributeValue, DynamoDBRecord, StreamRecord } from 'aws-lambda';
-import { Agent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import { config } from '../config.js';
-import { dynamo } from './clients.js';
+import { dynamo, storeRequestHandler } from './clients.js';
 
 export type { DynamoDBRecord } from 'aws-lambda';
 
@@ -57,19 +54,10 @@ export function streams(endpoint?: string): DynamoDBStreamsClient {
   const key = resolved ?? '';
   let client = streamClients.get(key);
   if (!client) {
-    const c = config();
     client = new DynamoDBStreamsClient({
       ...(resolved ? { endpoint: resolved } : {}),
-      maxAttempts: c.storeMaxAttempts,
-      requestHandler: new NodeHttpHandler({
-        connectionTimeout: c.storeConnectTimeoutMs,
-        requestTimeout: c.storeTimeoutMs,
-        // without this, @smithy/node-http-handler 4.x only logs a warning when requestTimeout passes
-        // and the request keeps waiting: a paused store would hang the read
-        throwOnRequestTimeout: true,
-        httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }),
-        httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 64 }),
-      }),
+      maxAttempts: config().storeMaxAttempts,
+      requestHandler: storeRequestHandler(),
     });
     streamClients.set(key, client);
   }
