@@ -3,8 +3,10 @@
  * registrations. Idempotent: run at every start of the local stack, and by the deployment in AWS.
  */
 import { randomUUID } from 'node:crypto';
+import { logger } from '../logger.js';
 import { createCluster, readCluster } from '../storage/coordination/cluster.js';
 import { registerBroker } from '../storage/coordination/brokers.js';
+import { stampNewStore } from '../storage/replica/incarnation.js';
 import type { ClusterRecord } from '../storage/model.js';
 import { LOG_FORMAT_CONFIG, PACKED_LOG_FORMAT } from './cluster-configs.js';
 
@@ -23,6 +25,26 @@ export function newClusterId(): string {
 export async function bootstrapCluster(brokers: readonly BrokerRegistration[]): Promise<ClusterRecord> {
   // (a new cluster's writers use the newest log format; one made by a version before it keeps its own until it is set)
   const cluster = (await readCluster()) ?? (await createCluster(newClusterId(), { [LOG_FORMAT_CONFIG]: String(PACKED_LOG_FORMAT) }));
-  for (const b of brokers) await registerBroker(b);
+  await registerBrokers(brokers);
   return cluster;
+}
+
+/**
+ * Registers brokers (Kafka's broker registration), each with the incarnation its store holds:
+ * the store is stamped first when it has none, then the registration records it unless the broker
+ * has one recorded already. So no broker is ever registered with a store the cluster has not
+ * accounted for, and a store wiped any time after shows it to the controller's next probe. A
+ * store that does not answer is registered unstamped: the controller stamps it when it first
+ * answers, as it does a broker registered before registrations stamped.
+ */
+export async function registerBrokers(brokers: readonly BrokerRegistration[]): Promise<void> {
+  for (const b of brokers) {
+    let incarnation: string | null = null;
+    try {
+      incarnation = await stampNewStore({ ...b }, randomUUID());
+    } catch (err) {
+      logger.warn({ event: 'broker-store-unstamped', broker: b.brokerId, err: (err as Error).message }, 'broker registered without stamping its store: the store could not be written');
+    }
+    await registerBroker({ ...b, ...(incarnation ? { incarnation } : {}) });
+  }
 }

@@ -13,6 +13,7 @@ import * as deploymentStore from '../storage/coordination/deployment.js';
 import * as leaseStore from '../storage/coordination/lease.js';
 import type { BrokerRecord, Lease, PartitionRecord } from '../storage/model.js';
 import { emptyStore } from '../storage/replica/deletion.js';
+import { registerBrokers } from './bootstrap.js';
 import { invalidateMetadata } from './metadata.js';
 import { targetReplicas } from './reassignment.js';
 import { listTopics } from './topics.js';
@@ -62,7 +63,7 @@ export async function addBroker(input: AddBroker): Promise<{ broker: BrokerRecor
     return { broker: existing, created: false };
   }
   const table = await provision(id, rack);
-  await brokerStore.registerBroker({ brokerId: id, rack, ...table });
+  await registerBrokers([{ brokerId: id, rack, ...table }]);
   invalidateMetadata();
   const broker = (await brokerStore.listBrokers()).find((b) => b.brokerId === id) as BrokerRecord;
   logger.info({ event: 'broker-added', broker: id, rack, replicaTable: table.replicaTable }, 'broker added');

@@ -8,7 +8,8 @@
  * - `registerBroker(b)`: one transaction [bumpVersion, Update].
  *   Condition: the cluster exists; none on the broker item (registering again updates it).
  *   Effect: `brokerId`, `replicaTable`, `rack` and `endpoint` set (`endpoint` removed when not
- *   given); `state` set to alive only when it has none (`if_not_exists`); bumps metadataVersion.
+ *   given); `state` set to alive, and `incarnation` to the one given, only when it has none
+ *   (`if_not_exists`); bumps metadataVersion.
  *   Fails: `ConditionFailed` when the cluster does not exist.
  * - `setBrokerState(lease, brokerId, state, incarnation?)`: one transaction
  *   [leaseCheck, bumpVersion, Update].
@@ -43,22 +44,26 @@ import { leaseCheck, LeaseLost } from './lease.js';
 import { bumpVersion, db, queryAll, strip, table } from './table.js';
 
 /**
- * Registers a broker or updates where its replica table lives; keeps its state if it has one.
+ * Registers a broker or updates where its replica table lives; keeps its state, and the
+ * incarnation recorded for its store, if it has them. `incarnation`: what its store holds now
+ * (lib/cluster/bootstrap.ts `registerBrokers` stamps it first).
  * Effect: `brokers`/`<id>` holds the table, endpoint and rack; the metadata version is bumped.
  */
-export async function registerBroker(b: Pick<BrokerRecord, 'brokerId' | 'replicaTable' | 'endpoint' | 'rack'>): Promise<void> {
+export async function registerBroker(b: Pick<BrokerRecord, 'brokerId' | 'replicaTable' | 'endpoint' | 'rack'> & { readonly incarnation?: string }): Promise<void> {
+  const set = ['brokerId = :id', 'replicaTable = :t', 'rack = :r', '#s = if_not_exists(#s, :alive)'];
+  if (b.endpoint) set.push('endpoint = :e');
+  if (b.incarnation) set.push('incarnation = if_not_exists(incarnation, :inc)');
   await transactWrite(db(), [
     bumpVersion(),
     {
       Update: {
         TableName: table(),
         Key: { pk: 'brokers', sk: String(b.brokerId) },
-        UpdateExpression: b.endpoint
-          ? 'SET brokerId = :id, replicaTable = :t, rack = :r, endpoint = :e, #s = if_not_exists(#s, :alive)'
-          : 'SET brokerId = :id, replicaTable = :t, rack = :r, #s = if_not_exists(#s, :alive) REMOVE endpoint',
+        UpdateExpression: `SET ${set.join(', ')}${b.endpoint ? '' : ' REMOVE endpoint'}`,
         ExpressionAttributeNames: { '#s': 'state' },
         ExpressionAttributeValues: {
-          ':id': b.brokerId, ':t': b.replicaTable, ':r': b.rack, ':alive': 'alive', ...(b.endpoint ? { ':e': b.endpoint } : {}),
+          ':id': b.brokerId, ':t': b.replicaTable, ':r': b.rack, ':alive': 'alive',
+          ...(b.endpoint ? { ':e': b.endpoint } : {}), ...(b.incarnation ? { ':inc': b.incarnation } : {}),
         },
       },
     },

@@ -9,6 +9,9 @@
  *   incarnation the probe read (`incarnation = :replaces`, or `attribute_not_exists(incarnation)`
  *   when `replaces` is null). Effect: the item put with `incarnation` and `controllerEpoch`.
  *   Failure: returns false.
+ * - `stampNewStore` — condition: the store has no incarnation item (`attribute_not_exists(tp)`).
+ *   Effect: the item put with `incarnation` (no `controllerEpoch`: a registration is no
+ *   controller). Failure: returns what the item holds instead.
  * - `fenceStore` — condition: the item exists and no controller of a newer lease epoch wrote it
  *   (`attribute_exists(tp) AND (attribute_not_exists(controllerEpoch) OR controllerEpoch <= :epoch)`).
  *   Effect: `controllerEpoch = :epoch`. Failure: returns false.
@@ -71,6 +74,28 @@ export async function writeIncarnation(store: ReplicaStoreRef, w: IncarnationWri
   } catch (err) {
     if ((err as Error).name === 'ConditionalCheckFailedException') return false;
     throw err;
+  }
+}
+
+/**
+ * Stamps a store as it is registered: from then on the cluster accounts for its contents, so a
+ * store wiped at any time after — before the controller first probed it too — answers without
+ * the incarnation the registration records, and is treated as a store that lost its data. Returns
+ * the incarnation the store holds: `incarnation` when it had none, else its own (a store already
+ * stamped, registered again), or null when its item carries none.
+ */
+export async function stampNewStore(store: ReplicaStoreRef, incarnation: string): Promise<string | null> {
+  try {
+    await client(store).send(new PutCommand({
+      TableName: store.replicaTable,
+      Item: { ...INCARNATION_KEY, incarnation },
+      ConditionExpression: 'attribute_not_exists(tp)',
+    }));
+    return incarnation;
+  } catch (err) {
+    if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+    const out = await client(store).send(new GetCommand({ TableName: store.replicaTable, Key: INCARNATION_KEY, ConsistentRead: true }));
+    return (out.Item?.incarnation as string | undefined) ?? null;
   }
 }
 

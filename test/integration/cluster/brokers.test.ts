@@ -22,6 +22,9 @@ import { emptyStore } from '../../../lib/storage/replica/deletion.js';
 import { createHeads, readHead } from '../../../lib/storage/replica/head.js';
 import { probeStore, writeIncarnation } from '../../../lib/storage/replica/incarnation.js';
 import { useQuietCluster } from '../../support/cluster.js';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../../../lib/storage/clients.js';
+import { INCARNATION_KEY } from '../../../lib/storage/tables.js';
 
 const cluster = useQuietCluster({ brokers: 3 });
 
@@ -190,5 +193,16 @@ describe('Brokers joining and leaving, balanced by the controller', () => {
     for (const tp of tps) expect(await readHead(store2, tp)).toBeUndefined();
     expect(await probeStore(store2, 5000)).toBeNull();
     t += 10_000; // (the file's controllers take the lease back)
+  });
+
+  it('a broker whose store is wiped after it registered, before the controller first probed it, is fenced as a store that lost its data', async () => {
+    const { broker } = await addBroker({ brokerId: 7 });
+    // Registration stamped the store and recorded what it stamped.
+    expect(broker.incarnation).toBeDefined();
+    expect(await probeStore(broker, 5000)).toBe(broker.incarnation);
+    // Wiped before any tick saw it: the controller must not take the empty store for the one registered.
+    await dynamo(broker.endpoint).send(new DeleteCommand({ TableName: broker.replicaTable, Key: INCARNATION_KEY }));
+    await step();
+    expect((await listBrokers()).find((b) => b.brokerId === 7)?.state).toBe('fenced');
   });
 });
