@@ -44,8 +44,11 @@ type AddRequest = (this: Agent, ...args: unknown[]) => void;
 
 /**
  * A keep-alive agent that never hands out a socket idle for longer than `idleMs`: it destroys
- * such sockets as it picks one for a request, by the wall clock, which counts time spent frozen
- * (an idle timer would fire only after the thawed process has already reused the socket).
+ * such sockets as it picks one for a request, by the monotonic clock, which runs on while the
+ * process is frozen (an idle timer would fire only after the thawed process has already reused
+ * the socket). Node's agent skips destroyed sockets at the front of its free list and takes one
+ * from the back; sockets join the list as they are freed, so by a clock that never steps back the
+ * stale ones are always the front.
  */
 export function freshSocketAgent<A extends typeof Agent | typeof HttpsAgent>(Base: A, idleMs = IDLE_SOCKET_MS): InstanceType<A> {
   const idleSince = new WeakMap<Socket, number>();
@@ -54,13 +57,13 @@ export function freshSocketAgent<A extends typeof Agent | typeof HttpsAgent>(Bas
     // (Node's agent returns whether it keeps the socket; its typings say void)
     override keepSocketAlive(socket: Socket): boolean {
       const keep = (super.keepSocketAlive as (s: Socket) => boolean).call(this, socket);
-      if (keep) idleSince.set(socket, Date.now());
+      if (keep) idleSince.set(socket, performance.now());
       return keep;
     }
 
     /** Node's agent calls this to give a request a socket: a free one if it has one, else a new one. */
     addRequest(...args: unknown[]): void {
-      const now = Date.now();
+      const now = performance.now();
       for (const sockets of Object.values(this.freeSockets)) {
         for (const socket of sockets ?? []) if (now - (idleSince.get(socket) ?? now) > idleMs) socket.destroy();
       }

@@ -82,19 +82,20 @@ export async function writeIncarnation(store: ReplicaStoreRef, w: IncarnationWri
  * store wiped at any time after — before the controller first probed it too — answers without
  * the incarnation the registration records, and is treated as a store that lost its data. Returns
  * the incarnation the store holds: `incarnation` when it had none, else its own (a store already
- * stamped, registered again), or null when its item carries none.
+ * stamped, registered again), or null when its item carries none. Both calls end by `timeoutMs`.
  */
-export async function stampNewStore(store: ReplicaStoreRef, incarnation: string): Promise<string | null> {
+export async function stampNewStore(store: ReplicaStoreRef, incarnation: string, timeoutMs: number): Promise<string | null> {
+  const abortSignal = AbortSignal.timeout(timeoutMs);
   try {
     await client(store).send(new PutCommand({
       TableName: store.replicaTable,
       Item: { ...INCARNATION_KEY, incarnation },
       ConditionExpression: 'attribute_not_exists(tp)',
-    }));
+    }), { abortSignal });
     return incarnation;
   } catch (err) {
     if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
-    const out = await client(store).send(new GetCommand({ TableName: store.replicaTable, Key: INCARNATION_KEY, ConsistentRead: true }));
+    const out = await client(store).send(new GetCommand({ TableName: store.replicaTable, Key: INCARNATION_KEY, ConsistentRead: true }), { abortSignal });
     return (out.Item?.incarnation as string | undefined) ?? null;
   }
 }

@@ -202,7 +202,7 @@ describe('Brokers joining and leaving, balanced by the controller', () => {
     expect(await probeStore(broker, 5000)).toBe(broker.incarnation);
     // Wiped before any tick saw it: the controller must not take the empty store for the one registered.
     await dynamo(broker.endpoint).send(new DeleteCommand({ TableName: broker.replicaTable, Key: INCARNATION_KEY }));
-    await step();
+    expect((await step()).fenced).toContain(7);
     expect((await listBrokers()).find((b) => b.brokerId === 7)?.state).toBe('fenced');
   });
 });
