@@ -9,7 +9,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3express from 'aws-cdk-lib/aws-s3express';
 import type { Construct } from 'constructs';
 import { createHash } from 'node:crypto';
-import { STAGE_ROOT } from '../lib/storage/model.js';
+import { STAGE_EXPIRATION_DAYS, STAGE_ROOT } from '../lib/storage/model.js';
 import type { ResolvedProps } from './props.js';
 
 
@@ -89,7 +89,7 @@ export function buildStageBucket(scope: Construct, p: ResolvedProps): s3express.
     },
     lifecycleConfiguration: {
       rules: [
-        { id: 'expire-stage', status: 'Enabled', prefix: STAGE_ROOT, expirationInDays: 1 },
+        { id: 'expire-stage', status: 'Enabled', prefix: STAGE_ROOT, expirationInDays: STAGE_EXPIRATION_DAYS },
         { id: 'abort-incomplete-multipart-uploads', status: 'Enabled', abortIncompleteMultipartUpload: { daysAfterInitiation: 1 } },
       ],
     },

@@ -21,6 +21,8 @@ import type { HttpHandler } from '../lib/http/handler.js';
 import { logger } from '../lib/logger.js';
 import { dropTables, ensureTable } from '../lib/storage/admin.js';
 import { resetClients } from '../lib/storage/clients.js';
+import { STAGE_EXPIRATION_DAYS } from '../lib/storage/model.js';
+import { expireStageObjects } from '../lib/storage/objects.js';
 import { coordinationTableSpec, replicaTableSpec, DEFAULT_TABLE_PREFIX, type TableSpec } from '../lib/storage/tables.js';
 import { ADMIN_PRINCIPAL, CredentialStore, ensureCredentials } from './credentials.js';
 import { lambdaContext, startGateway, type ControlResponse, type Gateway } from './gateway.js';
@@ -106,6 +108,9 @@ export interface LocalState {
 export const BUCKET = 'tributary-local';
 const PROJECT_ROOT = path.resolve(import.meta.dirname, '..');
 const MAX_BROKERS = 64;
+const DAY_MS = 24 * 60 * 60_000;
+/** How often the stack applies the stage bucket's lifecycle rule (S3 applies it about daily). */
+const STAGE_EXPIRY_EVERY_MS = 60 * 60_000;
 /** The store connect timeout of the stack's functions (why: where `env` sets it). */
 const LOCAL_CONNECT_TIMEOUT_MS = 2_500;
 
@@ -213,6 +218,7 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
   let wakePoller: StreamPoller | undefined;
   let runtime: LambdaRuntime | undefined;
   let schedule: NodeJS.Timeout | undefined;
+  let stageExpiry: NodeJS.Timeout | undefined;
   const scheduled = new Set<Promise<unknown>>();
   let credentials: CredentialStore | undefined;
   let builtConsole: BuiltConsole | undefined;
@@ -221,6 +227,7 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
   };
   const stop = async (): Promise<void> => {
     clearInterval(schedule);
+    clearInterval(stageExpiry);
     credentials?.close();
     await gateway?.close();
     await poller?.stop();
@@ -283,6 +290,13 @@ export async function startLocalStack(o: LocalStackOptions = {}): Promise<LocalS
       brokerId: b.brokerId, replicaTable: b.replicaTable, endpoint: endpoint(b.store), rack: b.rack,
     })));
     clusterId = cluster.clusterId;
+    // The stage bucket's lifecycle rule, as S3 applies it in AWS: staged objects older than
+    // STAGE_EXPIRATION_DAYS go (a data directory kept across starts gets them expired too).
+    const expireStage = () => expireStageObjects(Date.now() - STAGE_EXPIRATION_DAYS * DAY_MS)
+      .then((n) => { if (n > 0) logger.info({ event: 'stage-expired', objects: n }, 'expired stage objects deleted'); })
+      .catch((err: unknown) => logger.warn({ event: 'stage-expiry-failed', err: (err as Error).message }, 'stage expiry failed'));
+    await expireStage();
+    stageExpiry = setInterval(() => void expireStage(), STAGE_EXPIRY_EVERY_MS).unref();
 
     /**
      * `POST /local/brokers/{id}`: a new broker's store — its own DynamoDB Local process with

@@ -179,10 +179,12 @@ export interface FollowerProgress {
   readonly caughtUpAt: number;
 }
 
-/** Where a batch's bytes live when they are too large to keep inline. */
 /** Where every key of the group commit's stage starts (lib/storage/stage.ts; the CDK's lifecycle rule expires what is under it). */
 export const STAGE_ROOT = 'stage/';
+/** Days after which the stage bucket's lifecycle rule expires an object left under STAGE_ROOT (the local stack emulates the rule). */
+export const STAGE_EXPIRATION_DAYS = 1;
 
+/** Where a batch's bytes live when they are too large to keep inline. */
 export interface S3Pointer {
   readonly key: string;
   readonly position: number;

@@ -5,6 +5,7 @@
 import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { config } from '../config.js';
 import { s3Client, s3ClientSingleAttempt } from './clients.js';
+import { STAGE_ROOT } from './model.js';
 
 const bucket = (): string => config().bucket;
 
@@ -172,6 +173,17 @@ export async function readStageObject(key: string): Promise<Buffer | undefined> 
     if (isMissing(err)) return undefined;
     throw err;
   }
+}
+
+/**
+ * Deletes every staged object under `prefix` written before `before` (epoch ms), as the stage
+ * bucket's lifecycle rule does in AWS (STAGE_EXPIRATION_DAYS): the objects of writers that died
+ * under a leader epoch no round of which will list them again. Returns how many it deleted.
+ */
+export async function expireStageObjects(before: number, prefix = STAGE_ROOT): Promise<number> {
+  const old = (await listIn(stageBucket(), prefix)).filter((o) => o.lastModified < before).map((o) => o.key);
+  await deleteIn(stageBucket(), old);
+  return old.length;
 }
 
 /** Deletes staged objects by key (a missing key is not an error). Errors: the first key S3 refused to delete. */
