@@ -32,11 +32,12 @@ function abortAtAnswerBy<C extends DynamoDBDocumentClient | S3Client>(client: C)
 }
 
 /**
- * How long a pooled connection may sit idle and still be used. Servers close idle keep-alive
- * connections (s3rver about 6 s after its last answer, DynamoDB Local after 30 s). A process that
- * was frozen in between (a function environment between invocations) has not read the close yet:
- * the request it sends on that socket fails with `socket hang up` or `read ECONNRESET`. Retries
- * mend that for most calls; a stage PUT is sent once (s3ClientSingleAttempt), so it would fail.
+ * How long a pooled connection of the stage PUT's client may sit idle and still be used. Servers
+ * close idle keep-alive connections (s3rver about 6 s after its last answer, DynamoDB Local after
+ * 30 s). A process that was frozen in between (a function environment between invocations) has not
+ * read the close yet: the request it sends on that socket fails with `socket hang up` or
+ * `read ECONNRESET`. The other clients' retries mend that (and their connections outlive a quiet
+ * spell, as the SDK's do); a stage PUT is sent once (s3ClientSingleAttempt), so it would fail.
  */
 export const IDLE_SOCKET_MS = 4_000;
 
@@ -73,16 +74,19 @@ export function freshSocketAgent<A extends typeof Agent | typeof HttpsAgent>(Bas
   return new Fresh({ keepAlive: true, maxSockets: 64 }) as InstanceType<A>;
 }
 
-/** The HTTP handler of every store client: connect and request timeouts, fresh pooled sockets. */
-export function storeRequestHandler(): NodeHttpHandler {
+/**
+ * The HTTP handler of every store client: connect and request timeouts, keep-alive connections;
+ * with `idleMs`, none reused after sitting idle longer (freshSocketAgent).
+ */
+export function storeRequestHandler(idleMs?: number): NodeHttpHandler {
   const c = config();
   return new NodeHttpHandler({
     connectionTimeout: c.storeConnectTimeoutMs,
     requestTimeout: c.storeTimeoutMs,
     // Without this the handler only warns and keeps waiting on a store that never answers.
     throwOnRequestTimeout: true,
-    httpAgent: freshSocketAgent(Agent),
-    httpsAgent: freshSocketAgent(HttpsAgent),
+    httpAgent: idleMs === undefined ? new Agent({ keepAlive: true, maxSockets: 64 }) : freshSocketAgent(Agent, idleMs),
+    httpsAgent: idleMs === undefined ? new HttpsAgent({ keepAlive: true, maxSockets: 64 }) : freshSocketAgent(HttpsAgent, idleMs),
   });
 }
 
@@ -128,14 +132,16 @@ export function s3Client(): S3Client {
 let s3Once: S3Client | undefined;
 /**
  * An S3 client that sends each request once: for a write whose repeat is not harmless (a stage
- * PUT sent again after a round committed and deleted the first copy would put it back).
+ * PUT sent again after a round committed and deleted the first copy would put it back). With no
+ * retry to mend a connection the server closed while the process was frozen, it never reuses one
+ * idle for more than IDLE_SOCKET_MS.
  */
 export function s3ClientSingleAttempt(): S3Client {
   if (!s3Once) {
     s3Once = new S3Client({
       forcePathStyle: config().s3ForcePathStyle,
       maxAttempts: 1,
-      requestHandler: storeRequestHandler(),
+      requestHandler: storeRequestHandler(IDLE_SOCKET_MS),
     });
     countS3Requests(s3Once);
     traceStoreCalls(s3Once, 's3');
