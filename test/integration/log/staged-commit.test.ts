@@ -113,7 +113,7 @@ const baseOf = (a: unknown[]): number => (a[0] as { baseOffset: number }).baseOf
 const valuesOf = (log: readonly string[]): string[] => log.map((r) => r.slice(0, r.lastIndexOf('@'))).sort();
 
 describe('Group commit across instances in rounds', () => {
-  it('where 24 writers stage at once, every batch is in the log once at the offset its writer answered, with no gap, in fewer commits than writers; a round\'s batches share one S3 object', async () => {
+  it('where 24 writers stage at once, every batch is in the log once at the offset its writer answered, with no gap, in fewer commits than writers; a round\'s batches share one S3 object or stay in its items', async () => {
     const t = await newPartition();
     const commits = countCommits(t);
     const answers = await Promise.all(Array.from({ length: 24 }, (_, i) => appendStaged(t, ready(`w${i}`), soon())));
@@ -126,17 +126,31 @@ describe('Group commit across instances in rounds', () => {
     expect(commits()).toBeGreaterThan(0);
     expect(commits()).toBeLessThan(24);
     const stored = await queryBatches(t.leader, t.tp, { fromOffset: 0, toOffset: 1e9, maxBytes: 1e9 });
-    expect(stored.every((b) => b.s3?.key.endsWith('.round'))).toBe(true);
-    expect(new Set(stored.map((b) => b.s3?.key)).size).toBeLessThan(24);
+    expect(stored.every((b) => (b.s3 ? b.s3.key.endsWith('.round') : b.data !== undefined))).toBe(true);
+    expect(new Set(stored.map((b) => b.s3?.key ?? 'inline')).size).toBeLessThan(24);
     // (every object is deleted by the round after its own, or by its writer's holder before it stopped)
     await appendStaged(t, ready('last'), soon());
     expect((await listStaged(stagePrefix(t.topicId, t.partition, t.leaderEpoch))).length).toBeLessThanOrEqual(1);
   });
 
+
+  it('a round whose batches total at most 1 KB keeps them in its items, with no round object; a larger one writes one round object', async () => {
+    const t = await newPartition();
+    const roundPuts = countAttempts((command, input) => command === 'PutObjectCommand' && input.includes('.round'));
+    const [small] = await appendStaged(t, ready('x'.repeat(100)), soon());
+    expect(roundPuts()).toBe(0);
+    const [large] = await appendStaged(t, ready('y'.repeat(2_000)), soon());
+    expect(roundPuts()).toBe(1);
+    const stored = await queryBatches(t.leader, t.tp, { fromOffset: 0, toOffset: 1e9, maxBytes: 1e9 });
+    expect(stored.map((b) => [b.baseOffset, b.data !== undefined, b.s3?.key.endsWith('.round') ?? false])).toEqual([[baseOf([small]), true, false], [baseOf([large]), false, true]]);
+    expect(await logOf(t)).toEqual([`${'x'.repeat(100)}@0`, `${'y'.repeat(2_000)}@1`]);
+  });
   it('a read of a round\'s batches takes one ranged GET of its object; a roll copies them into its segment, which names no round object', async () => {
     const t = await newPartition();
-    await Promise.all(Array.from({ length: 12 }, (_, i) => appendStaged(t, ready(`r${i}`), soon())));
+    // (each batch over 1 KB: every round writes a round object)
+    await Promise.all(Array.from({ length: 12 }, (_, i) => appendStaged(t, ready(`r${i}`.padEnd(1_100, '.')), soon())));
     const stored = await queryBatches(t.leader, t.tp, { fromOffset: 0, toOffset: 1e9, maxBytes: 1e9 });
+    expect(stored.every((b) => b.s3?.key.endsWith('.round'))).toBe(true);
     const objects = new Set(stored.map((b) => b.s3?.key));
     const gets: string[] = [];
     hookObjectStore('initialize', (next, context) => async (args) => {
