@@ -29,6 +29,9 @@ export async function bootstrapCluster(brokers: readonly BrokerRegistration[]): 
   return cluster;
 }
 
+/** How long a registration waits for a broker's store to take its stamp (a store that is down must not hold up the registrations after it). */
+const STAMP_TIMEOUT_MS = 2_000;
+
 /**
  * Registers brokers (Kafka's broker registration), each with the incarnation its store holds:
  * the store is stamped first when it has none, then the registration records it unless the broker
@@ -38,14 +41,11 @@ export async function bootstrapCluster(brokers: readonly BrokerRegistration[]): 
  * controller stamps it when it first answers, as it does a broker registered before registrations
  * stamped (a wipe before then goes unseen, as it did).
  */
-/** How long a registration waits for a broker's store to take its stamp (a store that is down must not hold up the registrations after it). */
-const STAMP_TIMEOUT_MS = 2_000;
-
 export async function registerBrokers(brokers: readonly BrokerRegistration[]): Promise<void> {
   for (const b of brokers) {
     let incarnation: string | null = null;
     try {
-      incarnation = await stampNewStore({ ...b }, randomUUID(), STAMP_TIMEOUT_MS);
+      incarnation = await stampNewStore(b, randomUUID(), STAMP_TIMEOUT_MS);
     } catch (err) {
       logger.warn({ event: 'broker-store-unstamped', broker: b.brokerId, err: (err as Error).message }, 'broker registered without stamping its store: the store could not be written');
     }

@@ -51,7 +51,7 @@ type AddRequest = (this: Agent, ...args: unknown[]) => void;
  * from the back; sockets join the list as they are freed, so by a clock that never steps back the
  * stale ones are always the front.
  */
-export function freshSocketAgent<A extends typeof Agent | typeof HttpsAgent>(Base: A, idleMs = IDLE_SOCKET_MS): InstanceType<A> {
+export function freshSocketAgent<A extends typeof Agent | typeof HttpsAgent>(Base: A, idleMs: number): InstanceType<A> {
   const idleSince = new WeakMap<Socket, number>();
   const baseAddRequest = (Base.prototype as unknown as { addRequest: AddRequest }).addRequest;
   const Fresh = class extends (Base as typeof Agent) {
@@ -80,13 +80,14 @@ export function freshSocketAgent<A extends typeof Agent | typeof HttpsAgent>(Bas
  */
 export function storeRequestHandler(idleMs?: number): NodeHttpHandler {
   const c = config();
+  const agent = <A extends typeof Agent | typeof HttpsAgent>(Base: A) => (idleMs === undefined ? new Base({ keepAlive: true, maxSockets: 64 }) : freshSocketAgent(Base, idleMs));
   return new NodeHttpHandler({
     connectionTimeout: c.storeConnectTimeoutMs,
     requestTimeout: c.storeTimeoutMs,
     // Without this the handler only warns and keeps waiting on a store that never answers.
     throwOnRequestTimeout: true,
-    httpAgent: idleMs === undefined ? new Agent({ keepAlive: true, maxSockets: 64 }) : freshSocketAgent(Agent, idleMs),
-    httpsAgent: idleMs === undefined ? new HttpsAgent({ keepAlive: true, maxSockets: 64 }) : freshSocketAgent(HttpsAgent, idleMs),
+    httpAgent: agent(Agent),
+    httpsAgent: agent(HttpsAgent),
   });
 }
 

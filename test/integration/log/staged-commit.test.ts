@@ -133,7 +133,6 @@ describe('Group commit across instances in rounds', () => {
     expect((await listStaged(stagePrefix(t.topicId, t.partition, t.leaderEpoch))).length).toBeLessThanOrEqual(1);
   });
 
-
   it('a round whose batches total at most 1 KB keeps them in its items, with no round object; a larger one writes one round object', async () => {
     const t = await newPartition();
     const roundPuts = countAttempts((command, input) => command === 'PutObjectCommand' && input.includes('.round'));
@@ -145,6 +144,7 @@ describe('Group commit across instances in rounds', () => {
     expect(stored.map((b) => [b.baseOffset, b.data !== undefined, b.s3?.key.endsWith('.round') ?? false])).toEqual([[baseOf([small]), true, false], [baseOf([large]), false, true]]);
     expect(await logOf(t)).toEqual([`${'x'.repeat(100)}@0`, `${'y'.repeat(2_000)}@1`]);
   });
+
   it('a read of a round\'s batches takes one ranged GET of its object; a roll copies them into its segment, which names no round object', async () => {
     const t = await newPartition();
     // (each batch over 1 KB: every round writes a round object)
